@@ -1,0 +1,5 @@
+import sys
+
+from pyscheduler.cli import main
+
+sys.exit(main())
