@@ -1,0 +1,267 @@
+"""The SchedulerService servicer: Register and the Sync stream.
+
+Sync runs two threads per stream: a reader that deserializes and validates each StateBatch and
+puts it on a bounded queue (when the queue is full the reader stops reading, so gRPC flow control
+pushes back on the shim: no unbounded growth), and the handler that takes everything queued,
+applies it batch by batch and runs ONE decision round for the lot (coalescing when the core is
+slower than the shim). A malformed batch ends that stream with INVALID_ARGUMENT naming the field;
+other streams are untouched.
+
+Requests are deserialized by `lenient`, which never raises: bytes that are not a valid message
+become `Malformed`, answered with INVALID_ARGUMENT (gRPC's own deserializer path says INTERNAL).
+"""
+
+from __future__ import annotations
+
+import collections
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
+
+from pyscheduler import __version__
+from pyscheduler.rpc import validate
+from pyscheduler.rpc.session import DecisionRecorder, RoundFn, Session, SessionRegistry
+from pyscheduler.wire import pb
+
+SERVICE_NAME = "dollymp.v1.SchedulerService"
+
+
+@dataclass(frozen=True, slots=True)
+class Malformed:
+    """What `lenient` returns for bytes that do not parse as the expected message."""
+
+    message_type: str
+    error: str
+
+    def describe(self) -> str:
+        return f"{self.message_type}: not a valid protobuf message ({self.error or 'parse error'})"
+
+
+def lenient(message_cls: Any) -> Callable[[bytes], Any]:
+    def deserialize(data: bytes) -> Any:
+        try:
+            return message_cls.FromString(data)
+        except Exception as exc:  # google.protobuf.message.DecodeError and friends
+            return Malformed(message_cls.DESCRIPTOR.name, str(exc))
+
+    return deserialize
+
+
+@dataclass(frozen=True, slots=True)
+class SyncOptions:
+    queue_size: int = 64  # batches buffered per stream before the reader stops reading
+    max_coalesce: int = 64  # batches applied before one decision round at most
+    outstanding_ttl_s: float = 30.0  # placements never confirmed by the shim are forgotten after this
+
+
+@dataclass
+class ServiceStats:
+    """Counters read by the bench and the HTTP metrics; updated under `lock`."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    batches: int = 0
+    node_updates: int = 0
+    rounds: int = 0
+    placements: int = 0
+    rejected_batches: int = 0
+    round_ms: collections.deque[float] = field(default_factory=lambda: collections.deque(maxlen=100_000))
+
+
+_END = object()
+
+
+class SchedulerServicer:
+    def __init__(
+        self,
+        registry: SessionRegistry,
+        round_fn: RoundFn,
+        policy_name: str,
+        recorder: DecisionRecorder,
+        options: SyncOptions | None = None,
+    ) -> None:
+        self.registry = registry
+        self.round_fn = round_fn
+        self.policy_name = policy_name
+        self.recorder = recorder
+        self.options = options or SyncOptions()
+        self.stats = ServiceStats()
+        self.draining = threading.Event()
+
+    # ---- Register ----------------------------------------------------------------------------
+
+    def register(self, request: Any, context: grpc.ServicerContext) -> Any:
+        if isinstance(request, Malformed):
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, request.describe())
+        if self.draining.is_set():
+            context.abort(grpc.StatusCode.UNAVAILABLE, "service shutting down")
+        try:
+            validate.register_request(request)
+        except validate.InvalidMessage as exc:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        s = self.registry.register(request.rm_id, request.tick_ms, list(request.resource_types))
+        return pb.RegisterResponse(
+            session_id=s.session_id, policy=self.policy_name, service_version=__version__, epoch=s.first_epoch
+        )
+
+    # ---- Sync --------------------------------------------------------------------------------
+
+    def sync(self, request_iterator: Iterator[Any], context: grpc.ServicerContext) -> Iterator[Any]:
+        q: queue.Queue[object] = queue.Queue(maxsize=self.options.queue_size)
+        stop = threading.Event()
+        context.add_callback(stop.set)
+        reader = threading.Thread(target=self._read, args=(request_iterator, q, stop), daemon=True)
+        reader.start()
+        try:
+            while True:
+                items = self._take(q, stop)
+                if items is None:  # draining, or the client went away
+                    if self.draining.is_set():
+                        context.abort(grpc.StatusCode.UNAVAILABLE, "service shutting down")
+                    return
+                plans, error, ended = self._process(items)
+                yield from plans
+                if error is not None:
+                    with self.stats.lock:
+                        self.stats.rejected_batches += 1
+                    context.abort(grpc.StatusCode.INVALID_ARGUMENT, error)
+                if ended:
+                    return
+        finally:
+            stop.set()
+
+    def _read(self, it: Iterator[Any], q: queue.Queue[object], stop: threading.Event) -> None:
+        try:
+            for msg in it:
+                if isinstance(msg, Malformed):
+                    item: object = msg.describe()
+                else:
+                    try:
+                        validate.state_batch(msg)
+                        item = msg
+                    except validate.InvalidMessage as exc:
+                        item = str(exc)
+                if not self._put(q, item, stop) or isinstance(item, str):
+                    return
+        except Exception:  # the stream was cancelled or broke: nothing more to read
+            pass
+        finally:
+            self._put(q, _END, stop)
+
+    @staticmethod
+    def _put(q: queue.Queue[object], item: object, stop: threading.Event) -> bool:
+        while not stop.is_set():
+            try:
+                q.put(item, timeout=0.2)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def _take(self, q: queue.Queue[object], stop: threading.Event) -> list[object] | None:
+        """Block for the first item, then drain what is queued (up to max_coalesce)."""
+        while True:
+            if self.draining.is_set() or stop.is_set():
+                return None
+            try:
+                first = q.get(timeout=0.2)
+                break
+            except queue.Empty:
+                continue
+        items = [first]
+        while (
+            len(items) < self.options.max_coalesce
+            and first is not _END
+            and isinstance(items[-1], pb.StateBatch)
+        ):
+            try:
+                items.append(q.get_nowait())
+            except queue.Empty:
+                break
+        return items
+
+    def _process(self, items: list[object]) -> tuple[list[Any], str | None, bool]:
+        """Apply the items in order; one decision round per run of batches of the same session."""
+        t0 = time.perf_counter()
+        plans: list[Any] = []
+        pending: Session | None = None  # session with applied batches not yet decided on
+
+        def flush() -> None:
+            nonlocal pending, t0
+            if pending is not None:
+                plans.append(self._round(pending, t0))
+                pending = None
+                t0 = time.perf_counter()
+
+        for item in items:
+            if item is _END:
+                flush()
+                return plans, None, True
+            if isinstance(item, str):
+                flush()
+                return plans, item, True
+            batch: Any = item
+            with self.stats.lock:
+                self.stats.batches += 1
+                self.stats.node_updates += len(batch.nodes_upserted)
+            s = self.registry.get(batch.session_id)
+            if s is None:
+                flush()
+                plans.append(
+                    pb.Plan(
+                        session_id=batch.session_id,
+                        in_reply_to_seq=batch.seq,
+                        status=pb.BATCH_RESYNC_REQUIRED,
+                        detail="unknown session: register again and send a full resync",
+                    )
+                )
+                continue
+            with s.lock:
+                why = s.admit(batch)
+                if why is None:
+                    s.apply(batch)
+            if why is not None:
+                flush()
+                with s.lock:
+                    plans.append(s.resync_plan(batch.seq, why))
+                continue
+            if pending is not s:
+                flush()
+                pending = s
+        flush()
+        return plans, None, False
+
+    def _round(self, s: Session, t0: float) -> Any:
+        with s.lock:
+            plan, decisions = s.decide(self.round_fn, time.monotonic(), self.options.outstanding_ttl_s)
+        if decisions:
+            self.recorder.append(decisions)
+        ms = (time.perf_counter() - t0) * 1000.0
+        with self.stats.lock:
+            self.stats.rounds += 1
+            self.stats.placements += sum(p.count for p in plan.placements)
+            self.stats.round_ms.append(ms)
+        return plan
+
+
+def generic_handler(servicer: SchedulerServicer) -> grpc.GenericRpcHandler[Any, Any]:
+    """SchedulerService's handlers with the lenient deserializers (instead of the generated ones)."""
+    return grpc.method_handlers_generic_handler(
+        SERVICE_NAME,
+        {
+            "Register": grpc.unary_unary_rpc_method_handler(
+                servicer.register,
+                request_deserializer=lenient(pb.RegisterRequest),
+                response_serializer=pb.RegisterResponse.SerializeToString,
+            ),
+            "Sync": grpc.stream_stream_rpc_method_handler(
+                servicer.sync,
+                request_deserializer=lenient(pb.StateBatch),
+                response_serializer=pb.Plan.SerializeToString,
+            ),
+        },
+    )

@@ -1,0 +1,241 @@
+"""Sessions: one per registered ResourceManager, each with its mirror and its decision rounds.
+
+State machine of a session (the shim owns recovery; the service only says when it must resync):
+
+    Register ──> AWAITING_RESYNC ──full_resync batch──> ACTIVE
+    ACTIVE ──seq gap / out of order──> BROKEN          (every later batch: BATCH_RESYNC_REQUIRED)
+    any ──Register again for the same rm_id──> SUPERSEDED (ditto; the new session takes over)
+
+A batch that is not a full resync while AWAITING_RESYNC is answered BATCH_RESYNC_REQUIRED with
+REASON_NOT_RESYNCED and leaves the session waiting (the shim registers again).
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+import threading
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from pyscheduler.objects.decision import Decision, DecisionKind
+from pyscheduler.rpc.mirror import AskKey, Mirror, OutstandingPlacement, application_of_attempt
+from pyscheduler.rpc.placer import DeferralChoice, PlacementChoice
+from pyscheduler.wire import pb
+
+
+class DecisionRecorder(Protocol):
+    """Where decisions go (the decision log in pyscheduler.store)."""
+
+    def append(self, decisions: Sequence[Decision]) -> Any: ...
+
+
+class NullRecorder:
+    def append(self, decisions: Sequence[Decision]) -> Any:
+        return None
+
+
+# A round: the mirror in, placements and deferrals out (pyscheduler.rpc.policy builds these).
+RoundFn = Callable[[Mirror], tuple[list[PlacementChoice], list[DeferralChoice]]]
+
+
+class SessionState(enum.Enum):
+    AWAITING_RESYNC = "awaiting_resync"
+    ACTIVE = "active"
+    BROKEN = "broken"
+    SUPERSEDED = "superseded"
+
+
+_REASON_NAMES = {
+    pb.REASON_FCFS_ORDER: "fcfs_order",
+    pb.REASON_PRIORITY_ORDER: "priority_order",
+    pb.REASON_BEST_FIT: "best_fit",
+    pb.REASON_CLONE_IDLE_CAPACITY: "clone_idle_capacity",
+    pb.REASON_AM_CONTAINER: "am_container",
+    pb.REASON_WAITING_FOR_RESOURCES: "waiting_for_resources",
+    pb.REASON_AM_SHARE_CAP: "am_share_cap",
+    pb.REASON_INFEASIBLE: "infeasible",
+    pb.REASON_PARENT_PHASE_UNFINISHED: "parent_phase_unfinished",
+    pb.REASON_LOWER_PRIORITY: "lower_priority",
+    pb.REASON_CLONE_LIMIT: "clone_limit",
+    pb.REASON_NOT_RESYNCED: "not_resynced",
+}
+
+
+def reason_name(reason: int) -> str:
+    return _REASON_NAMES.get(reason, f"reason_{reason}")
+
+
+@dataclass
+class Session:
+    session_id: str
+    rm_id: str
+    first_epoch: int
+    tick_ms: int
+    resource_types: tuple[str, ...]
+    state: SessionState = SessionState.AWAITING_RESYNC
+    last_seq: int = 0
+    mirror: Mirror = field(default_factory=Mirror)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    _next_epoch: int = 0
+    _placement_ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+    _last_deferral: dict[AskKey, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self._next_epoch = self.first_epoch
+
+    def take_epoch(self) -> int:
+        e = self._next_epoch
+        self._next_epoch += 1
+        return e
+
+    @property
+    def last_epoch(self) -> int:
+        return self._next_epoch - 1
+
+    def resync_plan(self, seq: int, reason: str) -> Any:
+        return pb.Plan(
+            session_id=self.session_id,
+            epoch=self.take_epoch(),
+            in_reply_to_seq=seq,
+            status=pb.BATCH_RESYNC_REQUIRED,
+            detail=reason,
+        )
+
+    def admit(self, batch: Any) -> str | None:
+        """Check session state and seq for a validated batch; None if it may be applied, else why not.
+        Caller holds `lock`."""
+        if self.state is SessionState.SUPERSEDED:
+            return "session superseded by a newer registration of this rm_id: register again"
+        if self.state is SessionState.BROKEN:
+            return "session lost a batch earlier: register again and send a full resync"
+        if self.state is SessionState.AWAITING_RESYNC and not batch.full_resync:
+            return "the first batch after Register must be a full resync (reason: not_resynced)"
+        if batch.seq != self.last_seq + 1:
+            self.state = SessionState.BROKEN
+            return f"seq gap: expected {self.last_seq + 1}, got {batch.seq}; register again"
+        return None
+
+    def apply(self, batch: Any) -> None:
+        self.mirror.apply(batch)
+        self.last_seq = batch.seq
+        self.state = SessionState.ACTIVE
+
+    def decide(self, round_fn: RoundFn, now_s: float, ttl_s: float) -> tuple[Any, list[Decision]]:
+        """One decision round on the current mirror: the Plan to send and the decisions to record."""
+        self.mirror.expire(now_s, ttl_s)
+        choices, deferred = round_fn(self.mirror)
+        epoch = self.take_epoch()
+        plan = pb.Plan(
+            session_id=self.session_id, epoch=epoch, in_reply_to_seq=self.last_seq, status=pb.BATCH_ACCEPTED
+        )
+        decisions: list[Decision] = []
+        wall = time.time()
+        for c in choices:
+            pid = f"{self.session_id[:8]}-{epoch}-{next(self._placement_ids)}"
+            self.mirror.add_placement(
+                OutstandingPlacement(pid, c.key, c.node_id, c.capability, c.count, now_s)
+            )
+            self._last_deferral.pop(c.key, None)
+            attempt, prio, alloc = c.key
+            plan.placements.append(
+                pb.Placement(
+                    placement_id=pid,
+                    attempt_id=attempt,
+                    priority=prio,
+                    allocation_request_id=alloc,
+                    node_id=c.node_id,
+                    capability=c.capability.to_pb(),
+                    count=c.count,
+                    reason=c.reason,
+                    detail=c.detail,
+                )
+            )
+            decisions.append(
+                Decision(
+                    time=wall,
+                    kind=DecisionKind.PLACEMENT,
+                    reason=reason_name(c.reason),
+                    application_id=application_of_attempt(attempt),
+                    node_id=c.node_id,
+                    detail=c.detail,
+                    inputs={
+                        "placement_id": pid,
+                        "rm_id": self.rm_id,
+                        "session_id": self.session_id,
+                        "epoch": epoch,
+                        "attempt_id": attempt,
+                        "priority": prio,
+                        "allocation_request_id": alloc,
+                        "count": c.count,
+                        "capability": c.capability.to_json(),
+                    },
+                )
+            )
+        for d in deferred:
+            attempt, prio, alloc = d.key
+            plan.deferrals.append(
+                pb.Deferral(
+                    attempt_id=attempt,
+                    priority=prio,
+                    allocation_request_id=alloc,
+                    reason=d.reason,
+                    detail=d.detail,
+                )
+            )
+            # Log a deferral when its reason changes, not every tick (the plan carries it every tick).
+            if self._last_deferral.get(d.key) != d.reason:
+                self._last_deferral[d.key] = d.reason
+                decisions.append(
+                    Decision(
+                        time=wall,
+                        kind=DecisionKind.DEFERRAL,
+                        reason=reason_name(d.reason),
+                        application_id=application_of_attempt(attempt),
+                        detail=d.detail,
+                        inputs={
+                            "rm_id": self.rm_id,
+                            "attempt_id": attempt,
+                            "priority": prio,
+                            "allocation_request_id": alloc,
+                        },
+                    )
+                )
+        for key in [k for k in self._last_deferral if k not in self.mirror.asks]:
+            del self._last_deferral[key]
+        return plan, decisions
+
+
+class SessionRegistry:
+    """All sessions, by id and by rm_id; Register replaces the rm_id's previous session."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._by_id: dict[str, Session] = {}
+        self._by_rm: dict[str, Session] = {}
+
+    def register(self, rm_id: str, tick_ms: int, resource_types: Sequence[str]) -> Session:
+        with self._lock:
+            old = self._by_rm.get(rm_id)
+            # Epochs grow across sessions and restarts: wall-clock microseconds, past the old session.
+            first = time.time_ns() // 1000
+            if old is not None:
+                with old.lock:
+                    old.state = SessionState.SUPERSEDED
+                    first = max(first, old.last_epoch + 1)
+                self._by_id.pop(old.session_id, None)
+            s = Session(uuid.uuid4().hex, rm_id, first, tick_ms, tuple(resource_types))
+            self._by_id[s.session_id] = s
+            self._by_rm[rm_id] = s
+            return s
+
+    def get(self, session_id: str) -> Session | None:
+        with self._lock:
+            return self._by_id.get(session_id)
+
+    def sessions(self) -> list[Session]:
+        with self._lock:
+            return list(self._by_id.values())

@@ -1,0 +1,153 @@
+"""Validation of wire messages before anything is applied.
+
+Each check raises `InvalidMessage` with the path of the offending field in protobuf text form,
+e.g. `nodes_upserted[2].capacity.memory_mb: must be >= 0`; the servicer turns it into
+grpc.StatusCode.INVALID_ARGUMENT with that message. A batch is checked whole before the mirror is
+touched, so a rejected batch changes nothing.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+from pyscheduler.wire import pb
+
+
+class InvalidMessage(ValueError):
+    """A wire message that breaks the contract; `path` names the field."""
+
+    def __init__(self, path: str, problem: str) -> None:
+        super().__init__(f"{path}: {problem}")
+        self.path = path
+        self.problem = problem
+
+
+def _nonempty(value: str, path: str) -> None:
+    if not value:
+        raise InvalidMessage(path, "must be non-empty")
+
+
+def _at_least(value: int, low: int, path: str) -> None:
+    if value < low:
+        raise InvalidMessage(path, f"must be >= {low}, got {value}")
+
+
+def _finite_nonneg(value: float, path: str) -> None:
+    if not math.isfinite(value):
+        raise InvalidMessage(path, f"must be a finite number, got {value!r}")
+    if value < 0:
+        raise InvalidMessage(path, f"must be >= 0, got {value!r}")
+
+
+def _enum(value: int, enum_type: Any, path: str) -> None:
+    if value == 0:
+        raise InvalidMessage(path, f"must be set ({enum_type.Name(0)} is not allowed)")
+    if value not in enum_type.values():
+        raise InvalidMessage(path, f"unknown {enum_type.DESCRIPTOR.name} value {value}")
+
+
+def resource(r: Any, path: str, parent: Any, field_name: str, required: bool = True) -> None:
+    if not parent.HasField(field_name):
+        if required:
+            raise InvalidMessage(path, "is required")
+        return
+    if r.memory_mb < 0:
+        raise InvalidMessage(f"{path}.memory_mb", f"must be >= 0, got {r.memory_mb}")
+    if r.vcores < 0:
+        raise InvalidMessage(f"{path}.vcores", f"must be >= 0, got {r.vcores}")
+    for name, amount in r.others.items():
+        if not name:
+            raise InvalidMessage(f"{path}.others", "resource type names must be non-empty")
+        if amount < 0:
+            raise InvalidMessage(f"{path}.others[{name!r}]", f"must be >= 0, got {amount}")
+
+
+def _ids(values: Iterable[str], path: str) -> None:
+    seen: set[str] = set()
+    for i, v in enumerate(values):
+        if not v:
+            raise InvalidMessage(f"{path}[{i}]", "must be non-empty")
+        if v in seen:
+            raise InvalidMessage(f"{path}[{i}]", f"duplicate id {v!r}")
+        seen.add(v)
+
+
+def node(n: Any, p: str) -> None:
+    _nonempty(n.node_id, f"{p}.node_id")
+    resource(n.capacity, f"{p}.capacity", n, "capacity")
+    resource(n.allocated, f"{p}.allocated", n, "allocated", required=False)
+    _enum(n.state, pb.NodeState, f"{p}.state")
+    _finite_nonneg(n.speed, f"{p}.speed")
+
+
+def app(a: Any, p: str) -> None:
+    _nonempty(a.application_id, f"{p}.application_id")
+    _at_least(a.submit_time_ms, 0, f"{p}.submit_time_ms")
+
+
+def ask(a: Any, p: str) -> None:
+    _nonempty(a.attempt_id, f"{p}.attempt_id")
+    _at_least(a.priority, 0, f"{p}.priority")
+    _at_least(a.allocation_request_id, -1, f"{p}.allocation_request_id")  # YARN's default id is -1
+    _at_least(a.num_containers, 0, f"{p}.num_containers")
+    if a.num_containers > 0:
+        resource(a.capability, f"{p}.capability", a, "capability")
+    for j, loc in enumerate(a.locations):
+        _nonempty(loc, f"{p}.locations[{j}]")
+
+
+def container(c: Any, p: str) -> None:
+    _nonempty(c.container_id, f"{p}.container_id")
+    _nonempty(c.attempt_id, f"{p}.attempt_id")
+    _nonempty(c.node_id, f"{p}.node_id")
+    _at_least(c.priority, 0, f"{p}.priority")
+    _at_least(c.allocation_request_id, -1, f"{p}.allocation_request_id")
+    resource(c.resource, f"{p}.resource", c, "resource")
+    _at_least(c.start_time_ms, 0, f"{p}.start_time_ms")
+
+
+def state_batch(b: Any) -> None:
+    """Check a whole StateBatch; raises InvalidMessage naming the first bad field."""
+    _nonempty(b.session_id, "session_id")
+    _at_least(b.seq, 1, "seq")
+    _at_least(b.rm_time_ms, 0, "rm_time_ms")
+    seen_nodes: set[str] = set()
+    for i, n in enumerate(b.nodes_upserted):
+        p = f"nodes_upserted[{i}]"
+        node(n, p)
+        if n.node_id in seen_nodes:
+            raise InvalidMessage(f"{p}.node_id", f"duplicate node {n.node_id!r} in one batch")
+        seen_nodes.add(n.node_id)
+    _ids(b.nodes_removed, "nodes_removed")
+    for i, a in enumerate(b.apps_upserted):
+        app(a, f"apps_upserted[{i}]")
+    _ids(b.apps_removed, "apps_removed")
+    seen_keys: set[tuple[str, int, int]] = set()
+    for i, a in enumerate(b.asks):
+        p = f"asks[{i}]"
+        ask(a, p)
+        key = (a.attempt_id, a.priority, a.allocation_request_id)
+        if key in seen_keys:
+            raise InvalidMessage(p, f"duplicate scheduler key {key} in one batch")
+        seen_keys.add(key)
+    for i, c in enumerate(b.containers_allocated):
+        container(c, f"containers_allocated[{i}]")
+    for i, d in enumerate(b.containers_completed):
+        p = f"containers_completed[{i}]"
+        _nonempty(d.container_id, f"{p}.container_id")
+        _enum(d.exit_kind, pb.ContainerExitKind, f"{p}.exit_kind")
+        _at_least(d.finish_time_ms, 0, f"{p}.finish_time_ms")
+    for i, o in enumerate(b.outcomes):
+        p = f"outcomes[{i}]"
+        _nonempty(o.placement_id, f"{p}.placement_id")
+        _enum(o.kind, pb.PlacementOutcomeKind, f"{p}.kind")
+        _at_least(o.containers, 0, f"{p}.containers")
+
+
+def register_request(r: Any) -> None:
+    _nonempty(r.rm_id, "rm_id")
+    _at_least(r.tick_ms, 0, "tick_ms")
+    for i, t in enumerate(r.resource_types):
+        _nonempty(t, f"resource_types[{i}]")

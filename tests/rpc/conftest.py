@@ -1,0 +1,18 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from rpc_harness import Service
+
+
+@pytest.fixture
+def service(tmp_path: Path) -> Iterator[Service]:
+    """A real `dollymp serve` process on an ephemeral loopback port with its own SQLite log."""
+    svc = Service(tmp_path)
+    try:
+        yield svc
+    finally:
+        code = svc.stop()
+        assert code == 0, f"serve exited {code} on SIGTERM: {svc.stderr.read_text()}"

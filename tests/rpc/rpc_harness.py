@@ -1,0 +1,163 @@
+"""Running `dollymp serve` as a real subprocess on a real socket, and building wire messages."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from pyscheduler.wire import pb, pb_grpc
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+class Service:
+    """A `dollymp serve` process; `port` is read from its --port-file."""
+
+    def __init__(
+        self, tmp: Path, extra: Sequence[str] = (), db: Path | None = None, env: dict[str, str] | None = None
+    ) -> None:
+        self.tmp = tmp
+        self.db = db or tmp / "decisions.db"
+        self.port_file = tmp / f"port-{time.monotonic_ns()}"
+        self.stdout = tmp / "serve.out"
+        self.stderr = tmp / "serve.err"
+        cmd = [
+            sys.executable,
+            "-m",
+            "pyscheduler",
+            "serve",
+            "--grpc-port",
+            "0",
+            "--port-file",
+            str(self.port_file),
+            "--db",
+            str(self.db),
+            *extra,
+        ]
+        self.proc = subprocess.Popen(
+            cmd,
+            cwd=REPO,
+            stdout=self.stdout.open("w"),
+            stderr=self.stderr.open("w"),
+            env={**os.environ, **(env or {})},
+        )
+        deadline = time.monotonic() + 30
+        while not self.port_file.exists():
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"serve exited {self.proc.returncode}: {self.stderr.read_text()}")
+            if time.monotonic() > deadline:
+                self.proc.kill()
+                raise TimeoutError("serve did not write its port file within 30 s")
+            time.sleep(0.05)
+        self.port = int(self.port_file.read_text())
+        self.address = f"127.0.0.1:{self.port}"
+
+    def channel(self) -> grpc.Channel:
+        return grpc.insecure_channel(self.address)
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 20) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        return self.proc.wait(timeout)
+
+
+def res(mem: int, cores: int) -> Any:
+    return pb.Resource(memory_mb=mem, vcores=cores)
+
+
+def node(
+    node_id: str,
+    mem: int = 4096,
+    cores: int = 4,
+    alloc: tuple[int, int] = (0, 0),
+    rack: str = "/r1",
+    state: int = pb.NODE_STATE_RUNNING,
+    speed: float = 1.0,
+) -> Any:
+    return pb.NodeInfo(
+        node_id=node_id, rack=rack, capacity=res(mem, cores), allocated=res(*alloc), state=state, speed=speed
+    )
+
+
+def app(n: int, submit_ms: int = 1000) -> Any:
+    return pb.ApplicationInfo(
+        application_id=f"application_1700000000000_{n:04d}",
+        attempt_id=attempt(n),
+        queue="default",
+        user="u",
+        name=f"job{n}",
+        submit_time_ms=submit_ms,
+        application_type="MAPREDUCE",
+    )
+
+
+def attempt(n: int) -> str:
+    return f"appattempt_1700000000000_{n:04d}_000001"
+
+
+def ask(
+    n: int,
+    priority: int,
+    count: int,
+    mem: int = 1024,
+    cores: int = 1,
+    am: bool = False,
+    locations: Sequence[str] = (),
+    relax: bool = True,
+) -> Any:
+    return pb.Ask(
+        attempt_id=attempt(n),
+        priority=priority,
+        allocation_request_id=-1,
+        capability=res(mem, cores),
+        num_containers=count,
+        am_container=am,
+        locations=list(locations),
+        relax_locality=relax,
+    )
+
+
+def register(ch: grpc.Channel, rm_id: str = "rm-test") -> Any:
+    return pb_grpc.SchedulerServiceStub(ch).Register(pb.RegisterRequest(rm_id=rm_id, tick_ms=100), timeout=10)
+
+
+class Stream:
+    """A Sync stream driven one batch at a time (send, then read the plan)."""
+
+    def __init__(self, ch: grpc.Channel) -> None:
+        import queue
+
+        self._q: queue.Queue[Any] = queue.Queue()
+        self._done = object()
+
+        def requests() -> Any:
+            while True:
+                item = self._q.get()
+                if item is self._done:
+                    return
+                yield item
+
+        self.call = pb_grpc.SchedulerServiceStub(ch).Sync(requests(), timeout=60)
+
+    def send(self, batch: Any) -> Any:
+        self._q.put(batch)
+        return next(self.call)
+
+    def close(self) -> None:
+        self._q.put(self._done)
+
+
+def placed_per_node(plan: Any) -> dict[str, tuple[int, int]]:
+    out: dict[str, tuple[int, int]] = {}
+    for p in plan.placements:
+        m, c = out.get(p.node_id, (0, 0))
+        out[p.node_id] = (m + p.capability.memory_mb * p.count, c + p.capability.vcores * p.count)
+    return out
