@@ -1,0 +1,81 @@
+"""Scheduling policies: DollyMP and every baseline, each a pure function of a snapshot, registered by name.
+
+Contract
+--------
+A policy is any object with a `name` and `decide(snapshot: Snapshot) -> Decisions`. It must not mutate the
+snapshot (it works on copies of node state) and must not read clocks or globals: time comes from
+`snapshot.time`. The same policy runs under the live service and the simulator (see pyscheduler.core).
+
+Registry (one file per policy; adding a policy = adding a file here plus one import line below)::
+
+    @register_policy("mypolicy")
+    class MyPolicy:
+        name = "mypolicy"
+        def __init__(self, some_option: int = 1) -> None: ...
+        def decide(self, snapshot: Snapshot) -> Decisions: ...
+
+    policy = get_policy("dollymp", max_clones=1)     # ValueError naming unknown policies / bad options
+    policy_names()                                    # ["dolly", "dollymp", "fcfs", ...]
+
+Snapshot (pyscheduler.policies.base.Snapshot)
+    time      float seconds on the driver's clock
+    cluster   pyscheduler.objects.ClusterState: numpy (M x D) `capacity`, `free`, `active` mask, `node_ids`,
+              `index` (node id -> row). Build with ClusterState.from_nodes([Node(...)]) or .from_arrays(...);
+              drivers keep one and update it incrementally (upsert / set_free / allocate / release / remove).
+    jobs      active pyscheduler.objects.Job (DAG of Phase; per-task state and running copies as numpy arrays,
+              updated with Phase.start_copy / Phase.end_copy)
+    attempts  running pyscheduler.objects.Attempt records (for kill decisions; optional)
+    estimator optional PhaseEstimator (pyscheduler.estimate.TaskStatistics) supplying theta/sigma per phase
+    `snapshot.validate()` raises SnapshotError (a ValueError naming the field) on malformed input; objects
+    validate themselves at construction (negative/NaN demands, zero capacity, DAG cycles).
+
+Decisions (pyscheduler.policies.base.Decisions), every item with a machine-readable `reason`:
+    priorities    [Priority(job_id, priority, rank, reason)]  lower priority value runs first
+    placements    columns of (job, phase, task, node row, is_clone); `.placements` / `.iter_placements()` give
+                  Placement(job_id, phase_id, task_index, node_id, is_clone, reason); `.num_placements`
+    clone_grants  [CloneGrant(job_id, phase_id, clones, reason)]
+    omegas        [OmegaDecision(job_id, omega, reason)]      delay-assignment wait (Dolly Section 4.4)
+    kills         [Kill(attempt_id, job_id, phase_id, task_index, node_id, reason)]
+    deferrals     [Deferral(job_id, phase_id, tasks, reason, detail)]  reason "waiting_for_resources" or
+                  "infeasible" (larger than every node)
+    `.to_records()` converts everything to pyscheduler.objects.Decision for the decision log.
+
+A placement is a proposal: the driver commits it (starting a copy with Phase.start_copy and
+ClusterState.allocate) or drops it. Registered: "fcfs", "dollymp" (options max_clones 0..3, clone_rule,
+cloning="dolly", ...; see dollymp.py), "dolly" (FCFS order with Dolly's budgeted cloning).
+"""
+
+from pyscheduler.policies import fcfs  # noqa: F401  (registers "fcfs")
+from pyscheduler.policies.base import (
+    CloneGrant,
+    Decisions,
+    Deferral,
+    Kill,
+    OmegaDecision,
+    PhaseEstimator,
+    Placement,
+    Policy,
+    Priority,
+    Snapshot,
+    SnapshotError,
+    get_policy,
+    policy_names,
+    register_policy,
+)
+
+__all__ = [
+    "CloneGrant",
+    "Decisions",
+    "Deferral",
+    "Kill",
+    "OmegaDecision",
+    "PhaseEstimator",
+    "Placement",
+    "Policy",
+    "Priority",
+    "Snapshot",
+    "SnapshotError",
+    "get_policy",
+    "policy_names",
+    "register_policy",
+]

@@ -1,0 +1,92 @@
+"""Helpers shared by policies: which tasks want a copy, deferral and kill decisions, reason codes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+from pyscheduler.objects import Job, TaskState
+from pyscheduler.policies.base import Decisions, Deferral, IntArray, Kill, Snapshot
+from pyscheduler.policies.placement import Assigned, Entry, PlacementEngine
+
+# Machine-readable reasons (the decision log's `reason` column).
+REASON_BEST_FIT = "best_fit"
+REASON_FIRST_FIT = "first_fit"
+REASON_CLONE = "clone_idle_capacity"
+REASON_WAITING = "waiting_for_resources"
+REASON_INFEASIBLE = "infeasible"
+REASON_LOST_RACE = "first_copy_finished"
+
+
+def pending_tasks(job: Job, k: int) -> IntArray:
+    return np.flatnonzero(job.phases[k].state == TaskState.PENDING).astype(np.int64)
+
+
+def ready_pending_phases(job: Job) -> list[int]:
+    """Phases (topological order) whose parents finished and which have tasks without a running copy."""
+    return [k for k in job.topo if job.phases[k].num_pending > 0 and job.ready(k)]
+
+
+def engine_for(snapshot: Snapshot) -> PlacementEngine:
+    c = snapshot.cluster
+    return PlacementEngine(c.capacity, c.free, c.active)
+
+
+def original_entry(job: Job, job_pos: int, k: int) -> Entry:
+    return Entry(job_pos, k, job.phases[k].demand.as_array(), pending_tasks(job, k))
+
+
+def record(decisions: Decisions, entry: Entry, got: Assigned, is_clone: bool, reason: str) -> None:
+    n = len(got.tasks)
+    if n:
+        decisions.add_placements(
+            np.full(n, entry.job_pos, np.int64),
+            np.full(n, entry.phase_k, np.int64),
+            got.tasks,
+            got.nodes,
+            np.full(n, is_clone, bool),
+            reason,
+        )
+
+
+def defer_unplaced(
+    decisions: Decisions,
+    jobs: Sequence[Job],
+    entries: Iterable[Entry],
+    placed: dict[tuple[int, int], int],
+    engine: PlacementEngine,
+) -> None:
+    """One deferral per (job, phase) whose pending originals were not all placed, with the reason."""
+    for e in entries:
+        left = len(e.tasks) - placed.get((e.job_pos, e.phase_k), 0)
+        if left <= 0:
+            continue
+        job = jobs[e.job_pos]
+        pid = job.phases[e.phase_k].phase_id
+        if not engine.feasible(e.demand):
+            decisions.deferrals.append(
+                Deferral(
+                    job.job_id,
+                    pid,
+                    left,
+                    REASON_INFEASIBLE,
+                    f"demand {e.demand.tolist()} exceeds every node's capacity",
+                )
+            )
+        else:
+            decisions.deferrals.append(Deferral(job.job_id, pid, left, REASON_WAITING))
+
+
+def kill_losers(decisions: Decisions, snapshot: Snapshot) -> None:
+    """Copies still running for a task that already finished lost the race (first copy wins)."""
+    by_id = {j.job_id: j for j in snapshot.jobs}
+    for a in snapshot.attempts:
+        job = by_id.get(a.job_id)
+        if job is None or a.phase_id not in job.phase_index:
+            continue
+        phase = job.phase(a.phase_id)
+        if 0 <= a.task_index < phase.num_tasks and phase.state[a.task_index] == TaskState.FINISHED:
+            decisions.kills.append(
+                Kill(a.attempt_id, a.job_id, a.phase_id, a.task_index, a.node_id, REASON_LOST_RACE)
+            )

@@ -1,0 +1,158 @@
+"""Vectorised placement of task copies on nodes (the inner loop of DollyMP Algorithm 2 and of baselines).
+
+Algorithm 2 is written server by server: each server with free resources takes, from the highest-priority
+class first, the task whose demand has the largest inner product with the server's free vector, while
+anything fits. Processing priority class by class over all servers (in server order) gives the same
+schedule, because a class only sees what higher classes left on each server. We batch that per class:
+
+* entries of a group (one class) with identical demand vectors form a *shape*; entries of one shape are
+  served in the order given (the policy's tie-break);
+* all servers of a window choose at once the shape with the best fit among those that still fit and still
+  have tasks, and take as many of it as fit; conflicts over the same shape are resolved in server order;
+  servers whose run was cut short choose again. (Choice made here: a server re-scores after a run of one
+  shape rather than after every single task -- the inner product is evaluated per run.)
+* servers on which nothing of the group fits leave the window; the window grows from the node order.
+
+Node state is the (M x D) free array of ClusterState, copied once per round; never more than free is used.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from pyscheduler.objects.resources import FloatArray
+from pyscheduler.policies.base import IntArray
+
+_EPS = 1e-9
+
+
+@dataclass(slots=True)
+class Entry:
+    """Task copies of one (job, phase) wanting a node: `tasks` in the order they should be served."""
+
+    job_pos: int
+    phase_k: int
+    demand: FloatArray  # (D,)
+    tasks: IntArray
+
+
+@dataclass(slots=True)
+class Assigned:
+    tasks: IntArray
+    nodes: IntArray  # rows of ClusterState
+
+
+class PlacementEngine:
+    """Holds the working copy of free resources for one round and places groups of entries."""
+
+    def __init__(self, capacity: FloatArray, free: FloatArray, active: npt.NDArray[np.bool_]) -> None:
+        self.capacity = capacity
+        self.free: FloatArray = np.array(free, dtype=np.float64, copy=True)
+        self.free[~active] = 0.0
+        self.cand: IntArray = np.flatnonzero(active & (self.free > _EPS).any(axis=1)).astype(np.int64)
+        self._feasible: dict[tuple[float, ...], bool] = {}
+        self._active = active
+
+    def feasible(self, demand: FloatArray) -> bool:
+        """Some active node's total capacity holds `demand` in every dimension (else: infeasible)."""
+        key = tuple(demand.tolist())
+        ok = self._feasible.get(key)
+        if ok is None:
+            fits = (self.capacity[self._active] + _EPS >= demand).all(axis=1)
+            ok = bool(fits.any())
+            self._feasible[key] = ok
+        return ok
+
+    def prune(self, min_demand: FloatArray) -> None:
+        """Drop candidate nodes on which not even the smallest demand of the round fits."""
+        if self.cand.size:
+            keep = (self.free[self.cand] + _EPS >= min_demand).all(axis=1)
+            self.cand = self.cand[keep]
+
+    def place_group(self, entries: list[Entry], best_fit: bool = True) -> list[Assigned]:
+        """Place as many task copies of `entries` as fit; returns per entry tasks placed, nodes."""
+        empty = Assigned(np.empty(0, np.int64), np.empty(0, np.int64))
+        if not entries or self.cand.size == 0:
+            return [empty for _ in entries]
+        demands = np.stack([e.demand for e in entries])
+        shapes, inv = np.unique(demands, axis=0, return_inverse=True)
+        inv = inv.reshape(-1)
+        counts = np.array([len(e.tasks) for e in entries], dtype=np.int64)
+        rem = np.bincount(inv, weights=counts, minlength=len(shapes)).astype(np.int64)
+        placed_rows: list[list[IntArray]] = [[] for _ in range(len(shapes))]
+        placed_cnt: list[list[IntArray]] = [[] for _ in range(len(shapes))]
+        self._run(shapes, rem, best_fit, placed_rows, placed_cnt)
+        return self._split(entries, inv, counts, placed_rows, placed_cnt, empty)
+
+    def _run(
+        self,
+        shapes: FloatArray,
+        rem: IntArray,
+        best_fit: bool,
+        placed_rows: list[list[IntArray]],
+        placed_cnt: list[list[IntArray]],
+    ) -> None:
+        cand = self.cand
+        width = int(min(cand.size, max(32, int(rem.sum()) // 4)))
+        window = cand[:width]
+        nxt = width
+        positive = shapes > 0
+        safe = np.where(positive, shapes, 1.0)
+        while rem.any() and window.size:
+            f = self.free[window]  # (w, D)
+            ratio = np.where(positive[None, :, :], (f[:, None, :] + _EPS) / safe[None, :, :], np.inf)
+            k = np.floor(ratio.min(axis=2))  # tasks of each shape that fit each server (w, U)
+            k = np.minimum(k, rem[None, :]).astype(np.int64)
+            valid = k > 0
+            alive = valid.any(axis=1)
+            if best_fit and shapes.shape[0] > 1:
+                score = np.where(valid, f @ shapes.T, -np.inf)
+                choice = score.argmax(axis=1)
+            else:
+                choice = valid.argmax(axis=1)  # first shape (group order) that fits
+            for s in np.unique(choice[alive]).tolist():
+                sel = np.flatnonzero(alive & (choice == s))
+                take = k[sel, s]
+                before = np.cumsum(take) - take
+                alloc = np.clip(rem[s] - before, 0, take)
+                got = alloc > 0
+                if not got.any():
+                    continue
+                rows, alloc = window[sel[got]], alloc[got]
+                self.free[rows] -= alloc[:, None] * shapes[s][None, :]
+                rem[s] -= int(alloc.sum())
+                placed_rows[s].append(rows)
+                placed_cnt[s].append(alloc)
+            # servers where nothing of this group fits leave the window; refill it in node order
+            window = window[alive]
+            if window.size < width and nxt < cand.size:
+                width *= 2
+                extra = cand[nxt : nxt + width - window.size]
+                nxt += extra.size
+                window = np.concatenate([window, extra])
+
+    @staticmethod
+    def _split(
+        entries: list[Entry],
+        inv: IntArray,
+        counts: IntArray,
+        placed_rows: list[list[IntArray]],
+        placed_cnt: list[list[IntArray]],
+        empty: Assigned,
+    ) -> list[Assigned]:
+        out = [empty] * len(entries)
+        for s in range(len(placed_rows)):
+            if not placed_rows[s]:
+                continue
+            slots = np.repeat(np.concatenate(placed_rows[s]), np.concatenate(placed_cnt[s]))
+            offset = 0
+            for e in np.flatnonzero(inv == s).tolist():
+                n = int(min(counts[e], slots.size - offset))
+                if n <= 0:
+                    break
+                out[e] = Assigned(entries[e].tasks[:n], slots[offset : offset + n])
+                offset += n
+        return out
