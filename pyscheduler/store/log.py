@@ -1,0 +1,283 @@
+"""The decision log: append batches of decisions durably, query them with keyset pagination, prune.
+
+A decision is *committed* once `DecisionLog.append` has returned (or `BackgroundWriter.flush`, which
+calls it): the batch is one transaction, and on SQLite (WAL, synchronous=FULL by default) the WAL has
+been fsynced; see pyscheduler.store.db for the durability of each setting.
+
+Ids increase monotonically in commit order and are never reused (SQLite AUTOINCREMENT; on PostgreSQL
+appends hold an advisory lock while they take ids from the sequence, so concurrent writers cannot commit
+ids out of order). Keyset pagination on the id is therefore stable while new decisions arrive and while
+retention deletes old ones.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pyscheduler.objects.decision import Decision, DecisionKind
+from pyscheduler.store import codec
+from pyscheduler.store.db import Database, StoreError
+from pyscheduler.store.history import StatisticsHistory
+from pyscheduler.store.schema import PG_LOCK_APPEND, migrate
+
+MAX_PAGE = 10_000
+_DELETE_CHUNK = 20_000
+_SELECT = "SELECT id, " + ", ".join(codec.COLUMNS) + " FROM decisions"
+
+Order = Literal["asc", "desc"]
+
+
+@dataclass(frozen=True, slots=True)
+class StoredDecision:
+    """A committed decision with its log id."""
+
+    id: int
+    decision: Decision
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """One page of a query. Pass `next_cursor` back as `cursor` for the next page; None: no more rows."""
+
+    items: list[StoredDecision]
+    next_cursor: int | None
+
+
+class DecisionLog:
+    """The decision log and statistics history of one store (SQLite file or PostgreSQL database)."""
+
+    def __init__(self, target: str | Path, *, migrate_schema: bool = True) -> None:
+        self.db = Database(target)
+        try:
+            if migrate_schema:
+                migrate(self.db)
+        except BaseException:
+            self.db.close()
+            raise
+        self.history = StatisticsHistory(self.db)
+
+    # -- writing -------------------------------------------------------------------------------------------
+    def append(self, decisions: Sequence[Decision]) -> list[int]:
+        """Store `decisions` in one transaction; return their ids. Durable (committed) when it returns."""
+        if not decisions:
+            return []
+        for i, d in enumerate(decisions):
+            if not isinstance(d, Decision):
+                raise TypeError(f"decisions[{i}] is {type(d).__name__}, not Decision")
+        rows = [codec.encode(d) for d in decisions]
+        size = sum(codec.row_bytes(r) for r in rows)
+        n = len(rows)
+        db = self.db
+        with db.write() as cur:
+            if db.dialect == "postgresql":
+                db.lock(cur, PG_LOCK_APPEND)
+                cur.execute(
+                    db.sql(
+                        "SELECT nextval(pg_get_serial_sequence('decisions', 'id')) FROM generate_series(1, ?)"
+                    ),
+                    (n,),
+                )
+                ids = [int(r[0]) for r in cur.fetchall()]
+                pg: Any = cur
+                with pg.copy("COPY decisions (id, " + ", ".join(codec.COLUMNS) + ") FROM STDIN") as copy:
+                    for ident, row in zip(ids, rows, strict=True):
+                        copy.write_row((ident, *row))
+            else:
+                cur.execute("SELECT seq FROM sqlite_sequence WHERE name = 'decisions'")
+                found = cur.fetchone()
+                base = int(found[0]) if found else 0
+                ids = list(range(base + 1, base + n + 1))
+                cur.executemany(
+                    "INSERT INTO decisions (id, "
+                    + ", ".join(codec.COLUMNS)
+                    + ") VALUES (?"
+                    + ", ?" * len(codec.COLUMNS)
+                    + ")",
+                    [(ident, *row) for ident, row in zip(ids, rows, strict=True)],
+                )
+            cur.execute(
+                db.sql("INSERT INTO decision_commits (last_id, committed_at, bytes) VALUES (?, ?, ?)"),
+                (ids[-1], time.time(), size),
+            )
+        return ids
+
+    # -- reading -------------------------------------------------------------------------------------------
+    def query(
+        self,
+        *,
+        application_id: str | None = None,
+        job_id: str | None = None,
+        task_id: str | None = None,
+        node_id: str | None = None,
+        kinds: Sequence[DecisionKind] = (),
+        since: float | None = None,
+        until: float | None = None,
+        cursor: int | None = None,
+        limit: int = 100,
+        order: Order = "asc",
+    ) -> Page:
+        """Decisions matching every given filter, ordered by id (`asc`: oldest first).
+
+        `since` <= time < `until` (decision time, the driver's clock). `cursor` is the `next_cursor` of
+        the previous page with the same filters and order. `limit` is 1..MAX_PAGE.
+        """
+        if not 1 <= limit <= MAX_PAGE:
+            raise ValueError(f"limit must be between 1 and {MAX_PAGE}, got {limit}")
+        if order not in ("asc", "desc"):
+            raise ValueError(f"order must be 'asc' or 'desc', got {order!r}")
+        where: list[str] = []
+        params: list[Any] = []
+        for column, value in (
+            ("application_id", application_id),
+            ("job_id", job_id),
+            ("task_id", task_id),
+            ("node_id", node_id),
+        ):
+            if value is not None:
+                if value == "":
+                    where.append(f"{column} IS NULL")
+                else:
+                    where.append(f"{column} = ?")
+                    params.append(value)
+        if kinds:
+            where.append("kind IN (" + ", ".join("?" * len(kinds)) + ")")
+            params.extend(DecisionKind(k).value for k in kinds)
+        if since is not None:
+            where.append("time >= ?")
+            params.append(float(since))
+        if until is not None:
+            where.append("time < ?")
+            params.append(float(until))
+        if cursor is not None:
+            where.append("id > ?" if order == "asc" else "id < ?")
+            params.append(int(cursor))
+        sql = _SELECT + (" WHERE " + " AND ".join(where) if where else "")
+        sql += f" ORDER BY id {'ASC' if order == 'asc' else 'DESC'} LIMIT ?"
+        params.append(limit + 1)
+        with self.db.read() as cur:
+            cur.execute(self.db.sql(sql), params)
+            rows = cur.fetchall()
+        items = [StoredDecision(*codec.decode(r)) for r in rows[:limit]]
+        more = len(rows) > limit
+        return Page(items, items[-1].id if more else None)
+
+    def get(self, ident: int) -> StoredDecision | None:
+        with self.db.read() as cur:
+            cur.execute(self.db.sql(_SELECT + " WHERE id = ?"), (int(ident),))
+            row = cur.fetchone()
+        return StoredDecision(*codec.decode(row)) if row else None
+
+    def latest_id(self) -> int:
+        """The highest committed id (0 for an empty log)."""
+        with self.db.read() as cur:
+            cur.execute("SELECT COALESCE(MAX(id), 0) FROM decisions")
+            return int(cur.fetchone()[0])
+
+    def count(self) -> int:
+        with self.db.read() as cur:
+            cur.execute("SELECT COUNT(*) FROM decisions")
+            return int(cur.fetchone()[0])
+
+    def logical_bytes(self) -> int:
+        """Logical bytes of the stored decisions (codec.row_bytes summed): what size retention bounds."""
+        with self.db.read() as cur:
+            cur.execute("SELECT COALESCE(SUM(bytes), 0) FROM decision_commits")
+            return int(cur.fetchone()[0])
+
+    def disk_bytes(self) -> int:
+        """Bytes on disk in use: SQLite pages in use (file minus free pages, WAL excluded); PostgreSQL
+        the decision tables with their indexes and TOAST."""
+        with self.db.read() as cur:
+            if self.db.dialect == "sqlite":
+                cur.execute("PRAGMA page_count")
+                pages = int(cur.fetchone()[0])
+                cur.execute("PRAGMA freelist_count")
+                free = int(cur.fetchone()[0])
+                cur.execute("PRAGMA page_size")
+                return (pages - free) * int(cur.fetchone()[0])
+            cur.execute(
+                "SELECT pg_total_relation_size('decisions') + pg_total_relation_size('decision_commits')"
+            )
+            return int(cur.fetchone()[0])
+
+    # -- retention -----------------------------------------------------------------------------------------
+    def prune(
+        self, *, max_age_s: float | None = None, max_bytes: int | None = None, now: float | None = None
+    ) -> int:
+        """Delete the oldest committed batches: those committed more than `max_age_s` seconds before `now`
+        (wall clock), then as many more as needed for `logical_bytes()` <= `max_bytes`. Whole batches
+        are deleted (a batch is one `append`). Returns the number of decisions deleted.
+
+        Deletion runs in chunks, each its own short transaction, so the writer is never held up long.
+        On SQLite the freed pages are returned to the file system (auto_vacuum=INCREMENTAL).
+        """
+        if max_age_s is not None and not max_age_s >= 0:
+            raise ValueError(f"max_age_s must be >= 0, got {max_age_s!r}")
+        if max_bytes is not None and max_bytes < 0:
+            raise ValueError(f"max_bytes must be >= 0, got {max_bytes!r}")
+        cutoff = 0
+        with self.db.read() as cur:
+            if max_age_s is not None:
+                limit_time = (time.time() if now is None else now) - max_age_s
+                cur.execute(
+                    self.db.sql(
+                        "SELECT COALESCE(MAX(last_id), 0) FROM decision_commits WHERE committed_at < ?"
+                    ),
+                    (limit_time,),
+                )
+                cutoff = int(cur.fetchone()[0])
+            if max_bytes is not None:
+                cur.execute(
+                    self.db.sql(
+                        "SELECT last_id, bytes FROM decision_commits WHERE last_id > ? ORDER BY last_id DESC"
+                    ),
+                    (cutoff,),
+                )
+                kept = 0
+                for last_id, size in cur.fetchall():
+                    kept += int(size)
+                    if kept > max_bytes:
+                        cutoff = max(cutoff, int(last_id))
+                        break
+        return self._delete_through(cutoff) if cutoff else 0
+
+    def _delete_through(self, cutoff: int) -> int:
+        with self.db.read() as cur:
+            cur.execute(self.db.sql("SELECT MIN(id) FROM decisions WHERE id <= ?"), (cutoff,))
+            first = cur.fetchone()[0]
+        deleted = 0
+        low = int(first) - 1 if first is not None else cutoff
+        while low < cutoff:
+            high = min(low + _DELETE_CHUNK, cutoff)
+            with self.db.write() as cur:
+                cur.execute(self.db.sql("DELETE FROM decisions WHERE id > ? AND id <= ?"), (low, high))
+                deleted += max(int(cur.rowcount), 0)
+            low = high
+        with self.db.write() as cur:
+            cur.execute(self.db.sql("DELETE FROM decision_commits WHERE last_id <= ?"), (cutoff,))
+        if self.db.dialect == "sqlite":
+            with self.db.write() as cur:
+                cur.execute("PRAGMA incremental_vacuum")
+                cur.fetchall()
+        return deleted
+
+    # -- lifetime ------------------------------------------------------------------------------------------
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> DecisionLog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def open_store(target: str | Path) -> DecisionLog:
+    """Open (creating and migrating as needed) the store at a path, `sqlite:///path`, or `postgresql://...`."""
+    if isinstance(target, str) and not target.strip():
+        raise StoreError("store URL is empty")
+    return DecisionLog(target)
