@@ -10,10 +10,20 @@ not fully placed gets a deferral with a reason.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
-from pyscheduler.rpc.mirror import AskKey, AskRec, Mirror, NodeRec, Res, application_of_attempt, fits_count
+from pyscheduler.objects.decision import Decision
+from pyscheduler.rpc.mirror import (
+    AskKey,
+    AskRec,
+    Mirror,
+    NodeRec,
+    Res,
+    application_of_attempt,
+    fits_count,
+    res_add,
+)
 from pyscheduler.wire import pb
 
 ANY_LOCATION = "*"  # YARN's ResourceRequest.ANY
@@ -36,7 +46,13 @@ class DeferralChoice:
     detail: str
 
 
-AskOrder = Callable[[Mirror], Sequence[AskRec]]
+@dataclass(slots=True)
+class RoundResult:
+    """One decision round: placements, deferrals, and further decisions to log (e.g. priorities)."""
+
+    placements: list[PlacementChoice] = field(default_factory=list)
+    deferrals: list[DeferralChoice] = field(default_factory=list)
+    records: list[Decision] = field(default_factory=list)
 
 
 def fcfs_order(mirror: Mirror) -> list[AskRec]:
@@ -63,14 +79,25 @@ def _infeasible(cap: Res, running: Sequence[NodeRec], cap_mem: int, cap_cores: i
     return not any(fits_count(cap, n.capacity, 1) for n in running)
 
 
+def strict_locality(ask: AskRec) -> bool:
+    """relax_locality false with real preferences: only the preferred hosts/racks may take it."""
+    return not ask.relax_locality and any(loc != ANY_LOCATION for loc in ask.locations)
+
+
 def place(
-    mirror: Mirror, order: Sequence[AskRec], placement_reason: int
-) -> tuple[list[PlacementChoice], list[DeferralChoice]]:
+    mirror: Mirror,
+    order: Sequence[AskRec],
+    placement_reason: int,
+    taken: Sequence[PlacementChoice] = (),
+) -> RoundResult:
     """Place the asks in `order` first-fit on the running nodes (sorted by id for determinism)."""
     running = sorted(
         (n for n in mirror.nodes.values() if n.state == pb.NODE_STATE_RUNNING), key=lambda n: n.node_id
     )
     free: dict[str, Res] = {n.node_id: n.free() for n in running}
+    for t in taken:  # placed earlier in this round (not yet outstanding in the mirror)
+        if t.node_id in free:
+            free[t.node_id] = res_add(free[t.node_id], t.capability, -t.count)
     cap_mem = max((n.capacity.memory_mb for n in running), default=-1)
     cap_cores = max((n.capacity.vcores for n in running), default=-1)
     # Largest free room in each dimension: an ask above it cannot fit anywhere this round.
@@ -123,4 +150,4 @@ def place(
         if want < ask.num_containers - ask.outstanding:  # something was placed: the maxima shrank
             max_mem = max((f.memory_mb for f in free.values()), default=-1)
             max_cores = max((f.vcores for f in free.values()), default=-1)
-    return placements, deferrals
+    return RoundResult(placements, deferrals)

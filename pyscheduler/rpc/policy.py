@@ -1,31 +1,39 @@
-"""Policies the service can decide with, by name: each a round function mirror -> choices.
+"""Policies the service can decide with, by name: each a round function mirror -> RoundResult.
 
-The service-side FCFS is the skeleton policy of issue 2. Policies from the decision core
-(pyscheduler.policies) are reached through pyscheduler.rpc.translate when they are registered there.
+Names are those of the decision core's registry (pyscheduler.policies: "fcfs", "dollymp", ...),
+reached through pyscheduler.rpc.translate, plus "yarn-fcfs": the service-side first-come-first-served
+placer of the skeleton (issue 2), which also honours YARN locality preferences.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
+from pyscheduler import policies
 from pyscheduler.rpc.mirror import Mirror
-from pyscheduler.rpc.placer import DeferralChoice, PlacementChoice, fcfs_order, place
-from pyscheduler.rpc.session import RoundFn
+from pyscheduler.rpc.placer import RoundResult, fcfs_order, place
+from pyscheduler.rpc.translate import HintSource, core_round
 from pyscheduler.wire import pb
 
+RoundFn = Callable[[Mirror], RoundResult]
+YARN_FCFS = "yarn-fcfs"
 
-def _fcfs_round(mirror: Mirror) -> tuple[list[PlacementChoice], list[DeferralChoice]]:
+
+def _yarn_fcfs_round(mirror: Mirror) -> RoundResult:
     return place(mirror, fcfs_order(mirror), pb.REASON_FCFS_ORDER)
 
 
-_BUILTIN: dict[str, RoundFn] = {"fcfs": _fcfs_round}
-
-
 def available() -> list[str]:
-    return sorted(_BUILTIN)
+    return sorted([*policies.policy_names(), YARN_FCFS])
 
 
-def round_for(name: str) -> RoundFn:
-    """The round function for a policy name; ValueError naming the known ones otherwise."""
-    fn = _BUILTIN.get(name)
-    if fn is None:
+def round_for(name: str, options: dict[str, Any] | None = None, hints: HintSource | None = None) -> RoundFn:
+    """The round function for a policy name; ValueError naming the problem otherwise."""
+    if name == YARN_FCFS:
+        if options:
+            raise ValueError(f"policy {YARN_FCFS!r} takes no options, got {sorted(options)}")
+        return _yarn_fcfs_round
+    if name not in policies.policy_names():
         raise ValueError(f"unknown policy {name!r}; known: {', '.join(available())}")
-    return fn
+    return core_round(policies.get_policy(name, **(options or {})), hints)

@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 from pyscheduler.objects.decision import Decision, DecisionKind
 from pyscheduler.rpc.mirror import AskKey, Mirror, OutstandingPlacement, application_of_attempt
-from pyscheduler.rpc.placer import DeferralChoice, PlacementChoice
+from pyscheduler.rpc.placer import RoundResult
 from pyscheduler.wire import pb
 
 
@@ -38,8 +38,8 @@ class NullRecorder:
         return None
 
 
-# A round: the mirror in, placements and deferrals out (pyscheduler.rpc.policy builds these).
-RoundFn = Callable[[Mirror], tuple[list[PlacementChoice], list[DeferralChoice]]]
+# A round: the mirror in, placements, deferrals and further decisions out (see pyscheduler.rpc.policy).
+RoundFn = Callable[[Mirror], RoundResult]
 
 
 class SessionState(enum.Enum):
@@ -83,6 +83,7 @@ class Session:
     _next_epoch: int = 0
     _placement_ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     _last_deferral: dict[AskKey, int] = field(default_factory=dict)
+    _last_record: dict[tuple[str, str, str], tuple[str, str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._next_epoch = self.first_epoch
@@ -127,7 +128,8 @@ class Session:
     def decide(self, round_fn: RoundFn, now_s: float, ttl_s: float) -> tuple[Any, list[Decision]]:
         """One decision round on the current mirror: the Plan to send and the decisions to record."""
         self.mirror.expire(now_s, ttl_s)
-        choices, deferred = round_fn(self.mirror)
+        result = round_fn(self.mirror)
+        choices, deferred = result.placements, result.deferrals
         epoch = self.take_epoch()
         plan = pb.Plan(
             session_id=self.session_id, epoch=epoch, in_reply_to_seq=self.last_seq, status=pb.BATCH_ACCEPTED
@@ -204,8 +206,18 @@ class Session:
                         },
                     )
                 )
+        for r in result.records:  # priorities, clone grants, ω: logged when they change
+            memo = (r.kind.value, r.application_id, r.job_id)
+            value = (r.reason, repr(sorted(r.inputs.items())))
+            if self._last_record.get(memo) != value:
+                self._last_record[memo] = value
+                decisions.append(r)
         for key in [k for k in self._last_deferral if k not in self.mirror.asks]:
             del self._last_deferral[key]
+        if len(self._last_record) > 2 * len(self.mirror.apps) + 64:
+            live = set(self.mirror.apps) | {application_of_attempt(k[0]) for k in self.mirror.asks}
+            for memo in [m for m in self._last_record if m[1] not in live]:
+                del self._last_record[memo]
         return plan, decisions
 
 

@@ -1,0 +1,210 @@
+"""Translation between the YARN mirror and the decision core (pyscheduler.policies).
+
+YARN -> core (choices documented here, tested in tests/rpc/test_translate.py):
+- each RUNNING node with non-zero capacity is a row of ClusterState; dimensions are vcores, memory_mb,
+  then every further resource type seen, sorted; free = the mirror's free room (capacity minus the
+  larger of the RM's allocation and the mirrored containers, minus outstanding placements), clipped at 0;
+- each application is a Job (arrival = submit time in seconds); each pending scheduler key
+  (attempt, priority, allocation id) with containers still to place is a Phase whose tasks are those
+  containers. When the AM helper reported a job profile, a key whose YARN priority matches a profile
+  phase takes that phase's statistics; otherwise mean 1 s, sd 0 (no data). DAG parents are NOT passed
+  for YARN asks: an ask exists only once the AM decided to ask (MapReduce's reduce slow-start overlaps
+  maps on purpose), so holding it back for an unfinished parent could only deadlock;
+- zero-size asks cannot be a core Phase (demand must be non-zero): they are deferred as infeasible;
+- asks with strict locality (relax_locality false) are not given to the core, which knows no
+  locality: after the core's round, the service-side placer puts them, FCFS, on their preferred
+  nodes in the room the core left.
+
+Core -> YARN: placements are grouped per (scheduler key, node) into one wire Placement with a count;
+clone placements are not sent on Sync (the AM helper requests clone containers itself, from the
+ClonePlan); every placement is re-checked against the mirror's free room and locality (relax_locality
+false: preferred hosts/racks only), and whatever fails the check is deferred instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from pyscheduler.objects import ClusterState, DecisionKind, Job, Phase, Resources
+from pyscheduler.policies import Decisions, Policy, Snapshot
+from pyscheduler.rpc.mirror import AskKey, AskRec, Mirror, Res, application_of_attempt, fits_count
+from pyscheduler.rpc.placer import (
+    ANY_LOCATION,
+    DeferralChoice,
+    PlacementChoice,
+    RoundResult,
+    fcfs_order,
+    place,
+    strict_locality,
+)
+from pyscheduler.wire import pb
+
+_PLACEMENT_REASONS = {
+    "first_fit": pb.REASON_FCFS_ORDER,
+    "fcfs_order": pb.REASON_FCFS_ORDER,
+    "best_fit": pb.REASON_BEST_FIT,
+    "priority_order": pb.REASON_PRIORITY_ORDER,
+}
+_DEFERRAL_REASONS = {
+    "waiting_for_resources": pb.REASON_WAITING_FOR_RESOURCES,
+    "infeasible": pb.REASON_INFEASIBLE,
+    "parent_phase_unfinished": pb.REASON_PARENT_PHASE_UNFINISHED,
+    "lower_priority": pb.REASON_LOWER_PRIORITY,
+    "am_share_cap": pb.REASON_AM_SHARE_CAP,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseHint:
+    """What the AM helper told us about the phase a YARN priority belongs to."""
+
+    phase_id: str
+    mean: float
+    sd: float
+
+
+# application_id -> {yarn priority -> hint}; filled by the AppMasterService.
+HintSource = Callable[[str], dict[int, PhaseHint]]
+
+
+def _dims(mirror: Mirror) -> tuple[str, ...]:
+    extra = {k for n in mirror.nodes.values() for k, _ in n.capacity.others}
+    extra |= {k for a in mirror.asks.values() for k, _ in a.capability.others}
+    return ("vcores", "memory_mb", *sorted(extra))
+
+
+def _vector(r: Res, dims: tuple[str, ...]) -> tuple[float, ...]:
+    o = dict(r.others)
+    return (float(r.vcores), float(r.memory_mb), *(float(o.get(d, 0)) for d in dims[2:]))
+
+
+def to_snapshot(
+    mirror: Mirror, now_s: float, hints: HintSource | None = None
+) -> tuple[Snapshot, dict[tuple[str, str], AskRec], list[AskRec]]:
+    """The core's view of the mirror, the (job id, phase id) -> ask map, and the zero-size asks."""
+    dims = _dims(mirror)
+    rows = [
+        n
+        for n in mirror.nodes.values()
+        if n.state == pb.NODE_STATE_RUNNING and (n.capacity.memory_mb > 0 or n.capacity.vcores > 0)
+    ]
+    rows.sort(key=lambda n: n.node_id)
+    cap = np.array([_vector(n.capacity, dims) for n in rows], dtype=np.float64).reshape(len(rows), len(dims))
+    free = np.array([_vector(n.free(), dims) for n in rows], dtype=np.float64).reshape(len(rows), len(dims))
+    cluster = ClusterState.from_arrays([n.node_id for n in rows], cap, np.clip(free, 0.0, None), dims)
+    by_app: dict[str, list[AskRec]] = {}
+    zero: list[AskRec] = []
+    for a in mirror.asks.values():
+        if a.num_containers - a.outstanding <= 0 or strict_locality(a):
+            continue
+        if (
+            a.capability.memory_mb == 0
+            and a.capability.vcores == 0
+            and not any(v for _, v in a.capability.others)
+        ):
+            zero.append(a)
+            continue
+        by_app.setdefault(application_of_attempt(a.key[0]), []).append(a)
+    jobs: list[Job] = []
+    index: dict[tuple[str, str], AskRec] = {}
+    for app_id, asks in sorted(by_app.items()):
+        app = mirror.apps.get(app_id)
+        hint = hints(app_id) if hints is not None else {}
+        phases: list[Phase] = []
+        for a in sorted(asks, key=lambda a: (a.key[1], a.key[2], a.key[0])):
+            h = hint.get(a.key[1])
+            name = f"p{a.key[1]}.a{a.key[2]}.{a.key[0]}"
+            phases.append(
+                Phase(
+                    name,
+                    a.num_containers - a.outstanding,
+                    Resources(_vector(a.capability, dims)),
+                    h.mean if h is not None else 1.0,
+                    h.sd if h is not None else 0.0,
+                )
+            )
+            index[(app_id, name)] = a
+        arrival = app.submit_time_ms / 1000.0 if app is not None else now_s
+        jobs.append(Job(app_id, arrival, phases, app.name if app is not None else "", app_id))
+    return Snapshot(now_s, cluster, jobs), index, zero
+
+
+def _preferred(mirror: Mirror, ask: AskRec, node_id: str) -> bool:
+    locs = [loc for loc in ask.locations if loc != ANY_LOCATION]
+    if not locs or ask.relax_locality:
+        return True
+    n = mirror.nodes[node_id]
+    return n.host in locs or n.node_id in locs or (bool(n.rack) and n.rack in locs)
+
+
+def from_decisions(
+    mirror: Mirror, decisions: Decisions, index: dict[tuple[str, str], AskRec], zero: list[AskRec]
+) -> RoundResult:
+    out = RoundResult()
+    counts: dict[tuple[AskKey, str, str], int] = {}
+    for p in decisions.iter_placements():
+        if p.is_clone:
+            continue
+        ask = index[(p.job_id, p.phase_id)]
+        counts[(ask.key, p.node_id, p.reason)] = counts.get((ask.key, p.node_id, p.reason), 0) + 1
+    room = {nid: mirror.nodes[nid].free() for _, nid, _ in counts}
+    unplaced: dict[AskKey, int] = {}
+    for (key, node_id, reason), want in counts.items():
+        ask = mirror.asks[key]
+        k = fits_count(ask.capability, room[node_id], want) if _preferred(mirror, ask, node_id) else 0
+        if k > 0:
+            r = room[node_id]
+            cap = ask.capability
+            room[node_id] = Res(r.memory_mb - cap.memory_mb * k, r.vcores - cap.vcores * k, r.others)
+            wire_reason = pb.REASON_AM_CONTAINER if ask.am_container else _PLACEMENT_REASONS.get(reason, 0)
+            detail = "AM container" if ask.am_container else reason
+            out.placements.append(
+                PlacementChoice(key, node_id, cap, k, wire_reason or pb.REASON_PRIORITY_ORDER, detail)
+            )
+        if k < want:
+            unplaced[key] = unplaced.get(key, 0) + want - k
+    for key, n in unplaced.items():
+        out.deferrals.append(
+            DeferralChoice(
+                key, pb.REASON_WAITING_FOR_RESOURCES, f"{n} unplaced: failed the fit/locality re-check"
+            )
+        )
+    for d in decisions.deferrals:
+        ask = index[(d.job_id, d.phase_id)]
+        out.deferrals.append(
+            DeferralChoice(
+                ask.key,
+                _DEFERRAL_REASONS.get(d.reason, pb.REASON_WAITING_FOR_RESOURCES),
+                d.detail or d.reason,
+            )
+        )
+    for a in zero:
+        out.deferrals.append(DeferralChoice(a.key, pb.REASON_INFEASIBLE, "zero-size ask"))
+    out.records = [
+        r for r in decisions.to_records() if r.kind not in (DecisionKind.PLACEMENT, DecisionKind.DEFERRAL)
+    ]
+    return out
+
+
+def core_round(
+    policy: Policy, hints: HintSource | None = None, clock: Callable[[], float] | None = None
+) -> Callable[[Mirror], RoundResult]:
+    """A round function deciding with a core policy."""
+    import time
+
+    now = clock or time.time
+
+    def round_fn(mirror: Mirror) -> RoundResult:
+        snapshot, index, zero = to_snapshot(mirror, now(), hints)
+        result = from_decisions(mirror, policy.decide(snapshot), index, zero)
+        strict = [a for a in fcfs_order(mirror) if strict_locality(a)]
+        if strict:
+            extra = place(mirror, strict, pb.REASON_FCFS_ORDER, taken=result.placements)
+            result.placements.extend(extra.placements)
+            result.deferrals.extend(extra.deferrals)
+        return result
+
+    return round_fn
