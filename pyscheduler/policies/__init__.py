@@ -45,7 +45,19 @@ ClusterState.allocate) or drops it. Registered: "fcfs", "dollymp" (options max_c
 cloning="dolly", ...; see dollymp.py), "dolly" (FCFS order with Dolly's budgeted cloning).
 """
 
-from pyscheduler.policies import fcfs  # noqa: F401  (registers "fcfs")
+from pyscheduler.policies import (  # noqa: F401  (each import registers its policies)
+    capacity_late,
+    dollymp,
+    drf,
+    fcfs,
+    fifo,
+    redundant_small,
+    srewc,
+    srpt,
+    straggler_relaunch,
+    svf,
+    tetris,
+)
 from pyscheduler.policies.base import (
     CloneGrant,
     Decisions,

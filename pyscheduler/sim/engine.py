@@ -1,0 +1,436 @@
+"""The discrete-event simulator: drives a registered policy through the same Snapshot -> Decisions interface
+the live service uses, on a simulated clock. Nothing here knows which policy runs.
+
+The simulator plays the parts of the ResourceManager shim and of the ApplicationMaster helper:
+
+* job arrivals create `pyscheduler.objects.Job`s; a downstream phase becomes ready when its parents finish;
+* a decision round runs when something changed (arrival, a copy ended), at most once per `tick` seconds;
+  placements are re-validated (task not finished, resources still free) and stale ones dropped and counted;
+* an attempt's run time is base time x slowdown / node speed (`straggler.py`); the first copy of a task to
+  finish wins, the AM kills the other copies and their resources are freed;
+* shuffle reads (`read_mb` of a phase with parents) take read_mb / bandwidth, with Dolly Section 4's three
+  ways of feeding downstream clones (`shuffle`):
+  - `cc` (contention cloning): every copy of a downstream task reads the first upstream copy; the c-th copy
+    (c = 0 original) shares the source with the c copies before it, at bandwidth B / (c + 1);
+  - `cac` (contention-avoidance cloning): upstream losers are not killed; copy c waits for the (c+1)-th
+    finished copy of every upstream task and reads it alone at B (if upstream had fewer copies it contends);
+  - `delay` (delay assignment): like `cac` but copy c waits at most omega after the upstream phase ended;
+    then it reads with contention, and upstream copies still running at that moment are killed. omega comes
+    from the policy's OmegaDecision for the job, else `default_omega`.
+  Time spent waiting for an exclusive copy holds the container (the resource cost Dolly weighs).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import sys
+import time as wallclock
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import overload
+
+import numpy as np
+
+from pyscheduler.objects import Attempt, ClusterState, Job, Phase, Resources, TaskState
+from pyscheduler.policies.base import Decisions, Policy, Snapshot
+from pyscheduler.sim.metrics import RunMetrics
+from pyscheduler.sim.straggler import StragglerModel, StragglerSpec
+from pyscheduler.sim.workload import ClusterSpec, JobSpec
+
+SHUFFLE_MODES = ("cc", "cac", "delay")
+_ARRIVAL, _FINISH, _KILL, _ROUND = 0, 1, 2, 3
+
+
+@dataclass(frozen=True, slots=True)
+class SimAttempt(Attempt):
+    """An Attempt with the progress a task reports (Hadoop's progress score: fraction of its work done)."""
+
+    progress: float = 0.0
+    expected_end: float = math.inf
+
+
+@dataclass(slots=True)
+class SimConfig:
+    straggler: StragglerSpec = field(default_factory=StragglerSpec)
+    seed: int = 1
+    tick: float = 1.0
+    shuffle: str = "delay"
+    bandwidth_mb_s: float = 100.0  # per-reader network bandwidth (1 Gbit/s links, Dolly Sec. 5.1)
+    default_omega: float = 3.0  # Dolly Sec. 5.3: omega between 2.5 s and 5.2 s
+    progress: bool = False
+    max_sim_time: float = math.inf
+
+
+class _Run:
+    """One attempt (mutable, internal)."""
+
+    __slots__ = ("alive", "cpu", "end", "is_clone", "jidx", "k", "mem", "node", "start", "task", "uid")
+
+    def __init__(
+        self,
+        uid: int,
+        jidx: int,
+        k: int,
+        task: int,
+        node: int,
+        start: float,
+        end: float,
+        is_clone: bool,
+        cpu: float,
+        mem: float,
+    ) -> None:
+        self.uid, self.jidx, self.k, self.task, self.node = uid, jidx, k, task, node
+        self.start, self.end, self.is_clone, self.cpu, self.mem = start, end, is_clone, cpu, mem
+        self.alive = True
+
+
+class _LazyAttempts(Sequence[Attempt]):
+    """Snapshot.attempts built only if a policy reads it (most policies never do)."""
+
+    def __init__(self, sim: Simulation) -> None:
+        self._sim = sim
+        self._items: list[Attempt] | None = None
+
+    def _build(self) -> list[Attempt]:
+        if self._items is None:
+            s = self._sim
+            now = s.now
+            items: list[Attempt] = []
+            for r in s.running.values():
+                job = s.jobs[r.jidx]
+                dur = r.end - r.start
+                items.append(
+                    SimAttempt(
+                        str(r.uid),
+                        job.job_id,
+                        job.phases[r.k].phase_id,
+                        r.task,
+                        s.node_ids[r.node],
+                        r.is_clone,
+                        r.start,
+                        progress=min(1.0, (now - r.start) / dur) if dur > 0 else 1.0,
+                        expected_end=r.end,
+                    )
+                )
+            self._items = items
+        return self._items
+
+    def __len__(self) -> int:
+        return len(self._build())
+
+    @overload
+    def __getitem__(self, i: int) -> Attempt: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[Attempt]: ...
+    def __getitem__(self, i: int | slice) -> Attempt | Sequence[Attempt]:
+        return self._build()[i]
+
+    def __iter__(self) -> Iterator[Attempt]:
+        return iter(self._build())
+
+
+class Simulation:
+    def __init__(
+        self,
+        specs: Sequence[JobSpec],
+        cluster: ClusterSpec,
+        policy: Policy,
+        config: SimConfig,
+        bases: Sequence[Sequence[Sequence[float]]],
+    ) -> None:
+        if config.shuffle not in SHUFFLE_MODES:
+            raise ValueError(f"shuffle must be one of {SHUFFLE_MODES}, got {config.shuffle!r}")
+        self.specs = specs
+        self.policy = policy
+        self.cfg = config
+        self.bases = bases
+        self.model = StragglerModel(config.straggler, config.seed)
+        self.node_ids = [f"n{i}" for i in range(len(cluster.nodes))]
+        cap = np.array([[n.cpu, n.mem_mb] for n in cluster.nodes], dtype=np.float64)
+        self.cluster = ClusterState.from_arrays(self.node_ids, cap, cap.copy())
+        self.free = self.cluster.free  # a view: in-place updates reach the ClusterState
+        self.speed = [n.speed for n in cluster.nodes]
+        self.tot_cpu, self.tot_mem = cluster.total_cpu, cluster.total_mem_mb
+        self.jobs: dict[int, Job] = {}
+        self.active: dict[int, Job] = {}
+        self.pos_of: dict[str, int] = {}
+        self.running: dict[int, _Run] = {}
+        self.copies: dict[tuple[int, int, int], list[_Run]] = {}
+        self.ready_at: dict[tuple[int, int], float] = {}
+        self.avail: dict[tuple[int, int], list[float]] = {}
+        self.omega: dict[str, float] = {}
+        self.shuffle_parents: set[tuple[int, int]] = set()
+        self.now = 0.0
+        self.events: list[tuple[float, int, int, int]] = []
+        self.seq = 0
+        self.uid = 0
+        self.round_pending = False
+        self.last_round = -math.inf
+        self.completion = [math.nan] * len(specs)
+        self.useful = 0.0
+        self.wasted = 0.0
+        self.clones = 0
+        self.stale = 0
+        self.rounds = 0
+        self.done = 0
+
+    # ---- events -------------------------------------------------------------------------------------
+    def _push(self, t: float, kind: int, ref: int) -> None:
+        self.seq += 1
+        heapq.heappush(self.events, (t, self.seq, kind, ref))
+
+    def _want_round(self) -> None:
+        if not self.round_pending and self.active:
+            self.round_pending = True
+            self._push(max(self.now, self.last_round + self.cfg.tick), _ROUND, 0)
+
+    def run(self, on_progress: Callable[[float, int], None] | None = None) -> RunMetrics:
+        t0 = wallclock.perf_counter()
+        for i, s in enumerate(self.specs):
+            self._push(s.arrival, _ARRIVAL, i)
+        last_report = t0
+        events = self.events
+        while events:
+            t, _, kind, ref = heapq.heappop(events)
+            if t > self.cfg.max_sim_time:
+                break
+            self.now = t
+            if kind == _FINISH:
+                r = self.running.get(ref)
+                if r is not None:
+                    self._finish(r)
+            elif kind == _ARRIVAL:
+                self._arrive(ref)
+            elif kind == _KILL:
+                r = self.running.get(ref)
+                if r is not None:
+                    self._kill(r, wasted=True)
+            else:
+                self.round_pending = False
+                self._round()
+            if on_progress is not None and self.rounds % 64 == 0:
+                w = wallclock.perf_counter()
+                if w - last_report > 1.0:
+                    on_progress(self.now, self.done)
+                    last_report = w
+        flows = np.array(
+            [c - s.arrival for c, s in zip(self.completion, self.specs, strict=True) if not math.isnan(c)]
+        )
+        done_mask = [not math.isnan(c) for c in self.completion]
+        return RunMetrics(
+            policy=self.policy.name,
+            flowtimes=flows,
+            sizes=np.array([s.task_count for s, d in zip(self.specs, done_mask, strict=True) if d]),
+            arrivals=np.array([s.arrival for s in self.specs]),
+            completions=np.array([c for c in self.completion if not math.isnan(c)]),
+            useful_resource_s=self.useful,
+            wasted_resource_s=self.wasted,
+            clones_launched=self.clones,
+            speculative_launched=0,
+            jobs_completed=self.done,
+            jobs_unfinished=len(self.specs) - self.done,
+            wall_seconds=wallclock.perf_counter() - t0,
+            rounds=self.rounds,
+            extra={"stale_placements": self.stale},
+        )
+
+    def _arrive(self, i: int) -> None:
+        s = self.specs[i]
+        phases = [
+            Phase(p.id, p.tasks, Resources((p.cpu, p.mem_mb)), p.mean, p.sd, p.parents) for p in s.phases
+        ]
+        job = Job(s.id, s.arrival, phases, s.name, application_id=f"app_{i}")
+        self.jobs[i] = job
+        jidx = i
+        self.pos_of[s.id] = jidx
+        self.active[jidx] = job
+        for k, p in enumerate(s.phases):
+            if p.parents and p.read_mb > 0:
+                for q in p.parents:
+                    self.shuffle_parents.add((jidx, job.phase_index[q]))
+            if not p.parents:
+                self.ready_at[(jidx, k)] = self.now
+        self._want_round()
+
+    # ---- decisions ----------------------------------------------------------------------------------
+    def _round(self) -> None:
+        self.last_round = self.now
+        self.rounds += 1
+        jobs = list(self.active.values())
+        snap = Snapshot(self.now, self.cluster, jobs, _LazyAttempts(self))
+        dec = self.policy.decide(snap)
+        self._apply(dec)
+
+    def _apply(self, dec: Decisions) -> None:
+        for o in dec.omegas:
+            self.omega[o.job_id] = max(0.0, o.omega)
+        for kd in dec.kills:
+            try:
+                r = self.running.get(int(kd.attempt_id))
+            except ValueError:
+                r = None
+            if r is not None:
+                self._kill(r, wasted=True)
+        free = self.free
+        for c in dec.chunks:
+            jobs = dec.jobs
+            for jp, k, t, n, _cl in zip(
+                c.job_pos.tolist(),
+                c.phase_k.tolist(),
+                c.task_index.tolist(),
+                c.node_row.tolist(),
+                c.is_clone.tolist(),
+                strict=True,
+            ):
+                job = jobs[jp]
+                ph = job.phases[k]
+                jidx = self.pos_of[job.job_id]
+                cpu, mem = ph.demand.values
+                row = free[n]
+                if (
+                    ph.state[t] == TaskState.FINISHED
+                    or row[0] + 1e-9 < cpu
+                    or row[1] + 1e-9 < mem
+                    or not job.ready(k)
+                ):
+                    self.stale += 1
+                    continue
+                row[0] -= cpu
+                row[1] -= mem
+                self._start(jidx, job, k, t, n, cpu, mem)
+
+    def _start(self, jidx: int, job: Job, k: int, t: int, n: int, cpu: float, mem: float) -> None:
+        ph = job.phases[k]
+        is_clone = ph.start_copy(t)
+        phase_bases = self.bases[jidx][k]
+        run = self.model.copy_time(phase_bases[t], phase_bases, is_clone) / self.speed[n]
+        spec = self.specs[jidx].phases[k]
+        key = (jidx, k, t)
+        lst = self.copies.get(key)
+        c = 0 if lst is None else len(lst)
+        if spec.read_mb > 0 and spec.parents:
+            run += self._read_delay(jidx, job, k, c, spec.read_mb)
+        self.uid += 1
+        r = _Run(self.uid, jidx, k, t, n, self.now, self.now + run, is_clone, cpu, mem)
+        self.running[r.uid] = r
+        if lst is None:
+            self.copies[key] = [r]
+        else:
+            lst.append(r)
+        if is_clone:
+            self.clones += 1
+        self._push(r.end, _FINISH, r.uid)
+
+    def _read_delay(self, jidx: int, job: Job, k: int, c: int, read_mb: float) -> float:
+        """Waiting for an exclusive upstream copy plus the read itself (Dolly Sec. 4)."""
+        bw = self.cfg.bandwidth_mb_s
+        contended = read_mb / (bw / (c + 1))
+        mode = self.cfg.shuffle
+        if c == 0 or mode == "cc":
+            return read_mb / bw if c == 0 else contended
+        avail = self.avail.get((jidx, k))
+        t_ex = avail[c] if avail is not None and c < len(avail) else math.inf
+        if mode == "cac":
+            return contended if math.isinf(t_ex) else max(0.0, t_ex - self.now) + read_mb / bw
+        ready = self.ready_at.get((jidx, k), self.now)
+        deadline = ready + self.omega.get(job.job_id, self.cfg.default_omega)
+        if t_ex <= deadline:
+            return max(0.0, t_ex - self.now) + read_mb / bw
+        return max(0.0, deadline - self.now) + contended
+
+    # ---- attempt ends -------------------------------------------------------------------------------
+    def _share(self, r: _Run) -> float:
+        return max(r.cpu / self.tot_cpu, r.mem / self.tot_mem)
+
+    def _release(self, r: _Run) -> None:
+        r.alive = False
+        del self.running[r.uid]
+        row = self.free[r.node]
+        row[0] += r.cpu
+        row[1] += r.mem
+
+    def _kill(self, r: _Run, wasted: bool) -> None:
+        self._release(r)
+        used = (self.now - r.start) * self._share(r)
+        if wasted:
+            self.wasted += used
+        else:
+            self.useful += used
+        job = self.jobs[r.jidx]
+        job.phases[r.k].end_copy(r.task, False)
+        self._forget(r)
+        self._want_round()
+
+    def _forget(self, r: _Run) -> None:
+        key = (r.jidx, r.k, r.task)
+        lst = self.copies.get(key)
+        if lst is not None and all(not x.alive for x in lst):
+            del self.copies[key]
+
+    def _finish(self, r: _Run) -> None:
+        self._release(r)
+        job = self.jobs[r.jidx]
+        ph = job.phases[r.k]
+        share = (r.end - r.start) * self._share(r)
+        if ph.state[r.task] == TaskState.FINISHED:
+            self.wasted += share  # a surplus copy kept for CAC / delay assignment
+            ph.end_copy(r.task, False)
+            self._forget(r)
+            self._want_round()
+            return
+        self.useful += share
+        ph.end_copy(r.task, True)
+        key = (r.jidx, r.k, r.task)
+        keep = self.cfg.shuffle != "cc" and (r.jidx, r.k) in self.shuffle_parents
+        if not keep:
+            for other in list(self.copies.get(key, ())):
+                if other.alive:
+                    self._kill(other, wasted=True)
+        self._forget(r)
+        if ph.finished:
+            self._phase_done(r.jidx, job, r.k)
+        self._want_round()
+
+    def _phase_done(self, jidx: int, job: Job, k: int) -> None:
+        if job.finished:
+            self.completion[jidx] = self.now
+            self.done += 1
+            del self.active[jidx]
+        for c in range(len(job.phases)):
+            if c != k and job.parent_idx[c] and k in job.parent_idx[c] and job.ready(c):
+                self.ready_at[(jidx, c)] = self.now
+                if self.cfg.shuffle != "cc":
+                    self._prepare_exclusive(jidx, job, c)
+        if (jidx, k) in self.shuffle_parents and self.cfg.shuffle == "delay" and not job.finished:
+            deadline = self.now + self.omega.get(job.job_id, self.cfg.default_omega)
+            for t in range(job.phases[k].num_tasks):
+                for other in self.copies.get((jidx, k, t), ()):
+                    if other.alive and other.end > deadline:
+                        self._push(deadline, _KILL, other.uid)
+
+    def _prepare_exclusive(self, jidx: int, job: Job, c: int) -> None:
+        """avail[c]: when every upstream task of phase c has c+1 finished copies (from known end times)."""
+        avail = [self.now]
+        for extra in (1, 2, 3):
+            worst = self.now
+            for q in job.parent_idx[c]:
+                for t in range(job.phases[q].num_tasks):
+                    ends = sorted(x.end for x in self.copies.get((jidx, q, t), ()) if x.alive)
+                    if len(ends) < extra:
+                        worst = math.inf
+                        break
+                    worst = max(worst, ends[extra - 1])
+                if math.isinf(worst):
+                    break
+            avail.append(worst)
+        self.avail[(jidx, c)] = avail
+
+
+def print_progress(total_jobs: int, label: str) -> Callable[[float, int], None]:
+    def report(now: float, done: int) -> None:
+        print(
+            f"\r  {label}: t={now:,.0f}s  jobs done {done}/{total_jobs}", end="", file=sys.stderr, flush=True
+        )
+
+    return report

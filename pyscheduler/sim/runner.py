@@ -1,0 +1,153 @@
+"""Run several policies on the same workload, cluster, straggler model and seed, side by side."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from pyscheduler.policies import get_policy
+from pyscheduler.sim.engine import SimConfig, Simulation, print_progress
+from pyscheduler.sim.lowerbound import LowerBound, lower_bound
+from pyscheduler.sim.metrics import RunMetrics
+from pyscheduler.sim.straggler import StragglerModel
+from pyscheduler.sim.workload import ClusterSpec, JobSpec
+
+BASE_SEED_SALT = 0xBA5E
+
+
+def draw_bases(jobs: Sequence[JobSpec], config: SimConfig) -> list[list[list[float]]]:
+    """Base run times of every task, drawn once per run so every policy sees the same ones."""
+    model = StragglerModel(config.straggler, config.seed ^ BASE_SEED_SALT)
+    return [[model.base_times(p.tasks, p.mean, p.sd, p.durations) for p in j.phases] for j in jobs]
+
+
+def offered_load(
+    jobs: Sequence[JobSpec],
+    cluster: ClusterSpec,
+    mean_slowdown: float,
+    bases: Sequence[Sequence[Sequence[float]]] | None = None,
+) -> float:
+    """Offered load: sum over tasks of base x E[S] x dominant share of the speed-weighted cluster (DollyMP
+    Eq. 15), divided by the arrival span. 1.0 means the cluster would be busy all the time without cloning."""
+    cap_cpu = sum(n.cpu * n.speed for n in cluster.nodes)
+    cap_mem = sum(n.mem_mb * n.speed for n in cluster.nodes)
+    work = 0.0
+    for j, job in enumerate(jobs):
+        for k, p in enumerate(job.phases):
+            total = sum(bases[j][k]) if bases is not None else p.mean * p.tasks
+            work += total * max(p.cpu / cap_cpu, p.mem_mb / cap_mem)
+    arrivals = [j.arrival for j in jobs]
+    span = max(arrivals) - min(arrivals) if arrivals else 0.0
+    if span <= 0:
+        return math.inf
+    return work * mean_slowdown / span
+
+
+def scale_to_load(jobs: Sequence[JobSpec], factor: float) -> list[JobSpec]:
+    """Multiply arrival times (relative to the first) by `factor`: < 1 compresses, raising the load."""
+    if not jobs:
+        return []
+    t0 = min(j.arrival for j in jobs)
+    return [replace(j, arrival=t0 + (j.arrival - t0) * factor) for j in jobs]
+
+
+@dataclass(slots=True)
+class Comparison:
+    results: dict[str, RunMetrics]
+    bound: LowerBound
+    load: float
+    settings: dict[str, Any]
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "policies": {name: m.as_dict(self.bound.avg) for name, m in self.results.items()},
+            "lower_bound_avg_flowtime": self.bound.avg,
+            "lower_bound": {
+                "critical_path_total": self.bound.critical_path_total,
+                "volume_total": self.bound.volume_total,
+            },
+            "offered_load": self.load,
+            "settings": self.settings,
+        }
+
+
+def parse_policy(text: str) -> tuple[str, str, dict[str, Any]]:
+    """`dollymp(max_clones=2)` or `dollymp2` style names -> (label, registry name, options)."""
+    text = text.strip()
+    label = text
+    if "(" in text and text.endswith(")"):
+        name, _, args = text[:-1].partition("(")
+        opts: dict[str, Any] = {}
+        for item in filter(None, (a.strip() for a in args.split(";"))):
+            key, eq, val = item.partition("=")
+            if not eq:
+                raise ValueError(f"--policies: option {item!r} of {name!r} must be key=value")
+            opts[key.strip()] = _value(val.strip())
+        return label, name.strip(), opts
+    alias = ALIASES.get(text.lower())
+    if alias is not None:
+        return label, alias[0], dict(alias[1])
+    return label, text, {}
+
+
+ALIASES: dict[str, tuple[str, dict[str, Any]]] = {
+    "dollymp0": ("dollymp", {"max_clones": 0}),
+    "dollymp1": ("dollymp", {"max_clones": 1}),
+    "dollymp2": ("dollymp", {"max_clones": 2}),
+    "dollymp3": ("dollymp", {"max_clones": 3}),
+}
+
+
+def _value(text: str) -> Any:
+    for conv in (int, float):
+        try:
+            return conv(text)
+        except ValueError:
+            pass
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    return text
+
+
+def compare(
+    jobs: Sequence[JobSpec],
+    cluster: ClusterSpec,
+    policies: Sequence[str],
+    config: SimConfig,
+    *,
+    show_progress: bool = False,
+) -> Comparison:
+    bases = draw_bases(jobs, config)
+    load = offered_load(jobs, cluster, config.straggler.mean_slowdown, bases)
+    min_slow = config.straggler.xm if config.straggler.kind == "pareto" else 1.0
+    if config.straggler.kind == "empirical":
+        bases_lb = [[[min(b)] * len(b) for b in jb] for jb in bases]
+    else:
+        bases_lb = bases
+    bound = lower_bound(jobs, bases_lb, cluster, min_slow, config.bandwidth_mb_s)
+    results: dict[str, RunMetrics] = {}
+    for text in policies:
+        label, name, opts = parse_policy(text)
+        policy = get_policy(name, **opts)
+        sim = Simulation(jobs, cluster, policy, config, bases)
+        cb = print_progress(len(jobs), label) if show_progress else None
+        m = sim.run(cb)
+        if show_progress:
+            print("", file=__import__("sys").stderr)
+        m.policy = label
+        results[label] = m
+    settings = {
+        "jobs": len(jobs),
+        "nodes": len(cluster.nodes),
+        "seed": config.seed,
+        "straggler": config.straggler.describe(),
+        "shuffle": config.shuffle,
+        "tick": config.tick,
+        "bandwidth_mb_s": config.bandwidth_mb_s,
+        "total_tasks": int(np.sum([j.task_count for j in jobs])),
+    }
+    return Comparison(results, bound, load, settings)
