@@ -138,6 +138,13 @@ class Database:
         if self.dialect == "postgresql":
             cur.execute("SELECT pg_advisory_xact_lock(%s)", (key,))
 
+    def sqlite_script(self, script: str) -> None:
+        """Run SQLite statements to completion on the writer, outside any transaction (maintenance
+        pragmas such as incremental_vacuum free one page per step, so they must run to the end)."""
+        self._check_open()
+        with self._write_lock:
+            self._writer.executescript(script)
+
     # -- transactions ------------------------------------------------------------------------------------
     @contextlib.contextmanager
     def write(self) -> Iterator[Cursor]:

@@ -260,9 +260,8 @@ class DecisionLog:
         with self.db.write() as cur:
             cur.execute(self.db.sql("DELETE FROM decision_commits WHERE last_id <= ?"), (cutoff,))
         if self.db.dialect == "sqlite":
-            with self.db.write() as cur:
-                cur.execute("PRAGMA incremental_vacuum")
-                cur.fetchall()
+            # Give the freed pages back, then move the shrink from the WAL into the file now.
+            self.db.sqlite_script("PRAGMA incremental_vacuum; PRAGMA wal_checkpoint(PASSIVE);")
         return deleted
 
     # -- lifetime ------------------------------------------------------------------------------------------
