@@ -1,4 +1,10 @@
-"""`dollymp serve`: the decision service (gRPC for the shim and the AM helper)."""
+"""`dollymp serve`: the decision service (gRPC for the shim and the AM helper).
+
+Configuration: defaults < --config FILE (TOML) < DOLLYMP_* environment < these flags; see
+pyscheduler.config for every key. An invalid key or value stops start-up with exit code 2 and a
+message naming the key. SIGTERM/SIGINT: graceful shutdown (rounds in flight finish, the decision
+log is flushed), exit code 0.
+"""
 
 from __future__ import annotations
 
@@ -18,18 +24,15 @@ log = logging.getLogger("dollymp.serve")
 
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser("serve", help="run the decision service")
-    p.add_argument("--grpc-host", default=None, help="gRPC bind address (default 127.0.0.1)")
-    p.add_argument("--grpc-port", type=int, default=None, help="gRPC port; 0 picks a free one (default 0)")
-    p.add_argument(
-        "--port-file",
-        type=Path,
-        default=None,
-        help="write the bound gRPC port here (atomically) once serving",
-    )
-    p.add_argument("--db", default=None, help="decision log: SQLite path or sqlite:///, postgresql:// URL")
-    p.add_argument("--policy", default=None, help="policy name (default fcfs)")
-    p.add_argument("--grace", type=float, default=None, help="seconds to finish rounds in flight on shutdown")
-    p.add_argument("--log-level", default="INFO")
+    p.add_argument("--config", type=Path, default=None, help="TOML configuration file")
+    p.add_argument("--check-config", action="store_true", help="validate the configuration and exit")
+    p.add_argument("--grpc-host", default=None, help="gRPC bind address (grpc.host, default 127.0.0.1)")
+    p.add_argument("--grpc-port", type=int, default=None, help="gRPC port; 0 picks a free one (grpc.port)")
+    p.add_argument("--port-file", default=None, help="write the bound gRPC port here, atomically")
+    p.add_argument("--db", default=None, help="decision log: SQLite path, sqlite:/// or postgresql:// URL")
+    p.add_argument("--policy", default=None, help="policy name (policy.name, default fcfs)")
+    p.add_argument("--grace", type=float, default=None, help="seconds for rounds in flight on shutdown")
+    p.add_argument("--log-level", default=None, help="DEBUG, INFO, WARNING or ERROR")
     p.set_defaults(func=run)
 
 
@@ -49,44 +52,38 @@ def write_port_file(path: Path, port: int) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pyscheduler.rpc import policy as rpc_policy
-    from pyscheduler.rpc.server import GrpcServer, ServerOptions
-    from pyscheduler.rpc.servicer import SchedulerServicer, SyncOptions
-    from pyscheduler.rpc.session import SessionRegistry
-    from pyscheduler.store.log import open_store
+    from pyscheduler import config
 
+    overrides = {
+        "grpc.host": args.grpc_host,
+        "grpc.port": args.grpc_port,
+        "service.port_file": args.port_file,
+        "store.url": args.db,
+        "policy.name": args.policy,
+        "grpc.grace_s": args.grace,
+        "service.log_level": args.log_level.upper() if args.log_level else None,
+    }
+    try:
+        cfg = config.load(args.config, overrides=overrides)
+    except config.ConfigError as exc:
+        print(f"dollymp serve: {exc}", file=sys.stderr)
+        return 2
     logging.basicConfig(
-        level=args.log_level.upper(),
+        level=cfg["service.log_level"],
         stream=sys.stderr,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
-    policy_name = args.policy or "fcfs"
-    try:
-        round_fn = rpc_policy.round_for(policy_name)
-    except ValueError as exc:
-        print(f"dollymp serve: policy: {exc}", file=sys.stderr)
-        return 2
-    db = args.db or "dollymp-decisions.db"
-    try:
-        store = open_store(db)
-    except Exception as exc:
-        print(f"dollymp serve: db: cannot open decision log {db!r}: {exc}", file=sys.stderr)
-        return 2
-    servicer = SchedulerServicer(SessionRegistry(), round_fn, policy_name, store, SyncOptions())
-    host = args.grpc_host or "127.0.0.1"
-    port = 0 if args.grpc_port is None else args.grpc_port
-    try:
-        server = GrpcServer(servicer, ServerOptions(host=host, port=port))
-    except (OSError, RuntimeError) as exc:
-        print(f"dollymp serve: grpc: {exc}", file=sys.stderr)
-        store.close()
-        return 2
-    server.start()
-    if args.port_file is not None:
-        write_port_file(args.port_file, server.port)
-    print(f"GRPC_PORT={server.port}", flush=True)
-    log.info("serving gRPC on %s:%d with policy %s", host, server.port, policy_name)
+    from pyscheduler.rpc.service import DecisionService
 
+    try:
+        service = DecisionService(cfg)
+    except config.ConfigError as exc:
+        print(f"dollymp serve: {exc}", file=sys.stderr)
+        return 2
+    if args.check_config:
+        service.stop()
+        print("configuration OK")
+        return 0
     stop = threading.Event()
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
@@ -94,10 +91,13 @@ def run(args: argparse.Namespace) -> int:
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
+    service.start()
+    if cfg["service.port_file"]:
+        write_port_file(Path(cfg["service.port_file"]), service.port)
+    print(f"GRPC_PORT={service.port}", flush=True)
     while not stop.wait(0.5):
         pass
     log.info("shutting down: finishing rounds in flight")
-    server.stop(args.grace if args.grace is not None else 5.0)
-    store.close()
+    service.stop()
     log.info("stopped")
     return 0

@@ -28,12 +28,20 @@ def available() -> list[str]:
     return sorted([*policies.policy_names(), YARN_FCFS])
 
 
-def round_for(name: str, options: dict[str, Any] | None = None, hints: HintSource | None = None) -> RoundFn:
-    """The round function for a policy name; ValueError naming the problem otherwise."""
+def resolve(name: str, options: dict[str, Any] | None = None) -> policies.Policy | None:
+    """The core policy for `name` (None for yarn-fcfs); ValueError naming the problem otherwise."""
     if name == YARN_FCFS:
         if options:
             raise ValueError(f"policy {YARN_FCFS!r} takes no options, got {sorted(options)}")
-        return _yarn_fcfs_round
+        return None
     if name not in policies.policy_names():
         raise ValueError(f"unknown policy {name!r}; known: {', '.join(available())}")
-    return core_round(policies.get_policy(name, **(options or {})), hints)
+    return policies.get_policy(name, **(options or {}))
+
+
+def round_for(name: str, options: dict[str, Any] | None = None, hints: HintSource | None = None) -> RoundFn:
+    return round_with(resolve(name, options), hints)
+
+
+def round_with(policy: policies.Policy | None, hints: HintSource | None = None) -> RoundFn:
+    return _yarn_fcfs_round if policy is None else core_round(policy, hints)

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from concurrent import futures
 from dataclasses import dataclass
-from typing import Any
 
 import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
-from pyscheduler.rpc.servicer import SchedulerServicer, generic_handler
+from pyscheduler.rpc import appmaster
+from pyscheduler.rpc.servicer import SERVICE_NAME, SchedulerServicer, generic_handler
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,14 +37,14 @@ class GrpcServer:
         self,
         servicer: SchedulerServicer,
         options: ServerOptions,
-        extra_handlers: tuple[grpc.GenericRpcHandler[Any, Any], ...] = (),
+        am_servicer: appmaster.AppMasterServicer | None = None,
     ) -> None:
         self.servicer = servicer
         self.options = options
         limit = options.max_message_mb * 1024 * 1024
         self.server = grpc.server(
             futures.ThreadPoolExecutor(max_workers=options.max_workers, thread_name_prefix="grpc"),
-            handlers=[generic_handler(servicer), *extra_handlers],
+            handlers=[generic_handler(servicer)],
             options=[
                 ("grpc.max_receive_message_length", limit),
                 ("grpc.max_send_message_length", limit),
@@ -51,6 +52,12 @@ class GrpcServer:
             ],
             maximum_concurrent_rpcs=options.max_workers * 4,
         )
+        if am_servicer is not None:
+            self.server.add_generic_rpc_handlers((appmaster.generic_handler(am_servicer),))
+        # The standard gRPC health checking protocol (grpc.health.v1.Health).
+        self.health = health.HealthServicer(experimental_non_blocking=True)
+        health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
+        self._names = ("", SERVICE_NAME, *((appmaster.SERVICE_NAME,) if am_servicer is not None else ()))
         address = f"{_bracket(options.host)}:{options.port}"
         if options.tls is not None:
             creds = grpc.ssl_server_credentials(
@@ -66,9 +73,12 @@ class GrpcServer:
 
     def start(self) -> None:
         self.server.start()
+        for name in self._names:
+            self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
 
     def stop(self, grace_s: float) -> None:
         """Stop taking new work, let each stream finish its round in flight, then close."""
+        self.health.enter_graceful_shutdown()  # NOT_SERVING for every service name
         self.servicer.draining.set()
         self.server.stop(grace_s).wait(grace_s + 1.0)
 

@@ -24,24 +24,24 @@ class InvalidMessage(ValueError):
         self.problem = problem
 
 
-def _nonempty(value: str, path: str) -> None:
+def nonempty(value: str, path: str) -> None:
     if not value:
         raise InvalidMessage(path, "must be non-empty")
 
 
-def _at_least(value: int, low: int, path: str) -> None:
+def at_least(value: int, low: int, path: str) -> None:
     if value < low:
         raise InvalidMessage(path, f"must be >= {low}, got {value}")
 
 
-def _finite_nonneg(value: float, path: str) -> None:
+def finite_nonneg(value: float, path: str) -> None:
     if not math.isfinite(value):
         raise InvalidMessage(path, f"must be a finite number, got {value!r}")
     if value < 0:
         raise InvalidMessage(path, f"must be >= 0, got {value!r}")
 
 
-def _enum(value: int, enum_type: Any, path: str) -> None:
+def enum_value(value: int, enum_type: Any, path: str) -> None:
     if value == 0:
         raise InvalidMessage(path, f"must be set ({enum_type.Name(0)} is not allowed)")
     if value not in enum_type.values():
@@ -75,44 +75,44 @@ def _ids(values: Iterable[str], path: str) -> None:
 
 
 def node(n: Any, p: str) -> None:
-    _nonempty(n.node_id, f"{p}.node_id")
+    nonempty(n.node_id, f"{p}.node_id")
     resource(n.capacity, f"{p}.capacity", n, "capacity")
     resource(n.allocated, f"{p}.allocated", n, "allocated", required=False)
-    _enum(n.state, pb.NodeState, f"{p}.state")
-    _finite_nonneg(n.speed, f"{p}.speed")
+    enum_value(n.state, pb.NodeState, f"{p}.state")
+    finite_nonneg(n.speed, f"{p}.speed")
 
 
 def app(a: Any, p: str) -> None:
-    _nonempty(a.application_id, f"{p}.application_id")
-    _at_least(a.submit_time_ms, 0, f"{p}.submit_time_ms")
+    nonempty(a.application_id, f"{p}.application_id")
+    at_least(a.submit_time_ms, 0, f"{p}.submit_time_ms")
 
 
 def ask(a: Any, p: str) -> None:
-    _nonempty(a.attempt_id, f"{p}.attempt_id")
-    _at_least(a.priority, 0, f"{p}.priority")
-    _at_least(a.allocation_request_id, -1, f"{p}.allocation_request_id")  # YARN's default id is -1
-    _at_least(a.num_containers, 0, f"{p}.num_containers")
+    nonempty(a.attempt_id, f"{p}.attempt_id")
+    at_least(a.priority, 0, f"{p}.priority")
+    at_least(a.allocation_request_id, -1, f"{p}.allocation_request_id")  # YARN's default id is -1
+    at_least(a.num_containers, 0, f"{p}.num_containers")
     if a.num_containers > 0:
         resource(a.capability, f"{p}.capability", a, "capability")
     for j, loc in enumerate(a.locations):
-        _nonempty(loc, f"{p}.locations[{j}]")
+        nonempty(loc, f"{p}.locations[{j}]")
 
 
 def container(c: Any, p: str) -> None:
-    _nonempty(c.container_id, f"{p}.container_id")
-    _nonempty(c.attempt_id, f"{p}.attempt_id")
-    _nonempty(c.node_id, f"{p}.node_id")
-    _at_least(c.priority, 0, f"{p}.priority")
-    _at_least(c.allocation_request_id, -1, f"{p}.allocation_request_id")
+    nonempty(c.container_id, f"{p}.container_id")
+    nonempty(c.attempt_id, f"{p}.attempt_id")
+    nonempty(c.node_id, f"{p}.node_id")
+    at_least(c.priority, 0, f"{p}.priority")
+    at_least(c.allocation_request_id, -1, f"{p}.allocation_request_id")
     resource(c.resource, f"{p}.resource", c, "resource")
-    _at_least(c.start_time_ms, 0, f"{p}.start_time_ms")
+    at_least(c.start_time_ms, 0, f"{p}.start_time_ms")
 
 
 def state_batch(b: Any) -> None:
     """Check a whole StateBatch; raises InvalidMessage naming the first bad field."""
-    _nonempty(b.session_id, "session_id")
-    _at_least(b.seq, 1, "seq")
-    _at_least(b.rm_time_ms, 0, "rm_time_ms")
+    nonempty(b.session_id, "session_id")
+    at_least(b.seq, 1, "seq")
+    at_least(b.rm_time_ms, 0, "rm_time_ms")
     seen_nodes: set[str] = set()
     for i, n in enumerate(b.nodes_upserted):
         p = f"nodes_upserted[{i}]"
@@ -136,18 +136,18 @@ def state_batch(b: Any) -> None:
         container(c, f"containers_allocated[{i}]")
     for i, d in enumerate(b.containers_completed):
         p = f"containers_completed[{i}]"
-        _nonempty(d.container_id, f"{p}.container_id")
-        _enum(d.exit_kind, pb.ContainerExitKind, f"{p}.exit_kind")
-        _at_least(d.finish_time_ms, 0, f"{p}.finish_time_ms")
+        nonempty(d.container_id, f"{p}.container_id")
+        enum_value(d.exit_kind, pb.ContainerExitKind, f"{p}.exit_kind")
+        at_least(d.finish_time_ms, 0, f"{p}.finish_time_ms")
     for i, o in enumerate(b.outcomes):
         p = f"outcomes[{i}]"
-        _nonempty(o.placement_id, f"{p}.placement_id")
-        _enum(o.kind, pb.PlacementOutcomeKind, f"{p}.kind")
-        _at_least(o.containers, 0, f"{p}.containers")
+        nonempty(o.placement_id, f"{p}.placement_id")
+        enum_value(o.kind, pb.PlacementOutcomeKind, f"{p}.kind")
+        at_least(o.containers, 0, f"{p}.containers")
 
 
 def register_request(r: Any) -> None:
-    _nonempty(r.rm_id, "rm_id")
-    _at_least(r.tick_ms, 0, "tick_ms")
+    nonempty(r.rm_id, "rm_id")
+    at_least(r.tick_ms, 0, "tick_ms")
     for i, t in enumerate(r.resource_types):
-        _nonempty(t, f"resource_types[{i}]")
+        nonempty(t, f"resource_types[{i}]")

@@ -1,0 +1,252 @@
+"""The service's configuration: defaults < file (TOML) < environment < command line.
+
+Every key is `section.name`. The file is TOML with one table per section::
+
+    [grpc]
+    host = "127.0.0.1"
+    port = 7070
+    tls_cert = "/etc/dollymp/tls.crt"
+
+    [policy]
+    name = "dollymp"
+    [policy.options]
+    max_clones = 2
+
+The environment variable for `grpc.port` is DOLLYMP_GRPC_PORT (section and name upper-cased);
+`policy.options` takes a JSON object (DOLLYMP_POLICY_OPTIONS='{"max_clones": 1}'). A variable
+that starts with a section's prefix (DOLLYMP_GRPC_...) but names no key is an error, as is an unknown
+key in the file. Validation happens once, at start-up, and the first problem stops it with
+`ConfigError`, whose message names the key and where its value came from.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import math
+import os
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ENV_PREFIX = "DOLLYMP_"
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+
+
+class ConfigError(ValueError):
+    """An invalid configuration key or value; `key` is the dotted key, `source` where it came from."""
+
+    def __init__(self, key: str, source: str, problem: str) -> None:
+        super().__init__(f"config {key} ({source}): {problem}")
+        self.key = key
+        self.source = source
+        self.problem = problem
+
+
+Parser = Callable[[Any, bool], Any]  # (raw value, raw is text from env/CLI) -> typed value; ValueError why
+
+
+def _int(low: int, high: int | None = None) -> Parser:
+    def parse(v: Any, text: bool) -> int:
+        if text:
+            try:
+                v = int(str(v).strip())
+            except ValueError:
+                raise ValueError(f"must be an integer, got {v!r}") from None
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise ValueError(f"must be an integer, got {v!r}")
+        if v < low or (high is not None and v > high):
+            raise ValueError(f"must be in {low}..{high if high is not None else 'inf'}, got {v}")
+        return v
+
+    return parse
+
+
+def _float(low: float, low_open: bool = False) -> Parser:
+    def parse(v: Any, text: bool) -> float:
+        if text:
+            try:
+                v = float(str(v).strip())
+            except ValueError:
+                raise ValueError(f"must be a number, got {v!r}") from None
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            raise ValueError(f"must be a finite number, got {v!r}")
+        if v < low or (low_open and v == low):
+            raise ValueError(f"must be {'>' if low_open else '>='} {low}, got {v}")
+        return float(v)
+
+    return parse
+
+
+def _str(choices: tuple[str, ...] = (), upper: bool = False) -> Parser:
+    def parse(v: Any, text: bool) -> str:
+        if not isinstance(v, str):
+            raise ValueError(f"must be a string, got {v!r}")
+        s = v.upper() if upper else v
+        if choices and s not in choices:
+            raise ValueError(f"must be one of {', '.join(choices)}, got {v!r}")
+        return s
+
+    return parse
+
+
+def _host(v: Any, text: bool) -> str:
+    if not isinstance(v, str) or not v.strip():
+        raise ValueError(f"must be a host name or IP address, got {v!r}")
+    return v.strip()
+
+
+def _file(v: Any, text: bool) -> str:
+    if not isinstance(v, str):
+        raise ValueError(f"must be a file path, got {v!r}")
+    if v and not Path(v).is_file():
+        raise ValueError(f"file {v!r} does not exist")
+    if v and not os.access(v, os.R_OK):
+        raise ValueError(f"file {v!r} is not readable")
+    return v
+
+
+def _options(v: Any, text: bool) -> dict[str, Any]:
+    if text:
+        try:
+            v = json.loads(str(v))
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"must be a JSON object: {exc}") from None
+    if not isinstance(v, dict):
+        raise ValueError(f"must be a table/object, got {v!r}")
+    return dict(v)
+
+
+# key -> (default, parser)
+SCHEMA: dict[str, tuple[Any, Parser]] = {
+    "grpc.host": ("127.0.0.1", _host),
+    "grpc.port": (0, _int(0, 65535)),
+    "grpc.max_workers": (32, _int(2, 1024)),
+    "grpc.max_message_mb": (64, _int(1, 2047)),
+    "grpc.grace_s": (5.0, _float(0.0)),
+    "grpc.tls_cert": ("", _file),
+    "grpc.tls_key": ("", _file),
+    "grpc.tls_client_ca": ("", _file),
+    "sync.queue_size": (64, _int(1, 100_000)),
+    "sync.max_coalesce": (64, _int(1, 100_000)),
+    "sync.outstanding_ttl_s": (30.0, _float(0.0, low_open=True)),
+    "store.url": ("dollymp-decisions.db", _str()),
+    "store.retention_max_age_s": (0.0, _float(0.0)),
+    "store.retention_max_bytes": (0, _int(0)),
+    "policy.name": ("fcfs", _str()),
+    "policy.options": ({}, _options),
+    "http.host": ("127.0.0.1", _host),
+    "http.port": (-1, _int(-1, 65535)),  # -1: no HTTP API; 0: an ephemeral port
+    "http.token": ("", _str()),
+    "service.port_file": ("", _str()),
+    "service.log_level": ("INFO", _str(LOG_LEVELS, upper=True)),
+}
+SECTIONS = tuple(sorted({k.split(".")[0] for k in SCHEMA}))
+
+
+@dataclass(frozen=True)
+class Config:
+    """Validated settings; `values[key]` for every key of SCHEMA, `sources[key]` where it came from."""
+
+    values: Mapping[str, Any]
+    sources: Mapping[str, str]
+
+    def __getitem__(self, key: str) -> Any:
+        return self.values[key]
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _flatten(doc: Mapping[str, Any], source: str) -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for section, table in doc.items():
+        if section not in SECTIONS:
+            raise ConfigError(section, source, f"unknown section; known: {', '.join(SECTIONS)}")
+        if not isinstance(table, dict):
+            raise ConfigError(section, source, "must be a table")
+        for name, value in table.items():
+            key = f"{section}.{name}"
+            if key not in SCHEMA:
+                known = ", ".join(k for k in SCHEMA if k.startswith(section + "."))
+                raise ConfigError(key, source, f"unknown key; known in [{section}]: {known}")
+            flat[key] = value
+    return flat
+
+
+def _env_keys(env: Mapping[str, str]) -> dict[str, tuple[str, str]]:
+    found: dict[str, tuple[str, str]] = {}
+    for var, value in env.items():
+        if not var.startswith(ENV_PREFIX):
+            continue
+        rest = var[len(ENV_PREFIX) :].lower()
+        section = next((s for s in SECTIONS if rest.startswith(s + "_")), None)
+        if section is None:
+            continue  # not ours (e.g. DOLLYMP_HOME)
+        key = f"{section}.{rest[len(section) + 1 :]}"
+        if key not in SCHEMA:
+            raise ConfigError(key, f"env {var}", "unknown key")
+        found[key] = (value, f"env {var}")
+    return found
+
+
+def load(
+    path: str | Path | None = None,
+    env: Mapping[str, str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> Config:
+    """Merge and validate; `overrides` (command-line flags) hold typed values or None for unset."""
+    raw: dict[str, tuple[Any, str, bool]] = {k: (d, "default", False) for k, (d, _) in SCHEMA.items()}
+    if path is not None:
+        source = f"file {path}"
+        try:
+            with open(path, "rb") as f:
+                doc = tomllib.load(f)
+        except OSError as exc:
+            raise ConfigError("--config", source, f"cannot read: {exc.strerror}") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError("--config", source, f"not valid TOML: {exc}") from None
+        for k, v in _flatten(doc, source).items():
+            raw[k] = (v, source, False)
+    for k, (env_text, env_source) in _env_keys(os.environ if env is None else env).items():
+        raw[k] = (env_text, env_source, True)
+    for k, v in (overrides or {}).items():
+        if k not in SCHEMA:
+            raise ConfigError(k, "command line", "unknown key")
+        if v is not None:
+            raw[k] = (v, "command line", False)
+    values: dict[str, Any] = {}
+    for k, (v, source, is_text) in raw.items():
+        try:
+            values[k] = SCHEMA[k][1](v, is_text)
+        except ValueError as exc:
+            raise ConfigError(k, source, str(exc)) from None
+    sources = {k: raw[k][1] for k in raw}
+    _cross_check(values, sources)
+    return Config(values, sources)
+
+
+def _cross_check(v: Mapping[str, Any], src: Mapping[str, str]) -> None:
+    if bool(v["grpc.tls_cert"]) != bool(v["grpc.tls_key"]):
+        missing = "grpc.tls_key" if v["grpc.tls_cert"] else "grpc.tls_cert"
+        raise ConfigError(missing, src[missing], "grpc.tls_cert and grpc.tls_key must be set together")
+    if v["grpc.tls_client_ca"] and not v["grpc.tls_cert"]:
+        raise ConfigError(
+            "grpc.tls_client_ca", src["grpc.tls_client_ca"], "client certificates need grpc.tls_cert"
+        )
+    if v["http.port"] >= 0 and not is_loopback(v["http.host"]) and not v["http.token"]:
+        raise ConfigError(
+            "http.token", src["http.token"], f"required when http.host {v['http.host']!r} is not loopback"
+        )
+    if not v["policy.name"]:
+        raise ConfigError("policy.name", src["policy.name"], "must be non-empty")
+    if not v["store.url"]:
+        raise ConfigError("store.url", src["store.url"], "must be non-empty")

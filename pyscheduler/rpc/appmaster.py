@@ -1,0 +1,265 @@
+"""AppMasterService: what the AM helper tells the service (job profile, attempts) and the ClonePlan back.
+
+The clone counts per phase and ω come from the same core policy that places containers: the job's
+profile becomes a core Job (phases, tasks, demand, DAG; θ/σ from the durations reported so far, else
+the recurring-job history, else 1 s / 0), the cluster is the mirror of the session that knows the
+application (any session if none does), and the policy's `clone_grants` / `omegas` for that job are the
+answer. A policy that grants no clones (fcfs, yarn-fcfs) answers 0 clones and ω = 0 with its reason.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
+
+from pyscheduler.objects import ClusterState, DecisionKind, Job, Phase, Resources
+from pyscheduler.policies import Policy, Snapshot
+from pyscheduler.rpc import validate
+from pyscheduler.rpc.servicer import Malformed, lenient
+from pyscheduler.rpc.session import DecisionRecorder, SessionRegistry
+from pyscheduler.rpc.translate import PhaseHint, to_snapshot
+from pyscheduler.wire import pb
+
+SERVICE_NAME = "dollymp.v1.AppMasterService"
+MAX_CLONES = 2  # at most two clones per task (DollyMP, design.md)
+_FINAL = (pb.ATTEMPT_SUCCEEDED, pb.ATTEMPT_FAILED, pb.ATTEMPT_KILLED)
+
+
+def _profile(p: Any) -> None:
+    validate.nonempty(p.application_id, "application_id")
+    validate.at_least(p.submit_time_ms, 0, "submit_time_ms")
+    if not p.phases:
+        raise validate.InvalidMessage("phases", "must list at least one phase")
+    ids = [ph.phase_id for ph in p.phases]
+    for i, ph in enumerate(p.phases):
+        at = f"phases[{i}]"
+        validate.nonempty(ph.phase_id, f"{at}.phase_id")
+        if ph.phase_id in ids[:i]:
+            raise validate.InvalidMessage(f"{at}.phase_id", f"duplicate phase {ph.phase_id!r}")
+        validate.at_least(ph.tasks, 1, f"{at}.tasks")
+        validate.resource(ph.demand, f"{at}.demand", ph, "demand")
+        if ph.demand.memory_mb == 0 and ph.demand.vcores == 0:
+            raise validate.InvalidMessage(f"{at}.demand", "must be non-zero")
+        validate.at_least(ph.yarn_priority, 0, f"{at}.yarn_priority")
+        for j, parent in enumerate(ph.parents):
+            if parent not in ids or parent == ph.phase_id:
+                raise validate.InvalidMessage(f"{at}.parents[{j}]", f"unknown phase {parent!r}")
+    try:  # the core rejects DAG cycles; say which field
+        _job_of(p, {})
+    except ValueError as exc:
+        raise validate.InvalidMessage("phases", str(exc)) from None
+
+
+def _reports(r: Any) -> None:
+    validate.nonempty(r.application_id, "application_id")
+    for i, a in enumerate(r.attempts):
+        at = f"attempts[{i}]"
+        validate.nonempty(a.task_id, f"{at}.task_id")
+        validate.nonempty(a.attempt_id, f"{at}.attempt_id")
+        validate.nonempty(a.phase_id, f"{at}.phase_id")
+        validate.enum_value(a.state, pb.AttemptState, f"{at}.state")
+        validate.finite_nonneg(a.duration_s, f"{at}.duration_s")
+        validate.at_least(a.time_ms, 0, f"{at}.time_ms")
+
+
+def _job_of(p: Any, stats: dict[str, tuple[float, float]]) -> Job:
+    phases = [
+        Phase(
+            ph.phase_id,
+            ph.tasks,
+            Resources((float(ph.demand.vcores), float(ph.demand.memory_mb))),
+            *stats.get(ph.phase_id, (1.0, 0.0)),
+            tuple(ph.parents),
+        )
+        for ph in p.phases
+    ]
+    return Job(p.application_id, p.submit_time_ms / 1000.0, phases, p.job_name, p.application_id)
+
+
+@dataclass
+class _AppState:
+    profile: Any
+    durations: dict[str, list[float]] = field(default_factory=dict)
+    attempts: dict[str, Any] = field(default_factory=dict)  # attempt id -> last report
+    last_plan: str = ""
+
+
+History = Callable[[str, str], tuple[float, float] | None]  # (job name, phase) -> (mean, sd)
+
+
+class AppMasterServicer:
+    def __init__(
+        self,
+        registry: SessionRegistry,
+        policy: Policy | None,
+        recorder: DecisionRecorder,
+        history: Any | None = None,
+        max_apps: int = 10_000,
+    ) -> None:
+        self.registry = registry
+        self.policy = policy
+        self.recorder = recorder
+        self.history = history  # pyscheduler.store StatisticsHistory, or None
+        self.max_apps = max_apps
+        self._lock = threading.Lock()
+        self._apps: dict[str, _AppState] = {}
+
+    # ---- what translate.py asks for: θ/σ per YARN priority ----------------------------------
+
+    def hints(self, app_id: str) -> dict[int, PhaseHint]:
+        with self._lock:
+            st = self._apps.get(app_id)
+            if st is None:
+                return {}
+            stats = self._stats(st)
+            return {
+                ph.yarn_priority: PhaseHint(ph.phase_id, *stats.get(ph.phase_id, (1.0, 0.0)))
+                for ph in st.profile.phases
+            }
+
+    def _stats(self, st: _AppState) -> dict[str, tuple[float, float]]:
+        out: dict[str, tuple[float, float]] = {}
+        for ph in st.profile.phases:
+            seen = st.durations.get(ph.phase_id, [])
+            if seen:
+                out[ph.phase_id] = (statistics.fmean(seen), statistics.pstdev(seen) if len(seen) > 1 else 0.0)
+            elif self.history is not None and st.profile.job_name:
+                m = self.history.moments(st.profile.job_name, ph.phase_id)
+                if m is not None and math.isfinite(m.mean):
+                    out[ph.phase_id] = (m.mean, m.sd)
+        return out
+
+    # ---- RPCs ------------------------------------------------------------------------------
+
+    def report_job_profile(self, request: Any, context: grpc.ServicerContext) -> Any:
+        self._check(request, _profile, context)
+        with self._lock:
+            old = self._apps.get(request.application_id)
+            self._apps[request.application_id] = _AppState(
+                request, *(() if old is None else (old.durations,))
+            )
+            while len(self._apps) > self.max_apps:  # bounded: forget the oldest profile
+                self._apps.pop(next(iter(self._apps)))
+        return self._plan(request.application_id)
+
+    def report_attempts(self, request: Any, context: grpc.ServicerContext) -> Any:
+        self._check(request, _reports, context)
+        finished: dict[str, list[float]] = {}
+        with self._lock:
+            st = self._apps.get(request.application_id)
+            if st is None:
+                context.abort(
+                    grpc.StatusCode.FAILED_PRECONDITION,
+                    f"application_id: no job profile for {request.application_id!r}; report it first",
+                )
+            known = {ph.phase_id for ph in st.profile.phases}
+            for i, a in enumerate(request.attempts):
+                if a.phase_id not in known:
+                    context.abort(
+                        grpc.StatusCode.INVALID_ARGUMENT,
+                        f"attempts[{i}].phase_id: unknown phase {a.phase_id!r}",
+                    )
+            for a in request.attempts:
+                prev = st.attempts.get(a.attempt_id)
+                st.attempts[a.attempt_id] = a
+                if a.state == pb.ATTEMPT_SUCCEEDED and (prev is None or prev.state != pb.ATTEMPT_SUCCEEDED):
+                    st.durations.setdefault(a.phase_id, []).append(a.duration_s)
+                    finished.setdefault(a.phase_id, []).append(a.duration_s)
+            job_name = st.profile.job_name
+        if self.history is not None and job_name:
+            for phase_id, ds in finished.items():
+                self.history.record(job_name, phase_id, ds)
+        return self._plan(request.application_id)
+
+    def get_clone_plan(self, request: Any, context: grpc.ServicerContext) -> Any:
+        if isinstance(request, Malformed):
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, request.describe())
+        if not request.application_id:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, "application_id: must be non-empty")
+        with self._lock:
+            known = request.application_id in self._apps
+        if not known:
+            context.abort(
+                grpc.StatusCode.NOT_FOUND, f"application_id: no job profile for {request.application_id!r}"
+            )
+        return self._plan(request.application_id)
+
+    @staticmethod
+    def _check(request: Any, check: Callable[[Any], None], context: grpc.ServicerContext) -> None:
+        if isinstance(request, Malformed):
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, request.describe())
+        try:
+            check(request)
+        except validate.InvalidMessage as exc:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+
+    # ---- the plan --------------------------------------------------------------------------
+
+    def _cluster(self, app_id: str) -> ClusterState:
+        sessions = self.registry.sessions()
+        chosen = next((s for s in sessions if app_id in s.mirror.apps), sessions[0] if sessions else None)
+        if chosen is None:
+            return ClusterState()
+        with chosen.lock:
+            snap, _, _ = to_snapshot(chosen.mirror, time.time())
+        c = snap.cluster
+        if len(c.dims) > 2:  # the profile speaks vcores and memory only
+            return ClusterState.from_arrays(c.node_ids, c.capacity[:, :2], c.free[:, :2])
+        return c
+
+    def _plan(self, app_id: str) -> Any:
+        with self._lock:
+            st = self._apps[app_id]
+            job = _job_of(st.profile, self._stats(st))
+        plan = pb.ClonePlan(application_id=app_id)
+        for ph in st.profile.phases:
+            plan.clones_per_phase[ph.phase_id] = 0
+        if self.policy is None:
+            plan.detail = "the policy grants no clones"
+            return plan
+        decisions = self.policy.decide(Snapshot(time.time(), self._cluster(app_id), [job]))
+        for g in decisions.clone_grants:
+            if g.job_id == app_id and g.phase_id in plan.clones_per_phase:
+                plan.clones_per_phase[g.phase_id] = max(0, min(MAX_CLONES, g.clones))
+        for o in decisions.omegas:
+            if o.job_id == app_id and math.isfinite(o.omega) and o.omega >= 0:
+                plan.delay_assignment_wait_s = o.omega
+        records = [
+            r for r in decisions.to_records() if r.kind in (DecisionKind.CLONE_GRANT, DecisionKind.OMEGA)
+        ]
+        plan.detail = f"policy {self.policy.name}: " + (
+            ", ".join(sorted({r.reason for r in records})) if records else "no clone grants"
+        )
+        memo = repr((sorted(plan.clones_per_phase.items()), plan.delay_assignment_wait_s))
+        with self._lock:
+            changed = st.last_plan != memo
+            st.last_plan = memo
+        if records and changed:  # log grants and ω when they change, not on every report
+            self.recorder.append(records)
+        return plan
+
+
+def generic_handler(servicer: AppMasterServicer) -> grpc.GenericRpcHandler[Any, Any]:
+    def unary(fn: Callable[[Any, grpc.ServicerContext], Any], req: Any, resp: Any) -> Any:
+        return grpc.unary_unary_rpc_method_handler(
+            fn, request_deserializer=lenient(req), response_serializer=resp.SerializeToString
+        )
+
+    return grpc.method_handlers_generic_handler(
+        SERVICE_NAME,
+        {
+            "ReportJobProfile": unary(servicer.report_job_profile, pb.JobProfile, pb.ClonePlan),
+            "ReportAttempts": unary(servicer.report_attempts, pb.AttemptReports, pb.ClonePlan),
+            "GetClonePlan": unary(servicer.get_clone_plan, pb.ClonePlanRequest, pb.ClonePlan),
+        },
+    )
+
+
+__all__: Sequence[str] = ("SERVICE_NAME", "AppMasterServicer", "generic_handler")

@@ -1,0 +1,134 @@
+"""The decision service assembled from a validated Config: store, policy, sessions, gRPC server.
+
+`dollymp serve` runs one; the HTTP API reads `state_dump()`, `servicer.stats` and `store` from it;
+tests and the bench run one in-process too.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pyscheduler.config import Config, ConfigError
+from pyscheduler.objects.decision import Decision
+from pyscheduler.rpc import policy as rpc_policy
+from pyscheduler.rpc.appmaster import AppMasterServicer
+from pyscheduler.rpc.server import GrpcServer, ServerOptions, TlsFiles
+from pyscheduler.rpc.servicer import SchedulerServicer, SyncOptions
+from pyscheduler.rpc.session import SessionRegistry
+
+log = logging.getLogger("dollymp.service")
+
+
+class _WriterRecorder:
+    """Decisions go to the store's background writer (committed in batches, off the round's path)."""
+
+    def __init__(self, writer: Any) -> None:
+        self.writer = writer
+
+    def append(self, decisions: Sequence[Decision]) -> Any:
+        self.writer.submit(decisions)
+
+
+def _read(path: str, key: str, source: str) -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except OSError as exc:
+        raise ConfigError(key, source, f"cannot read {path!r}: {exc.strerror}") from None
+
+
+def tls_of(cfg: Config) -> TlsFiles | None:
+    if not cfg["grpc.tls_cert"]:
+        return None
+    src = cfg.sources
+    return TlsFiles(
+        cert_chain=_read(cfg["grpc.tls_cert"], "grpc.tls_cert", src["grpc.tls_cert"]),
+        private_key=_read(cfg["grpc.tls_key"], "grpc.tls_key", src["grpc.tls_key"]),
+        client_ca=_read(cfg["grpc.tls_client_ca"], "grpc.tls_client_ca", src["grpc.tls_client_ca"])
+        if cfg["grpc.tls_client_ca"]
+        else None,
+    )
+
+
+class DecisionService:
+    """Everything `dollymp serve` runs. Construction validates what the Config alone could not
+    (policy name and options, store URL, TLS files, the port) and raises ConfigError naming the key."""
+
+    def __init__(self, cfg: Config) -> None:
+        from pyscheduler.store import BackgroundWriter, Retention, open_store
+
+        self.cfg = cfg
+        try:
+            core_policy = rpc_policy.resolve(cfg["policy.name"], cfg["policy.options"])
+        except ValueError as exc:
+            key = "policy.options" if cfg["policy.options"] and "option" in str(exc) else "policy.name"
+            raise ConfigError(key, cfg.sources[key], str(exc)) from None
+        tls = tls_of(cfg)
+        try:
+            self.store = open_store(cfg["store.url"])
+        except Exception as exc:
+            raise ConfigError(
+                "store.url", cfg.sources["store.url"], f"cannot open the decision log: {exc}"
+            ) from None
+        age = cfg["store.retention_max_age_s"] or None
+        size = cfg["store.retention_max_bytes"] or None
+        retention = Retention(max_age_s=age, max_bytes=size) if (age or size) else None
+        self.writer = BackgroundWriter(self.store, retention=retention)
+        recorder = _WriterRecorder(self.writer)
+        self.registry = SessionRegistry()
+        self.appmaster = AppMasterServicer(self.registry, core_policy, recorder, history=self.store.history)
+        self.servicer = SchedulerServicer(
+            self.registry,
+            rpc_policy.round_with(core_policy, self.appmaster.hints),
+            cfg["policy.name"],
+            recorder,
+            SyncOptions(cfg["sync.queue_size"], cfg["sync.max_coalesce"], cfg["sync.outstanding_ttl_s"]),
+        )
+        options = ServerOptions(
+            host=cfg["grpc.host"],
+            port=cfg["grpc.port"],
+            max_workers=cfg["grpc.max_workers"],
+            max_message_mb=cfg["grpc.max_message_mb"],
+            tls=tls,
+        )
+        try:
+            self.grpc = GrpcServer(self.servicer, options, self.appmaster)
+        except (OSError, RuntimeError) as exc:
+            self.writer.close()
+            self.store.close()
+            raise ConfigError("grpc.port", cfg.sources["grpc.port"], f"cannot bind: {exc}") from None
+
+    @property
+    def port(self) -> int:
+        return self.grpc.port
+
+    def start(self) -> None:
+        self.grpc.start()
+        log.info(
+            "gRPC on %s:%d (tls %s), policy %s",
+            self.cfg["grpc.host"],
+            self.port,
+            "on" if self.cfg["grpc.tls_cert"] else "off",
+            self.cfg["policy.name"],
+        )
+
+    def stop(self) -> None:
+        """Finish the rounds in flight, close the streams, commit every queued decision."""
+        self.grpc.stop(self.cfg["grpc.grace_s"])
+        self.writer.close()
+        self.store.close()
+
+    def state_dump(self) -> dict[str, Any]:
+        """Every session's mirrored RM state (canonical JSON), keyed by rm_id."""
+        out: dict[str, Any] = {}
+        for s in self.registry.sessions():
+            with s.lock:
+                out[s.rm_id] = {
+                    "session_id": s.session_id,
+                    "state": s.state.value,
+                    "last_seq": s.last_seq,
+                    "mirror": s.mirror.dump(),
+                }
+        return out
