@@ -10,6 +10,7 @@ from collections.abc import Sequence
 # Modules under pyscheduler.cli that contribute subcommands; add one line per new subcommand module.
 SUBCOMMAND_MODULES: tuple[str, ...] = (
     "serve",
+    "bench",
     "simulate",
 )
 

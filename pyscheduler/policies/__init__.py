@@ -47,6 +47,7 @@ cloning="dolly", ...; see dollymp.py), "dolly" (FCFS order with Dolly's budgeted
 
 from pyscheduler.policies import (  # noqa: F401  (each import registers its policies)
     capacity_late,
+    dollymp,
     drf,
     fcfs,
     fifo,

@@ -87,35 +87,32 @@ class PlacementEngine:
         self._run(shapes, rem, best_fit, placed_rows, placed_cnt)
         return self._split(entries, inv, counts, placed_rows, placed_cnt, empty)
 
-    def _run(
-        self,
-        shapes: FloatArray,
-        rem: IntArray,
-        best_fit: bool,
-        placed_rows: list[list[IntArray]],
-        placed_cnt: list[list[IntArray]],
-    ) -> None:
-        cand = self.cand
+    def _run(self, shapes: FloatArray, rem: IntArray, best_fit: bool,
+             placed_rows: list[list[IntArray]], placed_cnt: list[list[IntArray]]) -> None:
+        # nodes on which not even the element-wise smallest shape of the group fits are skipped up front
+        smallest = shapes.min(axis=0)
+        cand = self.cand[(self.free[self.cand] + _EPS >= smallest).all(axis=1)]
         width = int(min(cand.size, max(32, int(rem.sum()) // 4)))
         window = cand[:width]
         nxt = width
-        positive = shapes > 0
-        safe = np.where(positive, shapes, 1.0)
+        dims = [(d, shapes[:, d] > 0, np.where(shapes[:, d] > 0, shapes[:, d], 1.0)) for d in range(shapes.shape[1])]
         while rem.any() and window.size:
             f = self.free[window]  # (w, D)
-            ratio = np.where(positive[None, :, :], (f[:, None, :] + _EPS) / safe[None, :, :], np.inf)
-            k = np.floor(ratio.min(axis=2))  # tasks of each shape that fit each server (w, U)
-            k = np.minimum(k, rem[None, :]).astype(np.int64)
-            valid = k > 0
+            k: npt.NDArray[np.float64] | None = None
+            for d, pos, safe in dims:
+                kd = np.where(pos[None, :], np.floor((f[:, d, None] + _EPS) / safe[None, :]), np.inf)
+                k = kd if k is None else np.minimum(k, kd)
+            assert k is not None
+            kk = np.minimum(k, rem[None, :]).astype(np.int64)  # tasks of each shape fitting each server (w, U)
+            valid = kk > 0
             alive = valid.any(axis=1)
             if best_fit and shapes.shape[0] > 1:
-                score = np.where(valid, f @ shapes.T, -np.inf)
-                choice = score.argmax(axis=1)
+                choice = np.where(valid, f @ shapes.T, -np.inf).argmax(axis=1)
             else:
                 choice = valid.argmax(axis=1)  # first shape (group order) that fits
             for s in np.unique(choice[alive]).tolist():
                 sel = np.flatnonzero(alive & (choice == s))
-                take = k[sel, s]
+                take = kk[sel, s]
                 before = np.cumsum(take) - take
                 alloc = np.clip(rem[s] - before, 0, take)
                 got = alloc > 0
@@ -129,7 +126,6 @@ class PlacementEngine:
             # servers where nothing of this group fits leave the window; refill it in node order
             window = window[alive]
             if window.size < width and nxt < cand.size:
-                width *= 2
                 extra = cand[nxt : nxt + width - window.size]
                 nxt += extra.size
                 window = np.concatenate([window, extra])

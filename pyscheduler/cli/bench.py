@@ -1,0 +1,105 @@
+"""`dollymp bench <target>`: benchmarks that print their figures. Targets live in BENCH_TARGETS.
+
+Add a target by writing `_add_<name>(parser)` / `_run_<name>(args) -> int` and one line in BENCH_TARGETS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+AddArgs = Callable[[argparse.ArgumentParser], None]
+Run = Callable[[argparse.Namespace], int]
+
+
+def _positive(value: str) -> int:
+    n = int(value)
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return n
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # Linux reports KiB
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    idx = min(len(ordered) - 1, max(0, round(q / 100.0 * (len(ordered) - 1))))
+    return ordered[idx]
+
+
+def _add_engine(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--jobs", type=_positive, default=1000, help="active jobs in the snapshot")
+    p.add_argument("--nodes", type=_positive, default=30000, help="nodes in the snapshot")
+    p.add_argument("--rounds", type=_positive, default=20, help="decision rounds to time")
+    p.add_argument("--policy", default="dollymp", help="registered policy name")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def _run_engine(args: argparse.Namespace) -> int:
+    from pyscheduler.core.benchdata import random_snapshot
+    from pyscheduler.policies import get_policy
+
+    options: dict[str, Any] = {"recompute": "every_round"} if args.policy == "dollymp" else {}
+    policy = get_policy(args.policy, **options)
+    snap = random_snapshot(args.jobs, args.nodes, args.seed)
+    policy.decide(snap)  # warm-up (imports, caches)
+    times: list[float] = []
+    placed = 0
+    for _ in range(args.rounds):
+        start = time.perf_counter()
+        decisions = policy.decide(snap)
+        times.append((time.perf_counter() - start) * 1e3)
+        placed = decisions.num_placements
+    result = {
+        "jobs": args.jobs,
+        "nodes": args.nodes,
+        "rounds": args.rounds,
+        "median_ms": round(statistics.median(times), 3),
+        "p99_ms": round(percentile(times, 99), 3),
+        "peak_rss_mb": round(peak_rss_mb(), 1),
+    }
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print(f"policy {args.policy}: {args.jobs} jobs x {args.nodes} nodes, {args.rounds} rounds, "
+              f"{placed} placements per round")
+        print(f"median {result['median_ms']} ms, p99 {result['p99_ms']} ms per round, "
+              f"peak RSS {result['peak_rss_mb']} MB")
+    return 0
+
+
+def _add_service(p: argparse.ArgumentParser) -> None:
+    from pyscheduler.rpc import loadgen  # the gRPC decision service's bench lives with the service
+
+    loadgen.add_args(p)
+
+
+def _run_service(args: argparse.Namespace) -> int:
+    from pyscheduler.rpc import loadgen
+
+    return loadgen.run(args)
+
+
+BENCH_TARGETS: dict[str, tuple[str, AddArgs, Run]] = {
+    "engine": ("decision rounds of a policy on a random snapshot", _add_engine, _run_engine),
+    "service": ("the gRPC service driven by a shim-like load generator", _add_service, _run_service),
+}
+
+
+def register(subparsers: Any) -> None:
+    bench = subparsers.add_parser("bench", help="benchmarks that print their figures")
+    targets = bench.add_subparsers(dest="target", required=True)
+    for name, (help_text, add_args, run) in BENCH_TARGETS.items():
+        p = targets.add_parser(name, help=help_text)
+        add_args(p)
+        p.set_defaults(func=run)
+
+
