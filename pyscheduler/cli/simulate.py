@@ -21,13 +21,24 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("simulate", help="trace-driven simulation of several policies side by side")
     p.add_argument("--workload", required=True, help="trace or native JSONL file (or Google shard folder)")
     p.add_argument("--format", choices=FORMATS, default="native")
-    p.add_argument("--cluster", required=True, help='cluster JSON: {"nodes": [{"count", "cpu", "mem_mb", "speed"}]}')
-    p.add_argument("--policies", default=DEFAULT_POLICIES,
-                   help="comma-separated registered names; dollympN = dollymp with max_clones N; "
-                        "name(key=value;key=value) passes options")
-    p.add_argument("--straggler", default="pareto:alpha=1.5", help="pareto:alpha=A[,xm=1][,cap=C] | empirical | none")
-    p.add_argument("--load", type=float, default=None,
-                   help="rescale arrival times so the offered load (with E[slowdown]) is X")
+    p.add_argument(
+        "--cluster", required=True, help='cluster JSON: {"nodes": [{"count", "cpu", "mem_mb", "speed"}]}'
+    )
+    p.add_argument(
+        "--policies",
+        default=DEFAULT_POLICIES,
+        help="comma-separated registered names; dollympN = dollymp with max_clones N; "
+        "name(key=value;key=value) passes options",
+    )
+    p.add_argument(
+        "--straggler", default="pareto:alpha=1.5", help="pareto:alpha=A[,xm=1][,cap=C] | empirical | none"
+    )
+    p.add_argument(
+        "--load",
+        type=float,
+        default=None,
+        help="rescale arrival times so the offered load (with E[slowdown]) is X",
+    )
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--json", dest="json_out", default=None, help="write the results as JSON here")
     p.add_argument("--report", default=None, help="write CDF plots (PNG) and a Markdown summary into DIR")
@@ -35,8 +46,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--tick", type=float, default=1.0, help="minimum seconds between decision rounds")
     p.add_argument("--shuffle", choices=SHUFFLE_MODES, default="delay", help="how downstream clones read")
     p.add_argument("--bandwidth", type=float, default=100.0, help="shuffle read bandwidth per reader, MB/s")
-    p.add_argument("--swim-max-tasks", type=int, default=SwimDerivation().max_tasks,
-                   help="SWIM: at most this many tasks per phase")
+    p.add_argument(
+        "--swim-max-tasks",
+        type=int,
+        default=SwimDerivation().max_tasks,
+        help="SWIM: at most this many tasks per phase",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress line")
     p.set_defaults(func=run)
 
@@ -55,8 +70,9 @@ def _run(args: argparse.Namespace) -> int:
         if not (math.isfinite(v) and v > 0):
             raise ValueError(f"{name} must be > 0, got {v!r}")
     cluster = load_cluster(args.cluster)
-    jobs, report = load_workload(args.workload, args.format, limit=args.limit,
-                                 swim=SwimDerivation(max_tasks=args.swim_max_tasks))
+    jobs, report = load_workload(
+        args.workload, args.format, limit=args.limit, swim=SwimDerivation(max_tasks=args.swim_max_tasks)
+    )
     print(report.summary())
     for err in report.errors:
         print(f"  malformed: {err}")
@@ -64,8 +80,13 @@ def _run(args: argparse.Namespace) -> int:
         print(f"  notes: {len(report.notes)} (first: {report.notes[0]})")
     if not jobs:
         raise ValueError(f"{args.workload}: no usable jobs")
-    config = SimConfig(straggler=straggler, seed=args.seed, tick=args.tick, shuffle=args.shuffle,
-                       bandwidth_mb_s=args.bandwidth)
+    config = SimConfig(
+        straggler=straggler,
+        seed=args.seed,
+        tick=args.tick,
+        shuffle=args.shuffle,
+        bandwidth_mb_s=args.bandwidth,
+    )
     if args.load is not None:
         if not (math.isfinite(args.load) and args.load > 0):
             raise ValueError(f"--load must be > 0, got {args.load!r}")
@@ -93,18 +114,25 @@ def format_table(cmp: Comparison) -> str:
     from pyscheduler.sim.metrics import DOLLY_BINS
 
     s = cmp.settings
-    lines = [f"{s['jobs']} jobs ({s['total_tasks']} tasks) on {s['nodes']} nodes, straggler {s['straggler']}, "
-             f"seed {s['seed']}, shuffle {s['shuffle']}, offered load {cmp.load:.3f}",
-             f"lower bound avg flowtime {cmp.bound.avg:.2f} s"]
+    lines = [
+        f"{s['jobs']} jobs ({s['total_tasks']} tasks) on {s['nodes']} nodes, straggler {s['straggler']}, "
+        f"seed {s['seed']}, shuffle {s['shuffle']}, offered load {cmp.load:.3f}",
+        f"lower bound avg flowtime {cmp.bound.avg:.2f} s",
+    ]
     bins = [b[0] for b in DOLLY_BINS]
-    head = (f"{'policy':<22}{'avg':>9}{'p50':>9}{'p90':>9}{'p99':>10}" + "".join(f"{b:>10}" for b in bins)
-            + f"{'clone%':>8}{'makespan':>11}{'LBx':>7}{'done':>13}{'wall s':>8}")
+    head = (
+        f"{'policy':<22}{'avg':>9}{'p50':>9}{'p90':>9}{'p99':>10}"
+        + "".join(f"{b:>10}" for b in bins)
+        + f"{'clone%':>8}{'makespan':>11}{'LBx':>7}{'done':>13}{'wall s':>8}"
+    )
     lines.append(head)
     for name, m in cmp.results.items():
         byb = m.by_bin()
         cells = "".join(f"{byb[b]['avg_flowtime']:>10.1f}" if b in byb else f"{'-':>10}" for b in bins)
         ratio = m.avg_flowtime / cmp.bound.avg if cmp.bound.avg else math.nan
-        lines.append(f"{name:<22}{m.avg_flowtime:>9.1f}{m.pct(50):>9.1f}{m.pct(90):>9.1f}{m.pct(99):>10.1f}"
-                     f"{cells}{100 * m.clone_extra_resource_frac:>7.1f}%{m.makespan:>11.0f}{ratio:>7.2f}"
-                     f"{m.jobs_completed:>7}/{m.jobs_completed + m.jobs_unfinished:<5}{m.wall_seconds:>8.1f}")
+        lines.append(
+            f"{name:<22}{m.avg_flowtime:>9.1f}{m.pct(50):>9.1f}{m.pct(90):>9.1f}{m.pct(99):>10.1f}"
+            f"{cells}{100 * m.clone_extra_resource_frac:>7.1f}%{m.makespan:>11.0f}{ratio:>7.2f}"
+            f"{m.jobs_completed:>7}/{m.jobs_completed + m.jobs_unfinished:<5}{m.wall_seconds:>8.1f}"
+        )
     return "\n".join(lines)

@@ -47,10 +47,25 @@ def write_run_report(cmp: Comparison, out: Path, command: str) -> None:
             if a.flowtimes.size == b.flowtimes.size:
                 ratios[n] = 1 - a.flowtimes / np.maximum(b.flowtimes, 1e-9)
         if ratios:
-            cdf_plot(ratios, out / "reduction_cdf.png", f"reduction in job flowtime vs {ref}",
-                     f"Per-job flowtime reduction vs {ref}", logx=False)
-    text = ["# Simulation report", "", f"Command: `{command}`", "", "```", format_table(cmp), "```", "",
-            "![flowtime CDF](flowtime_cdf.png)", ""]
+            cdf_plot(
+                ratios,
+                out / "reduction_cdf.png",
+                f"reduction in job flowtime vs {ref}",
+                f"Per-job flowtime reduction vs {ref}",
+                logx=False,
+            )
+    text = [
+        "# Simulation report",
+        "",
+        f"Command: `{command}`",
+        "",
+        "```",
+        format_table(cmp),
+        "```",
+        "",
+        "![flowtime CDF](flowtime_cdf.png)",
+        "",
+    ]
     if (out / "reduction_cdf.png").exists():
         text += ["![reduction CDF](reduction_cdf.png)", ""]
     (out / "summary.md").write_text("\n".join(text))

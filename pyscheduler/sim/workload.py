@@ -196,7 +196,10 @@ def parse_job(obj: Any, where: str) -> JobSpec:
     if not isinstance(phases_raw, list) or not phases_raw:
         raise ValueError(f"{where} job '{jid}': field 'phases' must be a non-empty list")
     phases = tuple(parse_phase(p, f"{where} job '{jid}'") for p in phases_raw)
-    validate_dag(jid, phases)
+    try:
+        validate_dag(jid, phases)
+    except ValueError as exc:
+        raise ValueError(f"{where}: {exc}") from None
     name = obj.get("name", "")
     return JobSpec(
         id=jid, arrival=_num(obj, "arrival", f"{where} job '{jid}'"), phases=phases, name=str(name)
