@@ -13,13 +13,13 @@ from typing import Any
 
 
 class DecisionKind(enum.StrEnum):
-    PRIORITY = "priority"          # a job's priority (DollyMP Algorithm 1)
-    PLACEMENT = "placement"        # a task/container placed on a node (Algorithm 2)
-    DEFERRAL = "deferral"          # a pending ask not placed this round, with the reason
-    CLONE_GRANT = "clone_grant"    # clones granted to a task (Corollary 4.1 / Dolly budget)
-    KILL = "kill"                  # a losing copy killed
-    OMEGA = "omega"                # delay-assignment wait per job (Dolly Section 4.4)
-    FALLBACK = "fallback"          # the shim scheduled without the service
+    PRIORITY = "priority"  # a job's priority (DollyMP Algorithm 1)
+    PLACEMENT = "placement"  # a task/container placed on a node (Algorithm 2)
+    DEFERRAL = "deferral"  # a pending ask not placed this round, with the reason
+    CLONE_GRANT = "clone_grant"  # clones granted to a task (Corollary 4.1 / Dolly budget)
+    KILL = "kill"  # a losing copy killed
+    OMEGA = "omega"  # delay-assignment wait per job (Dolly Section 4.4)
+    FALLBACK = "fallback"  # the shim scheduled without the service
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,12 +28,12 @@ class Decision:
 
     time: float
     kind: DecisionKind
-    reason: str                                  # machine-readable, e.g. "best_fit", "infeasible"
+    reason: str  # machine-readable, e.g. "best_fit", "infeasible"
     application_id: str = ""
     job_id: str = ""
     task_id: str = ""
     node_id: str = ""
-    detail: str = ""                             # human-readable explanation
+    detail: str = ""  # human-readable explanation
     inputs: dict[str, Any] = field(default_factory=dict)  # the inputs that mattered (JSON-able)
 
     def __post_init__(self) -> None:

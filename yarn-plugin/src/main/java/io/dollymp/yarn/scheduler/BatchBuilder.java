@@ -1,0 +1,193 @@
+package io.dollymp.yarn.scheduler;
+
+import io.dollymp.proto.v1.ApplicationInfo;
+import io.dollymp.proto.v1.Ask;
+import io.dollymp.proto.v1.NodeInfo;
+import io.dollymp.proto.v1.NodeState;
+import io.dollymp.proto.v1.Plan;
+import io.dollymp.proto.v1.StateBatch;
+import io.dollymp.yarn.scheduler.client.ClusterView;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Set;
+import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
+import org.apache.hadoop.yarn.api.records.ApplicationId;
+import org.apache.hadoop.yarn.api.records.NodeId;
+import org.apache.hadoop.yarn.api.records.ResourceRequest;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
+import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplication;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.PendingAsk;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.fica.FiCaSchedulerNode;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.placement.AppPlacementAllocator;
+import org.apache.hadoop.yarn.server.scheduler.SchedulerRequestKey;
+
+/**
+ * Translates the RM's state into StateBatches (on the client thread): full snapshots under the
+ * scheduler lock, deltas from the {@link Outbox}. Asks use replace semantics per scheduler key, so
+ * the builder remembers which keys it has sent per attempt and clears vanished ones with count 0.
+ */
+final class BatchBuilder implements ClusterView {
+  private final DollyMPScheduler scheduler;
+  private final Outbox outbox;
+  private final PlanBook planBook;
+  private final Map<ApplicationAttemptId, Set<SchedulerRequestKey>> sentKeys = new HashMap<>();
+
+  BatchBuilder(DollyMPScheduler scheduler, Outbox outbox, PlanBook planBook) {
+    this.scheduler = scheduler;
+    this.outbox = outbox;
+    this.planBook = planBook;
+  }
+
+  @Override
+  public void fillBatch(StateBatch.Builder batch, boolean full) {
+    if (full) {
+      scheduler.locked(() -> {
+        outbox.clear();
+        sentKeys.clear();
+        for (FiCaSchedulerNode node : scheduler.nodes()) {
+          batch.addNodesUpserted(nodeInfo(node));
+        }
+        for (SchedulerApplication<ShimAppAttempt> app : scheduler.applicationsInOrder()) {
+          ShimAppAttempt attempt = app.getCurrentAppAttempt();
+          if (attempt == null) {
+            continue;
+          }
+          ApplicationId appId = attempt.getApplicationId();
+          batch.addAppsUpserted(appInfo(appId, attempt));
+          addAsks(batch, attempt);
+          for (RMContainer c : attempt.getLiveContainers()) {
+            batch.addContainersAllocated(PlanCommitter.containerInfo(c, scheduler.placementOf(c.getContainerId())));
+          }
+        }
+        return null;
+      });
+    } else {
+      for (NodeId id : Outbox.drain(outbox.removedNodes)) {
+        batch.addNodesRemoved(id.toString());
+      }
+      for (NodeId id : Outbox.drain(outbox.dirtyNodes)) {
+        FiCaSchedulerNode node = scheduler.shimNode(id);
+        if (node != null) {
+          batch.addNodesUpserted(nodeInfo(node));
+        }
+      }
+      for (ApplicationId appId : Outbox.drain(outbox.dirtyApps)) {
+        SchedulerApplication<ShimAppAttempt> app = scheduler.application(appId);
+        if (app != null) {
+          batch.addAppsUpserted(appInfo(appId, app.getCurrentAppAttempt()));
+        }
+      }
+      for (ApplicationId appId : Outbox.drain(outbox.removedApps)) {
+        batch.addAppsRemoved(appId.toString());
+        sentKeys.keySet().removeIf(a -> a.getApplicationId().equals(appId));
+      }
+      for (ApplicationAttemptId attemptId : Outbox.drain(outbox.dirtyAsks)) {
+        ShimAppAttempt attempt = scheduler.getApplicationAttempt(attemptId);
+        if (attempt != null && attempt.getApplicationAttemptId().equals(attemptId)) {
+          addAsks(batch, attempt);
+        }
+      }
+      batch.addAllContainersAllocated(Outbox.drain(outbox.allocated));
+      batch.addAllContainersCompleted(Outbox.drain(outbox.completed));
+      batch.addAllOutcomes(Outbox.drain(outbox.outcomes));
+    }
+    batch.setFallbackActive(outbox.fallbackSinceLastBatch);
+    outbox.fallbackSinceLastBatch = false;
+  }
+
+  @Override
+  public void acceptPlan(Plan plan) {
+    outbox.outcomes.addAll(planBook.add(plan, System.currentTimeMillis()));
+  }
+
+  @Override
+  public void sessionLost() {
+    planBook.invalidate();
+  }
+
+  private static NodeInfo nodeInfo(FiCaSchedulerNode node) {
+    NodeState state = switch (node.getRMNode().getState()) {
+      case RUNNING -> NodeState.NODE_STATE_RUNNING;
+      case DECOMMISSIONING -> NodeState.NODE_STATE_DECOMMISSIONING;
+      default -> NodeState.NODE_STATE_UNHEALTHY;
+    };
+    return NodeInfo.newBuilder()
+        .setNodeId(node.getNodeID().toString())
+        .setRack(node.getRackName())
+        .setCapacity(ProtoResources.toProto(node.getTotalResource()))
+        .setAllocated(ProtoResources.toProto(node.getAllocatedResource()))
+        .setState(state)
+        .build();
+  }
+
+  private ApplicationInfo appInfo(ApplicationId appId, ShimAppAttempt attempt) {
+    ApplicationInfo.Builder b = ApplicationInfo.newBuilder().setApplicationId(appId.toString());
+    if (attempt != null) {
+      b.setAttemptId(attempt.getApplicationAttemptId().toString());
+    }
+    RMApp rmApp = scheduler.context().getRMApps().get(appId);
+    if (rmApp != null) {
+      b.setQueue(nullToEmpty(rmApp.getQueue()))
+          .setUser(nullToEmpty(rmApp.getUser()))
+          .setName(nullToEmpty(rmApp.getName()))
+          .setSubmitTimeMs(rmApp.getSubmitTime())
+          .setApplicationType(nullToEmpty(rmApp.getApplicationType()));
+    }
+    return b.build();
+  }
+
+  private void addAsks(StateBatch.Builder batch, ShimAppAttempt attempt) {
+    ApplicationAttemptId attemptId = attempt.getApplicationAttemptId();
+    Set<SchedulerRequestKey> previous = sentKeys.getOrDefault(attemptId, Set.of());
+    Set<SchedulerRequestKey> now = new HashSet<>();
+    if (!attempt.isStopped()) {
+      boolean am = attempt.isWaitingForAMContainer();
+      for (SchedulerRequestKey key : attempt.getSchedulerKeys()) {
+        PendingAsk pending = attempt.getPendingAsk(key, ResourceRequest.ANY);
+        if (pending.getCount() <= 0) {
+          continue;
+        }
+        Ask.Builder ask = Ask.newBuilder()
+            .setAttemptId(attemptId.toString())
+            .setPriority(key.getPriority().getPriority())
+            .setAllocationRequestId(key.getAllocationRequestId())
+            .setCapability(ProtoResources.toProto(pending.getPerAllocationResource()))
+            .setNumContainers(pending.getCount())
+            .setRelaxLocality(true)
+            .setAmContainer(am);
+        AppPlacementAllocator<?> placement = attempt.getAppPlacementAllocator(key);
+        if (placement != null) {
+          for (Map.Entry<String, ResourceRequest> e : placement.getResourceRequests().entrySet()) {
+            if (ResourceRequest.ANY.equals(e.getKey())) {
+              ask.setRelaxLocality(e.getValue().getRelaxLocality());
+            } else if (e.getValue().getNumContainers() > 0) {
+              ask.addLocations(e.getKey());
+            }
+          }
+        }
+        batch.addAsks(ask);
+        now.add(key);
+      }
+    }
+    for (SchedulerRequestKey gone : previous) {
+      if (!now.contains(gone)) {
+        batch.addAsks(Ask.newBuilder()
+            .setAttemptId(attemptId.toString())
+            .setPriority(gone.getPriority().getPriority())
+            .setAllocationRequestId(gone.getAllocationRequestId())
+            .setNumContainers(0));
+      }
+    }
+    if (now.isEmpty()) {
+      sentKeys.remove(attemptId);
+    } else {
+      sentKeys.put(attemptId, now);
+    }
+  }
+
+  private static String nullToEmpty(String s) {
+    return s == null ? "" : s;
+  }
+}

@@ -1,0 +1,575 @@
+package io.dollymp.yarn.scheduler;
+
+import io.dollymp.proto.v1.ContainerCompletion;
+import io.dollymp.proto.v1.ContainerExitKind;
+import io.dollymp.yarn.scheduler.client.DecisionClient;
+import io.dollymp.yarn.scheduler.client.SessionState;
+import io.dollymp.yarn.scheduler.client.SessionStateMachine;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentSkipListMap;
+import org.apache.hadoop.conf.Configurable;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.security.UserGroupInformation;
+import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
+import org.apache.hadoop.yarn.api.records.ApplicationId;
+import org.apache.hadoop.yarn.api.records.ContainerExitStatus;
+import org.apache.hadoop.yarn.api.records.ContainerId;
+import org.apache.hadoop.yarn.api.records.ContainerStatus;
+import org.apache.hadoop.yarn.api.records.QueueACL;
+import org.apache.hadoop.yarn.api.records.QueueInfo;
+import org.apache.hadoop.yarn.api.records.QueueUserACLInfo;
+import org.apache.hadoop.yarn.api.records.Resource;
+import org.apache.hadoop.yarn.api.records.ResourceRequest;
+import org.apache.hadoop.yarn.api.records.SchedulingRequest;
+import org.apache.hadoop.yarn.nodelabels.CommonNodeLabelsManager;
+import org.apache.hadoop.yarn.server.resourcemanager.RMContext;
+import org.apache.hadoop.yarn.server.resourcemanager.recovery.RMStateStore.RMState;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppEvent;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppEventType;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttemptEvent;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttemptEventType;
+import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
+import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainerEventType;
+import org.apache.hadoop.yarn.server.resourcemanager.rmnode.RMNode;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.AbstractYarnScheduler;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.Allocation;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.ContainerUpdates;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.QueueMetrics;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplication;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerUtils;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.fica.FiCaSchedulerNode;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.AppAddedSchedulerEvent;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.AppAttemptAddedSchedulerEvent;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.AppAttemptRemovedSchedulerEvent;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.AppRemovedSchedulerEvent;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.ContainerExpiredSchedulerEvent;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeAddedSchedulerEvent;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeRemovedSchedulerEvent;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeResourceUpdateSchedulerEvent;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeUpdateSchedulerEvent;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.ReleaseContainerEvent;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.SchedulerEvent;
+import org.apache.hadoop.yarn.util.resource.DominantResourceCalculator;
+import org.apache.hadoop.yarn.util.resource.ResourceCalculator;
+import org.apache.hadoop.yarn.util.resource.Resources;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The ResourceManager scheduler shim ({@code yarn.resourcemanager.scheduler.class}). The only class
+ * that speaks to the RM: it mirrors nodes, applications and asks into an {@link Outbox}, lets the
+ * {@link DecisionClient} thread stream them to the DollyMP decision service, and commits the
+ * service's proposals on each node's heartbeat after re-validating them ({@link PlanCommitter}).
+ * When the service is unreachable or its plan is stale the {@link FallbackAllocator} schedules.
+ * No policy lives here; the RM's event thread never waits on the network.
+ */
+public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCaSchedulerNode>
+    implements Configurable {
+  private static final Logger LOG = LoggerFactory.getLogger(DollyMPScheduler.class);
+  static final String VERSION = "0.1.0";
+
+  /** Who placed a container: the decision service or the shim's built-in fallback. */
+  public enum Source { SERVICE, FALLBACK }
+
+  private final ResourceCalculator calculator = new DominantResourceCalculator();
+  private final Resource usedResource = Resource.newInstance(0, 0);
+  private final Outbox outbox = new Outbox();
+  private final PlanBook planBook = new PlanBook();
+  private final Map<ContainerId, Source> containerSources = new ConcurrentHashMap<>();
+  private final Map<ContainerId, String> placementOfContainer = new ConcurrentHashMap<>();
+  private final java.util.concurrent.atomic.AtomicLong nodeUpdatesHandled = new java.util.concurrent.atomic.AtomicLong();
+  private Configuration conf;
+  private ShimConfig shimConfig;
+  private ShimQueue queue;
+  private SessionStateMachine session;
+  private DecisionClient client;
+  private PlanCommitter committer;
+  private FallbackAllocator fallback;
+  private boolean usePortForNodeName;
+
+  public DollyMPScheduler() {
+    super(DollyMPScheduler.class.getName());
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Lifecycle
+  // ------------------------------------------------------------------------------------------
+
+  @Override
+  public void serviceInit(Configuration configuration) throws Exception {
+    this.shimConfig = ShimConfig.from(configuration); // fails start-up naming the invalid key
+    this.applications = new ConcurrentSkipListMap<>();
+    this.minimumAllocation = super.getMinimumAllocation();
+    initMaximumResourceCapability(super.getMaximumAllocation());
+    this.usePortForNodeName = configuration.getBoolean(
+        org.apache.hadoop.yarn.conf.YarnConfiguration.RM_SCHEDULER_INCLUDE_PORT_IN_NODE_NAME,
+        org.apache.hadoop.yarn.conf.YarnConfiguration.DEFAULT_RM_SCHEDULER_USE_PORT_FOR_NODE_NAME);
+    QueueMetrics metrics = QueueMetrics.forQueue(ShimQueue.NAME, null, false, configuration);
+    this.queue = new ShimQueue(metrics, this::getClusterResource, () -> usedResource, this::containerRecovered);
+    this.session = new SessionStateMachine(System::currentTimeMillis);
+    BatchBuilder view = new BatchBuilder(this, outbox, planBook);
+    this.committer = new PlanCommitter(this, outbox, planBook);
+    this.fallback = new FallbackAllocator(this);
+    this.client = new DecisionClient(new DecisionClient.Settings(shimConfig.serviceHost(), shimConfig.servicePort(),
+        shimConfig.rmId(), VERSION, shimConfig.tickMs(), shimConfig.planMaxAgeMs(), shimConfig.rpcTimeoutMs(),
+        shimConfig.reconnectBackoffMs()), view, session, System::currentTimeMillis);
+    super.serviceInit(configuration);
+    schedulingMonitorManager.initialize(rmContext, configuration);
+  }
+
+  @Override
+  public void serviceStart() throws Exception {
+    super.serviceStart();
+    client.start();
+  }
+
+  @Override
+  public void serviceStop() throws Exception {
+    if (client != null) {
+      client.stop();
+    }
+    super.serviceStop();
+  }
+
+  @Override
+  public synchronized void setConf(Configuration configuration) {
+    this.conf = configuration;
+  }
+
+  @Override
+  public synchronized Configuration getConf() {
+    return conf;
+  }
+
+  @Override
+  public synchronized void setRMContext(RMContext context) {
+    this.rmContext = context;
+  }
+
+  @Override
+  public synchronized void reinitialize(Configuration configuration, RMContext context) throws IOException {
+    setConf(configuration);
+    super.reinitialize(configuration, context);
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Events (the RM's scheduler event thread)
+  // ------------------------------------------------------------------------------------------
+
+  @Override
+  public void handle(SchedulerEvent event) {
+    switch (event.getType()) {
+      case NODE_ADDED -> {
+        NodeAddedSchedulerEvent e = (NodeAddedSchedulerEvent) event;
+        addNode(e.getAddedRMNode());
+        recoverContainersOnNode(e.getContainerReports(), e.getAddedRMNode());
+      }
+      case NODE_REMOVED -> removeNode(((NodeRemovedSchedulerEvent) event).getRemovedRMNode());
+      case NODE_RESOURCE_UPDATE -> {
+        NodeResourceUpdateSchedulerEvent e = (NodeResourceUpdateSchedulerEvent) event;
+        updateNodeResource(e.getRMNode(), e.getResourceOption());
+        outbox.dirtyNodes.add(e.getRMNode().getNodeID());
+      }
+      case NODE_UPDATE -> nodeUpdate(((NodeUpdateSchedulerEvent) event).getRMNode());
+      case APP_ADDED -> {
+        AppAddedSchedulerEvent e = (AppAddedSchedulerEvent) event;
+        addApplication(e.getApplicationId(), e.getUser(), e.getIsAppRecovering(), e.isUnmanagedAM());
+      }
+      case APP_REMOVED -> {
+        AppRemovedSchedulerEvent e = (AppRemovedSchedulerEvent) event;
+        doneApplication(e.getApplicationID());
+      }
+      case APP_ATTEMPT_ADDED -> {
+        AppAttemptAddedSchedulerEvent e = (AppAttemptAddedSchedulerEvent) event;
+        addApplicationAttempt(e.getApplicationAttemptId(), e.getTransferStateFromPreviousAttempt(),
+            e.getIsAttemptRecovering());
+      }
+      case APP_ATTEMPT_REMOVED -> {
+        AppAttemptRemovedSchedulerEvent e = (AppAttemptRemovedSchedulerEvent) event;
+        doneApplicationAttempt(e.getApplicationAttemptID(), e.getKeepContainersAcrossAppAttempts());
+      }
+      case CONTAINER_EXPIRED -> {
+        ContainerId id = ((ContainerExpiredSchedulerEvent) event).getContainerId();
+        super.completedContainer(getRMContainer(id),
+            SchedulerUtils.createAbnormalContainerStatus(id, SchedulerUtils.EXPIRED_CONTAINER),
+            RMContainerEventType.EXPIRE);
+      }
+      case RELEASE_CONTAINER -> {
+        RMContainer c = ((ReleaseContainerEvent) event).getContainer();
+        super.completedContainer(c,
+            SchedulerUtils.createAbnormalContainerStatus(c.getContainerId(), SchedulerUtils.RELEASED_CONTAINER),
+            RMContainerEventType.RELEASED);
+      }
+      default -> LOG.error("DollyMP shim ignores unknown scheduler event {}", event.getType());
+    }
+  }
+
+  private synchronized void addNode(RMNode rmNode) {
+    nodeTracker.addNode(new FiCaSchedulerNode(rmNode, usePortForNodeName));
+    outbox.dirtyNodes.add(rmNode.getNodeID());
+    updateAvailableResourcesMetrics();
+  }
+
+  private synchronized void removeNode(RMNode rmNode) {
+    FiCaSchedulerNode node = nodeTracker.getNode(rmNode.getNodeID());
+    if (node == null) {
+      return;
+    }
+    for (RMContainer c : node.getCopiedListOfRunningContainers()) {
+      super.completedContainer(c,
+          SchedulerUtils.createAbnormalContainerStatus(c.getContainerId(), SchedulerUtils.LOST_CONTAINER),
+          RMContainerEventType.KILL);
+    }
+    nodeTracker.removeNode(rmNode.getNodeID());
+    outbox.dirtyNodes.remove(rmNode.getNodeID());
+    outbox.removedNodes.add(rmNode.getNodeID());
+    updateAvailableResourcesMetrics();
+  }
+
+  private synchronized void addApplication(ApplicationId appId, String user, boolean recovering, boolean unmanagedAM) {
+    applications.put(appId, new SchedulerApplication<>(queue, user, unmanagedAM));
+    queue.getMetrics().submitApp(user, unmanagedAM);
+    outbox.dirtyApps.add(appId);
+    LOG.info("DollyMP accepted application {} from user {}", appId, user);
+    if (!recovering) {
+      rmContext.getDispatcher().getEventHandler().handle(new RMAppEvent(appId, RMAppEventType.APP_ACCEPTED));
+    }
+  }
+
+  private synchronized void addApplicationAttempt(ApplicationAttemptId attemptId, boolean transferState,
+      boolean recovering) {
+    SchedulerApplication<ShimAppAttempt> app = applications.get(attemptId.getApplicationId());
+    if (app == null) {
+      LOG.warn("DollyMP: attempt {} of unknown application", attemptId);
+      return;
+    }
+    ShimAppAttempt attempt = new ShimAppAttempt(attemptId, app.getUser(), queue,
+        queue.getAbstractUsersManager(), rmContext);
+    if (transferState) {
+      attempt.transferStateFromPreviousAttempt(app.getCurrentAppAttempt());
+    }
+    app.setCurrentAppAttempt(attempt);
+    queue.getMetrics().submitAppAttempt(app.getUser(), app.isUnmanagedAM());
+    outbox.dirtyApps.add(attemptId.getApplicationId());
+    outbox.dirtyAsks.add(attemptId);
+    if (!recovering) {
+      rmContext.getDispatcher().getEventHandler()
+          .handle(new RMAppAttemptEvent(attemptId, RMAppAttemptEventType.ATTEMPT_ADDED));
+    }
+  }
+
+  private synchronized void doneApplication(ApplicationId appId) {
+    SchedulerApplication<ShimAppAttempt> app = applications.remove(appId);
+    if (app == null) {
+      return;
+    }
+    queue.getAbstractUsersManager().deactivateApplication(app.getUser(), appId);
+    app.stop(org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppState.FINISHED);
+    outbox.dirtyApps.remove(appId);
+    outbox.removedApps.add(appId);
+  }
+
+  private synchronized void doneApplicationAttempt(ApplicationAttemptId attemptId, boolean keepContainers) {
+    ShimAppAttempt attempt = getApplicationAttempt(attemptId);
+    if (attempt == null) {
+      LOG.warn("DollyMP: unknown attempt {} completed", attemptId);
+      return;
+    }
+    for (RMContainer c : attempt.getLiveContainers()) {
+      if (keepContainers && c.getState() == org.apache.hadoop.yarn.server.resourcemanager.rmcontainer
+          .RMContainerState.RUNNING) {
+        continue;
+      }
+      super.completedContainer(c,
+          SchedulerUtils.createAbnormalContainerStatus(c.getContainerId(), SchedulerUtils.COMPLETED_APPLICATION),
+          RMContainerEventType.KILL);
+    }
+    attempt.stop(org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttemptState.FINISHED);
+    outbox.dirtyAsks.add(attemptId);
+  }
+
+  @Override
+  protected synchronized void nodeUpdate(RMNode rmNode) {
+    nodeUpdatesHandled.incrementAndGet();
+    super.nodeUpdate(rmNode);
+    FiCaSchedulerNode node = nodeTracker.getNode(rmNode.getNodeID());
+    if (node == null) {
+      return;
+    }
+    long now = System.currentTimeMillis();
+    committer.expire(now, shimConfig.planMaxAgeMs());
+    if (session.acceptsPlans()) {
+      committer.commitFor(node, now, shimConfig.planMaxAgeMs());
+    } else {
+      committer.dropAllFor(node);
+      if (shimConfig.fallbackPolicy() == ShimConfig.FallbackPolicy.FIFO
+          && session.fallbackDue(shimConfig.fallbackAfterMs())) {
+        if (fallback.assign(node) > 0) {
+          outbox.fallbackSinceLastBatch = true;
+        }
+      }
+    }
+    updateHeadroomAndMetrics();
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Allocation bookkeeping (used by PlanCommitter and FallbackAllocator on the event thread)
+  // ------------------------------------------------------------------------------------------
+
+  /** Records a container the shim just created on {@code node}; placementId is empty for fallback. */
+  void containerCommitted(FiCaSchedulerNode node, RMContainer rmContainer, Source source, String placementId) {
+    node.allocateContainer(rmContainer);
+    Resources.addTo(usedResource, rmContainer.getAllocatedResource());
+    containerSources.put(rmContainer.getContainerId(), source);
+    placementOfContainer.put(rmContainer.getContainerId(), placementId);
+    outbox.allocated.add(PlanCommitter.containerInfo(rmContainer, placementId));
+    outbox.dirtyNodes.add(node.getNodeID());
+    outbox.dirtyAsks.add(rmContainer.getApplicationAttemptId());
+  }
+
+  /** A container reported by a (re-)registering NodeManager: account for it like a committed one. */
+  private synchronized void containerRecovered(RMContainer rmContainer) {
+    Resources.addTo(usedResource, rmContainer.getAllocatedResource());
+    outbox.allocated.add(PlanCommitter.containerInfo(rmContainer, ""));
+    updateHeadroomAndMetrics();
+  }
+
+  private void updateHeadroomAndMetrics() {
+    Resource headroom = Resources.componentwiseMax(Resources.none(),
+        Resources.subtract(getClusterResource(), usedResource));
+    for (SchedulerApplication<ShimAppAttempt> app : applications.values()) {
+      ShimAppAttempt attempt = app.getCurrentAppAttempt();
+      if (attempt != null) {
+        attempt.setHeadroom(headroom);
+      }
+    }
+    queue.getMetrics().setAvailableResourcesToQueue(headroom);
+  }
+
+  private void updateAvailableResourcesMetrics() {
+    queue.getMetrics().setAvailableResourcesToQueue(Resources.componentwiseMax(Resources.none(),
+        Resources.subtract(getClusterResource(), usedResource)));
+  }
+
+  @Override
+  protected synchronized void completedContainerInternal(RMContainer rmContainer, ContainerStatus status,
+      RMContainerEventType event) {
+    ContainerId id = rmContainer.getContainerId();
+    ShimAppAttempt attempt = getCurrentAttemptForContainer(id);
+    FiCaSchedulerNode node = nodeTracker.getNode(rmContainer.getContainer().getNodeId());
+    outbox.completed.add(ContainerCompletion.newBuilder()
+        .setContainerId(id.toString())
+        .setExitKind(exitKind(status, event))
+        .setExitStatus(status.getExitStatus())
+        .setFinishTimeMs(System.currentTimeMillis())
+        .build());
+    if (attempt == null) {
+      LOG.info("DollyMP: container {} of unknown application completed ({})", id, event);
+      return;
+    }
+    attempt.containerCompleted(rmContainer, status, event, CommonNodeLabelsManager.NO_LABEL);
+    if (node != null) {
+      node.releaseContainer(id, false);
+      outbox.dirtyNodes.add(node.getNodeID());
+    }
+    Resources.subtractFrom(usedResource, rmContainer.getContainer().getResource());
+    placementOfContainer.remove(id);
+    outbox.dirtyAsks.add(attempt.getApplicationAttemptId());
+  }
+
+  static ContainerExitKind exitKind(ContainerStatus status, RMContainerEventType event) {
+    if (event == RMContainerEventType.RELEASED) {
+      return ContainerExitKind.CONTAINER_EXIT_RELEASED;
+    }
+    if (event == RMContainerEventType.EXPIRE) {
+      return ContainerExitKind.CONTAINER_EXIT_EXPIRED;
+    }
+    int code = status.getExitStatus();
+    if (SchedulerUtils.LOST_CONTAINER.equals(status.getDiagnostics())) {
+      return ContainerExitKind.CONTAINER_EXIT_LOST;
+    }
+    if (code == ContainerExitStatus.SUCCESS) {
+      return ContainerExitKind.CONTAINER_EXIT_SUCCESS;
+    }
+    if (code == ContainerExitStatus.PREEMPTED) {
+      return ContainerExitKind.CONTAINER_EXIT_PREEMPTED;
+    }
+    if (code == ContainerExitStatus.KILLED_BY_APPMASTER || code == ContainerExitStatus.KILLED_BY_RESOURCEMANAGER
+        || code == ContainerExitStatus.ABORTED || event == RMContainerEventType.KILL) {
+      return ContainerExitKind.CONTAINER_EXIT_KILLED;
+    }
+    return ContainerExitKind.CONTAINER_EXIT_FAILED;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // AM allocate (AM RPC threads)
+  // ------------------------------------------------------------------------------------------
+
+  @Override
+  public Allocation allocate(ApplicationAttemptId attemptId, List<ResourceRequest> ask,
+      List<SchedulingRequest> schedulingRequests, List<ContainerId> release, List<String> blacklistAdditions,
+      List<String> blacklistRemovals, ContainerUpdates updateRequests) {
+    ShimAppAttempt attempt = getApplicationAttempt(attemptId);
+    if (attempt == null || !attempt.getApplicationAttemptId().equals(attemptId)) {
+      LOG.error("DollyMP: allocate from unknown or stale attempt {}", attemptId);
+      return EMPTY_ALLOCATION;
+    }
+    normalizeResourceRequests(ask);
+    releaseContainers(release, attempt);
+    synchronized (attempt) {
+      if (attempt.isStopped()) {
+        return EMPTY_ALLOCATION;
+      }
+      if (!ask.isEmpty()) {
+        attempt.updateResourceRequests(ask);
+        outbox.dirtyAsks.add(attemptId);
+      }
+      attempt.updateBlacklist(blacklistAdditions, blacklistRemovals);
+      Resource headroom = attempt.getHeadroom();
+      attempt.setApplicationHeadroomForMetrics(headroom);
+      return new Allocation(attempt.pullNewlyAllocatedContainers(), headroom, null, null, null,
+          attempt.pullUpdatedNMTokens());
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Read access for the batch builder, committer and fallback (package-private)
+  // ------------------------------------------------------------------------------------------
+
+  synchronized List<FiCaSchedulerNode> nodes() {
+    return nodeTracker.getAllNodes();
+  }
+
+  synchronized List<SchedulerApplication<ShimAppAttempt>> applicationsInOrder() {
+    return new ArrayList<>(applications.values());
+  }
+
+  FiCaSchedulerNode shimNode(org.apache.hadoop.yarn.api.records.NodeId id) {
+    return nodeTracker.getNode(id);
+  }
+
+  SchedulerApplication<ShimAppAttempt> application(ApplicationId appId) {
+    return applications.get(appId);
+  }
+
+  /** The service placement a live container came from ("" for fallback or recovered containers). */
+  String placementOf(ContainerId id) {
+    return placementOfContainer.getOrDefault(id, "");
+  }
+
+  /** Runs {@code body} under the scheduler's lock: a consistent view for a full resync. */
+  synchronized <T> T locked(java.util.function.Supplier<T> body) {
+    return body.get();
+  }
+
+  RMContext context() {
+    return rmContext;
+  }
+
+  ResourceCalculator calculator() {
+    return calculator;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Observability for operators and tests
+  // ------------------------------------------------------------------------------------------
+
+  public SessionState sessionState() {
+    return session.state();
+  }
+
+  /** Who placed each container this RM allocated (decision service or fallback). */
+  public Map<ContainerId, Source> containerSources() {
+    return Map.copyOf(containerSources);
+  }
+
+  public long proposalsCommitted() {
+    return planBook.committed.get();
+  }
+
+  public long proposalsDropped() {
+    return planBook.dropped.values().stream().mapToLong(java.util.concurrent.atomic.AtomicLong::get).sum();
+  }
+
+  /** Node heartbeats handled on the scheduler event thread so far. */
+  public long nodeUpdatesHandled() {
+    return nodeUpdatesHandled.get();
+  }
+
+  public long fallbackMs() {
+    return session.fallbackMs();
+  }
+
+  public long plansReceived() {
+    return client.plansReceived();
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // The rest of YarnScheduler: one queue, no ACL restrictions, no recovery
+  // ------------------------------------------------------------------------------------------
+
+  @Override
+  public QueueInfo getQueueInfo(String queueName, boolean includeChildQueues, boolean recursive) {
+    return queue.getQueueInfo(includeChildQueues, recursive);
+  }
+
+  @Override
+  public List<QueueUserACLInfo> getQueueUserAclInfo() {
+    return queue.getQueueUserAclInfo(null);
+  }
+
+  @Override
+  public ResourceCalculator getResourceCalculator() {
+    return calculator;
+  }
+
+  @Override
+  public int getNumClusterNodes() {
+    return nodeTracker.nodeCount();
+  }
+
+  @Override
+  public QueueMetrics getRootQueueMetrics() {
+    return queue.getMetrics();
+  }
+
+  @Override
+  public boolean checkAccess(UserGroupInformation callerUGI, QueueACL acl, String queueName) {
+    return queue.hasAccess(acl, callerUGI);
+  }
+
+  @Override
+  public synchronized List<ApplicationAttemptId> getAppsInQueue(String queueName) {
+    if (!ShimQueue.NAME.equals(queueName)) {
+      return null;
+    }
+    List<ApplicationAttemptId> out = new ArrayList<>();
+    for (SchedulerApplication<ShimAppAttempt> app : applications.values()) {
+      if (app.getCurrentAppAttempt() != null) {
+        out.add(app.getCurrentAppAttempt().getApplicationAttemptId());
+      }
+    }
+    return out;
+  }
+
+  @Override
+  public void recover(RMState state) {
+    // Work-preserving RM restart is not supported by the shim (see README): nothing to recover.
+  }
+
+  @Override
+  public RMContainer getRMContainer(ContainerId containerId) {
+    ShimAppAttempt attempt = getCurrentAttemptForContainer(containerId);
+    return attempt == null ? null : attempt.getRMContainer(containerId);
+  }
+
+  @Override
+  public void killContainer(RMContainer container) {
+    completedContainer(container, SchedulerUtils.createKilledContainerStatus(container.getContainerId(),
+        "Killed by the ResourceManager"), RMContainerEventType.KILL);
+  }
+}

@@ -1,0 +1,67 @@
+package io.dollymp.yarn.scheduler;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.hadoop.yarn.api.records.ResourceRequest;
+import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplication;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.PendingAsk;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.fica.FiCaSchedulerNode;
+import org.apache.hadoop.yarn.server.scheduler.SchedulerRequestKey;
+import org.apache.hadoop.yarn.util.resource.Resources;
+
+/**
+ * The built-in policy that keeps the cluster scheduling while the decision service is down: FIFO
+ * by application id with fair sharing, i.e. round-robin one container per application per pass,
+ * each application's asks in YARN priority order, multi-resource fit (dominant resource calculator).
+ */
+final class FallbackAllocator {
+  private final DollyMPScheduler scheduler;
+
+  FallbackAllocator(DollyMPScheduler scheduler) {
+    this.scheduler = scheduler;
+  }
+
+  /** Assigns containers on {@code node}; returns how many. */
+  int assign(FiCaSchedulerNode node) {
+    List<ShimAppAttempt> attempts = new ArrayList<>();
+    for (SchedulerApplication<ShimAppAttempt> app : scheduler.applicationsInOrder()) {
+      ShimAppAttempt a = app.getCurrentAppAttempt();
+      if (a != null && !a.isStopped()) {
+        attempts.add(a);
+      }
+    }
+    int total = 0;
+    boolean progress = true;
+    while (progress) {
+      progress = false;
+      for (ShimAppAttempt attempt : attempts) {
+        if (assignOne(node, attempt)) {
+          total++;
+          progress = true;
+        }
+      }
+    }
+    return total;
+  }
+
+  private boolean assignOne(FiCaSchedulerNode node, ShimAppAttempt attempt) {
+    synchronized (attempt) {
+      for (SchedulerRequestKey key : attempt.getSchedulerKeys()) {
+        PendingAsk ask = attempt.getPendingAsk(key, ResourceRequest.ANY);
+        if (ask.getCount() <= 0) {
+          continue;
+        }
+        if (!Resources.fitsIn(scheduler.calculator(), ask.getPerAllocationResource(), node.getUnallocatedResource())) {
+          continue;
+        }
+        RMContainer c = PlanCommitter.create(node, attempt, key, ask.getPerAllocationResource());
+        if (c != null) {
+          scheduler.containerCommitted(node, c, DollyMPScheduler.Source.FALLBACK, "");
+          return true;
+        }
+      }
+      return false;
+    }
+  }
+}

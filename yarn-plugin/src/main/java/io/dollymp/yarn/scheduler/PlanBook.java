@@ -1,0 +1,93 @@
+package io.dollymp.yarn.scheduler;
+
+import io.dollymp.proto.v1.Placement;
+import io.dollymp.proto.v1.PlacementOutcome;
+import io.dollymp.proto.v1.PlacementOutcomeKind;
+import io.dollymp.proto.v1.Plan;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Proposals from the service's plans, waiting for their node's next heartbeat. Plans are
+ * additive; each proposal ends in exactly one outcome (committed or dropped with a reason), which
+ * goes back to the service in the next batch. A lost session voids all proposals (generation).
+ */
+final class PlanBook {
+  /** One placement as received, with when and under which epoch/generation. */
+  record Proposal(Placement placement, long epoch, long generation, long receivedMs) {}
+
+  private final Map<String, Queue<Proposal>> byNode = new ConcurrentHashMap<>();
+  private final AtomicLong generation = new AtomicLong();
+  private volatile long lastEpoch = -1;
+  final AtomicLong received = new AtomicLong();
+  final AtomicLong committed = new AtomicLong();
+  final Map<PlacementOutcomeKind, AtomicLong> dropped = new ConcurrentHashMap<>();
+
+  /** Adds a plan's placements. A plan whose epoch is not newer than the last one is stale. */
+  List<PlacementOutcome> add(Plan plan, long nowMs) {
+    List<PlacementOutcome> rejected = new ArrayList<>();
+    if (plan.getEpoch() <= lastEpoch) {
+      for (Placement p : plan.getPlacementsList()) {
+        rejected.add(outcome(p, PlacementOutcomeKind.PLACEMENT_DROPPED_STALE_EPOCH, p.getCount(),
+            "plan epoch " + plan.getEpoch() + " <= " + lastEpoch));
+      }
+      return rejected;
+    }
+    lastEpoch = plan.getEpoch();
+    long gen = generation.get();
+    for (Placement p : plan.getPlacementsList()) {
+      received.incrementAndGet();
+      byNode.computeIfAbsent(p.getNodeId(), k -> new ConcurrentLinkedQueue<>())
+          .add(new Proposal(p, plan.getEpoch(), gen, nowMs));
+    }
+    return rejected;
+  }
+
+  /** Takes every proposal for {@code nodeId} (the caller commits or drops each). */
+  List<Proposal> take(String nodeId) {
+    Queue<Proposal> queue = byNode.get(nodeId);
+    return queue == null ? List.of() : Outbox.drain(queue);
+  }
+
+  boolean isCurrent(Proposal p) {
+    return p.generation() == generation.get();
+  }
+
+  /** Voids every proposal: the session they belonged to is gone. */
+  void invalidate() {
+    generation.incrementAndGet();
+    byNode.clear();
+    lastEpoch = -1;
+  }
+
+  /** Proposals older than {@code maxAgeMs} on nodes that did not heartbeat in time. */
+  List<PlacementOutcome> expire(long nowMs, long maxAgeMs) {
+    List<PlacementOutcome> out = new ArrayList<>();
+    for (Queue<Proposal> queue : byNode.values()) {
+      queue.removeIf(p -> {
+        if (nowMs - p.receivedMs() <= maxAgeMs) {
+          return false;
+        }
+        out.add(outcome(p.placement(), PlacementOutcomeKind.PLACEMENT_DROPPED_EXPIRED, p.placement().getCount(),
+            "node did not heartbeat within " + maxAgeMs + " ms"));
+        return true;
+      });
+    }
+    return out;
+  }
+
+  PlacementOutcome outcome(Placement p, PlacementOutcomeKind kind, int containers, String detail) {
+    if (kind == PlacementOutcomeKind.PLACEMENT_COMMITTED) {
+      committed.addAndGet(containers);
+    } else {
+      dropped.computeIfAbsent(kind, k -> new AtomicLong()).addAndGet(containers);
+    }
+    return PlacementOutcome.newBuilder().setPlacementId(p.getPlacementId()).setKind(kind)
+        .setContainers(containers).setDetail(detail).build();
+  }
+}

@@ -1,0 +1,149 @@
+package io.dollymp.yarn.scheduler;
+
+import io.dollymp.proto.v1.ContainerInfo;
+import io.dollymp.proto.v1.Placement;
+import io.dollymp.proto.v1.PlacementOutcomeKind;
+import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
+import org.apache.hadoop.yarn.api.records.Container;
+import org.apache.hadoop.yarn.api.records.ContainerId;
+import org.apache.hadoop.yarn.api.records.NodeState;
+import org.apache.hadoop.yarn.api.records.Resource;
+import org.apache.hadoop.yarn.api.records.ResourceRequest;
+import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.NodeType;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.PendingAsk;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.fica.FiCaSchedulerNode;
+import org.apache.hadoop.yarn.server.scheduler.SchedulerRequestKey;
+import org.apache.hadoop.yarn.server.utils.BuilderUtils;
+import org.apache.hadoop.yarn.util.resource.Resources;
+
+/**
+ * Commits the service's proposals for one node on that node's heartbeat (RM event thread), after
+ * re-validating each against the RM's truth: node running, attempt alive, ask still pending, fits
+ * in every resource dimension. Every proposal ends in an outcome reported to the service.
+ */
+final class PlanCommitter {
+  private final DollyMPScheduler scheduler;
+  private final Outbox outbox;
+  private final PlanBook planBook;
+
+  PlanCommitter(DollyMPScheduler scheduler, Outbox outbox, PlanBook planBook) {
+    this.scheduler = scheduler;
+    this.outbox = outbox;
+    this.planBook = planBook;
+  }
+
+  void expire(long nowMs, long maxAgeMs) {
+    outbox.outcomes.addAll(planBook.expire(nowMs, maxAgeMs));
+  }
+
+  /** The session is not running: proposals that raced with its loss are void. */
+  void dropAllFor(FiCaSchedulerNode node) {
+    planBook.take(node.getNodeID().toString());
+  }
+
+  int commitFor(FiCaSchedulerNode node, long nowMs, long maxAgeMs) {
+    int total = 0;
+    for (PlanBook.Proposal p : planBook.take(node.getNodeID().toString())) {
+      if (!planBook.isCurrent(p)) {
+        continue;
+      }
+      total += commitOne(node, p, nowMs, maxAgeMs);
+    }
+    return total;
+  }
+
+  private int commitOne(FiCaSchedulerNode node, PlanBook.Proposal proposal, long nowMs, long maxAgeMs) {
+    Placement pl = proposal.placement();
+    if (nowMs - proposal.receivedMs() > maxAgeMs) {
+      return drop(pl, PlacementOutcomeKind.PLACEMENT_DROPPED_EXPIRED, pl.getCount(), "older than " + maxAgeMs + " ms");
+    }
+    if (node.getRMNode().getState() != NodeState.RUNNING) {
+      return drop(pl, PlacementOutcomeKind.PLACEMENT_DROPPED_NODE_NOT_RUNNING, pl.getCount(),
+          "node is " + node.getRMNode().getState());
+    }
+    ShimAppAttempt attempt;
+    try {
+      attempt = scheduler.getApplicationAttempt(ApplicationAttemptId.fromString(pl.getAttemptId()));
+    } catch (IllegalArgumentException e) {
+      attempt = null;
+    }
+    if (attempt == null || attempt.isStopped()
+        || !attempt.getApplicationAttemptId().toString().equals(pl.getAttemptId())) {
+      return drop(pl, PlacementOutcomeKind.PLACEMENT_DROPPED_APP_UNKNOWN, pl.getCount(),
+          "attempt " + pl.getAttemptId() + " is not running");
+    }
+    SchedulerRequestKey key = findKey(attempt, pl);
+    PendingAsk pending = key == null ? null : attempt.getPendingAsk(key, ResourceRequest.ANY);
+    if (pending == null || pending.getCount() <= 0) {
+      return drop(pl, PlacementOutcomeKind.PLACEMENT_DROPPED_ASK_NOT_PENDING, pl.getCount(),
+          "no pending ask at priority " + pl.getPriority());
+    }
+    int wanted = Math.min(pl.getCount(), pending.getCount());
+    Resource capability = pending.getPerAllocationResource();
+    int done = 0;
+    while (done < wanted && Resources.fitsIn(scheduler.calculator(), capability, node.getUnallocatedResource())) {
+      RMContainer c = create(node, attempt, key, capability);
+      if (c == null) {
+        break;
+      }
+      scheduler.containerCommitted(node, c, DollyMPScheduler.Source.SERVICE, pl.getPlacementId());
+      done++;
+    }
+    if (done > 0) {
+      outbox.outcomes.add(planBook.outcome(pl, PlacementOutcomeKind.PLACEMENT_COMMITTED, done, ""));
+    }
+    int rest = pl.getCount() - done;
+    if (rest > 0) {
+      boolean stillPending = attempt.getPendingAsk(key, ResourceRequest.ANY).getCount() > 0;
+      drop(pl, stillPending ? PlacementOutcomeKind.PLACEMENT_DROPPED_DOES_NOT_FIT
+          : PlacementOutcomeKind.PLACEMENT_DROPPED_ASK_NOT_PENDING, rest,
+          stillPending ? "free " + node.getUnallocatedResource() + " < " + capability : "ask satisfied");
+    }
+    return done;
+  }
+
+  private int drop(Placement pl, PlacementOutcomeKind kind, int containers, String detail) {
+    outbox.outcomes.add(planBook.outcome(pl, kind, containers, detail));
+    return 0;
+  }
+
+  private static SchedulerRequestKey findKey(ShimAppAttempt attempt, Placement pl) {
+    for (SchedulerRequestKey key : attempt.getSchedulerKeys()) {
+      if (key.getPriority().getPriority() == pl.getPriority()
+          && key.getAllocationRequestId() == pl.getAllocationRequestId()) {
+        return key;
+      }
+    }
+    return null;
+  }
+
+  /** Creates one container of {@code key} on {@code node}; null if the ask vanished meanwhile. */
+  static RMContainer create(FiCaSchedulerNode node, ShimAppAttempt attempt, SchedulerRequestKey key,
+      Resource capability) {
+    NodeType locality = NodeType.OFF_SWITCH;
+    if (attempt.getOutstandingAsksCount(key, node.getNodeName()) > 0) {
+      locality = NodeType.NODE_LOCAL;
+    } else if (attempt.getOutstandingAsksCount(key, node.getRackName()) > 0) {
+      locality = NodeType.RACK_LOCAL;
+    }
+    ContainerId id = BuilderUtils.newContainerId(attempt.getApplicationAttemptId(), attempt.getNewContainerId());
+    Container container = BuilderUtils.newContainer(id, node.getNodeID(), node.getRMNode().getHttpAddress(),
+        capability, key.getPriority(), null, key.getAllocationRequestId());
+    return attempt.commitContainer(locality, node, key, container);
+  }
+
+  static ContainerInfo containerInfo(RMContainer c, String placementId) {
+    return ContainerInfo.newBuilder()
+        .setContainerId(c.getContainerId().toString())
+        .setAttemptId(c.getApplicationAttemptId().toString())
+        .setNodeId(c.getAllocatedNode().toString())
+        .setPriority(c.getAllocatedSchedulerKey().getPriority().getPriority())
+        .setAllocationRequestId(c.getAllocatedSchedulerKey().getAllocationRequestId())
+        .setResource(ProtoResources.toProto(c.getAllocatedResource()))
+        .setPlacementId(placementId)
+        .setAmContainer(c.isAMContainer())
+        .setStartTimeMs(c.getCreationTime())
+        .build();
+  }
+}

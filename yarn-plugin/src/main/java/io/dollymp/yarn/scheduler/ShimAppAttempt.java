@@ -1,0 +1,53 @@
+package io.dollymp.yarn.scheduler;
+
+import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
+import org.apache.hadoop.yarn.api.records.Container;
+import org.apache.hadoop.yarn.server.resourcemanager.RMContext;
+import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
+import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainerEvent;
+import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainerEventType;
+import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainerImpl;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.AbstractUsersManager;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.NodeType;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.Queue;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.fica.FiCaSchedulerApp;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.fica.FiCaSchedulerNode;
+import org.apache.hadoop.yarn.server.scheduler.SchedulerRequestKey;
+
+/**
+ * The shim's view of one application attempt: YARN's FiCa bookkeeping (asks, live containers,
+ * usage, metrics) plus one operation, turning a validated proposal into an RM container.
+ */
+public class ShimAppAttempt extends FiCaSchedulerApp {
+
+  public ShimAppAttempt(ApplicationAttemptId attemptId, String user, Queue queue,
+      AbstractUsersManager usersManager, RMContext rmContext) {
+    super(attemptId, user, queue, usersManager, rmContext);
+  }
+
+  /**
+   * Registers {@code container} as allocated to this attempt at {@code key}. Returns null when the
+   * attempt stopped or the ask is no longer outstanding (the AM may update asks concurrently on its
+   * RPC thread, so this is re-checked under the attempt's write lock).
+   */
+  public RMContainer commitContainer(NodeType locality, FiCaSchedulerNode node, SchedulerRequestKey key,
+      Container container) {
+    writeLock.lock();
+    try {
+      if (isStopped || getOutstandingAsksCount(key) <= 0) {
+        return null;
+      }
+      RMContainerImpl rmContainer = new RMContainerImpl(container, key, getApplicationAttemptId(),
+          node.getNodeID(), appSchedulingInfo.getUser(), rmContext, node.getPartition());
+      rmContainer.setQueueName(getQueueName());
+      addToNewlyAllocatedContainers(node, rmContainer);
+      liveContainers.put(container.getId(), rmContainer);
+      rmContainer.setContainerRequest(appSchedulingInfo.allocate(locality, node, key, rmContainer));
+      attemptResourceUsage.incUsed(node.getPartition(), container.getResource());
+      rmContainer.handle(new RMContainerEvent(container.getId(), RMContainerEventType.START));
+      return rmContainer;
+    } finally {
+      writeLock.unlock();
+    }
+  }
+}

@@ -1,0 +1,127 @@
+package io.dollymp.yarn.scheduler;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import org.apache.hadoop.conf.Configuration;
+
+/**
+ * Every {@code yarn-site.xml} key the shim reads, all under {@value #PREFIX}, validated once at
+ * start-up. An invalid value stops the ResourceManager with a message naming the key.
+ */
+public final class ShimConfig {
+  public static final String PREFIX = "yarn.scheduler.dollymp.";
+
+  /** host:port of the decision service's gRPC endpoint. */
+  public static final String SERVICE_ADDRESS = PREFIX + "service.address";
+  public static final String DEFAULT_SERVICE_ADDRESS = "127.0.0.1:50051";
+  /** Batching interval: one StateBatch per tick. */
+  public static final String TICK_MS = PREFIX + "tick-ms";
+  public static final long DEFAULT_TICK_MS = 100;
+  /** Proposals older than this are dropped (stale) and, with no fresher plan, fallback takes over. */
+  public static final String PLAN_MAX_AGE_MS = PREFIX + "plan.max-age-ms";
+  public static final long DEFAULT_PLAN_MAX_AGE_MS = 3000;
+  /** Deadline of unary calls (Register) to the service. */
+  public static final String RPC_TIMEOUT_MS = PREFIX + "rpc.timeout-ms";
+  public static final long DEFAULT_RPC_TIMEOUT_MS = 2000;
+  /** Wait between reconnection attempts while the service is unreachable. */
+  public static final String RECONNECT_BACKOFF_MS = PREFIX + "reconnect.backoff-ms";
+  public static final long DEFAULT_RECONNECT_BACKOFF_MS = 1000;
+  /** Built-in fallback policy when the service is unreachable: "fifo" or "none". */
+  public static final String FALLBACK_POLICY = PREFIX + "fallback.policy";
+  public static final String DEFAULT_FALLBACK_POLICY = "fifo";
+  /** How long the service may be unreachable (or its plan stale) before fallback starts. */
+  public static final String FALLBACK_AFTER_MS = PREFIX + "fallback.after-ms";
+  public static final long DEFAULT_FALLBACK_AFTER_MS = 5000;
+  /** Stable identity of this RM towards the service (defaults to the cluster id). */
+  public static final String RM_ID = PREFIX + "rm-id";
+
+  public enum FallbackPolicy { FIFO, NONE }
+
+  private final String serviceHost;
+  private final int servicePort;
+  private final long tickMs;
+  private final long planMaxAgeMs;
+  private final long rpcTimeoutMs;
+  private final long reconnectBackoffMs;
+  private final FallbackPolicy fallbackPolicy;
+  private final long fallbackAfterMs;
+  private final String rmId;
+
+  private ShimConfig(Configuration conf) {
+    List<String> errors = new ArrayList<>();
+    String address = conf.getTrimmed(SERVICE_ADDRESS, DEFAULT_SERVICE_ADDRESS);
+    String host = "";
+    int port = -1;
+    int colon = address.lastIndexOf(':');
+    if (colon <= 0 || colon == address.length() - 1) {
+      errors.add(SERVICE_ADDRESS + "=" + address + ": expected host:port");
+    } else {
+      host = address.substring(0, colon);
+      try {
+        port = Integer.parseInt(address.substring(colon + 1));
+        if (port < 1 || port > 65535) {
+          errors.add(SERVICE_ADDRESS + "=" + address + ": port must be in 1..65535");
+        }
+      } catch (NumberFormatException e) {
+        errors.add(SERVICE_ADDRESS + "=" + address + ": port is not a number");
+      }
+    }
+    this.serviceHost = host;
+    this.servicePort = port;
+    this.tickMs = positiveLong(conf, TICK_MS, DEFAULT_TICK_MS, 10, 60_000, errors);
+    this.planMaxAgeMs = positiveLong(conf, PLAN_MAX_AGE_MS, DEFAULT_PLAN_MAX_AGE_MS, 50, 3_600_000, errors);
+    this.rpcTimeoutMs = positiveLong(conf, RPC_TIMEOUT_MS, DEFAULT_RPC_TIMEOUT_MS, 10, 600_000, errors);
+    this.reconnectBackoffMs =
+        positiveLong(conf, RECONNECT_BACKOFF_MS, DEFAULT_RECONNECT_BACKOFF_MS, 10, 600_000, errors);
+    this.fallbackAfterMs = positiveLong(conf, FALLBACK_AFTER_MS, DEFAULT_FALLBACK_AFTER_MS, 0, 86_400_000, errors);
+    String policy = conf.getTrimmed(FALLBACK_POLICY, DEFAULT_FALLBACK_POLICY).toUpperCase(Locale.ROOT);
+    FallbackPolicy parsed = FallbackPolicy.FIFO;
+    try {
+      parsed = FallbackPolicy.valueOf(policy);
+    } catch (IllegalArgumentException e) {
+      errors.add(FALLBACK_POLICY + "=" + conf.get(FALLBACK_POLICY) + ": expected one of fifo, none");
+    }
+    this.fallbackPolicy = parsed;
+    String configuredId = conf.getTrimmed(RM_ID, "");
+    this.rmId = configuredId.isEmpty() ? conf.getTrimmed("yarn.resourcemanager.cluster-id", "yarn-cluster")
+        : configuredId;
+    if (!errors.isEmpty()) {
+      throw new IllegalArgumentException("Invalid DollyMP scheduler configuration: " + String.join("; ", errors));
+    }
+  }
+
+  /** Reads and validates; throws IllegalArgumentException naming every invalid key. */
+  public static ShimConfig from(Configuration conf) {
+    return new ShimConfig(conf);
+  }
+
+  private static long positiveLong(Configuration conf, String key, long dflt, long min, long max,
+      List<String> errors) {
+    String raw = conf.getTrimmed(key);
+    if (raw == null || raw.isEmpty()) {
+      return dflt;
+    }
+    try {
+      long v = Long.parseLong(raw);
+      if (v < min || v > max) {
+        errors.add(key + "=" + raw + ": must be in " + min + ".." + max);
+        return dflt;
+      }
+      return v;
+    } catch (NumberFormatException e) {
+      errors.add(key + "=" + raw + ": not an integer");
+      return dflt;
+    }
+  }
+
+  public String serviceHost() { return serviceHost; }
+  public int servicePort() { return servicePort; }
+  public long tickMs() { return tickMs; }
+  public long planMaxAgeMs() { return planMaxAgeMs; }
+  public long rpcTimeoutMs() { return rpcTimeoutMs; }
+  public long reconnectBackoffMs() { return reconnectBackoffMs; }
+  public FallbackPolicy fallbackPolicy() { return fallbackPolicy; }
+  public long fallbackAfterMs() { return fallbackAfterMs; }
+  public String rmId() { return rmId; }
+}

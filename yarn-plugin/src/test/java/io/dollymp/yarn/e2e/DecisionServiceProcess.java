@@ -1,0 +1,104 @@
+package io.dollymp.yarn.e2e;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The real Python decision service as a separate process on a real loopback socket, started with
+ * {@code python -m pyscheduler serve}. Ports are ephemeral and read back from the port file.
+ */
+final class DecisionServiceProcess implements AutoCloseable {
+  private static final Pattern GRPC_PORT = Pattern.compile("\"?grpc_port\"?\\s*[:=]\\s*(\\d+)");
+  private static final Pattern HTTP_PORT = Pattern.compile("\"?http_port\"?\\s*[:=]\\s*(\\d+)");
+
+  private final Process process;
+  private final Path portFile;
+  private final Path log;
+  final Path db;
+
+  DecisionServiceProcess(Path workDir, String policy) throws IOException {
+    Files.createDirectories(workDir);
+    this.portFile = workDir.resolve("ports");
+    this.db = workDir.resolve("decisions.db");
+    this.log = workDir.resolve("service.log");
+    Files.deleteIfExists(portFile);
+    String python = System.getProperty("dollymp.python", "python3");
+    String root = System.getProperty("dollymp.root", "..");
+    List<String> cmd = new ArrayList<>(List.of(python, "-m", "pyscheduler", "serve",
+        "--grpc-host", "127.0.0.1", "--grpc-port", "0", "--port-file", portFile.toString(),
+        "--db", db.toString(), "--policy", policy));
+    if (Boolean.getBoolean("dollymp.http")) {
+      cmd.addAll(List.of("--http-port", "0"));
+    }
+    ProcessBuilder pb = new ProcessBuilder(cmd).directory(new File(root)).redirectErrorStream(true)
+        .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
+    pb.environment().put("PYTHONUNBUFFERED", "1");
+    this.process = pb.start();
+  }
+
+  /** Waits for the service to write its port file; returns the gRPC port. */
+  int awaitGrpcPort(long timeoutMs) throws IOException, InterruptedException {
+    return awaitPort(GRPC_PORT, timeoutMs);
+  }
+
+  int awaitHttpPort(long timeoutMs) throws IOException, InterruptedException {
+    return awaitPort(HTTP_PORT, timeoutMs);
+  }
+
+  private int awaitPort(Pattern pattern, long timeoutMs) throws IOException, InterruptedException {
+    long deadline = System.currentTimeMillis() + timeoutMs;
+    while (System.currentTimeMillis() < deadline) {
+      if (!process.isAlive()) {
+        throw new IllegalStateException("decision service exited with " + process.exitValue() + ":\n" + logText());
+      }
+      if (Files.exists(portFile)) {
+        String text = Files.readString(portFile, StandardCharsets.UTF_8).trim();
+        Matcher m = pattern.matcher(text);
+        if (m.find()) {
+          return Integer.parseInt(m.group(1));
+        }
+        if (pattern == GRPC_PORT && text.matches("\\d+")) {
+          return Integer.parseInt(text);
+        }
+      }
+      Thread.sleep(100);
+    }
+    throw new IllegalStateException("decision service did not report its port in time:\n" + logText());
+  }
+
+  String logText() throws IOException {
+    return Files.exists(log) ? Files.readString(log, StandardCharsets.UTF_8) : "";
+  }
+
+  boolean isAlive() {
+    return process.isAlive();
+  }
+
+  /** kill -9: no graceful shutdown, exactly what a crash looks like to the shim. */
+  void killHard() throws InterruptedException {
+    process.destroyForcibly();
+    process.waitFor();
+  }
+
+  @Override
+  public void close() {
+    if (process.isAlive()) {
+      process.destroy();
+      try {
+        if (!process.waitFor(10, java.util.concurrent.TimeUnit.SECONDS)) {
+          process.destroyForcibly();
+        }
+      } catch (InterruptedException e) {
+        process.destroyForcibly();
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+}
