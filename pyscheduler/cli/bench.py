@@ -69,10 +69,14 @@ def _run_engine(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result))
     else:
-        print(f"policy {args.policy}: {args.jobs} jobs x {args.nodes} nodes, {args.rounds} rounds, "
-              f"{placed} placements per round")
-        print(f"median {result['median_ms']} ms, p99 {result['p99_ms']} ms per round, "
-              f"peak RSS {result['peak_rss_mb']} MB")
+        print(
+            f"policy {args.policy}: {args.jobs} jobs x {args.nodes} nodes, {args.rounds} rounds, "
+            f"{placed} placements per round"
+        )
+        print(
+            f"median {result['median_ms']} ms, p99 {result['p99_ms']} ms per round, "
+            f"peak RSS {result['peak_rss_mb']} MB"
+        )
     return 0
 
 
@@ -101,5 +105,3 @@ def register(subparsers: Any) -> None:
         p = targets.add_parser(name, help=help_text)
         add_args(p)
         p.set_defaults(func=run)
-
-

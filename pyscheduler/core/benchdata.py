@@ -33,7 +33,9 @@ def random_jobs(jobs: int, rng: np.random.Generator) -> list[Job]:
         n = int(sizes[i])
         for k in range(n_phases):
             mean = float(rng.lognormal(3.0, 0.8))
-            demand = Resources.of(float(rng.choice([1, 1, 1, 2, 4])), float(rng.choice([1024, 2048, 4096, 8192])))
+            demand = Resources.of(
+                float(rng.choice([1, 1, 1, 2, 4])), float(rng.choice([1024, 2048, 4096, 8192]))
+            )
             parents = (f"p{k - 1}",) if k else ()
             phases.append(Phase(f"p{k}", n, demand, mean, mean * float(rng.uniform(0.2, 1.5)), parents))
             n = max(1, n // 4)

@@ -1,4 +1,4 @@
-"""Clocks injected into the decision loop: wall time for the service, a manual clock for the simulator/tests."""
+"""Clocks injected into the decision loop: wall time (the service), a manual clock (the simulator, tests)."""
 
 from __future__ import annotations
 

@@ -43,20 +43,29 @@ class LoopStats:
 
 
 class DecisionLoop:
-    def __init__(self, policy: Policy, clock: Clock, estimator: PhaseEstimator | None = None,
-                 sinks: Sequence[Sink] = ()) -> None:
+    def __init__(
+        self,
+        policy: Policy,
+        clock: Clock,
+        estimator: PhaseEstimator | None = None,
+        sinks: Sequence[Sink] = (),
+    ) -> None:
         self.policy = policy
         self.clock = clock
         self.estimator = estimator
         self.sinks = list(sinks)
         self.stats = LoopStats()
 
-    def snapshot(self, cluster: ClusterState, jobs: Sequence[Job], attempts: Sequence[Attempt] = ()) -> Snapshot:
+    def snapshot(
+        self, cluster: ClusterState, jobs: Sequence[Job], attempts: Sequence[Attempt] = ()
+    ) -> Snapshot:
         t = self.clock.now()
         active = [j for j in jobs if j.arrival <= t and not j.finished]
         return Snapshot(t, cluster, active, attempts, self.estimator)
 
-    def round(self, cluster: ClusterState, jobs: Sequence[Job], attempts: Sequence[Attempt] = ()) -> Decisions:
+    def round(
+        self, cluster: ClusterState, jobs: Sequence[Job], attempts: Sequence[Attempt] = ()
+    ) -> Decisions:
         snap = self.snapshot(cluster, jobs, attempts)
         start = time.perf_counter()
         decisions = self.policy.decide(snap)

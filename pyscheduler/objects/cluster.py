@@ -53,6 +53,9 @@ class ClusterState:
         self._active: npt.NDArray[np.bool_] = np.zeros(max(1, initial_rows), dtype=bool)
         self.node_ids: list[str] = []
         self.index: dict[str, int] = {}
+        self._distinct: tuple[int, FloatArray] | None = None
+        self._total: tuple[int, FloatArray] | None = None
+        self.capacity_version = 0  # bumped whenever a node's capacity or membership changes
 
     @classmethod
     def from_nodes(cls, nodes: Iterable[Node], dims: Sequence[str] | None = None) -> ClusterState:
@@ -113,10 +116,18 @@ class ClusterState:
     def active(self) -> npt.NDArray[np.bool_]:
         return self._active[: self.size]
 
+    def distinct_capacities(self) -> FloatArray:
+        """The distinct capacity vectors of active nodes (cached until capacities change)."""
+        if self._distinct is None or self._distinct[0] != self.capacity_version:
+            rows = self.capacity[self.active]
+            self._distinct = (self.capacity_version, np.unique(rows, axis=0) if rows.size else rows)
+        return self._distinct[1]
+
     def total_capacity(self) -> FloatArray:
-        """sum_i C_i per dimension over active nodes (the denominators of Eq. 9 / 15)."""
-        result: FloatArray = self.capacity[self.active].sum(axis=0)
-        return result
+        """sum_i C_i per dimension over active nodes (the denominators of Eq. 9 / 15); cached."""
+        if self._total is None or self._total[0] != self.capacity_version:
+            self._total = (self.capacity_version, self.capacity[self.active].sum(axis=0))
+        return self._total[1].copy()
 
     def upsert(self, node_id: str, capacity: Resources, free: Resources | None = None) -> int:
         """Add or update a node; returns its row."""
@@ -136,6 +147,7 @@ class ClusterState:
             self.node_ids.append(node_id)
             self.index[node_id] = row
         cap = capacity.as_array()
+        self.capacity_version += 1
         self._capacity[row] = cap
         self._free[row] = cap if free is None else np.minimum(free.as_array(), cap)
         self._active[row] = True
@@ -159,6 +171,7 @@ class ClusterState:
 
     def remove(self, node_id: str) -> None:
         row = self._row(node_id)
+        self.capacity_version += 1
         self._active[row] = False
         self._free[row] = 0.0
 
@@ -173,6 +186,7 @@ class ClusterState:
         other._active[:m] = self.active
         other.node_ids = list(self.node_ids)
         other.index = dict(self.index)
+        other.capacity_version = self.capacity_version
         return other
 
     def _row(self, node_id: str) -> int:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -75,8 +75,7 @@ class Snapshot:
         return theta, sigma
 
 
-@dataclass(frozen=True, slots=True)
-class Priority:
+class Priority(NamedTuple):  # NamedTuple: one per job per round, cheap to create
     job_id: str
     priority: int  # lower runs first (DollyMP: the size class p_j of Algorithm 1)
     rank: int  # position in the global order
@@ -93,8 +92,7 @@ class Placement:
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
-class CloneGrant:
+class CloneGrant(NamedTuple):
     job_id: str
     phase_id: str
     clones: int  # clones per task allowed (0..max_clones)
@@ -118,8 +116,7 @@ class Kill:
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
-class Deferral:
+class Deferral(NamedTuple):
     job_id: str
     phase_id: str
     tasks: int  # tasks of this phase left waiting

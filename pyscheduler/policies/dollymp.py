@@ -1,15 +1,18 @@
 """DollyMP (paper 000, Sections 4-5): Algorithm 1 priorities, Algorithm 2 placement, clones, delay assignment.
 
-Round: (1) v_j(t), e_j(t) per job (Eq. 15-17) and the size classes p_j of Algorithm 1, recomputed when a job
-arrives (Section 5; option recompute="every_round" recomputes each round); (2) pass 1: per class in
-increasing order, every job's first available phase, best fit (policies/placement.py); (3) passes
-2..1+max_clones: one more copy for running tasks, same order, only with the resources left after pass 1;
-(4) delay assignment omega for downstream phases that got clones; (5) kills of copies whose task
-already finished.
+Round: (1) v_j(t), e_j(t) of every job (Eq. 15-17, policies/table.py) and the size classes p_j of
+Algorithm 1 (policies/model.py), recomputed when a job arrives as in Section 5 (option
+recompute="every_round" recomputes each round); (2) pass 1 of Algorithm 2 (policies/kernel.py): per server,
+classes in increasing order, best fit; originals only; (3) passes 2..1+max_clones: one more copy of running
+tasks per pass, same order, only with what pass 1 left; (4) delay assignment's omega for jobs whose
+downstream phase got clones; (5) kills of copies whose task already finished.
 
-"First available phase" (Section 5): the first ready phase in topological order with tasks still waiting;
-when nothing more of it fits, the job's next ready phase becomes available, so an original never waits
-behind a clone while it fits somewhere. Ties within a class: best fit per server, then rank (arrival, id).
+Choices: every ready phase with waiting tasks is available (for chain DAGs, the common case, that is the
+single "first available phase" of Section 5; for parallel branches it lets a later branch use what an
+earlier one cannot, so an original never waits behind a clone while it fits). Jobs of one class are
+ordered by arrival, then by their position in the snapshot. The "dolly" policy (policies/dolly.py) is
+this loop with arrival order and Dolly's budgeted cloning; its clones, like DollyMP's, go in the passes
+after the round's originals (Dolly's admission control, not placement order, limits them).
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ from pyscheduler.objects import Job
 from pyscheduler.policies.base import (
     CloneGrant,
     Decisions,
+    Deferral,
+    IntArray,
     OmegaDecision,
     Priority,
     Snapshot,
@@ -34,34 +39,30 @@ from pyscheduler.policies.cloning import (
     REASON_COROLLARY,
     REASON_IDLE,
     REASON_UPSTREAM,
-    CloneBook,
     clones_in_use,
     dolly_grant,
-    upstream_copy_limit,
 )
 from pyscheduler.policies.common import (
     REASON_BEST_FIT,
     REASON_CLONE,
-    defer_unplaced,
-    engine_for,
+    REASON_INFEASIBLE,
+    REASON_WAITING,
     kill_losers,
-    original_entry,
-    ready_pending_phases,
-    record,
 )
 from pyscheduler.policies.delay import choose_omega, sample_pairs
 from pyscheduler.policies.dolly import DollyBudget
-from pyscheduler.policies.model import clone_copies, dominant_share, job_measures, transient_priorities
-from pyscheduler.policies.placement import Entry, PlacementEngine
+from pyscheduler.policies.kernel import place_pass
+from pyscheduler.policies.model import clone_copies, transient_priorities
+from pyscheduler.policies.table import FlatTasks, PhaseTable, RoundView, pass_input
 
 CLONE_RULES = ("idle", "corollary", "dolly")
 
 
 @register_policy("dollymp")
 class DollyMPPolicy:
-    """Options: max_clones 0..3 (DollyMP0..3), clone_rule, sigma_factor, recompute, order
-    ("size_class" | "arrival"), clone_timing ("after_originals" | "with_job"), Dolly's beta/tau/epsilon/
-    straggler_p, delay assignment's output_bytes and transfer statistics."""
+    """Options: max_clones 0..3 (DollyMP0..3), clone_rule ("idle" | "corollary" | "dolly"), sigma_factor,
+    recompute ("arrival" | "every_round"), order ("size_class" | "arrival"), Dolly's beta/tau/epsilon/
+    straggler_p, delay assignment's output_bytes (per upstream task) and transfer statistics."""
 
     name = "dollymp"
 
@@ -72,7 +73,6 @@ class DollyMPPolicy:
         sigma_factor: float = 1.0,
         recompute: str = "arrival",
         order: str = "size_class",
-        clone_timing: str = "after_originals",
         beta: float = 0.05,
         tau: float = 0.95,
         epsilon: float = 0.05,
@@ -86,97 +86,260 @@ class DollyMPPolicy:
         _choice("clone_rule", clone_rule, CLONE_RULES)
         _choice("recompute", recompute, ("arrival", "every_round"))
         _choice("order", order, ("size_class", "arrival"))
-        _choice("clone_timing", clone_timing, ("after_originals", "with_job"))
-        if not (math.isfinite(sigma_factor) and sigma_factor >= 0):
+        if not (isinstance(sigma_factor, int | float) and math.isfinite(sigma_factor) and sigma_factor >= 0):
             raise ValueError(f"dollymp option sigma_factor must be finite >= 0, got {sigma_factor!r}")
-        if not (math.isfinite(output_bytes) and output_bytes >= 0) or omega_samples < 2:
-            raise ValueError("dollymp options output_bytes must be >= 0 and omega_samples >= 2")
-        self.max_clones = max_clones
-        self.clone_rule = clone_rule
-        self.sigma_factor = sigma_factor
-        self.recompute = recompute
-        self.order = order
-        self.clone_timing = clone_timing
+        if not (math.isfinite(output_bytes) and output_bytes >= 0):
+            raise ValueError(f"dollymp option output_bytes must be finite >= 0, got {output_bytes!r}")
+        if omega_samples < 2:
+            raise ValueError(f"dollymp option omega_samples must be >= 2, got {omega_samples!r}")
+        DollyBudget(beta, tau, epsilon, straggler_p)  # validates the Dolly options
+        self.max_clones, self.clone_rule, self.sigma_factor = max_clones, clone_rule, float(sigma_factor)
+        self.recompute, self.order = recompute, order
         self.dolly = (beta, tau, epsilon, straggler_p)
-        DollyBudget(beta, tau, epsilon, straggler_p)  # validates
         self.output_bytes = output_bytes
         self.transfer = transfer or TransferStats()
         self.omega_samples = omega_samples
-        self._cached: dict[str, int] = {}
+        self._tables: dict[tuple[int, ...], PhaseTable] = {}  # the last two job sets (service + AM plans)
+        self._prio: dict[str, int] = {}
         self._omega_cache: dict[tuple[float, ...], float] = {}
 
-    # -- priorities (Algorithm 1) ------------------------------------------------------------------------
-    def _priorities(self, snapshot: Snapshot, total: list[float]) -> tuple[list[int], list[float]]:
-        jobs = snapshot.jobs
-        times = [0.0] * len(jobs)
-        if self.order == "arrival":
-            return list(range(len(jobs))), times
-        need = self.recompute == "every_round" or any(j.job_id not in self._cached for j in jobs)
-        vols = np.empty(len(jobs))
-        tarr = np.empty(len(jobs))
-        dmax = 0.0
-        for i, j in enumerate(jobs):
-            v, e, d = job_measures(j, snapshot.theta_sigma, total, self.sigma_factor)
-            vols[i], tarr[i], times[i] = v, e, e
-            dmax = max(dmax, d)
-        if need:
-            finite = np.isfinite(vols) & np.isfinite(tarr)
-            prio = np.full(len(jobs), 1 << 20, np.int64)  # unschedulable jobs last (they are deferred)
-            prio[finite] = transient_priorities(
-                vols[finite], tarr[finite], dmax if math.isfinite(dmax) else 1.0
-            )
-            self._cached = {j.job_id: int(p) for j, p in zip(jobs, prio.tolist(), strict=True)}
-        return [self._cached[j.job_id] for j in jobs], times
+    def _table_for(self, snapshot: Snapshot) -> PhaseTable:
+        key = tuple(map(id, snapshot.jobs))
+        table = self._tables.get(key)
+        if table is None:
+            snapshot.validate()  # a new job set: check it once (objects validate themselves otherwise)
+            table = PhaseTable(snapshot.jobs)
+            if len(self._tables) >= 2:
+                self._tables.pop(next(iter(self._tables)))
+            self._tables[key] = table
+        elif not math.isfinite(snapshot.time):
+            snapshot.validate()
+        if table.dims and table.dims != len(snapshot.cluster.dims):
+            snapshot.validate()  # raises, naming the job whose demand does not match the cluster
+        return table
 
     def decide(self, snapshot: Snapshot) -> Decisions:
-        snapshot.validate()
-        jobs = snapshot.jobs
-        cluster = snapshot.cluster
+        jobs, cluster = snapshot.jobs, snapshot.cluster
+        table = self._table_for(snapshot)
         out = Decisions(snapshot.time, jobs, cluster.node_ids)
-        total = cluster.total_capacity().tolist()
-        prio, times = self._priorities(snapshot, total)
-        order = sorted(range(len(jobs)), key=lambda i: (prio[i], jobs[i].arrival, jobs[i].job_id))
-        reason = "size_class" if self.order == "size_class" else "arrival_order"
-        groups: list[list[int]] = []
-        for rank, pos in enumerate(order):
-            out.priorities.append(Priority(jobs[pos].job_id, prio[pos], rank, reason))
-            key = prio[pos] if self.clone_timing == "after_originals" else rank
-            if groups and key == (
-                prio[groups[-1][0]] if self.clone_timing == "after_originals" else rank - 1
-            ):
-                groups[-1].append(pos)
-            else:
-                groups.append([pos])
-        engine = engine_for(snapshot)
-        if jobs:
-            engine.prune(np.min([p.demand.as_array() for j in jobs for p in j.phases], axis=0))
-        rnd = _Round(self, snapshot, out, engine, prio, times, total)
-        if self.clone_timing == "with_job":
-            for g in groups:
-                rnd.originals(g)
-                rnd.clones([g])
-        else:
-            for g in groups:
-                rnd.originals(g)
-            rnd.clones(groups)
-        defer_unplaced(out, jobs, rnd.entries, rnd.placed, engine)
+        view = RoundView(table, snapshot.theta_sigma if snapshot.estimator is not None else None)
+        total = cluster.total_capacity()
+        prio, times = self._priorities(view, total, jobs)
+        order = np.lexsort((np.arange(len(jobs)), table.arrival, prio))
+        rank = np.empty(len(jobs), np.int64)
+        rank[order] = np.arange(len(jobs))
+        why = "size_class" if self.order == "size_class" else "arrival_order"
+        pl = prio.tolist()
+        out.priorities = [Priority(jobs[p].job_id, pl[p], r, why) for r, p in enumerate(order.tolist())]
+
+        rows = np.flatnonzero(view.ready & ~view.finished)
+        flat = FlatTasks(table, rows)
+        free = np.array(cluster.free, dtype=np.float64)
+        free[~cluster.active] = 0.0
+        nodes = np.flatnonzero(cluster.active & (free > 1e-9).any(axis=1)).astype(np.int64)
+        row_job = table.row_job[rows]
+        cls, rnk, shape = prio[row_job], rank[row_job], table.row_shape[rows]
+        feasible = _feasible(table.shapes, cluster.distinct_capacities())[shape]
+
+        # pass 1: originals
+        mask = flat.pending() & feasible[flat.owner]
+        entry_rows, entry_counts, placed = self._pass(out, flat, mask, cls, rnk, shape, free, nodes, False)
+        self._defer(out, table, flat, entry_rows, entry_counts, placed, feasible)
+        # passes 2..1+max_clones: clones
+        if self.max_clones > 0:
+            allowed = self._allowed(snapshot, view, flat, prio, times, total)
+            cloned_rows: set[int] = set()
+            for have in range(1, self.max_clones + 1):
+                mask = flat.clone_candidates(have, allowed)
+                entry_rows, _, placed = self._pass(out, flat, mask, cls, rnk, shape, free, nodes, True)
+                cloned_rows.update(entry_rows[placed > 0].tolist())
+            self._grants_and_omegas(out, snapshot, flat, sorted(cloned_rows), allowed)
         kill_losers(out, snapshot)
         return out
 
+    def _priorities(self, view: RoundView, total: np.ndarray, jobs: Any) -> tuple[IntArray, np.ndarray]:
+        volume, times, dmax = view.measures(total, self.sigma_factor)
+        n = len(jobs)
+        if self.order == "arrival":
+            return np.zeros(n, np.int64), times
+        if self.recompute == "every_round" or any(j.job_id not in self._prio for j in jobs):
+            ok = np.isfinite(volume) & np.isfinite(times)
+            prio = np.full(n, 1 << 20, np.int64)  # jobs that can never run go last (they are deferred)
+            prio[ok] = transient_priorities(volume[ok], times[ok], dmax if math.isfinite(dmax) else 1.0)
+            self._prio = {j.job_id: p for j, p in zip(jobs, prio.tolist(), strict=True)}
+            return prio, times
+        return np.fromiter((self._prio[j.job_id] for j in jobs), np.int64, n), times
+
+    @staticmethod
+    def _pass(
+        out: Decisions,
+        flat: FlatTasks,
+        mask: np.ndarray,
+        cls: IntArray,
+        rnk: IntArray,
+        shape: IntArray,
+        free: np.ndarray,
+        nodes: IntArray,
+        is_clone: bool,
+    ) -> tuple[IntArray, IntArray, IntArray]:
+        class_ptr, shape_ptr, task_ptr, shape_demand, tasks, entry_rows, entry_counts = pass_input(
+            flat, mask, cls, rnk, shape
+        )
+        got_task, got_node, got_entry = place_pass(
+            free, nodes, class_ptr, shape_ptr, shape_demand, task_ptr, tasks
+        )
+        owner = flat.owner[got_task]
+        table_rows = flat.rows[owner]
+        t = flat.table
+        out.add_placements(
+            t.row_job[table_rows],
+            t.row_k[table_rows],
+            got_task - flat.offset[owner],
+            got_node,
+            np.full(got_task.size, is_clone),
+            REASON_CLONE if is_clone else REASON_BEST_FIT,
+        )
+        flat.started(got_task)
+        return entry_rows, entry_counts, np.bincount(got_entry, minlength=entry_rows.size)
+
+    @staticmethod
+    def _defer(
+        out: Decisions,
+        table: PhaseTable,
+        flat: FlatTasks,
+        entry_rows: IntArray,
+        entry_counts: IntArray,
+        placed: IntArray,
+        feasible: np.ndarray,
+    ) -> None:
+        jobs = table.jobs
+        for e in np.flatnonzero(entry_counts > placed).tolist():
+            row = int(flat.rows[entry_rows[e]])
+            out.deferrals.append(
+                Deferral(
+                    jobs[table.row_job[row]].job_id,
+                    table.phases[row].phase_id,
+                    int(entry_counts[e] - placed[e]),
+                    REASON_WAITING,
+                )
+            )
+        for r in np.flatnonzero(~feasible).tolist():
+            row = int(flat.rows[r])
+            ph = table.phases[row]
+            if ph.num_pending:
+                out.deferrals.append(
+                    Deferral(
+                        jobs[table.row_job[row]].job_id,
+                        ph.phase_id,
+                        ph.num_pending,
+                        REASON_INFEASIBLE,
+                        f"demand {list(ph.demand.values)} exceeds every node's capacity",
+                    )
+                )
+
+    def _allowed(
+        self,
+        snapshot: Snapshot,
+        view: RoundView,
+        flat: FlatTasks,
+        prio: IntArray,
+        times: np.ndarray,
+        total: np.ndarray,
+    ) -> IntArray:
+        """Copies allowed per task of each row (1 + clones granted); reasons kept for the CloneGrant log."""
+        t = flat.table
+        allowed = np.zeros(flat.rows.size, np.int64)  # 0: not considered (nothing runs)
+        self._reasons: dict[int, tuple[int, str]] = {}
+        running = np.unique(flat.owner[flat.copies > 0])
+        allowed[running] = 1
+        if self.clone_rule == "idle":
+            allowed[running] = 1 + self.max_clones
+            todo = running[t.has_parent[flat.rows[running]]].tolist()
+        else:
+            todo = running.tolist()
+        budget = self._budget(snapshot, view, total) if self.clone_rule == "dolly" else None
+        for r in todo:
+            row = int(flat.rows[r])
+            job = t.jobs[t.row_job[row]]
+            clones, reason = self.max_clones, REASON_IDLE
+            if self.clone_rule == "corollary":
+                level = max(1, int(prio[t.row_job[row]]))
+                copies = clone_copies(
+                    level,
+                    float(times[t.row_job[row]]),
+                    float(view.theta[row]),
+                    float(view.sigma[row]),
+                    1 + self.max_clones,
+                )
+                clones, reason = copies - 1, REASON_COROLLARY
+            elif budget is not None:
+                clones, reason = dolly_grant(
+                    job,
+                    int(t.row_k[row]),
+                    budget,
+                    float(view.share[row]),
+                    float(view.theta[row]),
+                    float(view.sigma[row]),
+                    self.max_clones,
+                )
+            if t.has_parent[row]:  # downstream copies never exceed upstream copies (Dolly 3.2)
+                limit = min(int(job.phases[q].peak.min()) for q in job.parent_idx[int(t.row_k[row])]) - 1
+                if limit < clones:
+                    clones, reason = max(0, limit), REASON_UPSTREAM
+            allowed[r] = 1 + clones
+            self._reasons[row] = (clones, reason)
+        return allowed
+
+    def _budget(self, snapshot: Snapshot, view: RoundView, total: np.ndarray) -> DollyBudget:
+        beta, tau, eps, p = self.dolly
+        c = snapshot.cluster
+        used = total - c.free[c.active].sum(axis=0)
+        util = float(np.max(np.where(total > 0, used / np.where(total > 0, total, 1.0), 0.0), initial=0.0))
+        t = view.t
+        in_use = sum(
+            clones_in_use(j, view.share[t.job_ptr[i] : t.job_ptr[i + 1]][np.argsort(j.topo)].tolist())
+            for i, j in enumerate(t.jobs)
+        )
+        return DollyBudget(beta, tau, eps, p, used_by_clones=in_use, utilization=util)
+
+    def _grants_and_omegas(
+        self, out: Decisions, snapshot: Snapshot, flat: FlatTasks, cloned: list[int], allowed: IntArray
+    ) -> None:
+        """A CloneGrant per phase that runs tasks; omega per job whose downstream phase got clones."""
+        t = flat.table
+        jobs, phases = t.jobs, t.phases
+        rows = flat.rows.tolist()
+        row_job = t.row_job.tolist()
+        reasons = self._reasons
+        grants = out.clone_grants
+        for r in np.flatnonzero(allowed > 0).tolist():
+            row = rows[r]
+            clones, reason = reasons.get(row) or (int(allowed[r]) - 1, REASON_IDLE)
+            grants.append(CloneGrant(jobs[row_job[row]].job_id, phases[row].phase_id, clones, reason))
+        done: set[int] = set()
+        for r in cloned:
+            row = rows[r]
+            pos = row_job[row]
+            if t.has_parent[row] and pos not in done:
+                done.add(pos)
+                omega = self.omega_for(snapshot, jobs[pos], int(t.row_k[row]))
+                out.omegas.append(OmegaDecision(jobs[pos].job_id, omega, "delay_assignment"))
+
     def omega_for(self, snapshot: Snapshot, job: Job, k: int) -> float:
         """Delay assignment's omega for phase k reading its first parent's outputs (policies/delay.py)."""
-        up = job.phases[job.parent_idx[k][0]]
+        up, down = job.phases[job.parent_idx[k][0]], job.phases[k]
         tu, su = snapshot.theta_sigma(job, up)
-        td, sd = snapshot.theta_sigma(job, job.phases[k])
+        td, sd = snapshot.theta_sigma(job, down)
         bw, alpha = self.transfer.bandwidth(), self.transfer.alpha()
-        key = tuple(float(f"{x:.3g}") for x in (tu, su, td, sd, bw, alpha))
-        cached = self._omega_cache.get(key)
-        if cached is not None:
-            return cached
-        n = self.omega_samples
         est = snapshot.estimator
-        obs_up = list(getattr(est, "samples", lambda *_: [])(job, up)) if est is not None else []
-        obs_down = list(getattr(est, "samples", lambda *_: [])(job, job.phases[k])) if est is not None else []
+        obs_up: list[float] = list(getattr(est, "samples", lambda *_: [])(job, up)) if est is not None else []
+        obs_down: list[float] = (
+            list(getattr(est, "samples", lambda *_: [])(job, down)) if est is not None else []
+        )
+        key = tuple(float(f"{x:.3g}") for x in (tu, su, td, sd, bw, alpha, self.output_bytes))
+        if not obs_up and not obs_down and key in self._omega_cache:
+            return self._omega_cache[key]
+        n = self.omega_samples
         ups = obs_up if len(obs_up) >= 2 else quantile_samples(tu, su, n)
         downs = obs_down if len(obs_down) >= 2 else quantile_samples(td, sd, n)
         m = min(len(ups), len(downs))
@@ -188,138 +351,11 @@ class DollyMPPolicy:
         return omega
 
 
-class _Round:
-    """Working state of one decision round."""
-
-    def __init__(
-        self,
-        policy: DollyMPPolicy,
-        snapshot: Snapshot,
-        out: Decisions,
-        engine: PlacementEngine,
-        prio: list[int],
-        times: list[float],
-        total: list[float],
-    ) -> None:
-        self.policy, self.snapshot, self.out, self.engine = policy, snapshot, out, engine
-        self.prio, self.times, self.total = prio, times, total
-        self.entries: list[Entry] = []
-        self.placed: dict[tuple[int, int], int] = {}
-        self.book = CloneBook()
-        self.budget: DollyBudget | None = None
-        self.omega_done: set[int] = set()
-
-    def originals(self, group: list[int]) -> None:
-        jobs = self.snapshot.jobs
-        queue = {pos: ready_pending_phases(jobs[pos]) for pos in group}
-        while True:
-            entries = []
-            for pos in group:
-                phases = queue[pos]
-                while phases:
-                    e = original_entry(jobs[pos], pos, phases.pop(0))
-                    self.entries.append(e)
-                    if self.engine.feasible(e.demand):
-                        entries.append(e)
-                        break
-            if not entries:
-                return
-            for e, got in zip(entries, self.engine.place_group(entries, best_fit=True), strict=True):
-                record(self.out, e, got, False, REASON_BEST_FIT)
-                self.placed[(e.job_pos, e.phase_k)] = len(got.tasks)
-                if len(got.tasks):
-                    self.book.add(
-                        e.job_pos, e.phase_k, got.tasks, jobs[e.job_pos].phases[e.phase_k].num_tasks
-                    )
-
-    def clones(self, groups: list[list[int]]) -> None:
-        """Passes 2..1+max_clones of Algorithm 2: one more copy per pass, classes in priority order."""
-        for copy in range(2, self.policy.max_clones + 2):
-            for group in groups:
-                if self.engine.cand.size == 0:
-                    return
-                self._clone_group(group, copy)
-
-    def _clone_group(self, group: list[int], copy: int) -> None:
-        pol, jobs = self.policy, self.snapshot.jobs
-        entries = []
-        for pos in group:
-            entry = self._clone_entry(jobs[pos], pos, copy)
-            if entry is not None:
-                entries.append(entry)
-        if entries:
-            for e, got in zip(entries, self.engine.place_group(entries, best_fit=True), strict=True):
-                record(self.out, e, got, True, REASON_CLONE)
-                if not len(got.tasks):
-                    continue
-                job = jobs[e.job_pos]
-                self.book.add(e.job_pos, e.phase_k, got.tasks, job.phases[e.phase_k].num_tasks)
-                if job.parent_idx[e.phase_k] and e.job_pos not in self.omega_done:
-                    self.omega_done.add(e.job_pos)
-                    omega = pol.omega_for(self.snapshot, job, e.phase_k)
-                    self.out.omegas.append(OmegaDecision(job.job_id, omega, "delay_assignment"))
-
-    def _clone_entry(self, job: Job, pos: int, copy: int) -> Entry | None:
-        for k in job.topo:
-            p = job.phases[k]
-            if p.num_finished == p.num_tasks or not job.ready(k):
-                continue
-            if p.num_pending == p.num_tasks - p.num_finished and (pos, k) not in self.book.extra:
-                continue  # nothing of this phase runs yet
-            if self._allowed(job, pos, k) + 1 < copy:
-                continue
-            tasks = self.book.candidates(job, pos, k, copy - 1)
-            if tasks.size:
-                return Entry(pos, k, p.demand.as_array(), tasks)
-        return None
-
-    def _allowed(self, job: Job, pos: int, k: int) -> int:
-        """Clones per task granted to phase k (computed once per round, logged as a CloneGrant)."""
-        got = self.book.granted.get((pos, k))
-        if got is not None:
-            return got[0]
-        pol = self.policy
-        phase = job.phases[k]
-        if pol.clone_rule == "idle":
-            clones, reason = pol.max_clones, REASON_IDLE
-        elif pol.clone_rule == "corollary":
-            theta, sigma = self.snapshot.theta_sigma(job, phase)
-            level = max(1, self.prio[pos])
-            clones = clone_copies(level, self.times[pos], theta, sigma, 1 + pol.max_clones) - 1
-            reason = REASON_COROLLARY
-        else:
-            theta, sigma = self.snapshot.theta_sigma(job, phase)
-            clones, reason = dolly_grant(
-                job,
-                k,
-                self._dolly_budget(),
-                dominant_share(phase.demand.values, self.total),
-                theta,
-                sigma,
-                pol.max_clones,
-            )
-        if job.parent_idx[k]:
-            limit = upstream_copy_limit(job, k) - 1
-            if limit < clones:
-                clones, reason = max(0, limit), REASON_UPSTREAM
-        self.book.granted[(pos, k)] = (clones, reason)
-        self.out.clone_grants.append(CloneGrant(job.job_id, phase.phase_id, clones, reason))
-        return clones
-
-    def _dolly_budget(self) -> DollyBudget:
-        if self.budget is None:
-            beta, tau, eps, p = self.policy.dolly
-            c = self.snapshot.cluster
-            cap = c.capacity[c.active].sum(axis=0)
-            used = cap - c.free[c.active].sum(axis=0)
-            util = (
-                float(np.max(np.where(cap > 0, used / np.where(cap > 0, cap, 1.0), 0.0))) if cap.size else 0.0
-            )
-            in_use = 0.0
-            for j in self.snapshot.jobs:
-                in_use += clones_in_use(j, [dominant_share(p.demand.values, self.total) for p in j.phases])
-            self.budget = DollyBudget(beta, tau, eps, p, used_by_clones=in_use, utilization=util)
-        return self.budget
+def _feasible(shapes: np.ndarray, capacity: np.ndarray) -> np.ndarray:
+    """Per shape: some node's capacity (distinct capacity vectors given) holds it in every dimension."""
+    fits = np.all(capacity[None, :, :] + 1e-9 >= shapes[:, None, :], axis=2)
+    result: np.ndarray = np.any(fits, axis=1)
+    return result
 
 
 def _choice(option: str, value: Any, allowed: tuple[str, ...]) -> None:
@@ -329,9 +365,8 @@ def _choice(option: str, value: Any, allowed: tuple[str, ...]) -> None:
 
 @register_policy("dolly")
 def dolly_policy(**options: Any) -> DollyMPPolicy:
-    """Dolly: arrival order, each job's clones right with its originals, Pseudocode 1 budget (beta, tau,
-    epsilon, straggler_p options), at most two clones per task."""
+    """Dolly: arrival order, Pseudocode 1's budgeted cloning (beta, tau, epsilon, straggler_p options)."""
     options.setdefault("max_clones", 2)
-    policy = DollyMPPolicy(clone_rule="dolly", order="arrival", clone_timing="with_job", **options)
+    policy = DollyMPPolicy(clone_rule="dolly", order="arrival", **options)
     policy.name = "dolly"
     return policy

@@ -87,15 +87,24 @@ class PlacementEngine:
         self._run(shapes, rem, best_fit, placed_rows, placed_cnt)
         return self._split(entries, inv, counts, placed_rows, placed_cnt, empty)
 
-    def _run(self, shapes: FloatArray, rem: IntArray, best_fit: bool,
-             placed_rows: list[list[IntArray]], placed_cnt: list[list[IntArray]]) -> None:
+    def _run(
+        self,
+        shapes: FloatArray,
+        rem: IntArray,
+        best_fit: bool,
+        placed_rows: list[list[IntArray]],
+        placed_cnt: list[list[IntArray]],
+    ) -> None:
         # nodes on which not even the element-wise smallest shape of the group fits are skipped up front
         smallest = shapes.min(axis=0)
         cand = self.cand[(self.free[self.cand] + _EPS >= smallest).all(axis=1)]
         width = int(min(cand.size, max(32, int(rem.sum()) // 4)))
         window = cand[:width]
         nxt = width
-        dims = [(d, shapes[:, d] > 0, np.where(shapes[:, d] > 0, shapes[:, d], 1.0)) for d in range(shapes.shape[1])]
+        dims = [
+            (d, shapes[:, d] > 0, np.where(shapes[:, d] > 0, shapes[:, d], 1.0))
+            for d in range(shapes.shape[1])
+        ]
         while rem.any() and window.size:
             f = self.free[window]  # (w, D)
             k: npt.NDArray[np.float64] | None = None
@@ -103,7 +112,9 @@ class PlacementEngine:
                 kd = np.where(pos[None, :], np.floor((f[:, d, None] + _EPS) / safe[None, :]), np.inf)
                 k = kd if k is None else np.minimum(k, kd)
             assert k is not None
-            kk = np.minimum(k, rem[None, :]).astype(np.int64)  # tasks of each shape fitting each server (w, U)
+            kk = np.minimum(k, rem[None, :]).astype(
+                np.int64
+            )  # tasks of each shape fitting each server (w, U)
             valid = kk > 0
             alive = valid.any(axis=1)
             if best_fit and shapes.shape[0] > 1:
