@@ -9,10 +9,11 @@ from collections.abc import Sequence
 import numpy as np
 
 from pyscheduler.objects import Job, TaskState
-from pyscheduler.policies.base import Decisions, IntArray, Priority, Snapshot
+from pyscheduler.policies.base import Decisions, Deferral, IntArray, Priority, Snapshot
 from pyscheduler.policies.common import (
     REASON_BEST_FIT,
     REASON_FIRST_FIT,
+    REASON_WAITING,
     defer_unplaced,
     engine_for,
     original_entry,
@@ -66,7 +67,10 @@ def place_in_classes(
     best_fit: bool,
     engine: PlacementEngine | None = None,
 ) -> PlacementEngine:
-    """Place pending originals class by class (each class a list of job positions, best first)."""
+    """Place pending originals class by class (each class a list of job positions, best first).
+
+    Once no node has room left, the remaining jobs' waiting phases are deferred without building their
+    placement entries (the same deferral records, computed cheaply)."""
     jobs = snapshot.jobs
     engine = engine or engine_for(snapshot)
     placed: dict[tuple[int, int], int] = {}
@@ -79,7 +83,16 @@ def place_in_classes(
             job = jobs[pos]
             out.priorities.append(Priority(job.job_id, level, rank, "baseline_order"))
             rank += 1
+            if not any(p.num_pending for p in job.phases):
+                continue
             for k in ready_pending_phases(job):
+                if not engine.cand.size:
+                    out.deferrals.append(
+                        Deferral(
+                            job.job_id, job.phases[k].phase_id, job.phases[k].num_pending, REASON_WAITING
+                        )
+                    )
+                    continue
                 e = original_entry(job, pos, k)
                 entries.append(e)
                 if engine.feasible(e.demand):

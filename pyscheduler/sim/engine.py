@@ -32,14 +32,17 @@ from typing import overload
 
 import numpy as np
 
+from pyscheduler.core import DecisionLoop, ManualClock
+from pyscheduler.estimate import TaskStatistics
 from pyscheduler.objects import Attempt, ClusterState, Job, Phase, Resources, TaskState
-from pyscheduler.policies.base import Decisions, Policy, Snapshot
+from pyscheduler.policies.base import Decisions, Policy
 from pyscheduler.sim.metrics import RunMetrics
 from pyscheduler.sim.straggler import StragglerModel, StragglerSpec
 from pyscheduler.sim.workload import ClusterSpec, JobSpec
 
 SHUFFLE_MODES = ("cc", "cac", "delay")
 _ARRIVAL, _FINISH, _KILL, _ROUND = 0, 1, 2, 3
+_FINISHED = int(TaskState.FINISHED)
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +146,10 @@ class Simulation:
             raise ValueError(f"shuffle must be one of {SHUFFLE_MODES}, got {config.shuffle!r}")
         self.specs = specs
         self.policy = policy
+        self.clock = ManualClock()
+        # the AM helper's role: winning copies' durations feed the same estimator the service uses
+        self.estimator = TaskStatistics()
+        self.loop = DecisionLoop(policy, self.clock, estimator=self.estimator)
         self.cfg = config
         self.bases = bases
         self.model = StragglerModel(config.straggler, config.seed)
@@ -187,6 +194,7 @@ class Simulation:
 
     def run(self, on_progress: Callable[[float, int], None] | None = None) -> RunMetrics:
         t0 = wallclock.perf_counter()
+        c0 = wallclock.process_time()
         for i, s in enumerate(self.specs):
             self._push(s.arrival, _ARRIVAL, i)
         last_report = t0
@@ -232,7 +240,7 @@ class Simulation:
             jobs_unfinished=len(self.specs) - self.done,
             wall_seconds=wallclock.perf_counter() - t0,
             rounds=self.rounds,
-            extra={"stale_placements": self.stale},
+            extra={"stale_placements": self.stale, "cpu_seconds": wallclock.process_time() - c0},
         )
 
     def _arrive(self, i: int) -> None:
@@ -257,9 +265,8 @@ class Simulation:
     def _round(self) -> None:
         self.last_round = self.now
         self.rounds += 1
-        jobs = list(self.active.values())
-        snap = Snapshot(self.now, self.cluster, jobs, _LazyAttempts(self))
-        dec = self.policy.decide(snap)
+        self.clock.set(self.now)
+        dec = self.loop.round(self.cluster, list(self.active.values()), _LazyAttempts(self))
         self._apply(dec)
 
     def _apply(self, dec: Decisions) -> None:
@@ -273,27 +280,20 @@ class Simulation:
             if r is not None:
                 self._kill(r, wasted=True)
         free = self.free
+        ready: dict[tuple[int, int], bool] = {}
+        jobs = dec.jobs
         for c in dec.chunks:
-            jobs = dec.jobs
-            for jp, k, t, n, _cl in zip(
-                c.job_pos.tolist(),
-                c.phase_k.tolist(),
-                c.task_index.tolist(),
-                c.node_row.tolist(),
-                c.is_clone.tolist(),
-                strict=True,
-            ):
+            cols = (c.job_pos.tolist(), c.phase_k.tolist(), c.task_index.tolist(), c.node_row.tolist())
+            for jp, k, t, n in zip(*cols, strict=True):
                 job = jobs[jp]
                 ph = job.phases[k]
                 jidx = self.pos_of[job.job_id]
                 cpu, mem = ph.demand.values
                 row = free[n]
-                if (
-                    ph.state[t] == TaskState.FINISHED
-                    or row[0] + 1e-9 < cpu
-                    or row[1] + 1e-9 < mem
-                    or not job.ready(k)
-                ):
+                ok = ready.get((jidx, k))
+                if ok is None:
+                    ok = ready[(jidx, k)] = job.ready(k)
+                if not ok or ph.state[t] == _FINISHED or row[0] + 1e-9 < cpu or row[1] + 1e-9 < mem:
                     self.stale += 1
                     continue
                 row[0] -= cpu
@@ -373,7 +373,7 @@ class Simulation:
         job = self.jobs[r.jidx]
         ph = job.phases[r.k]
         share = (r.end - r.start) * self._share(r)
-        if ph.state[r.task] == TaskState.FINISHED:
+        if ph.state[r.task] == _FINISHED:
             self.wasted += share  # a surplus copy kept for CAC / delay assignment
             ph.end_copy(r.task, False)
             self._forget(r)
@@ -381,6 +381,7 @@ class Simulation:
             return
         self.useful += share
         ph.end_copy(r.task, True)
+        self.estimator.record_task(job, ph.phase_id, r.end - r.start)
         key = (r.jidx, r.k, r.task)
         keep = self.cfg.shuffle != "cc" and (r.jidx, r.k) in self.shuffle_parents
         if not keep:
@@ -397,6 +398,7 @@ class Simulation:
             self.completion[jidx] = self.now
             self.done += 1
             del self.active[jidx]
+            self.estimator.job_finished(job)
         for c in range(len(job.phases)):
             if c != k and job.parent_idx[c] and k in job.parent_idx[c] and job.ready(c):
                 self.ready_at[(jidx, c)] = self.now

@@ -85,10 +85,10 @@ def test_cluster_file_errors_name_the_key(tmp_path: Path) -> None:
 
 def test_swim_derivation_from_bytes() -> None:
     d = SwimDerivation()
-    job = derive_job("j", 5.0, int(300 * MIB), int(2.5 * 1024 * MIB), int(80 * MIB), d)
+    job = derive_job("j", 5.0, int(1200 * MIB), int(2.5 * 1024 * MIB), int(80 * MIB), d)
     m, r = job.phases
     assert m.tasks == 3 and r.tasks == 3 and r.parents == ("map",)
-    assert m.mean == pytest.approx(d.task_overhead_s + 100 * MIB / d.map_rate)
+    assert m.mean == pytest.approx(d.task_overhead_s + 400 * MIB / d.map_rate)
     assert r.read_mb == pytest.approx(2.5 * 1024 / 3)
     only_map = derive_job("k", 0.0, 10, 0, 0, d)
     assert len(only_map.phases) == 1 and only_map.phases[0].tasks == 1
