@@ -51,6 +51,7 @@ from pyscheduler.policies import (  # noqa: F401  (each import registers its pol
     drf,
     fcfs,
     fifo,
+    mantri,
     redundant_small,
     srewc,
     srpt,
