@@ -12,12 +12,14 @@ retention deletes old ones.
 
 from __future__ import annotations
 
+import collections
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from pyscheduler import metrics
 from pyscheduler.objects.decision import Decision, DecisionKind
 from pyscheduler.store import codec
 from pyscheduler.store.db import Database, StoreError
@@ -103,6 +105,8 @@ class DecisionLog:
                 db.sql("INSERT INTO decision_commits (last_id, committed_at, bytes) VALUES (?, ?, ?)"),
                 (ids[-1], time.time(), size),
             )
+        for kind, count in collections.Counter(r[1] for r in rows).items():
+            metrics.DECISIONS_LOGGED.labels(kind=kind).inc(count)
         return ids
 
     # -- reading -------------------------------------------------------------------------------------------

@@ -26,11 +26,13 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from pyscheduler import metrics
 from pyscheduler.objects.decision import Decision
 from pyscheduler.store.db import StoreError
 from pyscheduler.store.log import DecisionLog
 
 log = logging.getLogger(__name__)
+_DEPTH = metrics.QUEUE_DEPTH.labels(queue="decision_log")
 
 OnCommit = Callable[[Sequence[int], Sequence[Decision]], None]
 
@@ -106,6 +108,7 @@ class BackgroundWriter:
                 self._cond.wait(remaining)
             self._pending.extend(batch)
             self._submitted += len(batch)
+            _DEPTH.set(self._submitted - self._committed)
             self._cond.notify_all()
 
     def flush(self, timeout: float | None = None) -> int:
@@ -190,6 +193,7 @@ class BackgroundWriter:
             break
         with self._cond:
             self._committed += len(batch)
+            _DEPTH.set(self._submitted - self._committed)
             self.last_id = ids[-1]
             self.last_error = None
             self._cond.notify_all()

@@ -1,0 +1,286 @@
+"""The HTTP API of the decision service (FastAPI; OpenAPI at /openapi.json, docs at /docs).
+
+    app = create_app(store, state_provider, ApiSettings.from_config(cfg))
+    server = ApiServer(app, host, port); server.start(); ...; server.stop()   # see pyscheduler.api.server
+
+Authentication: when `settings.token` is set every endpoint except /healthz and /readyz requires
+`Authorization: Bearer <token>`; a token is mandatory when the API is bound beyond loopback
+(`create_app` refuses otherwise). Invalid query parameters are answered 422 with the parameter named
+in `detail[].loc`; a store that cannot be reached is 503; nothing a client sends causes a 5xx.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import re
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from fastapi import Depends, FastAPI, HTTPException, Path, Query, Request, Response
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from pyscheduler import __version__, metrics
+from pyscheduler.api import configcheck, stream
+from pyscheduler.api.models import (
+    ApplicationOut,
+    ConfigCheck,
+    DecisionOut,
+    DecisionPage,
+    Health,
+    Problem,
+    StateOut,
+    WhyOut,
+)
+from pyscheduler.api.provider import StateProvider
+from pyscheduler.objects.decision import DecisionKind
+from pyscheduler.store import DecisionLog, StoreError
+
+API_MAX_PAGE = 1000
+_ID_TEXT = r"^[^\x00-\x1f]*$"  # printable: no NUL or control characters (PostgreSQL text refuses NUL)
+_CURSOR = r"^[0-9]{1,18}$"
+
+
+@dataclass(frozen=True)
+class ApiSettings:
+    host: str = "127.0.0.1"  # where the API is bound (decides whether a token is required)
+    token: str = ""  # bearer token; empty: no authentication (loopback only)
+    stream_poll_s: float = 0.25  # how often the SSE stream looks for new decisions
+    stream_keepalive_s: float = 15.0  # comment line sent on an idle stream
+    why_decisions: int = 20  # decisions shown by /why
+
+    @classmethod
+    def from_config(cls, cfg: Any) -> ApiSettings:
+        """From a pyscheduler.config.Config (keys http.host and http.token)."""
+        return cls(host=str(cfg["http.host"]), token=str(cfg["http.token"]))
+
+
+def _text(name: str) -> Any:
+    return Query(max_length=256, pattern=_ID_TEXT, description=f"Only decisions with this {name}")
+
+
+# Shared filter parameters of /v1/decisions and /v1/decisions/stream.
+Application = Annotated[str | None, _text("application id")]
+Job = Annotated[str | None, _text("job id")]
+Node = Annotated[str | None, _text("node id")]
+Task = Annotated[str | None, _text("task id")]
+Kinds = Annotated[list[DecisionKind] | None, Query(description="Decision kinds (repeat for several)")]
+Since = Annotated[float | None, Query(allow_inf_nan=False, description="time >= since (driver clock, s)")]
+Until = Annotated[float | None, Query(allow_inf_nan=False, description="time < until (driver clock, s)")]
+
+
+def create_app(
+    store: DecisionLog, state_provider: StateProvider, settings: ApiSettings | None = None
+) -> FastAPI:
+    from pyscheduler.config import is_loopback
+
+    settings = settings or ApiSettings()
+    if not is_loopback(settings.host) and not settings.token:
+        raise ValueError(
+            f"http.token is required when the HTTP API binds to {settings.host!r} (not loopback)"
+        )
+    app = FastAPI(
+        title="DollyMP decision service",
+        version=__version__,
+        description="Decision log, live state, health and metrics of the DollyMP scheduler for YARN.",
+    )
+    bearer = HTTPBearer(auto_error=False, description="Required when http.token is configured")
+
+    def authorised(creds: HTTPAuthorizationCredentials | None = Depends(bearer)) -> None:  # noqa: B008
+        if not settings.token:
+            return
+        given = creds.credentials if creds is not None else ""
+        if not hmac.compare_digest(given.encode(), settings.token.encode()):
+            raise HTTPException(
+                401, "missing or invalid bearer token", headers={"WWW-Authenticate": "Bearer"}
+            )
+
+    # Without a token the OpenAPI document declares no security scheme (nothing to authenticate).
+    auth = [Depends(authorised)] if settings.token else []
+    unauthorised: dict[int | str, dict[str, Any]] = (
+        {401: {"model": Problem, "description": "Missing or invalid bearer token"}} if settings.token else {}
+    )
+    store_down: dict[int | str, dict[str, Any]] = {
+        503: {"model": Problem, "description": "The decision log cannot be reached"}
+    }
+    guarded = {**unauthorised, **store_down}
+
+    async def in_thread(fn: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return await run_in_threadpool(fn, *args, **kwargs)
+        except StoreError as exc:
+            raise HTTPException(503, f"decision log unavailable: {exc}") from exc
+
+    @app.get("/healthz", response_model=Health, tags=["health"])
+    def healthz() -> Health:
+        """Liveness: the process serves HTTP."""
+        return Health(status="ok")
+
+    @app.get("/readyz", response_model=Health, responses={503: {"model": Health}}, tags=["health"])
+    async def readyz() -> Any:
+        """Readiness: a ResourceManager session has resynced and the decision log answers."""
+        ok, reason = await run_in_threadpool(state_provider.ready)
+        if ok:
+            try:
+                await run_in_threadpool(store.latest_id)
+            except Exception as exc:
+                ok, reason = False, f"decision log unavailable: {type(exc).__name__}"
+        body = Health(status="ready" if ok else "not ready", reason=reason)
+        return JSONResponse(body.model_dump(), status_code=200 if ok else 503)
+
+    @app.get("/metrics", dependencies=auth, tags=["health"], response_class=Response, responses=unauthorised)
+    def prometheus_metrics() -> Response:
+        """Prometheus text exposition: round latency, queue depth, placements, clones, fallback."""
+        return Response(metrics.render(), media_type=metrics.CONTENT_TYPE)
+
+    @app.get(
+        "/v1/decisions", response_model=DecisionPage, dependencies=auth, tags=["decisions"], responses=guarded
+    )
+    async def decisions(
+        application: Application = None,
+        job: Job = None,
+        node: Node = None,
+        task: Task = None,
+        kind: Kinds = None,
+        since: Since = None,
+        until: Until = None,
+        limit: Annotated[int, Query(ge=1, le=API_MAX_PAGE, description="Page size")] = 100,
+        cursor: Annotated[
+            str | None, Query(pattern=_CURSOR, description="next_cursor of the last page")
+        ] = None,
+        order: Annotated[str, Query(pattern="^(asc|desc)$", description="asc: oldest first")] = "asc",
+    ) -> DecisionPage:
+        """Decisions matching all given filters, keyset-paginated by log id."""
+        page = await in_thread(
+            store.query,
+            application_id=application,
+            job_id=job,
+            node_id=node,
+            task_id=task,
+            kinds=kind or (),
+            since=since,
+            until=until,
+            cursor=int(cursor) if cursor is not None else None,
+            limit=limit,
+            order=order,
+        )
+        return DecisionPage(
+            items=[DecisionOut.of(s) for s in page.items],
+            next_cursor=str(page.next_cursor) if page.next_cursor is not None else None,
+        )
+
+    @app.get(
+        "/v1/decisions/stream",
+        dependencies=auth,
+        tags=["decisions"],
+        response_class=StreamingResponse,
+        responses={
+            200: {"content": {"text/event-stream": {}}, "description": "Server-sent events"},
+            **guarded,
+        },
+    )
+    async def decision_stream(
+        request: Request,
+        application: Application = None,
+        job: Job = None,
+        node: Node = None,
+        task: Task = None,
+        kind: Kinds = None,
+        after: Annotated[
+            str | None,
+            Query(pattern=_CURSOR, description="Start after this id (default: new decisions only)"),
+        ] = None,
+    ) -> StreamingResponse:
+        """New decisions as server-sent events (`event: decision`, `id:` the log id, `data:` JSON).
+        Reconnecting clients may send `Last-Event-ID` instead of `after`."""
+        start = after if after is not None else request.headers.get("last-event-id")
+        if start is not None and not re.fullmatch(_CURSOR, start):
+            raise HTTPException(422, "Last-Event-ID must be a decision id (1 to 18 digits)")
+        first = int(start) if start is not None else await in_thread(store.latest_id)
+        filters = stream.Filters(application, job, node, task, tuple(kind or ()))
+        events = stream.decision_events(
+            request, store, first, filters, settings.stream_poll_s, settings.stream_keepalive_s
+        )
+        return StreamingResponse(
+            events, media_type="text/event-stream", headers={"Cache-Control": "no-cache"}
+        )
+
+    @app.get(
+        "/v1/applications/{application_id}/why",
+        response_model=WhyOut,
+        dependencies=auth,
+        tags=["state"],
+        responses={
+            404: {"model": Problem, "description": "Neither the service nor the log knows the application"},
+            **guarded,
+        },
+    )
+    async def why(
+        application_id: Annotated[str, Path(max_length=256, pattern=_ID_TEXT)],
+    ) -> WhyOut:
+        """Why is this application waiting: its priority, position, what it waits for, last decisions."""
+        view = await run_in_threadpool(state_provider.application, application_id)
+        page = await in_thread(
+            store.query, application_id=application_id, order="desc", limit=settings.why_decisions
+        )
+        if view is None and not page.items:
+            raise HTTPException(404, f"application {application_id!r} is unknown to the service and the log")
+        return WhyOut(
+            application_id=application_id,
+            known=view is not None,
+            application=ApplicationOut.model_validate(view) if view is not None else None,
+            last_decisions=[DecisionOut.of(s) for s in page.items],
+        )
+
+    @app.get("/v1/state", response_model=StateOut, dependencies=auth, tags=["state"], responses=unauthorised)
+    async def state() -> StateOut:
+        """The live state: nodes, applications, pending asks, clones running."""
+        return StateOut.model_validate(await run_in_threadpool(state_provider.state))
+
+    @app.post(
+        "/v1/config/validate",
+        response_model=ConfigCheck,
+        dependencies=auth,
+        tags=["config"],
+        responses={
+            400: {"model": Problem, "description": "The body is not JSON / not UTF-8 text"},
+            415: {"model": Problem, "description": "Unsupported content type"},
+            422: {"model": Problem, "description": "The JSON body is not an object"},
+            **unauthorised,
+        },
+        openapi_extra={
+            "requestBody": {
+                "required": True,
+                "content": {
+                    "application/json": {"schema": {"type": "object", "additionalProperties": True}},
+                    "text/plain": {"schema": {"type": "string"}},
+                },
+            }
+        },
+    )
+    async def validate_config(request: Request) -> ConfigCheck:
+        """Validate a configuration: the TOML file as text/plain (or application/toml), or the same
+        document as a JSON object. Answers `valid` and, if not, the first invalid key and why."""
+        raw = await request.body()
+        media = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if media == "application/json":
+            try:
+                doc = json.loads(raw)
+            except ValueError as exc:
+                raise HTTPException(400, f"body: not valid JSON: {exc}") from exc
+            if not isinstance(doc, dict):
+                raise HTTPException(422, "body: must be a JSON object of sections")
+            return await run_in_threadpool(configcheck.check_document, doc)
+        if media in ("text/plain", "application/toml", ""):
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise HTTPException(400, f"body: not UTF-8 text: {exc}") from exc
+            return await run_in_threadpool(configcheck.check_toml, text)
+        raise HTTPException(
+            415, f"content-type {media!r}: use text/plain, application/toml or application/json"
+        )
+
+    return app
