@@ -56,6 +56,23 @@ class Res:
 ZERO = Res()
 
 
+def _same(r: Res, msg: Any) -> bool:
+    """`r` equals the wire Resource `msg` (without building a Res)."""
+    return (
+        r.memory_mb == msg.memory_mb
+        and r.vcores == msg.vcores
+        and (dict(r.others) == dict(msg.others) if (r.others or msg.others) else True)
+    )
+
+
+def _discard(index: dict[str, set[str]], key: str, item: str) -> None:
+    items = index.get(key)
+    if items is not None:
+        items.discard(item)
+        if not items:
+            del index[key]
+
+
 def res_add(a: Res, b: Res, times: int = 1) -> Res:
     if not b.others and not a.others:
         return Res(a.memory_mb + b.memory_mb * times, a.vcores + b.vcores * times)
@@ -100,6 +117,12 @@ class NodeRec:
     outstanding: Res = ZERO  # room reserved by placements not yet confirmed
 
     def free(self) -> Res:
+        cap, a, c, o = self.capacity, self.allocated, self.containers_used, self.outstanding
+        if not (cap.others or a.others or c.others or o.others):  # the common case, without dicts
+            return Res(
+                cap.memory_mb - max(a.memory_mb, c.memory_mb) - o.memory_mb,
+                cap.vcores - max(a.vcores, c.vcores) - o.vcores,
+            )
         used = res_max(self.allocated, self.containers_used)
         total = res_add(used, self.outstanding)
         keys = {k for k, _ in self.capacity.others} | {k for k, _ in total.others}
@@ -173,6 +196,16 @@ class Mirror:
         self._arrivals = 0
         self.fallback_active = False
         self.rm_time_ms = 0
+        # Indexes, so that removing a node or an application costs its own records only.
+        self._node_containers: dict[str, set[str]] = {}
+        self._app_containers: dict[str, set[str]] = {}
+        self._app_asks: dict[str, set[AskKey]] = {}
+        # Change tracking for the translation's cached cluster arrays: rows to recompute, and a
+        # counter bumped whenever the set of running nodes (the rows themselves) changes.
+        self.dirty: set[str] = set()
+        self.resource_types: set[str] = set()  # names beyond memory and vcores seen (until a resync)
+        self.layout = 0
+        self.cache: Any = None
 
     # ---- applying a validated batch ------------------------------------------------------------
 
@@ -182,6 +215,11 @@ class Mirror:
             self.apps.clear()
             self.asks.clear()
             self.containers.clear()
+            self._node_containers.clear()
+            self._app_containers.clear()
+            self._app_asks.clear()
+            self.resource_types.clear()
+            self.layout += 1
         self.rm_time_ms = batch.rm_time_ms
         self.fallback_active = batch.fallback_active
         for n in batch.nodes_upserted:
@@ -207,6 +245,23 @@ class Mirror:
 
     def _upsert_node(self, n: Any) -> None:
         old = self.nodes.get(n.node_id)
+        if (
+            old is not None
+            and old.state == n.state
+            and old.speed == n.speed
+            and old.rack == n.rack
+            and _same(old.capacity, n.capacity)
+            and _same(old.allocated, n.allocated)
+        ):
+            return  # a heartbeat that changes nothing
+        if old is None or old.state != n.state:
+            self.layout += 1
+        self.dirty.add(n.node_id)
+        self.resource_types.update(n.capacity.others)
+        if old is not None:  # update in place: keeps the service's own sums
+            old.rack, old.state, old.speed = n.rack, n.state, n.speed
+            old.capacity, old.allocated = Res.of(n.capacity), Res.of(n.allocated)
+            return
         rec = NodeRec(
             node_id=n.node_id,
             rack=n.rack,
@@ -216,39 +271,41 @@ class Mirror:
             speed=n.speed,
             host=n.node_id.rsplit(":", 1)[0],
         )
-        if old is not None:
-            rec.containers_used = old.containers_used
-            rec.outstanding = old.outstanding
-        elif self.containers:  # containers reported before their node: count them now
-            for c in self.containers.values():
-                if c.node_id == n.node_id:
-                    rec.containers_used = res_add(rec.containers_used, c.resource)
+        for cid in self._node_containers.get(n.node_id, ()):  # containers reported before their node
+            rec.containers_used = res_add(rec.containers_used, self.containers[cid].resource)
         self.nodes[n.node_id] = rec
 
     def _remove_node(self, node_id: str) -> None:
-        self.nodes.pop(node_id, None)
-        for cid in [c.container_id for c in self.containers.values() if c.node_id == node_id]:
+        if self.nodes.pop(node_id, None) is not None:
+            self.layout += 1
+        for cid in list(self._node_containers.get(node_id, ())):
             self._remove_container(cid)
         for pid in [p.placement_id for p in self.outstanding.values() if p.node_id == node_id]:
             self._forget_placement(pid)
 
     def _remove_app(self, app_id: str) -> None:
         self.apps.pop(app_id, None)
-        for key in [k for k in self.asks if application_of_attempt(k[0]) == app_id]:
-            del self.asks[key]
-        for cid in [
-            c.container_id for c in self.containers.values() if application_of_attempt(c.attempt_id) == app_id
-        ]:
+        for key in self._app_asks.pop(app_id, set()):
+            self.asks.pop(key, None)
+        for cid in list(self._app_containers.get(app_id, ())):
             self._remove_container(cid)
 
     def _replace_ask(self, ask: Any) -> None:
         key: AskKey = (ask.attempt_id, ask.priority, ask.allocation_request_id)
         old = self.asks.get(key)
+        app_id = application_of_attempt(ask.attempt_id)
         if ask.num_containers == 0:
-            self.asks.pop(key, None)
+            if self.asks.pop(key, None) is not None:
+                keys = self._app_asks.get(app_id)
+                if keys is not None:
+                    keys.discard(key)
+                    if not keys:
+                        del self._app_asks[app_id]
             return
+        self.resource_types.update(ask.capability.others)
         if old is None:
             self._arrivals += 1
+            self._app_asks.setdefault(app_id, set()).add(key)
         self.asks[key] = AskRec(
             key=key,
             capability=Res.of(ask.capability),
@@ -275,9 +332,12 @@ class Mirror:
             c.start_time_ms,
         )
         self.containers[c.container_id] = rec
+        self._node_containers.setdefault(c.node_id, set()).add(c.container_id)
+        self._app_containers.setdefault(application_of_attempt(c.attempt_id), set()).add(c.container_id)
         node = self.nodes.get(c.node_id)
         if node is not None:
             node.containers_used = res_add(node.containers_used, rec.resource)
+            self.dirty.add(c.node_id)
         p = self.outstanding.get(c.placement_id) if c.placement_id else None
         if p is not None and c.container_id not in p.container_ids:
             before = p.remaining()
@@ -289,9 +349,12 @@ class Mirror:
         rec = self.containers.pop(container_id, None)
         if rec is None:
             return
+        _discard(self._node_containers, rec.node_id, container_id)
+        _discard(self._app_containers, application_of_attempt(rec.attempt_id), container_id)
         node = self.nodes.get(rec.node_id)
         if node is not None:
             node.containers_used = res_add(node.containers_used, rec.resource, -1)
+            self.dirty.add(rec.node_id)
 
     def _outcome(self, o: Any) -> None:
         p = self.outstanding.get(o.placement_id)
@@ -310,6 +373,7 @@ class Mirror:
         self.outstanding[p.placement_id] = p
         node = self.nodes[p.node_id]
         node.outstanding = res_add(node.outstanding, p.capability, p.count)
+        self.dirty.add(p.node_id)
         ask = self.asks.get(p.key)
         if ask is not None:
             ask.outstanding += p.count
@@ -321,6 +385,7 @@ class Mirror:
             node = self.nodes.get(p.node_id)
             if node is not None:
                 node.outstanding = res_add(node.outstanding, p.capability, -released)
+                self.dirty.add(p.node_id)
             ask = self.asks.get(p.key)
             if ask is not None:
                 ask.outstanding = max(ask.outstanding - released, 0)
@@ -343,6 +408,7 @@ class Mirror:
 
     def _recount(self) -> None:
         """After a full resync: recompute per-node and per-ask sums from the mirrored records."""
+        self.layout += 1
         for rec in self.nodes.values():
             rec.containers_used = ZERO
             rec.outstanding = ZERO

@@ -23,14 +23,16 @@ false: preferred hosts/racks only), and whatever fails the check is deferred ins
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
-from pyscheduler.objects import ClusterState, DecisionKind, Job, Phase, Resources
+from pyscheduler.objects import ClusterState, Job, Phase, Resources
 from pyscheduler.policies import Decisions, Policy, Snapshot
-from pyscheduler.rpc.mirror import AskKey, AskRec, Mirror, Res, application_of_attempt, fits_count
+from pyscheduler.rpc.mirror import AskKey, AskRec, Mirror, NodeRec, Res, application_of_attempt, fits_count
 from pyscheduler.rpc.placer import (
     ANY_LOCATION,
     DeferralChoice,
@@ -71,9 +73,55 @@ HintSource = Callable[[str], dict[int, PhaseHint]]
 
 
 def _dims(mirror: Mirror) -> tuple[str, ...]:
-    extra = {k for n in mirror.nodes.values() for k, _ in n.capacity.others}
-    extra |= {k for a in mirror.asks.values() for k, _ in a.capability.others}
-    return ("vcores", "memory_mb", *sorted(extra))
+    return ("vcores", "memory_mb", *sorted(mirror.resource_types))
+
+
+@dataclass(slots=True)
+class _ClusterCache:
+    """The running nodes' capacity and free rows, kept across rounds; only dirty rows are recomputed."""
+
+    layout: int
+    dims: tuple[str, ...]
+    node_ids: list[str]
+    index: dict[str, int]
+    cap: npt.NDArray[np.float64]
+    free: npt.NDArray[np.float64]
+
+
+def _row_member(n: NodeRec) -> bool:
+    return n.state == pb.NODE_STATE_RUNNING and (n.capacity.memory_mb > 0 or n.capacity.vcores > 0)
+
+
+def cluster_of(mirror: Mirror) -> ClusterState:
+    """ClusterState of the running nodes (sorted by id), recomputing only rows changed since last time."""
+    dims = _dims(mirror)
+    c = mirror.cache if isinstance(mirror.cache, _ClusterCache) else None
+    if c is not None and c.layout == mirror.layout and c.dims == dims:
+        for nid in mirror.dirty:
+            n = mirror.nodes.get(nid)
+            i = c.index.get(nid)
+            if (i is None) != (n is None or not _row_member(n)):
+                c = None  # a node joined or left the rows: rebuild
+                break
+            if i is not None and n is not None:
+                c.cap[i] = _vector(n.capacity, dims)
+                c.free[i] = _vector(n.free(), dims)
+    else:
+        c = None
+    if c is None:
+        rows = sorted((n for n in mirror.nodes.values() if _row_member(n)), key=lambda n: n.node_id)
+        shape = (len(rows), len(dims))
+        c = _ClusterCache(
+            mirror.layout,
+            dims,
+            [n.node_id for n in rows],
+            {n.node_id: i for i, n in enumerate(rows)},
+            np.array([_vector(n.capacity, dims) for n in rows], dtype=np.float64).reshape(shape),
+            np.array([_vector(n.free(), dims) for n in rows], dtype=np.float64).reshape(shape),
+        )
+        mirror.cache = c
+    mirror.dirty.clear()
+    return ClusterState.from_arrays(c.node_ids, c.cap, np.clip(c.free, 0.0, None), dims)
 
 
 def _vector(r: Res, dims: tuple[str, ...]) -> tuple[float, ...]:
@@ -86,15 +134,7 @@ def to_snapshot(
 ) -> tuple[Snapshot, dict[tuple[str, str], AskRec], list[AskRec]]:
     """The core's view of the mirror, the (job id, phase id) -> ask map, and the zero-size asks."""
     dims = _dims(mirror)
-    rows = [
-        n
-        for n in mirror.nodes.values()
-        if n.state == pb.NODE_STATE_RUNNING and (n.capacity.memory_mb > 0 or n.capacity.vcores > 0)
-    ]
-    rows.sort(key=lambda n: n.node_id)
-    cap = np.array([_vector(n.capacity, dims) for n in rows], dtype=np.float64).reshape(len(rows), len(dims))
-    free = np.array([_vector(n.free(), dims) for n in rows], dtype=np.float64).reshape(len(rows), len(dims))
-    cluster = ClusterState.from_arrays([n.node_id for n in rows], cap, np.clip(free, 0.0, None), dims)
+    cluster = cluster_of(mirror)
     by_app: dict[str, list[AskRec]] = {}
     zero: list[AskRec] = []
     for a in mirror.asks.values():
@@ -145,11 +185,17 @@ def from_decisions(
 ) -> RoundResult:
     out = RoundResult()
     counts: dict[tuple[AskKey, str, str], int] = {}
-    for p in decisions.iter_placements():
-        if p.is_clone:
+    for c in decisions.chunks:  # grouped with numpy: a first round can place tens of thousands
+        keep = ~c.is_clone
+        if not keep.any():
             continue
-        ask = index[(p.job_id, p.phase_id)]
-        counts[(ask.key, p.node_id, p.reason)] = counts.get((ask.key, p.node_id, p.reason), 0) + 1
+        triples = np.stack([c.job_pos[keep], c.phase_k[keep], c.node_row[keep]], axis=1)
+        uniq, sizes = np.unique(triples, axis=0, return_counts=True)
+        for (j, k, row), m in zip(uniq.tolist(), sizes.tolist(), strict=True):
+            job = decisions.jobs[j]
+            ask = index[(job.job_id, job.phases[k].phase_id)]
+            group = (ask.key, decisions.node_ids[row], c.reason)
+            counts[group] = counts.get(group, 0) + m
     room = {nid: mirror.nodes[nid].free() for _, nid, _ in counts}
     unplaced: dict[AskKey, int] = {}
     for (key, node_id, reason), want in counts.items():
@@ -183,9 +229,8 @@ def from_decisions(
         )
     for a in zero:
         out.deferrals.append(DeferralChoice(a.key, pb.REASON_INFEASIBLE, "zero-size ask"))
-    out.records = [
-        r for r in decisions.to_records() if r.kind not in (DecisionKind.PLACEMENT, DecisionKind.DEFERRAL)
-    ]
+    # Priorities, clone grants, ω, kills (placements and deferrals are logged by the session).
+    out.records = dataclasses.replace(decisions, chunks=[], deferrals=[]).to_records()
     return out
 
 
@@ -198,11 +243,14 @@ def core_round(
     now = clock or time.time
 
     def round_fn(mirror: Mirror) -> RoundResult:
+        if not any(a.num_containers > a.outstanding for a in mirror.asks.values()):
+            return RoundResult()  # nothing pending: no round (changed rows stay dirty for the next)
         snapshot, index, zero = to_snapshot(mirror, now(), hints)
         result = from_decisions(mirror, policy.decide(snapshot), index, zero)
-        strict = [a for a in fcfs_order(mirror) if strict_locality(a)]
+        strict = [a for a in mirror.asks.values() if strict_locality(a)]
         if strict:
-            extra = place(mirror, strict, pb.REASON_FCFS_ORDER, taken=result.placements)
+            ordered = [a for a in fcfs_order(mirror) if strict_locality(a)]
+            extra = place(mirror, ordered, pb.REASON_FCFS_ORDER, taken=result.placements)
             result.placements.extend(extra.placements)
             result.deferrals.extend(extra.deferrals)
         return result

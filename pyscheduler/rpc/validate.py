@@ -74,6 +74,26 @@ def _ids(values: Iterable[str], path: str) -> None:
         seen.add(v)
 
 
+_NODE_STATES = frozenset(v for v in pb.NodeState.values() if v != 0)
+
+
+def _node_ok(n: Any) -> bool:
+    """True for a node that `node` would accept (no others, allocated set or not); False: check fully."""
+    cap, alloc = n.capacity, n.allocated
+    return bool(
+        n.node_id
+        and n.HasField("capacity")
+        and cap.memory_mb >= 0
+        and cap.vcores >= 0
+        and not cap.others
+        and alloc.memory_mb >= 0
+        and alloc.vcores >= 0
+        and not alloc.others
+        and n.state in _NODE_STATES
+        and 0.0 <= n.speed < math.inf  # False for NaN
+    )
+
+
 def node(n: Any, p: str) -> None:
     nonempty(n.node_id, f"{p}.node_id")
     resource(n.capacity, f"{p}.capacity", n, "capacity")
@@ -115,10 +135,10 @@ def state_batch(b: Any) -> None:
     at_least(b.rm_time_ms, 0, "rm_time_ms")
     seen_nodes: set[str] = set()
     for i, n in enumerate(b.nodes_upserted):
-        p = f"nodes_upserted[{i}]"
-        node(n, p)
+        if not _node_ok(n):  # fast check first; the path is only built for a bad node
+            node(n, f"nodes_upserted[{i}]")
         if n.node_id in seen_nodes:
-            raise InvalidMessage(f"{p}.node_id", f"duplicate node {n.node_id!r} in one batch")
+            raise InvalidMessage(f"nodes_upserted[{i}].node_id", f"duplicate node {n.node_id!r} in one batch")
         seen_nodes.add(n.node_id)
     _ids(b.nodes_removed, "nodes_removed")
     for i, a in enumerate(b.apps_upserted):

@@ -1,0 +1,387 @@
+"""`dollymp bench service`: a shim-like load generator against a real `dollymp serve` process.
+
+The generator registers, sends a full resync of N nodes and A applications, then one StateBatch per
+tick (100 ms): node heartbeats (round robin, `rate` node upserts per second; default two per node per
+second, twice YARN's default one-second heartbeat), the containers it committed from the plans it
+received (with their placement ids, asks reduced), completions of containers whose run time is over,
+and finished applications replaced by new ones so that A stay active. It commits a placement only if
+it still fits the node and the ask is still pending (as the shim does), else reports it dropped.
+
+Figures (measured over the run after the initial resync):
+  node_updates_per_s  node upserts answered by a plan, per second
+  round_p50_ms/p99_ms time from sending a batch to receiving the plan that covers it (client side:
+                      includes queueing, coalescing and both sockets)
+  placements_per_s    containers placed by the plans received, per second
+  peak_rss_mb         the service process's peak resident memory (VmHWM); rss_start_mb/rss_end_mb are
+                      its resident memory after the resync and at the end (memory flat: end ~ start)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import queue
+import random
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from pyscheduler.cli.bench import percentile
+from pyscheduler.wire import pb, pb_grpc
+
+NODE_MEM, NODE_CORES = 65536, 32
+CONTAINER_MEM, CONTAINER_CORES = 2048, 1
+
+
+@dataclass
+class _App:
+    n: int
+    pending: int
+    running: int = 0
+
+
+@dataclass
+class ShimModel:
+    """What the generator's pretend ResourceManager holds."""
+
+    nodes: int
+    apps: int
+    seed: int = 0
+    rng: random.Random = field(init=False)
+    alloc: list[list[int]] = field(init=False)  # per node [mem, cores]
+    active: dict[int, _App] = field(default_factory=dict)
+    containers: dict[str, tuple[int, int, float]] = field(default_factory=dict)  # id -> (node, app, end)
+    next_app: int = 1
+    next_container: int = 1
+    new_containers: list[Any] = field(default_factory=list)
+    outcomes: list[Any] = field(default_factory=list)
+    changed_asks: set[int] = field(default_factory=set)
+    new_apps: list[int] = field(default_factory=list)
+    removed_apps: list[int] = field(default_factory=list)
+    cursor: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        self.rng = random.Random(self.seed)
+        self.alloc = [[0, 0] for _ in range(self.nodes)]
+        for _ in range(self.apps):
+            self._add_app()
+        self.new_apps.clear()
+
+    def _add_app(self) -> None:
+        n = self.next_app
+        self.next_app += 1
+        self.active[n] = _App(n, self.rng.randint(5, 60))
+        self.new_apps.append(n)
+
+    @staticmethod
+    def node_id(i: int) -> str:
+        return f"node{i:05d}.bench:8041"
+
+    @staticmethod
+    def attempt(n: int) -> str:
+        return f"appattempt_1700000000000_{n:06d}_000001"
+
+    def _node(self, i: int) -> Any:
+        m, c = self.alloc[i]
+        return pb.NodeInfo(
+            node_id=self.node_id(i),
+            rack=f"/rack{i % 40}",
+            state=pb.NODE_STATE_RUNNING,
+            speed=1.0,
+            capacity=pb.Resource(memory_mb=NODE_MEM, vcores=NODE_CORES),
+            allocated=pb.Resource(memory_mb=m, vcores=c),
+        )
+
+    def _app(self, n: int) -> Any:
+        return pb.ApplicationInfo(
+            application_id=f"application_1700000000000_{n:06d}",
+            attempt_id=self.attempt(n),
+            queue="default",
+            user="bench",
+            name=f"job{n % 50}",
+            submit_time_ms=1_700_000_000_000 + n,
+            application_type="MAPREDUCE",
+        )
+
+    def _ask(self, a: _App) -> Any:
+        return pb.Ask(
+            attempt_id=self.attempt(a.n),
+            priority=20,
+            allocation_request_id=-1,
+            num_containers=a.pending,
+            capability=pb.Resource(memory_mb=CONTAINER_MEM, vcores=CONTAINER_CORES),
+            relax_locality=True,
+        )
+
+    def full_resync(self, session_id: str) -> Any:
+        with self.lock:
+            return pb.StateBatch(
+                session_id=session_id,
+                seq=1,
+                full_resync=True,
+                rm_time_ms=int(time.time() * 1000),
+                nodes_upserted=[self._node(i) for i in range(self.nodes)],
+                apps_upserted=[self._app(a.n) for a in self.active.values()],
+                asks=[self._ask(a) for a in self.active.values()],
+            )
+
+    def on_plan(self, plan: Any, now: float) -> None:
+        """Commit each placement that still fits and is still pending (the shim re-validates)."""
+        with self.lock:
+            for p in plan.placements:
+                n = int(p.attempt_id.split("_")[2])
+                a = self.active.get(n)
+                i = int(p.node_id[4:9])
+                room = min((NODE_MEM - self.alloc[i][0]) // CONTAINER_MEM, NODE_CORES - self.alloc[i][1])
+                k = min(p.count, room, a.pending if a is not None else 0)
+                if a is not None and k > 0:
+                    for _ in range(k):
+                        cid = f"container_1700000000000_{n:06d}_01_{self.next_container:08d}"
+                        self.next_container += 1
+                        self.containers[cid] = (i, n, now + self.rng.uniform(1.0, 5.0))
+                        self.new_containers.append(
+                            pb.ContainerInfo(
+                                container_id=cid,
+                                attempt_id=p.attempt_id,
+                                node_id=p.node_id,
+                                priority=20,
+                                allocation_request_id=-1,
+                                placement_id=p.placement_id,
+                                start_time_ms=int(now * 1000),
+                                resource=pb.Resource(memory_mb=CONTAINER_MEM, vcores=CONTAINER_CORES),
+                            )
+                        )
+                    self.alloc[i][0] += k * CONTAINER_MEM
+                    self.alloc[i][1] += k * CONTAINER_CORES
+                    a.pending -= k
+                    a.running += k
+                    self.changed_asks.add(n)
+                if k < p.count:
+                    self.outcomes.append(
+                        pb.PlacementOutcome(
+                            placement_id=p.placement_id,
+                            kind=pb.PLACEMENT_DROPPED_DOES_NOT_FIT,
+                            containers=p.count - k,
+                        )
+                    )
+
+    def tick(self, session_id: str, seq: int, now: float, heartbeats: int) -> Any:
+        with self.lock:
+            done = [cid for cid, (_, _, end) in self.containers.items() if end <= now]
+            touched: set[int] = set()
+            completions = []
+            for cid in done:
+                i, n, _ = self.containers.pop(cid)
+                self.alloc[i][0] -= CONTAINER_MEM
+                self.alloc[i][1] -= CONTAINER_CORES
+                touched.add(i)
+                completions.append(
+                    pb.ContainerCompletion(
+                        container_id=cid, exit_kind=pb.CONTAINER_EXIT_SUCCESS, finish_time_ms=int(now * 1000)
+                    )
+                )
+                a = self.active.get(n)
+                if a is not None:
+                    a.running -= 1
+                    if a.pending == 0 and a.running == 0:
+                        del self.active[n]
+                        self.removed_apps.append(n)
+                        self.changed_asks.discard(n)
+                        self._add_app()
+            beat = [(self.cursor + j) % self.nodes for j in range(heartbeats)]
+            self.cursor = (self.cursor + heartbeats) % self.nodes
+            rows = sorted(touched.union(beat))
+            batch = pb.StateBatch(
+                session_id=session_id,
+                seq=seq,
+                rm_time_ms=int(now * 1000),
+                nodes_upserted=[self._node(i) for i in rows],
+                apps_upserted=[self._app(n) for n in self.new_apps],
+                apps_removed=[f"application_1700000000000_{n:06d}" for n in self.removed_apps],
+                asks=[self._ask(self.active[n]) for n in sorted(self.changed_asks | set(self.new_apps))],
+                containers_allocated=self.new_containers,
+                containers_completed=completions,
+                outcomes=self.outcomes,
+            )
+            self.new_apps, self.removed_apps, self.new_containers, self.outcomes = [], [], [], []
+            self.changed_asks.clear()
+            return batch
+
+
+def _rss_mb(pid: int, field_name: str) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field_name + ":"):
+            return int(line.split()[1]) / 1024.0
+    return 0.0
+
+
+def _cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a process (from /proc/<pid>/stat)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def drive(
+    address: str,
+    model: ShimModel,
+    seconds: float,
+    rate: float,
+    tick_s: float,
+    pid: int,
+    warmup_s: float = 0.0,
+) -> dict[str, Any]:
+    """Run the shim loop against a service at `address`; returns the figures measured after `warmup_s`
+    (the first plan places a whole empty cluster at once; its commit burst is not the steady state)."""
+    channel = grpc.insecure_channel(
+        address,
+        options=[("grpc.max_send_message_length", 256 << 20), ("grpc.max_receive_message_length", 256 << 20)],
+    )
+    stub = pb_grpc.SchedulerServiceStub(channel)
+    reg = stub.Register(pb.RegisterRequest(rm_id="bench", shim_version="loadgen", tick_ms=int(tick_s * 1000)))
+    outbox: queue.Queue[Any] = queue.Queue(maxsize=4)
+    sent: dict[int, tuple[float, int]] = {}  # seq -> (send time, node upserts)
+    lat: list[float] = []
+    counts = {"nodes": 0, "placements": 0}
+    measuring = threading.Event()
+    stop = object()
+
+    def requests() -> Iterator[Any]:
+        while (item := outbox.get()) is not stop:
+            yield item
+
+    def receive(plans: Any) -> None:
+        acked = 0
+        for plan in plans:
+            now = time.monotonic()
+            model.on_plan(plan, now)
+            if measuring.is_set():
+                counts["placements"] += sum(p.count for p in plan.placements)
+            for seq in range(acked + 1, plan.in_reply_to_seq + 1):
+                t, nodes = sent.pop(seq, (now, 0))
+                if seq > 1 and measuring.is_set():
+                    lat.append((now - t) * 1000.0)
+                    counts["nodes"] += nodes
+            acked = max(acked, plan.in_reply_to_seq)
+
+    calls = stub.Sync(requests())
+    receiver = threading.Thread(target=receive, args=(calls,), daemon=True)
+    receiver.start()
+    first = model.full_resync(reg.session_id)
+    sent[1] = (time.monotonic(), len(first.nodes_upserted))
+    outbox.put(first)
+    while 1 in sent:  # wait for the resync's plan
+        time.sleep(0.01)
+    seq, carry = 1, 0.0
+    next_tick = time.monotonic()
+    start = next_tick + warmup_s
+    rss_start, cpu_service, cpu_self = 0.0, 0.0, 0.0
+    while (now := time.monotonic()) - start < seconds:
+        if not measuring.is_set() and now >= start:
+            rss_start = _rss_mb(pid, "VmRSS")
+            cpu_service, cpu_self = _cpu_s(pid), time.process_time()
+            start = now
+            measuring.set()
+        carry += rate * tick_s
+        beats = int(carry)
+        carry -= beats
+        seq += 1
+        batch = model.tick(reg.session_id, seq, now, min(beats, model.nodes))
+        sent[seq] = (time.monotonic(), len(batch.nodes_upserted))
+        outbox.put(batch)  # blocks when the service pushes back
+        next_tick += tick_s
+        time.sleep(max(0.0, next_tick - time.monotonic()))
+    elapsed = time.monotonic() - start
+    cpu_service, cpu_self = _cpu_s(pid) - cpu_service, time.process_time() - cpu_self
+    deadline = time.monotonic() + 10
+    while sent and time.monotonic() < deadline:
+        time.sleep(0.01)
+    outbox.put(stop)
+    receiver.join(5)
+    channel.close()
+    return {
+        "node_updates_per_s": round(counts["nodes"] / elapsed, 1),
+        "round_p50_ms": round(percentile(lat, 50), 2) if lat else None,
+        "round_p99_ms": round(percentile(lat, 99), 2) if lat else None,
+        "placements_per_s": round(counts["placements"] / elapsed, 1),
+        "peak_rss_mb": round(_rss_mb(pid, "VmHWM"), 1),
+        "rss_start_mb": round(rss_start, 1),
+        "rss_end_mb": round(_rss_mb(pid, "VmRSS"), 1),
+        "service_cpu_per_s": round(cpu_service / elapsed, 2),
+        "loadgen_cpu_per_s": round(cpu_self / elapsed, 2),
+        "batches": len(lat),
+        "seconds": round(elapsed, 1),
+    }
+
+
+def add_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--nodes", type=int, default=10000)
+    p.add_argument("--apps", type=int, default=1000)
+    p.add_argument("--seconds", type=float, default=30.0, help="measured seconds (after the warm-up)")
+    p.add_argument("--warmup", type=float, default=5.0, help="seconds driven before measuring")
+    p.add_argument("--rate", type=float, default=None, help="node updates per second (default 2 x nodes)")
+    p.add_argument("--tick-ms", type=int, default=100)
+    p.add_argument("--policy", default="fcfs")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def run(args: argparse.Namespace) -> int:
+    for name in ("nodes", "apps", "seconds", "tick_ms"):
+        if getattr(args, name) <= 0:
+            print(f"dollymp bench service: --{name.replace('_', '-')} must be > 0", file=sys.stderr)
+            return 2
+    rate = args.rate if args.rate is not None else 2.0 * args.nodes
+    with tempfile.TemporaryDirectory(prefix="dollymp-bench-") as tmp:
+        port_file = Path(tmp) / "port"
+        cmd = [
+            sys.executable,
+            "-m",
+            "pyscheduler",
+            "serve",
+            "--grpc-port",
+            "0",
+            "--port-file",
+            str(port_file),
+            "--db",
+            str(Path(tmp) / "bench.db"),
+            "--policy",
+            args.policy,
+            "--log-level",
+            "WARNING",
+        ]
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
+        try:
+            deadline = time.monotonic() + 60
+            while not port_file.exists():
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    print("dollymp bench service: the service did not start", file=sys.stderr)
+                    return 1
+                time.sleep(0.05)
+            address = f"127.0.0.1:{int(port_file.read_text())}"
+            model = ShimModel(args.nodes, args.apps, args.seed)
+            result = drive(address, model, args.seconds, rate, args.tick_ms / 1000.0, proc.pid, args.warmup)
+        finally:
+            proc.terminate()
+            proc.wait(30)
+    result = {"nodes": args.nodes, "apps": args.apps, "policy": args.policy, "target_rate": rate, **result}
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print(f"service: {args.nodes} nodes, {args.apps} apps, policy {args.policy}, {result['seconds']} s")
+        print(
+            f"node updates/s {result['node_updates_per_s']} (offered {rate:.0f}); round p50 "
+            f"{result['round_p50_ms']} ms, p99 {result['round_p99_ms']} ms; placements/s "
+            f"{result['placements_per_s']}; service peak RSS {result['peak_rss_mb']} MB "
+            f"(RSS {result['rss_start_mb']} -> {result['rss_end_mb']} MB)"
+        )
+    return 0
