@@ -31,6 +31,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--port-file", default=None, help="write the bound gRPC port here, atomically")
     p.add_argument("--db", default=None, help="decision log: SQLite path, sqlite:/// or postgresql:// URL")
     p.add_argument("--policy", default=None, help="policy name (policy.name, default fcfs)")
+    p.add_argument(
+        "--http-port", type=int, default=None, help="HTTP API port; 0 ephemeral, -1 off (http.port)"
+    )
     p.add_argument("--grace", type=float, default=None, help="seconds for rounds in flight on shutdown")
     p.add_argument("--log-level", default=None, help="DEBUG, INFO, WARNING or ERROR")
     p.set_defaults(func=run)
@@ -61,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
         "store.url": args.db,
         "policy.name": args.policy,
         "grpc.grace_s": args.grace,
+        "http.port": args.http_port,
         "service.log_level": args.log_level.upper() if args.log_level else None,
     }
     try:
@@ -91,10 +95,17 @@ def run(args: argparse.Namespace) -> int:
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
-    service.start()
+    try:
+        service.start()
+    except config.ConfigError as exc:
+        print(f"dollymp serve: {exc}", file=sys.stderr)
+        service.stop()
+        return 2
     if cfg["service.port_file"]:
         write_port_file(Path(cfg["service.port_file"]), service.port)
     print(f"GRPC_PORT={service.port}", flush=True)
+    if service.http is not None:
+        print(f"HTTP_PORT={service.http.port}", flush=True)
     while not stop.wait(0.5):
         pass
     log.info("shutting down: finishing rounds in flight")

@@ -19,6 +19,7 @@ from typing import Any
 
 import grpc
 
+from pyscheduler import metrics
 from pyscheduler.objects import ClusterState, DecisionKind, Job, Phase, Resources
 from pyscheduler.policies import Policy, Snapshot
 from pyscheduler.rpc import validate
@@ -243,6 +244,8 @@ class AppMasterServicer:
             st.last_plan = memo
         if records and changed:  # log grants and ω when they change, not on every report
             self.recorder.append(records)
+            tasks = {ph.phase_id: ph.tasks for ph in st.profile.phases}
+            metrics.CLONES_GRANTED.inc(sum(c * tasks.get(p, 0) for p, c in plan.clones_per_phase.items()))
         return plan
 
 

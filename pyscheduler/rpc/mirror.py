@@ -431,6 +431,15 @@ class Mirror:
 
     # ---- inspection ----------------------------------------------------------------------------
 
+    def app_ids_with_asks(self) -> set[str]:
+        return set(self._app_asks)
+
+    def containers_on(self, node_id: str) -> int:
+        return len(self._node_containers.get(node_id, ()))
+
+    def containers_of(self, app_id: str) -> int:
+        return len(self._app_containers.get(app_id, ()))
+
     def dump(self) -> dict[str, Any]:
         """A canonical JSON-able dump of the mirrored RM state (not the service's own bookkeeping)."""
         return {

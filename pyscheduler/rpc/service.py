@@ -100,11 +100,30 @@ class DecisionService:
             self.store.close()
             raise ConfigError("grpc.port", cfg.sources["grpc.port"], f"cannot bind: {exc}") from None
 
+        self.http: Any = None
+        if cfg["http.port"] >= 0:
+            from pyscheduler.api import ApiServer, ApiSettings, create_app
+            from pyscheduler.rpc.provider import SessionStateProvider
+
+            try:
+                app = create_app(
+                    self.store, SessionStateProvider(self.registry), ApiSettings.from_config(cfg)
+                )
+            except ValueError as exc:
+                self.stop()
+                raise ConfigError("http.token", cfg.sources["http.token"], str(exc)) from None
+            self.http = ApiServer(app, cfg["http.host"], cfg["http.port"])
+
     @property
     def port(self) -> int:
         return self.grpc.port
 
     def start(self) -> None:
+        if self.http is not None:
+            try:
+                self.http.start()
+            except RuntimeError as exc:
+                raise ConfigError("http.port", self.cfg.sources["http.port"], str(exc)) from None
         self.grpc.start()
         log.info(
             "gRPC on %s:%d (tls %s), policy %s",
@@ -117,6 +136,8 @@ class DecisionService:
     def stop(self) -> None:
         """Finish the rounds in flight, close the streams, commit every queued decision."""
         self.grpc.stop(self.cfg["grpc.grace_s"])
+        if self.http is not None:
+            self.http.stop()
         self.writer.close()
         self.store.close()
 

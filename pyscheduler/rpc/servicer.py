@@ -23,7 +23,7 @@ from typing import Any
 
 import grpc
 
-from pyscheduler import __version__
+from pyscheduler import __version__, metrics
 from pyscheduler.rpc import validate
 from pyscheduler.rpc.session import DecisionRecorder, RoundFn, Session, SessionRegistry
 from pyscheduler.wire import pb
@@ -179,6 +179,7 @@ class SchedulerServicer:
                 break
             except queue.Empty:
                 continue
+        metrics.QUEUE_DEPTH.labels(queue="sync").set(q.qsize())
         items = [first]
         while (
             len(items) < self.options.max_coalesce
@@ -257,6 +258,8 @@ class SchedulerServicer:
             self.stats.placements += sum(p.count for p in plan.placements)
             self.stats.round_ms.append(ms)
             self.stats.decide_cpu_s += cpu
+        metrics.DECISION_ROUND_SECONDS.observe(ms / 1000.0)
+        metrics.PLACEMENTS.inc(sum(p.count for p in plan.placements))
         return plan
 
 

@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from pyscheduler import metrics
 from pyscheduler.objects.decision import Decision, DecisionKind
 from pyscheduler.rpc.mirror import AskKey, Mirror, OutstandingPlacement, application_of_attempt
 from pyscheduler.rpc.placer import RoundResult
@@ -84,6 +85,7 @@ class Session:
     _placement_ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     _last_deferral: dict[AskKey, int] = field(default_factory=dict)
     _last_record: dict[tuple[str, str, str], tuple[str, str]] = field(default_factory=dict)
+    _priorities: dict[str, tuple[float, int]] = field(default_factory=dict)  # app -> (priority, rank)
 
     def __post_init__(self) -> None:
         self._next_epoch = self.first_epoch
@@ -120,7 +122,20 @@ class Session:
             return f"seq gap: expected {self.last_seq + 1}, got {batch.seq}; register again"
         return None
 
+    def last_deferral(self, key: AskKey) -> int | None:
+        return self._last_deferral.get(key)
+
+    def priority_of(self, app_id: str) -> tuple[float | None, int | None]:
+        p = self._priorities.get(app_id)
+        return (p[0], p[1]) if p is not None else (None, None)
+
     def apply(self, batch: Any) -> None:
+        if (
+            batch.fallback_active
+            and self.mirror.fallback_active
+            and batch.rm_time_ms > self.mirror.rm_time_ms
+        ):
+            metrics.FALLBACK_SECONDS.inc((batch.rm_time_ms - self.mirror.rm_time_ms) / 1000.0)
         self.mirror.apply(batch)
         self.last_seq = batch.seq
         self.state = SessionState.ACTIVE
@@ -207,6 +222,11 @@ class Session:
                     )
                 )
         for r in result.records:  # priorities, clone grants, ω: logged when they change
+            if r.kind is DecisionKind.PRIORITY and "priority" in r.inputs:
+                self._priorities[r.application_id] = (
+                    float(r.inputs["priority"]),
+                    int(r.inputs.get("rank", 0)),
+                )
             memo = (r.kind.value, r.application_id, r.job_id)
             value = (r.reason, repr(sorted(r.inputs.items())))
             if self._last_record.get(memo) != value:
@@ -218,6 +238,8 @@ class Session:
             live = set(self.mirror.apps) | {application_of_attempt(k[0]) for k in self.mirror.asks}
             for memo in [m for m in self._last_record if m[1] not in live]:
                 del self._last_record[memo]
+            for app_id in [a for a in self._priorities if a not in live]:
+                del self._priorities[app_id]
         return plan, decisions
 
 

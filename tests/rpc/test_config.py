@@ -1,0 +1,91 @@
+"""Configuration: file + environment + flags, validated at start-up; every error names the key."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from rpc_harness import REPO
+
+from pyscheduler import config
+
+
+def test_defaults_bind_loopback_and_layering(tmp_path: Path) -> None:
+    cfg = config.load(None, env={})
+    assert cfg["grpc.host"] == "127.0.0.1" and cfg["http.host"] == "127.0.0.1" and cfg["http.port"] == -1
+    f = tmp_path / "c.toml"
+    f.write_text(
+        '[grpc]\nport = 7070\nmax_workers = 8\n[policy]\nname = "dollymp"\n[policy.options]\nmax_clones = 1\n'
+    )
+    cfg = config.load(
+        f, env={"DOLLYMP_GRPC_PORT": "7071", "DOLLYMP_HOME": "/ignored"}, overrides={"grpc.max_workers": 4}
+    )
+    assert cfg["grpc.port"] == 7071 and cfg.sources["grpc.port"] == "env DOLLYMP_GRPC_PORT"
+    assert cfg["grpc.max_workers"] == 4 and cfg.sources["grpc.max_workers"] == "command line"
+    assert cfg["policy.name"] == "dollymp" and cfg["policy.options"] == {"max_clones": 1}
+    cfg = config.load(None, env={"DOLLYMP_POLICY_OPTIONS": '{"max_clones": 2}'})
+    assert cfg["policy.options"] == {"max_clones": 2}
+
+
+@pytest.mark.parametrize(
+    ("toml", "env", "key", "words"),
+    [
+        ("[grpc]\nprot = 1\n", {}, "grpc.prot", "unknown key"),
+        ("[grcp]\nport = 1\n", {}, "grcp", "unknown section"),
+        ("[grpc]\nport = 70000\n", {}, "grpc.port", "0..65535"),
+        ('[grpc]\nport = "x"\n', {}, "grpc.port", "integer"),
+        ("[sync]\noutstanding_ttl_s = 0\n", {}, "sync.outstanding_ttl_s", "> 0"),
+        ("", {"DOLLYMP_SYNC_QUEUE_SIZE": "-3"}, "sync.queue_size", "1..100000"),
+        ("", {"DOLLYMP_GRPC_PROT": "1"}, "grpc.prot", "unknown key"),
+        ("", {"DOLLYMP_SERVICE_LOG_LEVEL": "LOUD"}, "service.log_level", "one of"),
+        ("", {"DOLLYMP_POLICY_OPTIONS": "{not json"}, "policy.options", "JSON"),
+        ('[grpc]\ntls_cert = "/no/such/cert.pem"\n', {}, "grpc.tls_cert", "does not exist"),
+        ('[http]\nhost = "0.0.0.0"\nport = 8080\n', {}, "http.token", "not loopback"),
+        ("[grpc]\nport = 1\n[grpc]\n", {}, "--config", "not valid TOML"),
+    ],
+)
+def test_invalid_configuration_names_the_key(
+    tmp_path: Path, toml: str, env: dict[str, str], key: str, words: str
+) -> None:
+    f = tmp_path / "c.toml"
+    f.write_text(toml)
+    with pytest.raises(config.ConfigError) as err:
+        config.load(f, env=env)
+    assert err.value.key == key
+    assert str(err.value).startswith(f"config {key} (") and words in str(err.value)
+
+
+def test_tls_cert_without_key(tmp_path: Path) -> None:
+    cert = tmp_path / "c.pem"
+    cert.write_text("x")
+    with pytest.raises(config.ConfigError) as err:
+        config.load(None, env={"DOLLYMP_GRPC_TLS_CERT": str(cert)})
+    assert err.value.key == "grpc.tls_key"
+
+
+def _serve(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    import os
+
+    return subprocess.run(
+        [sys.executable, "-m", "pyscheduler", "serve", "--db", str(tmp_path / "d.db"), *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def test_serve_refuses_to_start_naming_the_key(tmp_path: Path) -> None:
+    f = tmp_path / "c.toml"
+    f.write_text('[policy]\nname = "dollymp"\n[policy.options]\nno_such_option = 3\n')
+    r = _serve(tmp_path, "--config", str(f))
+    assert r.returncode == 2 and "config policy.options (file" in r.stderr and "no_such_option" in r.stderr
+    r = _serve(tmp_path, "--policy", "nope")
+    assert r.returncode == 2 and "config policy.name (command line): unknown policy 'nope'" in r.stderr
+    r = _serve(tmp_path, env={"DOLLYMP_GRPC_MAX_WORKERS": "many"})
+    assert r.returncode == 2 and "config grpc.max_workers (env DOLLYMP_GRPC_MAX_WORKERS)" in r.stderr
+    r = _serve(tmp_path, "--check-config", "--grpc-port", "0")
+    assert r.returncode == 0 and "configuration OK" in r.stdout
