@@ -63,6 +63,7 @@ def choose_omega(
     r_bytes: float, bandwidth: float, alpha: float, gaps: FloatArray, c1: FloatArray, c2: FloatArray
 ) -> tuple[float, float]:
     """(omega, expected duration) minimising the expected task duration; the smallest omega on ties."""
+    _check(r_bytes, bandwidth, alpha)
     gaps = np.asarray(gaps, dtype=np.float64)
     c1 = np.asarray(c1, dtype=np.float64)
     c2 = np.asarray(c2, dtype=np.float64)

@@ -102,23 +102,35 @@ def transient_priorities(volumes: FloatArray, times: FloatArray, max_share: floa
     if not (np.isfinite(volumes).all() and np.isfinite(times).all()):
         raise ValueError("transient_priorities: volumes and times must be finite")
     g = size_class_count(volumes, times, max_share)
-    order = np.argsort(volumes, kind="stable")
-    v = volumes[order]
-    t = times[order]
     p = np.full(n, g + 1, np.int64)  # never reached: 2^g covers every job (see size_class_count)
     unset = np.ones(n, bool)
+    order = np.argsort(volumes, kind="stable")
     for level in range(1, g + 1):
-        cap = 2.0**level
-        in_b = t <= cap
-        packed = in_b & (np.cumsum(np.where(in_b, v, 0.0)) <= cap)
-        newly = packed & unset
+        newly = knapsack_level(volumes, times, level, order) & unset
         p[newly] = level
         unset &= ~newly
         if not unset.any():
             break
-    out = np.empty(n, np.int64)
-    out[order] = p
-    return out
+    return p
+
+
+def knapsack_level(
+    volumes: FloatArray, times: FloatArray, level: int, order: npt.NDArray[np.intp] | None = None
+) -> npt.NDArray[np.bool_]:
+    """Algorithm 1 lines 5-6 for one level l: x_j of max sum x_j s.t. sum v_j x_j <= 2^l over B_l.
+
+    B_l = {j : e_j <= 2^l}; equal profits make "smallest weights first" optimal. `order` is
+    argsort(volumes) (stable), passed in when called for many levels.
+    """
+    if order is None:
+        order = np.argsort(volumes, kind="stable")
+    cap = 2.0**level
+    v, t = volumes[order], times[order]
+    in_b = t <= cap
+    packed = in_b & (np.cumsum(np.where(in_b, v, 0.0)) <= cap)
+    x = np.zeros(volumes.size, bool)
+    x[order] = packed
+    return x
 
 
 def clone_copies(level: int, job_time: float, theta: float, sigma: float, max_copies: int) -> int:

@@ -1,0 +1,116 @@
+"""The decision loop with an injected clock, the Dolly policy's budget, delay assignment in a round,
+and `dollymp bench engine` run as a real process."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from pyscheduler.core import DecisionLoop, ManualClock
+from pyscheduler.objects import DecisionKind
+from pyscheduler.policies import Decisions, Snapshot, get_policy
+
+from .helpers import cluster, job
+
+
+def test_loop_uses_clock_filters_jobs_and_feeds_sinks() -> None:
+    clock = ManualClock(5.0)
+    seen: list[Decisions] = []
+    loop = DecisionLoop(get_policy("dollymp"), clock, sinks=[seen.append])
+    c = cluster((8, 8))
+    now = job("now", 1.0, ("m", 2, (1, 1), 5, 1, ()))
+    later = job("later", 50.0, ("m", 2, (1, 1), 5, 1, ()))
+    done = job("done", 0.0, ("m", 1, (1, 1), 5, 1, ()))
+    done.phases[0].start_copy(0)
+    done.phases[0].end_copy(0, succeeded=True)
+    d = loop.round(c, [now, later, done])
+    assert d.time == 5.0 and {p.job_id for p in d.placements} == {"now"}
+    assert seen == [d] and loop.stats.rounds == 1 and loop.stats.placements == d.num_placements
+    clock.advance(100.0)
+    d2 = loop.round(c, [now, later, done])
+    assert {p.job_id for p in d2.placements} == {"now", "later"} and d2.time == 105.0
+    with pytest.raises(ValueError, match="backwards"):
+        clock.set(1.0)
+    # the same policy called directly on the same snapshot decides the same
+    direct = get_policy("dollymp").decide(Snapshot(105.0, c, [now, later]))
+    assert [(p.job_id, p.task_index, p.node_id, p.is_clone) for p in direct.placements] == [
+        (p.job_id, p.task_index, p.node_id, p.is_clone) for p in d2.placements
+    ]
+
+
+def test_dolly_budget_admission() -> None:
+    c = cluster((16, 16), (16, 16))
+    jobs = [job(f"j{i}", float(i), ("m", 4, (1, 1), 10, 10, ())) for i in range(3)]
+    tight = get_policy("dolly", beta=0.15).decide(Snapshot(0.0, c, jobs))
+    grants = {g.job_id: (g.clones, g.reason) for g in tight.clone_grants}
+    # alpha = 1 + sqrt 2 (CV 1), p = 2^-(alpha+1) = 0.0937; n = 4, eps = 0.05:
+    # c = ceil(log(1 - 0.95^(1/4)) / log p) = ceil(1.84) = 2 copies -> 1 clone per task, cost 4 * 1/32 = 0.125
+    assert grants["j0"] == (1, "dolly_admitted")
+    assert grants["j1"] == (0, "dolly_budget_exhausted") and grants["j2"][1] == "dolly_budget_exhausted"
+    assert {p.job_id for p in tight.placements if p.is_clone} == {"j0"}
+    loose = get_policy("dolly", beta=1.0).decide(Snapshot(0.0, c, jobs))
+    assert {p.job_id for p in loose.placements if p.is_clone} == {"j0", "j1", "j2"}
+    ceiling = get_policy("dolly", beta=1.0, tau=0.3).decide(Snapshot(0.0, c, jobs))
+    assert "dolly_utilization_ceiling" in {g.reason for g in ceiling.clone_grants}
+
+
+def test_downstream_clones_never_exceed_upstream_copies_and_omega() -> None:
+    c = cluster((32, 32))
+    j = job("j", 0.0, ("map", 2, (1, 1), 10, 8, ()), ("red", 2, (1, 1), 10, 8, ("map",)))
+    m = j.phase("map")
+    m.start_copy(0)
+    m.start_copy(0)  # task 0 ran with one clone, task 1 without
+    m.start_copy(1)
+    for t in (0, 1):
+        m.end_copy(t, succeeded=True)
+    d = get_policy("dollymp").decide(Snapshot(0.0, c, [j]))
+    assert sum(p.is_clone for p in d.placements) == 0  # the fewest upstream copies was 1
+    assert [(g.phase_id, g.clones, g.reason) for g in d.clone_grants] == [("red", 0, "upstream_copies_limit")]
+    j2 = job("j2", 0.0, ("map", 2, (1, 1), 10, 8, ()), ("red", 2, (1, 1), 10, 8, ("map",)))
+    m2 = j2.phase("map")
+    for t in (0, 1):
+        m2.start_copy(t)
+        m2.start_copy(t)
+        m2.end_copy(t, succeeded=True)
+    d2 = get_policy("dollymp").decide(Snapshot(0.0, c, [j2]))
+    assert sum(p.is_clone for p in d2.placements) == 2  # one clone per reduce task, as upstream had
+    assert len(d2.omegas) == 1 and d2.omegas[0].omega >= 0 and d2.omegas[0].reason == "delay_assignment"
+    kinds = {r.kind for r in d2.to_records()}
+    assert {DecisionKind.OMEGA, DecisionKind.CLONE_GRANT, DecisionKind.PLACEMENT} <= kinds
+
+
+def test_bench_engine_cli_prints_json() -> None:
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pyscheduler",
+            "bench",
+            "engine",
+            "--jobs",
+            "30",
+            "--nodes",
+            "60",
+            "--rounds",
+            "3",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    result = json.loads(out.stdout)
+    assert set(result) >= {"jobs", "nodes", "rounds", "median_ms", "p99_ms", "peak_rss_mb"}
+    assert result["jobs"] == 30 and result["nodes"] == 60 and result["rounds"] == 3
+    assert 0 < result["median_ms"] <= result["p99_ms"] and result["peak_rss_mb"] > 0
+    bad = subprocess.run(
+        [sys.executable, "-m", "pyscheduler", "bench", "engine", "--jobs", "0"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert bad.returncode != 0 and "--jobs" in bad.stderr
