@@ -161,3 +161,8 @@ def placed_per_node(plan: Any) -> dict[str, tuple[int, int]]:
         m, c = out.get(p.node_id, (0, 0))
         out[p.node_id] = (m + p.capability.memory_mb * p.count, c + p.capability.vcores * p.count)
     return out
+
+
+def full_batch(session_id: str, seq: int = 1, **fields: Any) -> Any:
+    """A full-resync StateBatch (the first batch after Register)."""
+    return pb.StateBatch(session_id=session_id, seq=seq, full_resync=True, rm_time_ms=1, **fields)

@@ -6,15 +6,11 @@ import math
 
 import grpc
 import pytest
-from rpc_harness import Service, Stream, app, ask, attempt, node, placed_per_node, register
+from rpc_harness import Service, Stream, app, ask, attempt, full_batch, node, placed_per_node, register
 
 from pyscheduler.objects.decision import DecisionKind
 from pyscheduler.store.log import open_store
 from pyscheduler.wire import pb, pb_grpc
-
-
-def _full(session_id: str, seq: int = 1, **kw: object) -> pb.StateBatch:
-    return pb.StateBatch(session_id=session_id, seq=seq, full_resync=True, rm_time_ms=1, **kw)  # type: ignore[arg-type]
 
 
 def test_full_resync_places_within_free_capacity_and_logs(service: Service) -> None:
@@ -23,7 +19,7 @@ def test_full_resync_places_within_free_capacity_and_logs(service: Service) -> N
         assert reg.policy == "fcfs" and reg.session_id
         s = Stream(ch)
         plan = s.send(
-            _full(
+            full_batch(
                 reg.session_id,
                 nodes_upserted=[node("h1:8041", 4096, 4, alloc=(1024, 1)), node("h2:8041", 2048, 8)],
                 apps_upserted=[app(1)],
@@ -78,7 +74,7 @@ def test_confirmed_containers_keep_room_used(service: Service) -> None:
         reg = register(ch)
         s = Stream(ch)
         plan = s.send(
-            _full(
+            full_batch(
                 reg.session_id,
                 nodes_upserted=[node("h1:1", 2048, 2)],
                 apps_upserted=[app(1)],
@@ -132,7 +128,7 @@ def test_infeasible_and_locality(service: Service) -> None:
         reg = register(ch)
         s = Stream(ch)
         plan = s.send(
-            _full(
+            full_batch(
                 reg.session_id,
                 nodes_upserted=[node("h1:1", 4096, 4), node("h2:1", 4096, 4, rack="/r2")],
                 apps_upserted=[app(1), app(2, submit_ms=2000)],
@@ -154,7 +150,7 @@ def test_resync_required_not_errors(service: Service) -> None:
         assert p.status == pb.BATCH_RESYNC_REQUIRED and "full resync" in p.detail
         p = s.send(pb.StateBatch(session_id="no-such-session", seq=1, full_resync=True))
         assert p.status == pb.BATCH_RESYNC_REQUIRED and "unknown session" in p.detail
-        p = s.send(_full(reg.session_id, seq=1, nodes_upserted=[node("h1:1")]))
+        p = s.send(full_batch(reg.session_id, seq=1, nodes_upserted=[node("h1:1")]))
         assert p.status == pb.BATCH_ACCEPTED
         p = s.send(pb.StateBatch(session_id=reg.session_id, seq=3))
         assert p.status == pb.BATCH_RESYNC_REQUIRED and "seq gap" in p.detail
@@ -166,7 +162,7 @@ def test_resync_required_not_errors(service: Service) -> None:
         p = s.send(pb.StateBatch(session_id=reg.session_id, seq=5))
         assert p.status == pb.BATCH_RESYNC_REQUIRED
         p = s.send(
-            _full(
+            full_batch(
                 reg2.session_id,
                 nodes_upserted=[node("h1:1")],
                 apps_upserted=[app(1)],
@@ -180,22 +176,28 @@ def test_resync_required_not_errors(service: Service) -> None:
 BAD_BATCHES = [
     (
         "nodes_upserted[1].capacity.memory_mb",
-        lambda sid: _full(sid, nodes_upserted=[node("a:1"), node("b:1", mem=-5)]),
+        lambda sid: full_batch(sid, nodes_upserted=[node("a:1"), node("b:1", mem=-5)]),
     ),
-    ("nodes_upserted[0].speed", lambda sid: _full(sid, nodes_upserted=[node("a:1", speed=math.nan)])),
-    ("nodes_upserted[0].speed", lambda sid: _full(sid, nodes_upserted=[node("a:1", speed=-1.0)])),
+    ("nodes_upserted[0].speed", lambda sid: full_batch(sid, nodes_upserted=[node("a:1", speed=math.nan)])),
+    ("nodes_upserted[0].speed", lambda sid: full_batch(sid, nodes_upserted=[node("a:1", speed=-1.0)])),
     (
         "nodes_upserted[0].state",
-        lambda sid: _full(sid, nodes_upserted=[node("a:1", state=pb.NODE_STATE_UNSPECIFIED)]),
+        lambda sid: full_batch(sid, nodes_upserted=[node("a:1", state=pb.NODE_STATE_UNSPECIFIED)]),
     ),
-    ("nodes_upserted[0].node_id", lambda sid: _full(sid, nodes_upserted=[node("")])),
-    ("asks[0].capability", lambda sid: _full(sid, asks=[pb.Ask(attempt_id=attempt(1), num_containers=1)])),
-    ("asks[0].num_containers", lambda sid: _full(sid, asks=[ask(1, 1, -2)])),
+    ("nodes_upserted[0].node_id", lambda sid: full_batch(sid, nodes_upserted=[node("")])),
+    (
+        "asks[0].capability",
+        lambda sid: full_batch(sid, asks=[pb.Ask(attempt_id=attempt(1), num_containers=1)]),
+    ),
+    ("asks[0].num_containers", lambda sid: full_batch(sid, asks=[ask(1, 1, -2)])),
     (
         "containers_completed[0].exit_kind",
-        lambda sid: _full(sid, containers_completed=[pb.ContainerCompletion(container_id="c1")]),
+        lambda sid: full_batch(sid, containers_completed=[pb.ContainerCompletion(container_id="c1")]),
     ),
-    ("outcomes[0].kind", lambda sid: _full(sid, outcomes=[pb.PlacementOutcome(placement_id="p", kind=99)])),
+    (
+        "outcomes[0].kind",
+        lambda sid: full_batch(sid, outcomes=[pb.PlacementOutcome(placement_id="p", kind=99)]),
+    ),
     ("session_id", lambda sid: pb.StateBatch(seq=1, full_resync=True)),
     ("seq", lambda sid: pb.StateBatch(session_id=sid, seq=0, full_resync=True)),
 ]
@@ -214,7 +216,9 @@ def test_malformed_batches_get_invalid_argument_naming_the_field(service: Servic
         reg = register(ch)
         s = Stream(ch)
         p = s.send(
-            _full(reg.session_id, nodes_upserted=[node("a:1")], apps_upserted=[app(1)], asks=[ask(1, 1, 1)])
+            full_batch(
+                reg.session_id, nodes_upserted=[node("a:1")], apps_upserted=[app(1)], asks=[ask(1, 1, 1)]
+            )
         )
         assert p.status == pb.BATCH_ACCEPTED and [x.node_id for x in p.placements] == ["a:1"]
         s.close()

@@ -10,7 +10,7 @@ from typing import Any
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from rpc_harness import Service, Stream, app, ask, attempt, node, register
+from rpc_harness import Service, Stream, app, ask, attempt, full_batch, node, register
 
 from pyscheduler import config
 from pyscheduler.rpc.service import DecisionService
@@ -71,10 +71,8 @@ def test_appmaster_clone_plan_and_validation(inproc: DecisionService) -> None:
         reg = register(ch)
         s = Stream(ch)
         s.send(
-            pb.StateBatch(
-                session_id=reg.session_id,
-                seq=1,
-                full_resync=True,
+            full_batch(
+                reg.session_id,
                 nodes_upserted=[node(f"h{i}:1", 8192, 8) for i in range(4)],
                 apps_upserted=[app(1)],
             )
@@ -163,10 +161,8 @@ def test_shim_resync_rebuilds_identical_state(inproc: DecisionService) -> None:
         apps = {1: app(1), 2: app(2, submit_ms=2000)}
         asks = {(1, 20): ask(1, 20, 3), (2, 5): ask(2, 5, 1, am=True)}
         s.send(
-            pb.StateBatch(
-                session_id=sid,
-                seq=1,
-                full_resync=True,
+            full_batch(
+                sid,
                 nodes_upserted=list(nodes.values()),
                 apps_upserted=list(apps.values()),
                 asks=list(asks.values()),
@@ -222,10 +218,8 @@ def test_shim_resync_rebuilds_identical_state(inproc: DecisionService) -> None:
         reg2 = register(ch, "rm-x")
         s2 = Stream(ch)
         p = s2.send(
-            pb.StateBatch(
-                session_id=reg2.session_id,
-                seq=1,
-                full_resync=True,
+            full_batch(
+                reg2.session_id,
                 nodes_upserted=list(nodes.values()),
                 apps_upserted=list(apps.values()),
                 asks=list(asks.values()),
