@@ -78,15 +78,28 @@ def defer_unplaced(
             decisions.deferrals.append(Deferral(job.job_id, pid, left, REASON_WAITING))
 
 
-def kill_losers(decisions: Decisions, snapshot: Snapshot) -> None:
-    """Copies still running for a task that already finished lost the race (first copy wins)."""
+def kill_losers(decisions: Decisions, snapshot: Snapshot, spare_upstream: bool = False) -> None:
+    """Copies still running for a task that already finished lost the race (first copy wins).
+
+    With `spare_upstream` (policies that clone), losers of a phase that has downstream phases are left to
+    the AM's delay assignment (Dolly 4.4): a downstream clone may still take an exclusive copy from them
+    within omega, and the AM kills whatever is unfinished when omega ends.
+    """
     by_id = {j.job_id: j for j in snapshot.jobs}
+    upstream: dict[str, set[int]] = {}
     for a in snapshot.attempts:
         job = by_id.get(a.job_id)
         if job is None or a.phase_id not in job.phase_index:
             continue
-        phase = job.phase(a.phase_id)
-        if 0 <= a.task_index < phase.num_tasks and phase.state[a.task_index] == TaskState.FINISHED:
-            decisions.kills.append(
-                Kill(a.attempt_id, a.job_id, a.phase_id, a.task_index, a.node_id, REASON_LOST_RACE)
-            )
+        k = job.phase_index[a.phase_id]
+        phase = job.phases[k]
+        if not (0 <= a.task_index < phase.num_tasks and phase.state[a.task_index] == TaskState.FINISHED):
+            continue
+        if spare_upstream:
+            if job.job_id not in upstream:
+                upstream[job.job_id] = {q for ps in job.parent_idx for q in ps}
+            if k in upstream[job.job_id]:
+                continue
+        decisions.kills.append(
+            Kill(a.attempt_id, a.job_id, a.phase_id, a.task_index, a.node_id, REASON_LOST_RACE)
+        )

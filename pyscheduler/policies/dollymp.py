@@ -5,7 +5,8 @@ Algorithm 1 (policies/model.py), recomputed when a job arrives as in Section 5 (
 recompute="every_round" recomputes each round); (2) pass 1 of Algorithm 2 (policies/kernel.py): per server,
 classes in increasing order, best fit; originals only; (3) passes 2..1+max_clones: one more copy of running
 tasks per pass, same order, only with what pass 1 left; (4) delay assignment's omega for jobs whose
-downstream phase got clones; (5) kills of copies whose task already finished.
+downstream phase got clones; (5) kills of copies whose task already finished (losers in upstream phases
+are left to the AM's delay assignment, which kills whatever is unfinished when omega ends, Dolly 4.4).
 
 Choices: every ready phase with waiting tasks is available (for chain DAGs, the common case, that is the
 single "first available phase" of Section 5; for parallel branches it lets a later branch use what an
@@ -154,7 +155,7 @@ class DollyMPPolicy:
                 entry_rows, _, placed = self._pass(out, flat, mask, cls, rnk, shape, free, nodes, True)
                 cloned_rows.update(entry_rows[placed > 0].tolist())
             self._grants_and_omegas(out, snapshot, flat, sorted(cloned_rows), allowed)
-        kill_losers(out, snapshot)
+        kill_losers(out, snapshot, spare_upstream=self.max_clones > 0)
         return out
 
     def _priorities(self, view: RoundView, total: np.ndarray, jobs: Any) -> tuple[IntArray, np.ndarray]:

@@ -114,3 +114,24 @@ def test_bench_engine_cli_prints_json() -> None:
         timeout=120,
     )
     assert bad.returncode != 0 and "--jobs" in bad.stderr
+
+
+def test_losers_killed_except_upstream_ones_left_to_delay_assignment() -> None:
+    from pyscheduler.objects.job import Attempt
+
+    c = cluster((8, 8))
+    j = job("j", 0.0, ("map", 1, (1, 1), 5, 1, ()), ("red", 1, (1, 1), 5, 1, ("map",)))
+    m, r = j.phase("map"), j.phase("red")
+    m.start_copy(0)
+    m.start_copy(0)
+    m.end_copy(0, succeeded=True)
+    r.start_copy(0)
+    r.start_copy(0)
+    r.end_copy(0, succeeded=True)
+    attempts = [
+        Attempt("m0b", "j", "map", 0, "n0", True, 0.0),
+        Attempt("r0b", "j", "red", 0, "n0", True, 1.0),
+    ]
+    snap = Snapshot(2.0, c, [j], attempts=attempts)
+    assert [k.attempt_id for k in get_policy("dollymp").decide(snap).kills] == ["r0b"]
+    assert [k.attempt_id for k in get_policy("fcfs").decide(snap).kills] == ["m0b", "r0b"]
