@@ -5,38 +5,22 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.dollymp.yarn.scheduler.DollyMPScheduler;
-import io.dollymp.yarn.scheduler.ShimConfig;
 import io.dollymp.yarn.scheduler.client.SessionState;
-import java.io.BufferedReader;
-import java.io.File;
-import java.io.IOException;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
+import io.dollymp.yarn.testkit.DecisionServiceProcess;
+import io.dollymp.yarn.testkit.ExampleJobs;
+import io.dollymp.yarn.testkit.MiniClusters;
+import io.dollymp.yarn.testkit.ServiceQueries;
 import java.nio.file.Path;
 import java.nio.file.Paths;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
-import java.util.stream.Stream;
 import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.examples.WordCount;
-import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.FileUtil;
-import org.apache.hadoop.io.IntWritable;
-import org.apache.hadoop.io.Text;
 import org.apache.hadoop.mapreduce.Job;
-import org.apache.hadoop.mapreduce.SleepJob;
-import org.apache.hadoop.mapreduce.lib.input.FileInputFormat;
-import org.apache.hadoop.mapreduce.lib.output.FileOutputFormat;
 import org.apache.hadoop.mapreduce.v2.MiniMRYarnCluster;
-import org.apache.hadoop.metrics2.lib.DefaultMetricsSystem;
 import org.apache.hadoop.yarn.api.records.ContainerId;
-import org.apache.hadoop.yarn.conf.YarnConfiguration;
-import org.apache.hadoop.yarn.server.resourcemanager.scheduler.QueueMetrics;
-import org.apache.hadoop.yarn.server.resourcemanager.scheduler.ResourceScheduler;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -51,7 +35,9 @@ import org.junit.jupiter.api.TestMethodOrder;
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ShimEndToEndIT {
+  private static final String NAME = "dollymp-e2e";
   private static final Path WORK = Paths.get("target", "e2e").toAbsolutePath();
+  private static final Path NM_DIRS = Paths.get("target", "test", "data", NAME).toAbsolutePath();
   private static DecisionServiceProcess service;
   private static MiniMRYarnCluster cluster;
   private static DollyMPScheduler shim;
@@ -62,29 +48,7 @@ class ShimEndToEndIT {
     FileUtil.fullyDelete(WORK.toFile());
     service = new DecisionServiceProcess(WORK.resolve("service"), "fcfs");
     int port = service.awaitGrpcPort(60_000);
-
-    QueueMetrics.clearQueueMetrics();
-    DefaultMetricsSystem.shutdown();
-    Configuration conf = new YarnConfiguration();
-    conf.setClass(YarnConfiguration.RM_SCHEDULER, DollyMPScheduler.class, ResourceScheduler.class);
-    conf.set(ShimConfig.SERVICE_ADDRESS, "127.0.0.1:" + port);
-    conf.setLong(ShimConfig.FALLBACK_AFTER_MS, 3000);
-    conf.setLong(ShimConfig.PLAN_MAX_AGE_MS, 3000);
-    conf.setInt(YarnConfiguration.RM_SCHEDULER_MINIMUM_ALLOCATION_MB, 256);
-    conf.setInt("yarn.minicluster.yarn.nodemanager.resource.memory-mb", 3072);
-    conf.setInt(YarnConfiguration.RM_NM_HEARTBEAT_INTERVAL_MS, 250);
-    conf.setInt("yarn.app.mapreduce.am.resource.mb", 512);
-    conf.set("yarn.app.mapreduce.am.command-opts", "-Xmx384m");
-    conf.setInt("mapreduce.map.memory.mb", 384);
-    conf.setInt("mapreduce.reduce.memory.mb", 384);
-    conf.set("mapreduce.map.java.opts", "-Xmx256m");
-    conf.set("mapreduce.reduce.java.opts", "-Xmx256m");
-    conf.setInt("yarn.app.mapreduce.am.scheduler.heartbeat.interval-ms", 250);
-    conf.setFloat("yarn.nodemanager.disk-health-checker.max-disk-utilization-per-disk-percentage", 99.5f);
-    conf.set("fs.defaultFS", "file:///");
-    cluster = new MiniMRYarnCluster("dollymp-e2e", 2);
-    cluster.init(conf);
-    cluster.start();
+    cluster = MiniClusters.start(NAME, 2, MiniClusters.shimConf(port));
     shim = (DollyMPScheduler) cluster.getResourceManager().getResourceScheduler();
     long deadline = System.currentTimeMillis() + 30_000;
     while (shim.sessionState() != SessionState.RUNNING && System.currentTimeMillis() < deadline) {
@@ -108,31 +72,18 @@ class ShimEndToEndIT {
   void wordcountAndSleepRunOnServicePlacements() throws Exception {
     Configuration conf = new Configuration(cluster.getConfig());
     Path input = WORK.resolve("wc-in");
-    Map<String, Integer> expected = writeText(input, 3, 2000, new Random(42));
+    Map<String, Integer> expected = ExampleJobs.writeText(input, 3, 2000, new Random(42));
     Path output = WORK.resolve("wc-out");
-
-    Job wc = Job.getInstance(conf, "dollymp-e2e-wordcount");
-    wc.setJarByClass(WordCount.class);
-    wc.setMapperClass(WordCount.TokenizerMapper.class);
-    wc.setCombinerClass(WordCount.IntSumReducer.class);
-    wc.setReducerClass(WordCount.IntSumReducer.class);
-    wc.setOutputKeyClass(Text.class);
-    wc.setOutputValueClass(IntWritable.class);
-    wc.setNumReduceTasks(2);
-    FileInputFormat.addInputPath(wc, new org.apache.hadoop.fs.Path(input.toUri()));
-    FileOutputFormat.setOutputPath(wc, new org.apache.hadoop.fs.Path(output.toUri()));
+    Job wc = ExampleJobs.wordcount(conf, input, output, 2);
     assertTrue(wc.waitForCompletion(true), "wordcount failed");
-    jobAppIds.add(appIdOf(wc));
-    assertEquals(expected, readCounts(output), "wordcount counts differ from the generated text's");
+    jobAppIds.add(ExampleJobs.appIdOf(wc));
+    assertEquals(expected, ExampleJobs.readCounts(output), "wordcount counts differ from the generated text's");
 
-    SleepJob sleep = new SleepJob();
-    sleep.setConf(conf);
-    Job sj = sleep.createJob(3, 1, 500, 1, 500, 1);
-    sj.setJobName("dollymp-e2e-sleep");
+    Job sj = ExampleJobs.sleep(conf, "dollymp-e2e-sleep", 3, 1, 500, 500);
     assertTrue(sj.waitForCompletion(true), "sleep job failed");
-    jobAppIds.add(appIdOf(sj));
+    jobAppIds.add(ExampleJobs.appIdOf(sj));
 
-    Set<ContainerId> ran = containersThatRan(jobAppIds);
+    Set<ContainerId> ran = ExampleJobs.containersThatRan(NM_DIRS, jobAppIds);
     assertTrue(ran.size() >= 2 + 3 + 2, "expected AM + task containers, found " + ran);
     Map<ContainerId, DollyMPScheduler.Source> sources = shim.containerSources();
     for (ContainerId c : ran) {
@@ -159,17 +110,13 @@ class ShimEndToEndIT {
   @Order(3)
   void killingTheServiceDoesNotHangTheResourceManager() throws Exception {
     Configuration conf = new Configuration(cluster.getConfig());
-    SleepJob sleep = new SleepJob();
-    sleep.setConf(conf);
-    Job sj = sleep.createJob(4, 1, 3000, 1, 1000, 1);
-    sj.setJobName("dollymp-e2e-sleep-during-kill");
+    Job sj = ExampleJobs.sleep(conf, "dollymp-e2e-sleep-during-kill", 4, 1, 3000, 1000);
     sj.submit();
-    // Kill the service while the job is running.
     long waitUntil = System.currentTimeMillis() + 60_000;
     while (sj.mapProgress() <= 0f && System.currentTimeMillis() < waitUntil) {
       Thread.sleep(200);
     }
-    service.killHard();
+    service.killHard(); // kill -9 while the job is running
     assertFalse(service.isAlive());
     long before = shim.nodeUpdatesHandled();
     Thread.sleep(3000);
@@ -179,58 +126,5 @@ class ShimEndToEndIT {
     assertTrue(sj.waitForCompletion(true), "job submitted before the kill must finish under the fallback policy");
     assertTrue(shim.fallbackMs() > 0, "fallback time must be recorded");
     assertEquals(SessionState.FALLBACK, shim.sessionState());
-  }
-
-  // --------------------------------------------------------------------------------------------
-
-  private static String appIdOf(Job job) {
-    return job.getJobID().toString().replace("job_", "application_");
-  }
-
-  /** Containers that actually ran, from the NodeManagers' own container log directories. */
-  private static Set<ContainerId> containersThatRan(Set<String> appIds) throws IOException {
-    Set<ContainerId> out = new HashSet<>();
-    Path base = Paths.get("target", "test", "data", "dollymp-e2e").toAbsolutePath();
-    try (Stream<Path> walk = Files.walk(base, 5)) {
-      walk.filter(Files::isDirectory)
-          .filter(p -> p.getFileName().toString().startsWith("container_"))
-          .filter(p -> p.getParent() != null && appIds.contains(p.getParent().getFileName().toString()))
-          .filter(p -> p.toString().contains("logDir"))
-          .forEach(p -> out.add(ContainerId.fromString(p.getFileName().toString())));
-    }
-    return out;
-  }
-
-  private static Map<String, Integer> writeText(Path dir, int files, int wordsPerFile, Random rnd) throws IOException {
-    String[] vocab = {"straggler", "clone", "yarn", "dolly", "flowtime", "knapsack", "pareto", "reduce", "map"};
-    Map<String, Integer> counts = new HashMap<>();
-    Files.createDirectories(dir);
-    for (int f = 0; f < files; f++) {
-      StringBuilder sb = new StringBuilder();
-      for (int i = 0; i < wordsPerFile; i++) {
-        String w = vocab[rnd.nextInt(vocab.length)];
-        counts.merge(w, 1, Integer::sum);
-        sb.append(w).append(i % 12 == 11 ? '\n' : ' ');
-      }
-      Files.writeString(dir.resolve("part-" + f + ".txt"), sb.toString(), StandardCharsets.UTF_8);
-    }
-    return counts;
-  }
-
-  private static Map<String, Integer> readCounts(Path outDir) throws IOException {
-    Map<String, Integer> counts = new HashMap<>();
-    FileSystem.getLocal(new Configuration());
-    File[] parts = outDir.toFile().listFiles((d, n) -> n.startsWith("part-r-"));
-    assertTrue(parts != null && parts.length == 2, "expected 2 reduce outputs");
-    for (File part : parts) {
-      try (BufferedReader r = new BufferedReader(new InputStreamReader(Files.newInputStream(part.toPath()),
-          StandardCharsets.UTF_8))) {
-        for (String line = r.readLine(); line != null; line = r.readLine()) {
-          String[] kv = line.split("\t");
-          counts.put(kv[0], Integer.parseInt(kv[1]));
-        }
-      }
-    }
-    return counts;
   }
 }

@@ -1,4 +1,4 @@
-package io.dollymp.yarn.e2e;
+package io.dollymp.yarn.testkit;
 
 import java.io.File;
 import java.io.IOException;
@@ -14,16 +14,16 @@ import java.util.regex.Pattern;
  * The real Python decision service as a separate process on a real loopback socket, started with
  * {@code python -m pyscheduler serve}. Ports are ephemeral and read back from the port file.
  */
-final class DecisionServiceProcess implements AutoCloseable {
+public final class DecisionServiceProcess implements AutoCloseable {
   private static final Pattern GRPC_PORT = Pattern.compile("\"?grpc_port\"?\\s*[:=]\\s*(\\d+)");
   private static final Pattern HTTP_PORT = Pattern.compile("\"?http_port\"?\\s*[:=]\\s*(\\d+)");
 
   private final Process process;
   private final Path portFile;
   private final Path log;
-  final Path db;
+  public final Path db;
 
-  DecisionServiceProcess(Path workDir, String policy) throws IOException {
+  public DecisionServiceProcess(Path workDir, String policy) throws IOException {
     Files.createDirectories(workDir);
     this.portFile = workDir.resolve("ports");
     this.db = workDir.resolve("decisions.db");
@@ -44,11 +44,11 @@ final class DecisionServiceProcess implements AutoCloseable {
   }
 
   /** Waits for the service to write its port file; returns the gRPC port. */
-  int awaitGrpcPort(long timeoutMs) throws IOException, InterruptedException {
+  public int awaitGrpcPort(long timeoutMs) throws IOException, InterruptedException {
     return awaitPort(GRPC_PORT, timeoutMs);
   }
 
-  int awaitHttpPort(long timeoutMs) throws IOException, InterruptedException {
+  public int awaitHttpPort(long timeoutMs) throws IOException, InterruptedException {
     return awaitPort(HTTP_PORT, timeoutMs);
   }
 
@@ -73,16 +73,16 @@ final class DecisionServiceProcess implements AutoCloseable {
     throw new IllegalStateException("decision service did not report its port in time:\n" + logText());
   }
 
-  String logText() throws IOException {
+  public String logText() throws IOException {
     return Files.exists(log) ? Files.readString(log, StandardCharsets.UTF_8) : "";
   }
 
-  boolean isAlive() {
+  public boolean isAlive() {
     return process.isAlive();
   }
 
   /** kill -9: no graceful shutdown, exactly what a crash looks like to the shim. */
-  void killHard() throws InterruptedException {
+  public void killHard() throws InterruptedException {
     process.destroyForcibly();
     process.waitFor();
   }

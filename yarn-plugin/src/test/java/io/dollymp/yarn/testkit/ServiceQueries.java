@@ -1,4 +1,4 @@
-package io.dollymp.yarn.e2e;
+package io.dollymp.yarn.testkit;
 
 import java.io.File;
 import java.io.IOException;
@@ -11,14 +11,14 @@ import java.nio.file.Path;
 import java.time.Duration;
 
 /** Reads what the decision service recorded: its decision log file and its HTTP state endpoint. */
-final class ServiceQueries {
+public final class ServiceQueries {
   private ServiceQueries() {}
 
   /**
    * Every row of every table of the decision log (a real SQLite file), one per line, read with
    * Python's stdlib sqlite3 so the test depends on no schema detail.
    */
-  static String dumpDecisions(Path db) throws IOException, InterruptedException {
+  public static String dumpDecisions(Path db) throws IOException, InterruptedException {
     String script = String.join("\n",
         "import sqlite3, sys",
         "con = sqlite3.connect('file:' + sys.argv[1] + '?mode=ro', uri=True)",
@@ -35,7 +35,7 @@ final class ServiceQueries {
   }
 
   /** GET /v1/state from the service's HTTP API. */
-  static String dumpState(int httpPort) throws IOException, InterruptedException {
+  public static String dumpState(int httpPort) throws IOException, InterruptedException {
     HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     HttpResponse<String> resp = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + httpPort + "/v1/state"))
         .timeout(Duration.ofSeconds(10)).GET().build(), HttpResponse.BodyHandlers.ofString());

@@ -1,0 +1,58 @@
+# DollyMP on YARN. `make demo` runs the main job, `make test` runs everything CI runs.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(abspath $(VENV))/bin/python
+MVN ?= mvn -B -ntp
+PLUGIN := yarn-plugin
+# JDK 17 flags for Hadoop daemons run from Maven jars (Guice/Hadoop reflection); see README.
+JDK17_OPENS := --add-opens=java.base/java.lang=ALL-UNNAMED --add-opens=java.base/java.util=ALL-UNNAMED \
+  --add-opens=java.base/java.util.concurrent=ALL-UNNAMED --add-opens=java.base/java.io=ALL-UNNAMED \
+  --add-opens=java.base/java.net=ALL-UNNAMED --add-opens=java.base/java.nio=ALL-UNNAMED \
+  --add-opens=java.base/sun.nio.ch=ALL-UNNAMED --add-opens=java.base/java.lang.reflect=ALL-UNNAMED \
+  --add-exports=java.base/sun.net.dns=ALL-UNNAMED --add-exports=java.base/sun.net.util=ALL-UNNAMED
+
+.PHONY: all venv proto lint pytest java-test jar test demo clean
+
+all: jar
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install -q --upgrade pip
+	$(VENV)/bin/pip install -q -e '.[dev]'
+	touch $@
+
+venv: $(VENV)/.installed
+
+proto: venv
+	$(PY) -c "from pyscheduler import wire; wire.generate(); print('generated', wire.GENERATED_DIR)"
+
+lint: proto
+	$(VENV)/bin/ruff check pyscheduler tests
+	$(VENV)/bin/ruff format --check pyscheduler tests
+	$(VENV)/bin/mypy
+
+pytest: proto
+	$(VENV)/bin/pytest -q
+
+# Java unit tests (surefire), the shaded jar, then the end-to-end tests on the mini cluster (failsafe).
+# -Werror-free but warnings are printed by the compiler (-Xlint:all).
+java-test: venv
+	cd $(PLUGIN) && $(MVN) verify -Ddollymp.python=$(PY)
+
+jar:
+	cd $(PLUGIN) && $(MVN) -DskipTests package
+	@ls -l $(PLUGIN)/target/dollymp-yarn-plugin-*-shaded.jar
+
+test: lint pytest java-test
+
+demo: venv
+	cd $(PLUGIN) && $(MVN) -DskipTests test-compile dependency:build-classpath \
+	  -Dmdep.includeScope=test -Dmdep.outputFile=target/test-classpath.txt
+	@echo "demo: full cluster log in $(PLUGIN)/target/demo.log"
+	set -o pipefail; cd $(PLUGIN) && java $(JDK17_OPENS) -Xmx2g -Ddollymp.python=$(PY) -Ddollymp.root=$(CURDIR) \
+	  -cp target/classes:target/test-classes:$$(cat target/test-classpath.txt) io.dollymp.yarn.demo.DemoMain \
+	  2>&1 | tee target/demo.log | grep --line-buffered '\[dollymp-demo\]'
+
+clean:
+	rm -rf $(PLUGIN)/target pyscheduler/_generated .mypy_cache .ruff_cache .pytest_cache

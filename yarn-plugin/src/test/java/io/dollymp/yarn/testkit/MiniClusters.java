@@ -1,0 +1,46 @@
+package io.dollymp.yarn.testkit;
+
+import io.dollymp.yarn.scheduler.DollyMPScheduler;
+import io.dollymp.yarn.scheduler.ShimConfig;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.mapreduce.v2.MiniMRYarnCluster;
+import org.apache.hadoop.metrics2.lib.DefaultMetricsSystem;
+import org.apache.hadoop.yarn.conf.YarnConfiguration;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.QueueMetrics;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.ResourceScheduler;
+
+/** Hadoop's in-process MapReduce-on-YARN cluster with the DollyMP shim, sized for a 2-core machine. */
+public final class MiniClusters {
+  private MiniClusters() {}
+
+  /** Configuration for a small cluster whose RM uses the shim talking to 127.0.0.1:grpcPort. */
+  public static Configuration shimConf(int grpcPort) {
+    QueueMetrics.clearQueueMetrics();
+    DefaultMetricsSystem.shutdown();
+    Configuration conf = new YarnConfiguration();
+    conf.setClass(YarnConfiguration.RM_SCHEDULER, DollyMPScheduler.class, ResourceScheduler.class);
+    conf.set(ShimConfig.SERVICE_ADDRESS, "127.0.0.1:" + grpcPort);
+    conf.setLong(ShimConfig.FALLBACK_AFTER_MS, 3000);
+    conf.setLong(ShimConfig.PLAN_MAX_AGE_MS, 3000);
+    conf.setInt(YarnConfiguration.RM_SCHEDULER_MINIMUM_ALLOCATION_MB, 256);
+    conf.setInt("yarn.minicluster.yarn.nodemanager.resource.memory-mb", 3072);
+    conf.setInt(YarnConfiguration.RM_NM_HEARTBEAT_INTERVAL_MS, 250);
+    conf.setInt("yarn.app.mapreduce.am.resource.mb", 512);
+    conf.set("yarn.app.mapreduce.am.command-opts", "-Xmx384m");
+    conf.setInt("mapreduce.map.memory.mb", 384);
+    conf.setInt("mapreduce.reduce.memory.mb", 384);
+    conf.set("mapreduce.map.java.opts", "-Xmx256m");
+    conf.set("mapreduce.reduce.java.opts", "-Xmx256m");
+    conf.setInt("yarn.app.mapreduce.am.scheduler.heartbeat.interval-ms", 250);
+    conf.setFloat("yarn.nodemanager.disk-health-checker.max-disk-utilization-per-disk-percentage", 99.5f);
+    conf.set("fs.defaultFS", "file:///");
+    return conf;
+  }
+
+  public static MiniMRYarnCluster start(String name, int nodeManagers, Configuration conf) {
+    MiniMRYarnCluster cluster = new MiniMRYarnCluster(name, nodeManagers);
+    cluster.init(conf);
+    cluster.start();
+    return cluster;
+  }
+}
