@@ -12,6 +12,7 @@ SUBCOMMAND_MODULES: tuple[str, ...] = (
     "serve",
     "bench",
     "simulate",
+    "report",
 )
 
 
