@@ -31,7 +31,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "name(key=value;key=value) passes options",
     )
     p.add_argument(
-        "--straggler", default="pareto:alpha=1.5", help="pareto:alpha=A[,xm=1][,cap=C] | empirical | none"
+        "--straggler",
+        default="pareto:alpha=1.5,cap=20",
+        help="pareto:alpha=A[,xm=1][,cap=C] | empirical | none; default: capped at 20x (DollyMP Sec. 6.3)",
     )
     p.add_argument(
         "--load",
