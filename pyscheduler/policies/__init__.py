@@ -41,8 +41,9 @@ Decisions (pyscheduler.policies.base.Decisions), every item with a machine-reada
     `.to_records()` converts everything to pyscheduler.objects.Decision for the decision log.
 
 A placement is a proposal: the driver commits it (starting a copy with Phase.start_copy and
-ClusterState.allocate) or drops it. Registered: "fcfs", "dollymp" (options max_clones 0..3, clone_rule,
-cloning="dolly", ...; see dollymp.py), "dolly" (FCFS order with Dolly's budgeted cloning).
+ClusterState.allocate) or drops it. Core policies: "fcfs", "dollymp" (options max_clones 0..3 for
+DollyMP0..3, clone_rule "idle" | "corollary" | "dolly", ...; see dollymp.py), "dolly" (arrival order with
+Dolly's budgeted cloning, options beta, tau, epsilon, straggler_p); baselines in their own files.
 """
 
 from pyscheduler.policies import (  # noqa: F401  (each import registers its policies)

@@ -40,7 +40,6 @@ from pyscheduler.policies.cloning import (
     REASON_COROLLARY,
     REASON_IDLE,
     REASON_UPSTREAM,
-    clones_in_use,
     dolly_grant,
 )
 from pyscheduler.policies.common import (
@@ -103,6 +102,7 @@ class DollyMPPolicy:
         self._tables: dict[tuple[int, ...], PhaseTable] = {}  # the last two job sets (service + AM plans)
         self._prio: dict[str, int] = {}
         self._omega_cache: dict[tuple[float, ...], float] = {}
+        self.placement_reason = REASON_BEST_FIT
 
     def _table_for(self, snapshot: Snapshot) -> PhaseTable:
         key = tuple(map(id, snapshot.jobs))
@@ -144,7 +144,9 @@ class DollyMPPolicy:
 
         # pass 1: originals
         mask = flat.pending() & feasible[flat.owner]
-        entry_rows, entry_counts, placed = self._pass(out, flat, mask, cls, rnk, shape, free, nodes, False)
+        entry_rows, entry_counts, placed = self._pass(
+            out, flat, mask, cls, rnk, shape, free, nodes, False, self.placement_reason
+        )
         self._defer(out, table, flat, entry_rows, entry_counts, placed, feasible)
         # passes 2..1+max_clones: clones
         if self.max_clones > 0:
@@ -152,7 +154,9 @@ class DollyMPPolicy:
             cloned_rows: set[int] = set()
             for have in range(1, self.max_clones + 1):
                 mask = flat.clone_candidates(have, allowed)
-                entry_rows, _, placed = self._pass(out, flat, mask, cls, rnk, shape, free, nodes, True)
+                entry_rows, _, placed = self._pass(
+                    out, flat, mask, cls, rnk, shape, free, nodes, True, REASON_CLONE
+                )
                 cloned_rows.update(entry_rows[placed > 0].tolist())
             self._grants_and_omegas(out, snapshot, flat, sorted(cloned_rows), allowed)
         kill_losers(out, snapshot, spare_upstream=self.max_clones > 0)
@@ -161,8 +165,10 @@ class DollyMPPolicy:
     def _priorities(self, view: RoundView, total: np.ndarray, jobs: Any) -> tuple[IntArray, np.ndarray]:
         volume, times, dmax = view.measures(total, self.sigma_factor)
         n = len(jobs)
-        if self.order == "arrival":
-            return np.zeros(n, np.int64), times
+        if self.order == "arrival":  # strict arrival order: every job is its own class
+            prio = np.empty(n, np.int64)
+            prio[np.lexsort((np.arange(n), view.t.arrival))] = np.arange(n)
+            return prio, times
         if self.recompute == "every_round" or any(j.job_id not in self._prio for j in jobs):
             ok = np.isfinite(volume) & np.isfinite(times)
             prio = np.full(n, 1 << 20, np.int64)  # jobs that can never run go last (they are deferred)
@@ -182,6 +188,7 @@ class DollyMPPolicy:
         free: np.ndarray,
         nodes: IntArray,
         is_clone: bool,
+        reason: str,
     ) -> tuple[IntArray, IntArray, IntArray]:
         class_ptr, shape_ptr, task_ptr, shape_demand, tasks, entry_rows, entry_counts = pass_input(
             flat, mask, cls, rnk, shape
@@ -198,7 +205,7 @@ class DollyMPPolicy:
             got_task - flat.offset[owner],
             got_node,
             np.full(got_task.size, is_clone),
-            REASON_CLONE if is_clone else REASON_BEST_FIT,
+            reason,
         )
         flat.started(got_task)
         return entry_rows, entry_counts, np.bincount(got_entry, minlength=entry_rows.size)
@@ -258,7 +265,7 @@ class DollyMPPolicy:
             todo = running[t.has_parent[flat.rows[running]]].tolist()
         else:
             todo = running.tolist()
-        budget = self._budget(snapshot, view, total) if self.clone_rule == "dolly" else None
+        budget = self._budget(snapshot, view, flat, total) if self.clone_rule == "dolly" else None
         for r in todo:
             row = int(flat.rows[r])
             job = t.jobs[t.row_job[row]]
@@ -291,16 +298,15 @@ class DollyMPPolicy:
             self._reasons[row] = (clones, reason)
         return allowed
 
-    def _budget(self, snapshot: Snapshot, view: RoundView, total: np.ndarray) -> DollyBudget:
+    def _budget(self, snapshot: Snapshot, view: RoundView, flat: FlatTasks, total: np.ndarray) -> DollyBudget:
+        """B_U: dominant share held by running clones (copies beyond the first, before this round's clones);
+        U: the cluster's dominant utilisation."""
         beta, tau, eps, p = self.dolly
         c = snapshot.cluster
         used = total - c.free[c.active].sum(axis=0)
         util = float(np.max(np.where(total > 0, used / np.where(total > 0, total, 1.0), 0.0), initial=0.0))
-        t = view.t
-        in_use = sum(
-            clones_in_use(j, view.share[t.job_ptr[i] : t.job_ptr[i + 1]][np.argsort(j.topo)].tolist())
-            for i, j in enumerate(t.jobs)
-        )
+        extra = np.bincount(flat.owner, weights=np.maximum(flat.copies - 1, 0), minlength=flat.rows.size)
+        in_use = float(extra @ view.share[flat.rows]) if flat.rows.size else 0.0
         return DollyBudget(beta, tau, eps, p, used_by_clones=in_use, utilization=util)
 
     def _grants_and_omegas(
