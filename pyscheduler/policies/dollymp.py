@@ -150,7 +150,7 @@ class DollyMPPolicy:
         self._defer(out, table, flat, entry_rows, entry_counts, placed, feasible)
         # passes 2..1+max_clones: clones
         if self.max_clones > 0:
-            allowed = self._allowed(snapshot, view, flat, prio, times, total)
+            allowed, reasons = self._allowed(snapshot, view, flat, prio, times, total)
             cloned_rows: set[int] = set()
             for have in range(1, self.max_clones + 1):
                 mask = flat.clone_candidates(have, allowed)
@@ -158,7 +158,7 @@ class DollyMPPolicy:
                     out, flat, mask, cls, rnk, shape, free, nodes, True, REASON_CLONE
                 )
                 cloned_rows.update(entry_rows[placed > 0].tolist())
-            self._grants_and_omegas(out, snapshot, flat, sorted(cloned_rows), allowed)
+            self._grants_and_omegas(out, snapshot, flat, sorted(cloned_rows), allowed, reasons)
         kill_losers(out, snapshot, spare_upstream=self.max_clones > 0)
         return out
 
@@ -253,11 +253,11 @@ class DollyMPPolicy:
         prio: IntArray,
         times: np.ndarray,
         total: np.ndarray,
-    ) -> IntArray:
-        """Copies allowed per task of each row (1 + clones granted); reasons kept for the CloneGrant log."""
+    ) -> tuple[IntArray, dict[int, tuple[int, str]]]:
+        """Copies allowed per task of each row (1 + clones granted) and, per table row, (clones, reason)."""
         t = flat.table
         allowed = np.zeros(flat.rows.size, np.int64)  # 0: not considered (nothing runs)
-        self._reasons: dict[int, tuple[int, str]] = {}
+        reasons: dict[int, tuple[int, str]] = {}  # local: decide() may run on several threads
         running = np.unique(flat.owner[flat.copies > 0])
         allowed[running] = 1
         if self.clone_rule == "idle":
@@ -295,8 +295,8 @@ class DollyMPPolicy:
                 if limit < clones:
                     clones, reason = max(0, limit), REASON_UPSTREAM
             allowed[r] = 1 + clones
-            self._reasons[row] = (clones, reason)
-        return allowed
+            reasons[row] = (clones, reason)
+        return allowed, reasons
 
     def _budget(self, snapshot: Snapshot, view: RoundView, flat: FlatTasks, total: np.ndarray) -> DollyBudget:
         """B_U: dominant share held by running clones (copies beyond the first, before this round's clones);
@@ -310,14 +310,19 @@ class DollyMPPolicy:
         return DollyBudget(beta, tau, eps, p, used_by_clones=in_use, utilization=util)
 
     def _grants_and_omegas(
-        self, out: Decisions, snapshot: Snapshot, flat: FlatTasks, cloned: list[int], allowed: IntArray
+        self,
+        out: Decisions,
+        snapshot: Snapshot,
+        flat: FlatTasks,
+        cloned: list[int],
+        allowed: IntArray,
+        reasons: dict[int, tuple[int, str]],
     ) -> None:
         """A CloneGrant per phase that runs tasks; omega per job whose downstream phase got clones."""
         t = flat.table
         jobs, phases = t.jobs, t.phases
         rows = flat.rows.tolist()
         row_job = t.row_job.tolist()
-        reasons = self._reasons
         grants = out.clone_grants
         for r in np.flatnonzero(allowed > 0).tolist():
             row = rows[r]
