@@ -19,6 +19,7 @@ Figures (measured over the run after the initial resync):
 from __future__ import annotations
 
 import argparse
+import heapq
 import json
 import os
 import queue
@@ -38,7 +39,7 @@ import grpc
 from pyscheduler.cli.bench import percentile
 from pyscheduler.wire import pb, pb_grpc
 
-NODE_MEM, NODE_CORES = 65536, 32
+NODE_MEM, NODE_CORES = 16384, 8  # 8 containers per node: a busy cluster, asks wait
 CONTAINER_MEM, CONTAINER_CORES = 2048, 1
 
 
@@ -56,10 +57,13 @@ class ShimModel:
     nodes: int
     apps: int
     seed: int = 0
+    task_s: tuple[float, float] = (5.0, 30.0)  # container run time, uniform
+    tasks: tuple[int, int] = (20, 200)  # containers per application, uniform
     rng: random.Random = field(init=False)
     alloc: list[list[int]] = field(init=False)  # per node [mem, cores]
     active: dict[int, _App] = field(default_factory=dict)
     containers: dict[str, tuple[int, int, float]] = field(default_factory=dict)  # id -> (node, app, end)
+    ends: list[tuple[float, str]] = field(default_factory=list)  # heap of (end, container id)
     next_app: int = 1
     next_container: int = 1
     new_containers: list[Any] = field(default_factory=list)
@@ -80,7 +84,7 @@ class ShimModel:
     def _add_app(self) -> None:
         n = self.next_app
         self.next_app += 1
-        self.active[n] = _App(n, self.rng.randint(5, 60))
+        self.active[n] = _App(n, self.rng.randint(*self.tasks))
         self.new_apps.append(n)
 
     @staticmethod
@@ -148,7 +152,9 @@ class ShimModel:
                     for _ in range(k):
                         cid = f"container_1700000000000_{n:06d}_01_{self.next_container:08d}"
                         self.next_container += 1
-                        self.containers[cid] = (i, n, now + self.rng.uniform(1.0, 5.0))
+                        end = now + self.rng.uniform(*self.task_s)
+                        self.containers[cid] = (i, n, end)
+                        heapq.heappush(self.ends, (end, cid))
                         self.new_containers.append(
                             pb.ContainerInfo(
                                 container_id=cid,
@@ -177,7 +183,9 @@ class ShimModel:
 
     def tick(self, session_id: str, seq: int, now: float, heartbeats: int) -> Any:
         with self.lock:
-            done = [cid for cid, (_, _, end) in self.containers.items() if end <= now]
+            done = []
+            while self.ends and self.ends[0][0] <= now:
+                done.append(heapq.heappop(self.ends)[1])
             touched: set[int] = set()
             completions = []
             for cid in done:
@@ -331,6 +339,22 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rate", type=float, default=None, help="node updates per second (default 2 x nodes)")
     p.add_argument("--tick-ms", type=int, default=100)
     p.add_argument("--policy", default="fcfs")
+    p.add_argument(
+        "--task-seconds",
+        type=float,
+        nargs=2,
+        default=(5.0, 30.0),
+        metavar=("MIN", "MAX"),
+        help="container run time, uniform (default 5 30)",
+    )
+    p.add_argument(
+        "--tasks",
+        type=int,
+        nargs=2,
+        default=(20, 200),
+        metavar=("MIN", "MAX"),
+        help="containers per application, uniform (default 20 200)",
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -368,7 +392,7 @@ def run(args: argparse.Namespace) -> int:
                     return 1
                 time.sleep(0.05)
             address = f"127.0.0.1:{int(port_file.read_text())}"
-            model = ShimModel(args.nodes, args.apps, args.seed)
+            model = ShimModel(args.nodes, args.apps, args.seed, tuple(args.task_seconds), tuple(args.tasks))
             result = drive(address, model, args.seconds, rate, args.tick_ms / 1000.0, proc.pid, args.warmup)
         finally:
             proc.terminate()

@@ -16,6 +16,7 @@ Accounting choices (documented here, tested in tests/rpc):
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,6 +28,7 @@ AskKey = tuple[str, int, int]  # (attempt_id, priority, allocation_request_id), 
 _ATTEMPT_RE = re.compile(r"^appattempt_(\d+)_(\d+)_\d+$")
 
 
+@functools.lru_cache(maxsize=1 << 16)  # called per container and ask; attempt ids repeat
 def application_of_attempt(attempt_id: str) -> str:
     """application_<ts>_<seq> for appattempt_<ts>_<seq>_<n>; the attempt id itself otherwise."""
     m = _ATTEMPT_RE.match(attempt_id)
@@ -47,6 +49,8 @@ class Res:
         return Res(int(r.memory_mb), int(r.vcores), others)
 
     def to_pb(self) -> Any:
+        if not self.others:
+            return pb.Resource(memory_mb=self.memory_mb, vcores=self.vcores)
         return pb.Resource(memory_mb=self.memory_mb, vcores=self.vcores, others=dict(self.others))
 
     def to_json(self) -> dict[str, Any]:
@@ -205,7 +209,7 @@ class Mirror:
         self.dirty: set[str] = set()
         self.resource_types: set[str] = set()  # names beyond memory and vcores seen (until a resync)
         self.layout = 0
-        self.cache: Any = None
+        self.cache: dict[str, Any] = {}  # the translation's per-mirror caches (rows, jobs)
 
     # ---- applying a validated batch ------------------------------------------------------------
 
