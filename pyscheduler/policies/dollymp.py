@@ -320,22 +320,22 @@ class DollyMPPolicy:
     ) -> None:
         """A CloneGrant per phase that runs tasks; omega per job whose downstream phase got clones."""
         t = flat.table
-        jobs, phases = t.jobs, t.phases
-        rows = flat.rows.tolist()
-        row_job = t.row_job.tolist()
-        grants = out.clone_grants
-        for r in np.flatnonzero(allowed > 0).tolist():
-            row = rows[r]
-            clones, reason = reasons.get(row) or (int(allowed[r]) - 1, REASON_IDLE)
-            grants.append(CloneGrant(jobs[row_job[row]].job_id, phases[row].phase_id, clones, reason))
+        sel = np.flatnonzero(allowed > 0)
+        job_ids, phase_ids = t.job_ids, t.phase_ids
+        default = (allowed[sel] - 1).tolist()
+        out.clone_grants.extend(
+            CloneGrant(job_ids[row], phase_ids[row], *(reasons.get(row) or (c, REASON_IDLE)))
+            for row, c in zip(flat.rows[sel].tolist(), default, strict=True)
+        )
+        cloned_rows = flat.rows[np.asarray(cloned, dtype=np.int64)]
         done: set[int] = set()
-        for r in cloned:
-            row = rows[r]
-            pos = row_job[row]
-            if t.has_parent[row] and pos not in done:
+        for row in cloned_rows[t.has_parent[cloned_rows]].tolist():
+            pos = int(t.row_job[row])
+            if pos not in done:
                 done.add(pos)
-                omega = self.omega_for(snapshot, jobs[pos], int(t.row_k[row]))
-                out.omegas.append(OmegaDecision(jobs[pos].job_id, omega, "delay_assignment"))
+                job = t.jobs[pos]
+                omega = self.omega_for(snapshot, job, int(t.row_k[row]))
+                out.omegas.append(OmegaDecision(job.job_id, omega, "delay_assignment"))
 
     def omega_for(self, snapshot: Snapshot, job: Job, k: int) -> float:
         """Delay assignment's omega for phase k reading its first parent's outputs (policies/delay.py)."""

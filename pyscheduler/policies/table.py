@@ -29,6 +29,8 @@ class PhaseTable:
         self.phases: list[Phase] = [jobs[pos].phases[k] for pos, k in rows]
         p = len(rows)
         self.row_job: IntArray = np.fromiter((r[0] for r in rows), np.int64, p)
+        self.job_ids: list[str] = [jobs[pos].job_id for pos, _ in rows]  # per row
+        self.phase_ids: list[str] = [ph.phase_id for ph in self.phases]  # per row
         self.row_k: IntArray = np.fromiter((r[1] for r in rows), np.int64, p)
         self.n_tasks: IntArray = np.fromiter((ph.num_tasks for ph in self.phases), np.int64, p)
         dims = jobs[0].phases[0].demand.dims if jobs else 0
@@ -178,11 +180,13 @@ def pass_input(
     entry_rows = entry_rows[order]
     cls, shape_id = cls[order], shape_id[order]
     entry_counts = counts[entry_rows]
-    rank_of_row = np.empty(flat.rows.size, np.int64)
-    rank_of_row[entry_rows] = np.arange(entry_rows.size)
-    tasks = pos[np.argsort(rank_of_row[owner], kind="stable")]
     task_ptr = np.zeros(entry_rows.size + 1, np.int64)
     np.cumsum(entry_counts, out=task_ptr[1:])
+    # `pos` is grouped by owner row (ascending); gather each entry's segment in entry order
+    seg_start = np.zeros(flat.rows.size + 1, np.int64)
+    np.cumsum(counts, out=seg_start[1:])
+    gather = np.repeat(seg_start[entry_rows] - task_ptr[:-1], entry_counts) + np.arange(task_ptr[-1])
+    tasks = pos[gather]
     new_shape = np.ones(entry_rows.size, bool)
     new_shape[1:] = (cls[1:] != cls[:-1]) | (shape_id[1:] != shape_id[:-1])
     shape_start = np.flatnonzero(new_shape)
