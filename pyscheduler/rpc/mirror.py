@@ -249,23 +249,24 @@ class Mirror:
 
     def _upsert_node(self, n: Any) -> None:
         old = self.nodes.get(n.node_id)
-        if (
-            old is not None
-            and old.state == n.state
-            and old.speed == n.speed
-            and old.rack == n.rack
-            and _same(old.capacity, n.capacity)
-            and _same(old.allocated, n.allocated)
-        ):
-            return  # a heartbeat that changes nothing
-        if old is None or old.state != n.state:
-            self.layout += 1
+        if old is not None:  # update in place: keeps the service's own sums
+            cap, alloc, state = n.capacity, n.allocated, n.state
+            same_cap, same_alloc = _same(old.capacity, cap), _same(old.allocated, alloc)
+            if same_cap and same_alloc and old.state == state and old.speed == n.speed and old.rack == n.rack:
+                return  # a heartbeat that changes nothing
+            if old.state != state:
+                self.layout += 1
+            self.dirty.add(old.node_id)
+            if not same_cap:
+                old.capacity = Res.of(cap)
+                self.resource_types.update(cap.others)
+            if not same_alloc:
+                old.allocated = Res.of(alloc)
+            old.rack, old.state, old.speed = n.rack, state, n.speed
+            return
+        self.layout += 1
         self.dirty.add(n.node_id)
         self.resource_types.update(n.capacity.others)
-        if old is not None:  # update in place: keeps the service's own sums
-            old.rack, old.state, old.speed = n.rack, n.state, n.speed
-            old.capacity, old.allocated = Res.of(n.capacity), Res.of(n.allocated)
-            return
         rec = NodeRec(
             node_id=n.node_id,
             rack=n.rack,

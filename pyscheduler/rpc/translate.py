@@ -235,7 +235,7 @@ def from_decisions(
             ask = index[(job.job_id, job.phases[k].phase_id)]
             group = (ask.key, decisions.node_ids[row], c.reason)
             counts[group] = counts.get(group, 0) + m
-    room = {nid: mirror.nodes[nid].free() for _, nid, _ in counts}
+    room = {nid: mirror.nodes[nid].free() for nid in {nid for _, nid, _ in counts}}
     unplaced: dict[AskKey, int] = {}
     for (key, node_id, reason), want in counts.items():
         ask = mirror.asks[key]
