@@ -19,6 +19,7 @@ after the round's originals (Dolly's admission control, not placement order, lim
 from __future__ import annotations
 
 import math
+import threading
 from typing import Any
 
 import numpy as np
@@ -99,20 +100,23 @@ class DollyMPPolicy:
         self.output_bytes = output_bytes
         self.transfer = transfer or TransferStats()
         self.omega_samples = omega_samples
+        self._lock = threading.Lock()
         self._tables: dict[tuple[int, ...], PhaseTable] = {}  # the last two job sets (service + AM plans)
         self._prio: dict[str, int] = {}
         self._omega_cache: dict[tuple[float, ...], float] = {}
         self.placement_reason = REASON_BEST_FIT
 
     def _table_for(self, snapshot: Snapshot) -> PhaseTable:
-        key = tuple(map(id, snapshot.jobs))
-        table = self._tables.get(key)
+        key = tuple(map(id, snapshot.jobs))  # the cached table holds the jobs, so ids are not reused
+        with self._lock:
+            table = self._tables.get(key)
         if table is None:
             snapshot.validate()  # a new job set: check it once (objects validate themselves otherwise)
             table = PhaseTable(snapshot.jobs)
-            if len(self._tables) >= 2:
-                self._tables.pop(next(iter(self._tables)))
-            self._tables[key] = table
+            with self._lock:
+                while len(self._tables) >= 2:
+                    self._tables.pop(next(iter(self._tables)))
+                self._tables[key] = table
         elif not math.isfinite(snapshot.time):
             snapshot.validate()
         if table.dims and table.dims != len(snapshot.cluster.dims):

@@ -20,7 +20,11 @@ from pyscheduler.policies.base import BoolArray, IntArray
 
 
 class PhaseTable:
-    """Static per-phase columns of a list of jobs; rows grouped by job, in each job's topological order."""
+    """Static per-phase columns of a list of jobs; rows grouped by job, in each job's topological order.
+
+    A job's phases, their demands, task counts and DAG edges are fixed when the Job is built, so they are
+    read once per job list; task states, finished counts and statistics are read every round (RoundView).
+    """
 
     def __init__(self, jobs: Sequence[Job]) -> None:
         self.key = tuple(map(id, jobs))
@@ -45,8 +49,6 @@ class PhaseTable:
             shapes, inv = self.demand, np.zeros(0, np.int64)
         self.shapes: FloatArray = shapes
         self.row_shape: IntArray = inv.reshape(-1).astype(np.int64)
-        self.mean: FloatArray = np.fromiter((ph.mean for ph in self.phases), np.float64, p)
-        self.sd: FloatArray = np.fromiter((ph.sd for ph in self.phases), np.float64, p)
         self.job_ptr: IntArray = np.zeros(len(jobs) + 1, np.int64)
         np.cumsum([len(j.phases) for j in jobs], out=self.job_ptr[1:])
         self.arrival: FloatArray = np.fromiter((j.arrival for j in jobs), np.float64, len(jobs))
@@ -79,8 +81,9 @@ class RoundView:
         p = len(ph)
         self.n_finished: IntArray = np.fromiter((x.num_finished for x in ph), np.int64, p)
         self.n_pending: IntArray = np.fromiter((x.num_pending for x in ph), np.int64, p)
-        if theta_sigma is None:
-            self.theta, self.sigma = table.mean, table.sd
+        if theta_sigma is None:  # read each round: drivers may refresh a phase's declared statistics
+            self.theta = np.fromiter((x.mean for x in ph), np.float64, p)
+            self.sigma = np.fromiter((x.sd for x in ph), np.float64, p)
         else:
             est = [theta_sigma(table.jobs[j], x) for j, x in zip(table.row_job.tolist(), ph, strict=True)]
             self.theta = np.fromiter((a for a, _ in est), np.float64, p)

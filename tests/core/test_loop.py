@@ -174,3 +174,14 @@ def test_max_clones_three_and_corollary_rule() -> None:
     dw = get_policy("dollymp", clone_rule="corollary").decide(Snapshot(0.0, c, [wide]))
     assert [p.priority for p in dw.priorities] == [3]
     assert sorted(Counter(p.task_index for p in dw.placements).values()) == [3, 3]
+
+
+def test_cached_job_table_sees_refreshed_statistics() -> None:
+    c = cluster((64, 64))
+    a = job("a", 0.0, ("m", 4, (1, 1), 10, 1, ()))
+    b = job("b", 1.0, ("m", 4, (1, 1), 20, 1, ()))
+    pol = get_policy("dollymp", recompute="every_round")
+    ranks = lambda d: [p.job_id for p in sorted(d.priorities, key=lambda p: p.rank)]  # noqa: E731
+    assert ranks(pol.decide(Snapshot(0.0, c, [a, b]))) == ["a", "b"]
+    a.phases[0].mean = 400.0  # the driver refreshed a's statistics; same Job objects, cached table
+    assert ranks(pol.decide(Snapshot(1.0, c, [a, b]))) == ["b", "a"]
