@@ -181,7 +181,10 @@ def test_cached_job_table_sees_refreshed_statistics() -> None:
     a = job("a", 0.0, ("m", 4, (1, 1), 10, 1, ()))
     b = job("b", 1.0, ("m", 4, (1, 1), 20, 1, ()))
     pol = get_policy("dollymp", recompute="every_round")
-    ranks = lambda d: [p.job_id for p in sorted(d.priorities, key=lambda p: p.rank)]  # noqa: E731
+
+    def ranks(d: Decisions) -> list[str]:
+        return [p.job_id for p in sorted(d.priorities, key=lambda p: p.rank)]
+
     assert ranks(pol.decide(Snapshot(0.0, c, [a, b]))) == ["a", "b"]
     a.phases[0].mean = 400.0  # the driver refreshed a's statistics; same Job objects, cached table
     assert ranks(pol.decide(Snapshot(1.0, c, [a, b]))) == ["b", "a"]
