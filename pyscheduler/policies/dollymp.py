@@ -52,7 +52,7 @@ from pyscheduler.policies.common import (
 )
 from pyscheduler.policies.delay import choose_omega, sample_pairs
 from pyscheduler.policies.dolly import DollyBudget
-from pyscheduler.policies.kernel import place_pass
+from pyscheduler.policies.kernel import place_pass, warm_up
 from pyscheduler.policies.model import clone_copies, transient_priorities
 from pyscheduler.policies.table import FlatTasks, PhaseTable, RoundView, pass_input
 
@@ -100,6 +100,7 @@ class DollyMPPolicy:
         self.output_bytes = output_bytes
         self.transfer = transfer or TransferStats()
         self.omega_samples = omega_samples
+        warm_up()  # compile the Algorithm 2 kernel at construction, not in the first round
         self._lock = threading.Lock()
         self._tables: dict[tuple[int, ...], PhaseTable] = {}  # the last two job sets (service + AM plans)
         self._prio: dict[str, int] = {}

@@ -155,3 +155,18 @@ def place_pass(
         free, nodes, class_ptr, shape_ptr, shape_demand, task_ptr, tasks, out_task, out_node, out_entry
     )
     return out_task[:k], out_node[:k], out_entry[:k]
+
+
+_warm = False
+
+
+def warm_up() -> None:
+    """Compile (or load from numba's cache) the kernel now, so the first decision round does not pay it."""
+    global _warm
+    if _warm:
+        return
+    free = np.ones((1, 1))
+    one = np.zeros(1, np.int64)
+    ptr = np.array([0, 1], np.int64)
+    place_pass(free, one, ptr, ptr, np.ones((1, 1)), ptr, one)
+    _warm = True
