@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import queue
+import threading
 import time
 from collections.abc import Iterator
 
 import grpc
+import pytest
 from rpc_harness import app, ask, full_batch, node
 
 from pyscheduler.rpc.mirror import Mirror
@@ -57,3 +60,39 @@ def test_slow_core_coalesces_and_bounds_the_queue() -> None:
         assert st.max_queue_depth <= 4 and st.max_coalesced >= 3 and st.batches == n
     finally:
         server.stop(1.0)
+
+
+def test_shutdown_finishes_the_round_in_flight() -> None:
+    fcfs = round_for("yarn-fcfs")
+    started = threading.Event()
+
+    def slow_round(m: Mirror) -> RoundResult:
+        started.set()
+        time.sleep(0.5)  # fault injection: a long round, so that the stop lands in the middle of it
+        return fcfs(m)
+
+    servicer = SchedulerServicer(SessionRegistry(), slow_round, "slow", NullRecorder())
+    server = GrpcServer(servicer, ServerOptions(port=0))
+    server.start()
+    with grpc.insecure_channel(f"127.0.0.1:{server.port}") as ch:
+        stub = pb_grpc.SchedulerServiceStub(ch)
+        sid = stub.Register(pb.RegisterRequest(rm_id="rm"), timeout=10).session_id
+        outbox: queue.Queue[pb.StateBatch | None] = queue.Queue()
+        outbox.put(
+            full_batch(sid, nodes_upserted=[node("h1:1")], apps_upserted=[app(1)], asks=[ask(1, 1, 1)])
+        )
+        call = stub.Sync(iter(outbox.get, None), timeout=30)
+        assert started.wait(10)
+        stopper = threading.Thread(target=server.stop, args=(5.0,))
+        stopper.start()
+        plan = next(call)  # the round in flight still answers
+        assert plan.status == pb.BATCH_ACCEPTED and len(plan.placements) == 1
+        with pytest.raises(grpc.RpcError) as err:
+            next(call)
+        assert err.value.code() == grpc.StatusCode.UNAVAILABLE and "shutting down" in (
+            err.value.details() or ""
+        )
+        outbox.put(None)
+        stopper.join(10)
+        with pytest.raises(grpc.RpcError):
+            stub.Register(pb.RegisterRequest(rm_id="rm"), timeout=2)
