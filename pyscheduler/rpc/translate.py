@@ -32,7 +32,7 @@ import numpy as np
 
 from pyscheduler.objects import ClusterState, Job, Phase, Resources
 from pyscheduler.policies import Decisions, Policy, Snapshot
-from pyscheduler.rpc.mirror import AskKey, AskRec, Mirror, NodeRec, Res, application_of_attempt, fits_count
+from pyscheduler.rpc.mirror import AskKey, AskRec, Mirror, NodeRec, application_of_attempt
 from pyscheduler.rpc.placer import (
     ANY_LOCATION,
     DeferralChoice,
@@ -42,6 +42,7 @@ from pyscheduler.rpc.placer import (
     place,
     strict_locality,
 )
+from pyscheduler.rpc.res import Res, fits_count
 from pyscheduler.wire import pb
 
 _PLACEMENT_REASONS = {

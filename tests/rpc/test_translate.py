@@ -7,7 +7,8 @@ import random
 import numpy as np
 from rpc_harness import app, ask, attempt, full_batch, node
 
-from pyscheduler.rpc.mirror import Mirror, OutstandingPlacement, Res
+from pyscheduler.rpc.mirror import Mirror, OutstandingPlacement
+from pyscheduler.rpc.res import Res
 from pyscheduler.rpc.translate import cluster_of, to_snapshot
 from pyscheduler.wire import pb
 
