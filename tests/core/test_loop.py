@@ -115,6 +115,27 @@ def test_bench_engine_cli_prints_json() -> None:
         timeout=120,
     )
     assert bad.returncode != 0 and "--jobs" in bad.stderr
+    slow = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pyscheduler",
+            "bench",
+            "engine",
+            "--jobs",
+            "10",
+            "--nodes",
+            "20",
+            "--rounds",
+            "2",
+            "--max-cpu-median-ms",
+            "0",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert slow.returncode == 1 and "threshold exceeded: cpu_median_ms" in slow.stderr
 
 
 def test_losers_killed_except_upstream_ones_left_to_delay_assignment() -> None:
