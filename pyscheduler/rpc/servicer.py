@@ -228,6 +228,8 @@ class SchedulerServicer:
                 plans.append(
                     pb.Plan(
                         session_id=batch.session_id,
+                        # Never "older" than a plan the shim has seen: epochs start at wall-clock µs.
+                        epoch=time.time_ns() // 1000,
                         in_reply_to_seq=batch.seq,
                         status=pb.BATCH_RESYNC_REQUIRED,
                         detail="unknown session: register again and send a full resync",

@@ -150,6 +150,7 @@ def test_resync_required_not_errors(service: Service) -> None:
         assert p.status == pb.BATCH_RESYNC_REQUIRED and "full resync" in p.detail
         p = s.send(pb.StateBatch(session_id="no-such-session", seq=1, full_resync=True))
         assert p.status == pb.BATCH_RESYNC_REQUIRED and "unknown session" in p.detail
+        assert p.epoch > reg.epoch  # never dropped by the shim as stale
         p = s.send(full_batch(reg.session_id, seq=1, nodes_upserted=[node("h1:1")]))
         assert p.status == pb.BATCH_ACCEPTED
         p = s.send(pb.StateBatch(session_id=reg.session_id, seq=3))
