@@ -89,6 +89,7 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   private final Resource amUsed = Resource.newInstance(0, 0);
   private final Set<ContainerId> amContainers = ConcurrentHashMap.newKeySet();
   private ShimMetrics shimMetrics;
+  private volatile long lastFallbackCommitMs = -1;
   private Configuration conf;
   private ShimConfig shimConfig;
   private ShimQueue queue;
@@ -327,6 +328,7 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
           && session.fallbackDue(shimConfig.fallbackAfterMs())) {
         int placed = fallback.assign(node);
         if (placed > 0) {
+          lastFallbackCommitMs = now;
           fallbackContainers.addAndGet(placed);
           outbox.fallbackSinceLastBatch = true;
         }
@@ -377,6 +379,11 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   /** Node heartbeat handling time on the RM event thread. */
   public LatencyRecorder heartbeatLatency() {
     return heartbeatLatency;
+  }
+
+  /** Wall-clock time of the latest container placed by the fallback policy (-1: none yet). */
+  public long lastFallbackCommitMs() {
+    return lastFallbackCommitMs;
   }
 
   public long fallbackContainers() {
@@ -495,7 +502,8 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   // Read access for the batch builder, committer and fallback (package-private)
   // ------------------------------------------------------------------------------------------
 
-  synchronized List<FiCaSchedulerNode> nodes() {
+  /** The scheduler's view of every node (allocated and total resources, running containers). */
+  public synchronized List<FiCaSchedulerNode> nodes() {
     return nodeTracker.getAllNodes();
   }
 

@@ -23,15 +23,21 @@ public final class DecisionServiceProcess implements AutoCloseable {
   public final Path db;
 
   public DecisionServiceProcess(Path workDir, String policy) throws IOException {
+    this(workDir, policy, 0);
+  }
+
+  /** A service on a fixed gRPC port (0 = ephemeral), e.g. to restart it where the shim expects it. */
+  public DecisionServiceProcess(Path workDir, String policy, int grpcPort) throws IOException {
     Files.createDirectories(workDir);
     this.portFile = workDir.resolve("ports");
     this.db = workDir.resolve("decisions.db");
     this.log = workDir.resolve("service.log");
     Files.deleteIfExists(portFile);
+    Files.deleteIfExists(log);
     String python = System.getProperty("dollymp.python", "python3");
     String root = System.getProperty("dollymp.root", "..");
     List<String> cmd = new ArrayList<>(List.of(python, "-m", "pyscheduler", "serve",
-        "--grpc-host", "127.0.0.1", "--grpc-port", "0", "--port-file", portFile.toString(),
+        "--grpc-host", "127.0.0.1", "--grpc-port", Integer.toString(grpcPort), "--port-file", portFile.toString(),
         "--db", db.toString(), "--policy", policy));
     cmd.addAll(List.of("--http-port", "0"));
     ProcessBuilder pb = new ProcessBuilder(cmd).directory(new File(root)).redirectErrorStream(true)
