@@ -89,19 +89,17 @@ def hadoop_lib(progress: Progress = lambda _m: None) -> Path:
     progress("collecting Hadoop jars from Maven (first run only; ~150 MB into ~/.m2)")
     tmp = lib.with_name("lib.partial")
     shutil.rmtree(tmp, ignore_errors=True)
-    _run(
-        [
-            "mvn",
-            "-B",
-            "-q",
-            "-f",
-            str(POM),
-            "dependency:copy-dependencies",
-            "-DincludeScope=test",
-            f"-DoutputDirectory={tmp}",
-        ],
-        "collecting Hadoop jars",
-    )
+    cmd = ["mvn", "-B", "-q", "-f", str(POM), "dependency:copy-dependencies", "-DincludeScope=test"]
+    try:
+        _run([*cmd, f"-DoutputDirectory={tmp}"], "collecting Hadoop jars")
+    except BuildError as exc:
+        if not any(lib.glob("hadoop-common-*.jar")):
+            raise
+        # The pom changed but cannot be resolved right now (offline, a half-edited pom): the jars
+        # collected before still run a cluster of the same Hadoop version.
+        progress(f"warning: keeping the jars collected before in {lib}: {str(exc).splitlines()[0]}")
+        shutil.rmtree(tmp, ignore_errors=True)
+        return lib
     shutil.rmtree(lib, ignore_errors=True)
     tmp.rename(lib)
     stamp.write_text(want + "\n")
