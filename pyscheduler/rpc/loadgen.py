@@ -19,6 +19,7 @@ Figures (measured over the run after the initial resync):
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import queue
@@ -119,6 +120,8 @@ def drive(
         sent[seq] = (time.monotonic(), len(batch.nodes_upserted))
         outbox.put(batch)  # blocks when the service pushes back
         next_tick += tick_s
+        if seq % 20 == 0:
+            gc.freeze()  # the generator's own collector pauses would count as service latency
         time.sleep(max(0.0, next_tick - time.monotonic()))
     elapsed = time.monotonic() - start
     cpu_service, cpu_self = _cpu_s(pid) - cpu_service, time.process_time() - cpu_self
@@ -177,6 +180,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"dollymp bench service: --{name.replace('_', '-')} must be > 0", file=sys.stderr)
             return 2
     rate = args.rate if args.rate is not None else 2.0 * args.nodes
+    gc.set_threshold(20_000, 50, 50)
     with tempfile.TemporaryDirectory(prefix="dollymp-bench-") as tmp:
         port_file = Path(tmp) / "port"
         cmd = [
