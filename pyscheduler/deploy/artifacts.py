@@ -79,11 +79,16 @@ def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+_resolved: dict[tuple[Path, str], Path] = {}  # (lib, pom sha) already settled in this process
+
+
 def hadoop_lib(progress: Progress = lambda _m: None) -> Path:
     """``build/deploy/lib`` with every jar of the pom's test scope; collected once per pom version."""
     lib = build_dir() / "lib"
     stamp = lib / ".pom-sha256"
     want = _sha(POM)
+    if (lib, want) in _resolved:
+        return lib
     if stamp.exists() and stamp.read_text().strip() == want and any(lib.glob("hadoop-common-*.jar")):
         return lib
     progress("collecting Hadoop jars from Maven (first run only; ~150 MB into ~/.m2)")
@@ -99,6 +104,7 @@ def hadoop_lib(progress: Progress = lambda _m: None) -> Path:
         # collected before still run a cluster of the same Hadoop version.
         progress(f"warning: keeping the jars collected before in {lib}: {str(exc).splitlines()[0]}")
         shutil.rmtree(tmp, ignore_errors=True)
+        _resolved[(lib, want)] = lib
         return lib
     shutil.rmtree(lib, ignore_errors=True)
     tmp.rename(lib)

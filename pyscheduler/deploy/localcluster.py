@@ -68,6 +68,7 @@ class LocalCluster(JobsMixin):
         service_args: Sequence[str] = (),
         daemon_heap_mb: int = 384,
         keep_dir: bool | None = None,
+        slow_nodes: int = 0,
         progress: Callable[[str], None] = lambda _m: None,
     ) -> None:
         if nodes < 1:
@@ -88,6 +89,7 @@ class LocalCluster(JobsMixin):
         self.service_args = list(service_args)
         self.daemon_heap_mb = daemon_heap_mb
         self.progress = progress
+        self.slow_nodes = slow_nodes  # the first `slow_nodes` NMs (and their containers) run at nice 19
         self._own_dir = base_dir is None
         self.keep_dir = (not self._own_dir) if keep_dir is None else keep_dir
         self.base = Path(base_dir or tempfile.mkdtemp(prefix="dollymp-cluster-")).resolve()
@@ -168,7 +170,8 @@ class LocalCluster(JobsMixin):
         nm_ports = hadoopconf.free_ports(2 * self.nodes)
         for i in range(self.nodes):
             ports = {"localizer": nm_ports[2 * i], "web": nm_ports[2 * i + 1]}
-            self._java_daemon(f"nm-{i}", NM_MAIN, hadoopconf.nodemanager_overrides(self.base, i, ports))
+            overrides = hadoopconf.nodemanager_overrides(self.base, i, ports)
+            self._java_daemon(f"nm-{i}", NM_MAIN, overrides, nice=i < self.slow_nodes)
         if self.with_history:
             self._java_daemon("jhs", JHS_MAIN, {})
 
@@ -260,11 +263,13 @@ class LocalCluster(JobsMixin):
         heap = heap_mb or self.daemon_heap_mb
         return [self.java, *self.flags, f"-Xmx{heap}m", "-cp", cp, main, *args]
 
-    def _java_daemon(self, name: str, main: str, overrides: Mapping[str, str]) -> Daemon:
+    def _java_daemon(self, name: str, main: str, overrides: Mapping[str, str], nice: bool = False) -> Daemon:
         # The RM/NM/JHS mains parse generic options: `-Dkey=value` after the main class overrides the
         # site files (a JVM system property before it would not).
         argv = self.java_argv(main, [f"-D{k}={v}" for k, v in overrides.items()])
         argv[1:1] = [f"-Dhadoop.log.dir={self.log_dir}", f"-Dyarn.log.dir={self.log_dir}"]
+        if nice:  # a slow, contended machine: containers inherit the NM's niceness
+            argv = ["nice", "-n", "19", *argv]
         daemon = Daemon(name, argv, self.log_dir / f"{name}.log", env=self.env, cwd=self.base)
         self.daemons.append(daemon)
         return daemon
