@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,6 +24,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--figures", default=str(REPO / "var" / "reproduction"), help="PNG folder (git-ignored)")
     p.add_argument("--jobs", type=int, default=1, help="run scenarios in this many processes")
     p.set_defaults(func=run)
+
+
+def _command(args: argparse.Namespace, keys: list[str]) -> str:
+    text = "dollymp report" + (" --quick" if args.quick else "") + (f" --only {args.only}" if keys else "")
+    return text + (f" --jobs {args.jobs}" if args.jobs > 1 else "")
 
 
 def _run_one(key: str, traces: Path, quick: bool) -> dict[str, Comparison]:
@@ -54,15 +59,28 @@ def run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     if args.jobs > 1:
         with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-            futures = {sc.key: pool.submit(_run_one, sc.key, traces, args.quick) for sc in chosen}
-            for sc in chosen:
-                sc.results = futures[sc.key].result()
+            futures = {pool.submit(_run_one, sc.key, traces, args.quick): sc for sc in chosen}
+            for fut in as_completed(futures):
+                sc = futures[fut]
+                sc.results = fut.result()
                 print(f"scenario {sc.key} done", flush=True)
+                done = [
+                    x for x in chosen if x.results
+                ]  # rewrite after each scenario: partial reports survive
+                write_report(
+                    done,
+                    Path(args.out),
+                    Path(args.figures),
+                    args.quick,
+                    _command(args, keys),
+                    time.perf_counter() - t0,
+                )
     else:
         for sc in chosen:
             print(f"scenario {sc.key}: {sc.title}", flush=True)
             run_scenario(sc, traces, args.quick, lambda m: print(m, flush=True))
-    command = "dollymp report" + (" --quick" if args.quick else "") + (f" --only {args.only}" if keys else "")
-    write_report(chosen, Path(args.out), Path(args.figures), args.quick, command, time.perf_counter() - t0)
+    write_report(
+        chosen, Path(args.out), Path(args.figures), args.quick, _command(args, keys), time.perf_counter() - t0
+    )
     print(f"wrote {args.out}")
     return 0
