@@ -1,5 +1,6 @@
-"""The discrete-event simulator: drives a registered policy through the same Snapshot -> Decisions interface
-the live service uses, on a simulated clock. Nothing here knows which policy runs.
+"""The discrete-event simulator: drives a registered policy through pyscheduler.core.DecisionLoop (the loop
+the live service uses) with a ManualClock set to event time and a TaskStatistics estimator fed with the
+winning copies' durations, as the AM helper reports them live. Nothing here knows which policy runs.
 
 The simulator plays the parts of the ResourceManager shim and of the ApplicationMaster helper:
 
