@@ -323,7 +323,9 @@ class LocalCluster(JobsMixin):
         for d in nms:  # signal every NM at once; they stop in parallel
             d.signal_group(signal.SIGTERM)
         for d in order:
-            d.stop()
+            # A NodeManager spends ~10 s on shutdown chores after stopping its containers; anything
+            # it leaves behind is swept below, so it gets less grace than the RM and the service.
+            d.stop(grace_s=8.0 if d.name.startswith("nm-") else 15.0)
         leftover = processes_under(self.base)
         if leftover:
             kill_pids(leftover)

@@ -34,7 +34,7 @@ def test_summary_is_side_by_side_with_ratios_and_medians() -> None:
     assert "FAILED" in next(line for line in lines if line.startswith("sleep-small"))
     median = next(line for line in lines if line.startswith("median"))
     assert median.split()[-1] == "0.75"  # median(30, 30, 20) / median(40, 40, 40)
-    assert "5 container placements" in text
+    assert "5 placements decided by the decision service" in text
 
 
 def test_demo_rejects_an_unknown_scheduler(capsys: pytest.CaptureFixture[str]) -> None:
