@@ -31,11 +31,11 @@ def _command(args: argparse.Namespace, keys: list[str]) -> str:
     return text + (f" --jobs {args.jobs}" if args.jobs > 1 else "")
 
 
-def _run_one(key: str, traces: Path, quick: bool) -> dict[str, Comparison]:
+def _run_one(key: str, label: str, traces: Path, quick: bool) -> dict[str, Comparison]:
     from pyscheduler.sim.reproduce import SCENARIOS, run_scenario
 
     sc = next(s for s in SCENARIOS if s.key == key)
-    run_scenario(sc, traces, quick, lambda m: print(m, flush=True))
+    run_scenario(sc, traces, quick, lambda m: print(m, flush=True), only=label)
     return sc.results
 
 
@@ -58,15 +58,20 @@ def run(args: argparse.Namespace) -> int:
     chosen = [s for s in SCENARIOS if not keys or s.key in keys]
     t0 = time.perf_counter()
     if args.jobs > 1:
+        # one process per run (a scenario may have several); a scenario is reported once all its runs are in
         with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-            futures = {pool.submit(_run_one, sc.key, traces, args.quick): sc for sc in chosen}
+            futures = {
+                pool.submit(_run_one, sc.key, run.label, traces, args.quick): sc
+                for sc in chosen
+                for run in sc.runs
+            }
             for fut in as_completed(futures):
                 sc = futures[fut]
-                sc.results = fut.result()
+                sc.results.update(fut.result())
+                if len(sc.results) < len(sc.runs):
+                    continue
                 print(f"scenario {sc.key} done", flush=True)
-                done = [
-                    x for x in chosen if x.results
-                ]  # rewrite after each scenario: partial reports survive
+                done = [x for x in chosen if len(x.results) == len(x.runs)]  # partial reports survive
                 write_report(
                     done,
                     Path(args.out),

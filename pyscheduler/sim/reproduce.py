@@ -314,8 +314,13 @@ SCENARIOS: list[Scenario] = [
 ]
 
 
-def run_scenario(sc: Scenario, traces: Path, quick: bool, log: Callable[[str], None]) -> None:
+def run_scenario(
+    sc: Scenario, traces: Path, quick: bool, log: Callable[[str], None], only: str | None = None
+) -> None:
+    """Run the scenario's runs (or only the one labelled `only`) into `sc.results`."""
     for run in sc.runs:
+        if only is not None and run.label != only:
+            continue
         t0 = time.perf_counter()
         jobs, cluster = _inputs(run, traces, quick)
         config = SimConfig(
