@@ -66,6 +66,10 @@ class ShimSlsIT {
       conf.set(YarnConfiguration.RM_RESOURCE_TRACKER_ADDRESS, "127.0.0.1:" + freePort());
       conf.set(YarnConfiguration.RM_ADMIN_ADDRESS, "127.0.0.1:" + freePort());
       conf.set(YarnConfiguration.RM_WEBAPP_ADDRESS, "127.0.0.1:" + freePort());
+      // SYNTH names its simulated NodeManagers node0..nodeN; container tokens resolve them.
+      for (int i = 0; i < 10; i++) {
+        org.apache.hadoop.net.NetUtils.addStaticResolution("node" + i, "127.0.0.1");
+      }
       Path out = WORK.resolve("out");
       SLSRunner sls = new SLSRunner(conf);
       sls.run(new String[] {"-tracetype", "SYNTH", "-tracelocation", trace.toString(), "-output", out.toString()});
