@@ -446,8 +446,8 @@ See the checks marked **no** above; the figures are this run's. Reasons found so
   assignment lands between them, not 1.7-2.1x above both as in Dolly (whose gain came from real network
   contention we do not model beyond a fair share of one link).
 * The papers' traces differ from ours: DollyMP's simulation replays Google traces with clones drawing another
-  task's duration; Dolly replays Facebook/Bing traces with real intermediate data; we derive FB-2010 tasks from
-  bytes (SWIM has no task durations) and model stragglers as Pareto(alpha=1.5) slowdowns capped at 20x.
+  task's duration; Dolly replays Facebook/Bing traces with real intermediate data; we derive FB-2010 tasks
+  from bytes (SWIM has no task durations) and model stragglers as Pareto(alpha=1.5) slowdowns capped at 20x.
 * Baselines are reimplementations from the papers' descriptions (one file each in pyscheduler/policies/,
   choices documented in their docstrings). Redundant-small uses replication, not coded (any-k-of-n)
   redundancy, and a load-capped threshold instead of the M/G/c-optimised d*; Straggler-relaunch uses our
