@@ -340,6 +340,17 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
       return;
     }
     long now = System.currentTimeMillis();
+    try {
+      assignOnHeartbeat(node, now);
+    } catch (RuntimeException e) {
+      // The RM's event dispatcher exits the JVM on an uncaught exception: a shim bug must cost
+      // this heartbeat's placements, never the ResourceManager.
+      LOG.error("DollyMP: placement on {} failed; skipping this heartbeat's placements", node.getNodeID(), e);
+    }
+    updateHeadroomAndMetrics();
+  }
+
+  private void assignOnHeartbeat(FiCaSchedulerNode node, long now) {
     committer.expire(now, shimConfig.planMaxAgeMs());
     if (session.acceptsPlans()) {
       committer.commitFor(node, now, shimConfig.planMaxAgeMs());
@@ -356,7 +367,6 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
         }
       }
     }
-    updateHeadroomAndMetrics();
   }
 
   // ------------------------------------------------------------------------------------------

@@ -10,7 +10,6 @@ import org.apache.hadoop.yarn.api.records.NodeState;
 import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.api.records.ResourceRequest;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
-import org.apache.hadoop.yarn.server.resourcemanager.scheduler.NodeType;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.PendingAsk;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.fica.FiCaSchedulerNode;
 import org.apache.hadoop.yarn.server.scheduler.SchedulerRequestKey;
@@ -129,16 +128,10 @@ final class PlanCommitter {
   /** Creates one container of {@code key} on {@code node}; null if the ask vanished meanwhile. */
   static RMContainer create(FiCaSchedulerNode node, ShimAppAttempt attempt, SchedulerRequestKey key,
       Resource capability) {
-    NodeType locality = NodeType.OFF_SWITCH;
-    if (attempt.getOutstandingAsksCount(key, node.getNodeName()) > 0) {
-      locality = NodeType.NODE_LOCAL;
-    } else if (attempt.getOutstandingAsksCount(key, node.getRackName()) > 0) {
-      locality = NodeType.RACK_LOCAL;
-    }
     ContainerId id = BuilderUtils.newContainerId(attempt.getApplicationAttemptId(), attempt.getNewContainerId());
     Container container = BuilderUtils.newContainer(id, node.getNodeID(), node.getRMNode().getHttpAddress(),
         capability, key.getPriority(), null, key.getAllocationRequestId());
-    return attempt.commitContainer(locality, node, key, container);
+    return attempt.commitContainer(node, key, container);
   }
 
   static ContainerInfo containerInfo(RMContainer c, String placementId) {

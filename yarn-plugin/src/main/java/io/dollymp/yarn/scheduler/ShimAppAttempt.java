@@ -28,15 +28,15 @@ public class ShimAppAttempt extends FiCaSchedulerApp {
   /**
    * Registers {@code container} as allocated to this attempt at {@code key}. Returns null when the
    * attempt stopped or the ask is no longer outstanding (the AM may update asks concurrently on its
-   * RPC thread, so this is re-checked under the attempt's write lock).
+   * RPC thread, so this and the locality are decided under the attempt's write lock).
    */
-  public RMContainer commitContainer(NodeType locality, FiCaSchedulerNode node, SchedulerRequestKey key,
-      Container container) {
+  public RMContainer commitContainer(FiCaSchedulerNode node, SchedulerRequestKey key, Container container) {
     writeLock.lock();
     try {
       if (isStopped || getOutstandingAsksCount(key) <= 0) {
         return null;
       }
+      NodeType locality = localityOf(node, key);
       RMContainerImpl rmContainer = new RMContainerImpl(container, key, getApplicationAttemptId(),
           node.getNodeID(), appSchedulingInfo.getUser(), rmContext, node.getPartition());
       rmContainer.setQueueName(getQueueName());
@@ -49,5 +49,18 @@ public class ShimAppAttempt extends FiCaSchedulerApp {
     } finally {
       writeLock.unlock();
     }
+  }
+
+  /**
+   * How YARN's locality bookkeeping must count a container of {@code key} on {@code node}: node-local
+   * only when both the node's and its rack's requests are outstanding (YARN decrements both),
+   * rack-local when the rack's is, otherwise off-switch.
+   */
+  private NodeType localityOf(FiCaSchedulerNode node, SchedulerRequestKey key) {
+    boolean rack = getOutstandingAsksCount(key, node.getRackName()) > 0;
+    if (rack && getOutstandingAsksCount(key, node.getNodeName()) > 0) {
+      return NodeType.NODE_LOCAL;
+    }
+    return rack ? NodeType.RACK_LOCAL : NodeType.OFF_SWITCH;
   }
 }
