@@ -11,13 +11,13 @@ public final class AmConfig {
   public static final String DEFAULT_SERVICE_ADDRESS = "127.0.0.1:50051";
   /** Deadline of each call to the service. */
   public static final String RPC_TIMEOUT_MS = PREFIX + "rpc.timeout-ms";
-  public static final long DEFAULT_RPC_TIMEOUT_MS = 1000;
+  public static final long DEFAULT_RPC_TIMEOUT_MS = 2000;
   /** How often the helper looks at the job's tasks. */
   public static final String POLL_MS = PREFIX + "poll-ms";
   public static final long DEFAULT_POLL_MS = 200;
   /** After a failed call, the helper waits this long before calling again (no clones meanwhile). */
   public static final String RETRY_MS = PREFIX + "retry-ms";
-  public static final long DEFAULT_RETRY_MS = 5000;
+  public static final long DEFAULT_RETRY_MS = 2000;
   /** Directory (any Hadoop file system) where the AM writes its per-attempt record at the end. */
   public static final String RECORD_DIR = PREFIX + "record.dir";
   /** Hard cap of clones per task (the service's answer is clamped to [0, this] and to 2). */

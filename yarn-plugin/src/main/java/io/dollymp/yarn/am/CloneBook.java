@@ -24,7 +24,7 @@ import java.util.Set;
 public final class CloneBook {
   /** One attempt as the AM sees it. {@code state} is Hadoop's TaskAttemptState name. */
   public record AttemptView(String attemptId, String containerId, String nodeId, String state, long launchMs,
-      long finishMs) {}
+      long finishMs, String shuffleUrl) {}
 
   /** One task as the AM sees it. {@code state} is Hadoop's TaskState name. */
   public record TaskView(String taskId, String phase, String state, List<AttemptView> attempts) {}

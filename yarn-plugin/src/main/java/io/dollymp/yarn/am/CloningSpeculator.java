@@ -48,6 +48,8 @@ public class CloningSpeculator extends AbstractService implements Speculator {
   private Thread worker;
   private boolean profileSent;
   private volatile double omegaS;
+  private final boolean delay;
+  private String publishedCopies = "";
 
   public CloningSpeculator(Configuration conf, AppContext context) {
     super(CloningSpeculator.class.getName());
@@ -59,6 +61,7 @@ public class CloningSpeculator extends AbstractService implements Speculator {
         AmConfig.positive(conf, AmConfig.RETRY_MS, AmConfig.DEFAULT_RETRY_MS));
     this.pollMs = AmConfig.positive(conf, AmConfig.POLL_MS, AmConfig.DEFAULT_POLL_MS);
     this.record = new AttemptRecord(conf);
+    this.delay = conf.getBoolean(AmConfig.DELAY_ASSIGNMENT, false);
     current = this;
   }
 
@@ -174,24 +177,74 @@ public class CloningSpeculator extends AbstractService implements Speculator {
         LOG.info("DollyMP AM helper: launching {} clone(s) of {}", e.getValue(), e.getKey());
       }
     }
+    if (delay) {
+      publishCopies(views);
+    }
     JobState js = job.getState();
     if (js == JobState.SUCCEEDED || js == JobState.FAILED || js == JobState.KILLED || stopping) {
       record.write(appId, views, book, js.toString());
     }
   }
 
+  /** Whether the plan clones reduce tasks (delay assignment then keeps map copies for ω). */
+  public synchronized boolean reduceClonesPlanned() {
+    return book.clonesFor("", "reduce") > 0;
+  }
+
+  private void publishCopies(List<CloneBook.TaskView> views) {
+    org.apache.hadoop.fs.Path file = MapCopies.path(conf);
+    if (file == null) {
+      return;
+    }
+    Map<Integer, List<MapCopies.Copy>> maps = new java.util.TreeMap<>();
+    Map<Integer, Integer> reduces = new java.util.TreeMap<>();
+    for (CloneBook.TaskView t : views) {
+      int index = Integer.parseInt(t.taskId().substring(t.taskId().lastIndexOf('_') + 1));
+      if (t.phase().equals("map")) {
+        for (CloneBook.AttemptView a : t.attempts()) {
+          if (!a.shuffleUrl().isEmpty()) {
+            int no = Integer.parseInt(a.attemptId().substring(a.attemptId().lastIndexOf('_') + 1));
+            maps.computeIfAbsent(index, k -> new ArrayList<>())
+                .add(new MapCopies.Copy(index, no, a.attemptId(), a.state(), a.shuffleUrl()));
+          }
+        }
+      } else {
+        reduces.put(index, 1 + book.clonesSent(t.taskId()));
+      }
+    }
+    String text = new MapCopies(omegaMs(), maps, reduces).render();
+    if (text.equals(publishedCopies)) {
+      return;
+    }
+    try {
+      MapCopies.write(conf, file, text);
+      publishedCopies = text;
+    } catch (java.io.IOException e) {
+      LOG.warn("DollyMP AM helper: could not publish map copies to {}", file, e);
+    }
+  }
+
+  /** ω the AM honours, ms: the service's answer capped by {@code dollymp.am.delay-assignment.max-wait-s}. */
+  public long omegaMs() {
+    double cap = conf.getDouble(AmConfig.MAX_OMEGA_S, AmConfig.DEFAULT_MAX_OMEGA_S);
+    return Math.round(1000 * Math.max(0, Math.min(cap, omegaS)));
+  }
+
   private void adopt(ClonePlan plan) {
-    book.setPlan(plan);
+    book.setPlan(PlanOverride.apply(conf, plan));
     omegaS = book.omegaS();
   }
 
-  private static CloneBook.TaskView view(Task t) {
+  private CloneBook.TaskView view(Task t) {
+    String scheme = conf.getBoolean(org.apache.hadoop.mapreduce.MRConfig.SHUFFLE_SSL_ENABLED_KEY, false)
+        ? "https://" : "http://";
     List<CloneBook.AttemptView> as = new ArrayList<>();
     for (TaskAttempt a : t.getAttempts().values()) {
       as.add(new CloneBook.AttemptView(a.getID().toString(),
           a.getAssignedContainerID() == null ? "" : a.getAssignedContainerID().toString(),
           a.getNodeId() == null ? "" : a.getNodeId().toString(), a.getState().toString(), a.getLaunchTime(),
-          a.getFinishTime()));
+          a.getFinishTime(), a.getNodeHttpAddress() == null ? ""
+              : scheme + a.getNodeHttpAddress().split(":")[0] + ":" + a.getShufflePort()));
     }
     String phase = t.getType() == org.apache.hadoop.mapreduce.v2.api.records.TaskType.MAP ? "map" : "reduce";
     return new CloneBook.TaskView(t.getID().toString(), phase, t.getState().toString(), as);

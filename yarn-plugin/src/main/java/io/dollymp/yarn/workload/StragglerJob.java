@@ -45,6 +45,8 @@ public class StragglerJob extends Configured implements Tool {
   public static final String RECORDS = "dollymp.straggler.records-per-map";
   /** Comma list of {@code host:port=factor} (NodeManager id as in NM_HOST:NM_PORT). */
   public static final String SLOW_NODES = "dollymp.straggler.slow-nodes";
+  /** Comma list of {@code <m|r><task index>.<attempt number>=factor}, e.g. {@code m1.1=30}: pinned slow attempts. */
+  public static final String SLOW_ATTEMPTS = "dollymp.straggler.slow-attempts";
 
   /** Inverse-CDF draw of Pareto(shape, scale 1) capped at {@code cap}: X = U^(-1/shape). */
   public static double paretoFactor(double shape, double cap, double u) {
@@ -60,7 +62,26 @@ public class StragglerJob extends Configured implements Tool {
       throw new IllegalArgumentException(SHAPE + " must be > 0 and " + CAP + " >= 1, got " + shape + ", " + cap);
     }
     Random rnd = new Random(conf.getLong(SEED, 1L) * 1_000_003L + attemptId.hashCode());
-    return Math.round(baseMs * paretoFactor(shape, cap, rnd.nextDouble()) * slowdown(conf, nodeId));
+    return Math.round(baseMs * paretoFactor(shape, cap, rnd.nextDouble()) * slowdown(conf, nodeId)
+        * attemptSlowdown(conf, attemptId));
+  }
+
+  static double attemptSlowdown(Configuration conf, String attemptId) {
+    String[] f = attemptId.split("_"); // attempt_<ts>_<job>_<m|r>_<task>_<attempt>
+    if (f.length < 6) {
+      return 1.0;
+    }
+    String me = f[3] + Integer.parseInt(f[4]) + "." + Integer.parseInt(f[5]);
+    for (String spec : conf.getTrimmedStrings(SLOW_ATTEMPTS)) {
+      int eq = spec.lastIndexOf('=');
+      if (eq <= 0) {
+        throw new IllegalArgumentException(SLOW_ATTEMPTS + ": expected m1.1=factor, got " + spec);
+      }
+      if (spec.substring(0, eq).equals(me)) {
+        return Double.parseDouble(spec.substring(eq + 1));
+      }
+    }
+    return 1.0;
   }
 
   static double slowdown(Configuration conf, String nodeId) {

@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.dollymp.yarn.am.AmConfig;
 import io.dollymp.yarn.am.CloningSpeculator;
+import io.dollymp.yarn.am.DollyMPClientProtocolProvider;
+import io.dollymp.yarn.am.PlanOverride;
 import io.dollymp.yarn.scheduler.DollyMPScheduler;
 import io.dollymp.yarn.scheduler.client.SessionState;
 import io.dollymp.yarn.testkit.AttemptRecords;
@@ -14,16 +16,19 @@ import io.dollymp.yarn.testkit.DecisionServiceProcess;
 import io.dollymp.yarn.testkit.ExampleJobs;
 import io.dollymp.yarn.testkit.MiniClusters;
 import io.dollymp.yarn.testkit.ServiceQueries;
+import io.dollymp.yarn.workload.StragglerJob;
 import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.Set;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileUtil;
 import org.apache.hadoop.mapreduce.Job;
 import org.apache.hadoop.mapreduce.JobCounter;
+import org.apache.hadoop.mapreduce.MRConfig;
 import org.apache.hadoop.mapreduce.MRJobConfig;
 import org.apache.hadoop.mapreduce.v2.MiniMRYarnCluster;
 import org.junit.jupiter.api.AfterAll;
@@ -148,5 +153,71 @@ class CloningIT {
         WORK.resolve("records").resolve(ExampleJobs.appIdOf(job) + ".tsv"), 60_000);
     assertFalse(rows.values().stream().flatMap(List::stream).anyMatch(Row::isClone), "clones without a service");
     assertTrue(rows.values().stream().allMatch(as -> as.size() == 1), "extra attempts without a service: " + rows);
+  }
+
+  @Test
+  @Order(4)
+  void delayAssignmentReduceClonesReadDistinctCopiesWithinOmegaElseAny() throws Exception {
+    Configuration conf = helperConf("127.0.0.1:" + port, true);
+    conf.set(MRConfig.FRAMEWORK_NAME, DollyMPClientProtocolProvider.FRAMEWORK_NAME); // the opt-in
+    conf.unset(MRJobConfig.MAP_SPECULATIVE); // the provider's defaults must switch cloning on
+    conf.unset(MRJobConfig.REDUCE_SPECULATIVE);
+    conf.set(PlanOverride.KEY, "map=1,reduce=1,omega=" + OMEGA_S);
+    conf.setFloat(MRJobConfig.COMPLETED_MAPS_FOR_REDUCE_SLOWSTART, 0f);
+    conf.setInt(StragglerJob.MAPS, 2);
+    conf.setInt(StragglerJob.REDUCES, 1);
+    conf.setLong(StragglerJob.MAP_BASE_MS, 3000);
+    conf.setLong(StragglerJob.REDUCE_BASE_MS, 500);
+    conf.setDouble(StragglerJob.CAP, 1.0); // no random stragglers here: the slow copies are pinned below
+    conf.setInt(StragglerJob.RECORDS, 50);
+    // Map 1's clone is far slower than ω (so reduce clone 1 must fall back); reduce copy 0 runs long
+    // after its shuffle, so reduce clone 1 finishes its shuffle and wins.
+    conf.set(StragglerJob.SLOW_ATTEMPTS, "m1.1=40,r0.0=120");
+    Job job = StragglerJob.create(conf, "dollymp-delay-assignment");
+    assertTrue(job.waitForCompletion(false), "delay-assignment job failed");
+    assertEquals(100, job.getCounters().findCounter("dollymp", "records").getValue(), "records lost or doubled");
+    String app = ExampleJobs.appIdOf(job);
+    String jobNo = app.substring("application_".length());
+
+    Path fetch = WORK.resolve("records").resolve("fetch");
+    Map<String, String[]> clone1 = fetchRows(fetch.resolve("attempt_" + jobNo + "_r_000000_1.tsv"));
+    assertEquals("attempt_" + jobNo + "_m_000000_1", clone1.get("0")[1], "reduce clone 1 did not read map copy 1");
+    assertTrue(clone1.get("0")[2].startsWith("own copy"), String.join(" ", clone1.get("0")));
+    assertEquals("attempt_" + jobNo + "_m_000001_0", clone1.get("1")[1], "fallback must read the finished copy");
+    // After ω either the reducer's own clock ran out or the AM killed the slow copy at its ω (the
+    // AM's clock starts at the map's success, the reducer's when it learns of it, a moment later).
+    assertTrue(Set.of("omega elapsed", "own copy lost").contains(clone1.get("1")[2]), clone1.get("1")[2]);
+    assertTrue(Long.parseLong(clone1.get("1")[3]) >= (OMEGA_S - 3) * 1000L, "fell back before ω");
+    Map<String, String[]> orig = fetchRows(fetch.resolve("attempt_" + jobNo + "_r_000000_0.tsv"));
+    assertEquals("attempt_" + jobNo + "_m_000000_0", orig.get("0")[1], "reduce copy 0 did not read map copy 0");
+
+    Map<String, List<Row>> rows = AttemptRecords.awaitFinal(WORK.resolve("records").resolve(app + ".tsv"), 60_000);
+    Map<String, String> state = new java.util.HashMap<>();
+    rows.values().stream().flatMap(List::stream).forEach(r -> state.put(r.attempt(), r.state()));
+    assertEquals("SUCCEEDED", state.get("attempt_" + jobNo + "_m_000000_1"), "map copy 1 was not kept for ω");
+    assertEquals("KILLED", state.get("attempt_" + jobNo + "_m_000001_1"), "the slow map copy outlived ω");
+    Map<String, Row> byAttempt = new java.util.HashMap<>();
+    rows.values().stream().flatMap(List::stream).forEach(r -> byAttempt.put(r.attempt(), r));
+    long keptFor = byAttempt.get("attempt_" + jobNo + "_m_000001_1").finishMs()
+        - byAttempt.get("attempt_" + jobNo + "_m_000001_0").finishMs();
+    assertTrue(keptFor >= OMEGA_S * 1000L, "the losing map copy was killed " + keptFor + " ms after the win, before ω");
+    assertTrue(rows.values().stream().allMatch(as -> as.size() <= 3), "more than three copies: " + rows);
+  }
+
+  private static final int OMEGA_S = 20;
+
+  private static Map<String, String[]> fetchRows(Path file) throws Exception {
+    long deadline = System.currentTimeMillis() + 30_000;
+    while (!java.nio.file.Files.exists(file) && System.currentTimeMillis() < deadline) {
+      Thread.sleep(250);
+    }
+    Map<String, String[]> out = new java.util.HashMap<>();
+    for (String line : java.nio.file.Files.readAllLines(file)) {
+      if (!line.startsWith("map_index")) {
+        String[] f = line.split("\t");
+        out.put(f[0], f);
+      }
+    }
+    return out;
   }
 }
