@@ -5,7 +5,7 @@ import java.io.DataOutput;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Random;
+import java.util.SplittableRandom;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.conf.Configured;
 import org.apache.hadoop.io.IntWritable;
@@ -61,7 +61,9 @@ public class StragglerJob extends Configured implements Tool {
     if (!(shape > 0) || !(cap >= 1)) {
       throw new IllegalArgumentException(SHAPE + " must be > 0 and " + CAP + " >= 1, got " + shape + ", " + cap);
     }
-    Random rnd = new Random(conf.getLong(SEED, 1L) * 1_000_003L + attemptId.hashCode());
+    // SplittableRandom mixes its seed (java.util.Random's first draws for seeds one apart are nearly
+    // equal, which would make a clone's draw copy its original's).
+    SplittableRandom rnd = new SplittableRandom(conf.getLong(SEED, 1L) * 1_000_003L + attemptId.hashCode());
     return Math.round(baseMs * paretoFactor(shape, cap, rnd.nextDouble()) * slowdown(conf, nodeId)
         * attemptSlowdown(conf, attemptId));
   }
