@@ -12,7 +12,7 @@ JDK17_OPENS := --add-opens=java.base/java.lang=ALL-UNNAMED --add-opens=java.base
   --add-opens=java.base/sun.nio.ch=ALL-UNNAMED --add-opens=java.base/java.lang.reflect=ALL-UNNAMED \
   --add-exports=java.base/sun.net.dns=ALL-UNNAMED --add-exports=java.base/sun.net.util=ALL-UNNAMED
 
-.PHONY: all venv proto lint pytest java-test jar test demo clean
+.PHONY: all venv proto lint pytest java-test jar test demo bench-rm clean
 
 all: jar
 
@@ -53,6 +53,16 @@ demo: venv
 	set -o pipefail; cd $(PLUGIN) && java $(JDK17_OPENS) -Xmx2g -Ddollymp.python=$(PY) -Ddollymp.root=$(CURDIR) \
 	  -cp target/classes:target/test-classes:$$(cat target/test-classpath.txt) io.dollymp.yarn.demo.DemoMain \
 	  2>&1 | tee target/demo.log | grep --line-buffered '\[dollymp-demo\]'
+
+# The RM benchmark: the same mock-node workload through CapacityScheduler and through the shim with
+# the service, side by side in one run. Options: make bench-rm BENCH_RM_ARGS="--nodes 100 --apps 40".
+BENCH_RM_ARGS ?=
+bench-rm: venv
+	cd $(PLUGIN) && $(MVN) -q -DskipTests test-compile dependency:build-classpath \
+	  -Dmdep.includeScope=test -Dmdep.outputFile=target/test-classpath.txt
+	set -o pipefail; cd $(PLUGIN) && java $(JDK17_OPENS) -Xmx3g -Ddollymp.python=$(PY) -Ddollymp.root=$(CURDIR) \
+	  -cp target/classes:target/test-classes:$$(cat target/test-classpath.txt) io.dollymp.yarn.bench.RmBench \
+	  $(BENCH_RM_ARGS) 2>&1 | tee target/bench-rm.log | grep --line-buffered -v '^[0-9][0-9]:[0-9][0-9]:\|^INFO:\|^WARNING:'
 
 clean:
 	rm -rf $(PLUGIN)/target pyscheduler/_generated .mypy_cache .ruff_cache .pytest_cache

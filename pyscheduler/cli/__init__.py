@@ -13,6 +13,7 @@ SUBCOMMAND_MODULES: tuple[str, ...] = (
     "bench",
     "simulate",
     "report",
+    "localcluster",
 )
 
 

@@ -5,7 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pyscheduler.sim.runner import Comparison
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -17,7 +22,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--traces", default=str(REPO.parent / "shared" / "traces"))
     p.add_argument("--out", default=str(REPO / "docs" / "reproduction.md"))
     p.add_argument("--figures", default=str(REPO / "var" / "reproduction"), help="PNG folder (git-ignored)")
+    p.add_argument("--jobs", type=int, default=1, help="run scenarios in this many processes")
     p.set_defaults(func=run)
+
+
+def _run_one(key: str, traces: Path, quick: bool) -> dict[str, Comparison]:
+    from pyscheduler.sim.reproduce import SCENARIOS, run_scenario
+
+    sc = next(s for s in SCENARIOS if s.key == key)
+    run_scenario(sc, traces, quick, lambda m: print(m, flush=True))
+    return sc.results
 
 
 def run(args: argparse.Namespace) -> int:
@@ -38,9 +52,16 @@ def run(args: argparse.Namespace) -> int:
         return 2
     chosen = [s for s in SCENARIOS if not keys or s.key in keys]
     t0 = time.perf_counter()
-    for sc in chosen:
-        print(f"scenario {sc.key}: {sc.title}", flush=True)
-        run_scenario(sc, traces, args.quick, lambda m: print(m, flush=True))
+    if args.jobs > 1:
+        with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+            futures = {sc.key: pool.submit(_run_one, sc.key, traces, args.quick) for sc in chosen}
+            for sc in chosen:
+                sc.results = futures[sc.key].result()
+                print(f"scenario {sc.key} done", flush=True)
+    else:
+        for sc in chosen:
+            print(f"scenario {sc.key}: {sc.title}", flush=True)
+            run_scenario(sc, traces, args.quick, lambda m: print(m, flush=True))
     command = "dollymp report" + (" --quick" if args.quick else "") + (f" --only {args.only}" if keys else "")
     write_report(chosen, Path(args.out), Path(args.figures), args.quick, command, time.perf_counter() - t0)
     print(f"wrote {args.out}")

@@ -5,6 +5,9 @@ Contract
 A policy is any object with a `name` and `decide(snapshot: Snapshot) -> Decisions`. It must not mutate the
 snapshot (it works on copies of node state) and must not read clocks or globals: time comes from
 `snapshot.time`. The same policy runs under the live service and the simulator (see pyscheduler.core).
+A policy object may keep caches that do not change its answers (DollyMP keeps the array view of the last
+two job lists, Algorithm 1's classes until a job arrives, and omega per statistics); `decide` may be
+called from several threads.
 
 Registry (one file per policy; adding a policy = adding a file here plus one import line below)::
 
@@ -33,7 +36,7 @@ Decisions (pyscheduler.policies.base.Decisions), every item with a machine-reada
     priorities    [Priority(job_id, priority, rank, reason)]  lower priority value runs first
     placements    columns of (job, phase, task, node row, is_clone); `.placements` / `.iter_placements()` give
                   Placement(job_id, phase_id, task_index, node_id, is_clone, reason); `.num_placements`
-    clone_grants  [CloneGrant(job_id, phase_id, clones, reason)]
+    clone_grants  [CloneGrant(job_id, phase_id, clones, reason)]  DollyMP: one per phase that runs tasks
     omegas        [OmegaDecision(job_id, omega, reason)]      delay-assignment wait (Dolly Section 4.4)
     kills         [Kill(attempt_id, job_id, phase_id, task_index, node_id, reason)]
     deferrals     [Deferral(job_id, phase_id, tasks, reason, detail)]  reason "waiting_for_resources" or
@@ -41,8 +44,9 @@ Decisions (pyscheduler.policies.base.Decisions), every item with a machine-reada
     `.to_records()` converts everything to pyscheduler.objects.Decision for the decision log.
 
 A placement is a proposal: the driver commits it (starting a copy with Phase.start_copy and
-ClusterState.allocate) or drops it. Registered: "fcfs", "dollymp" (options max_clones 0..3, clone_rule,
-cloning="dolly", ...; see dollymp.py), "dolly" (FCFS order with Dolly's budgeted cloning).
+ClusterState.allocate) or drops it. Core policies: "fcfs", "dollymp" (options max_clones 0..3 for
+DollyMP0..3, clone_rule "idle" | "corollary" | "dolly", ...; see dollymp.py), "dolly" (arrival order with
+Dolly's budgeted cloning, options beta, tau, epsilon, straggler_p); baselines in their own files.
 """
 
 from pyscheduler.policies import (  # noqa: F401  (each import registers its policies)

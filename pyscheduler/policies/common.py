@@ -85,6 +85,8 @@ def kill_losers(decisions: Decisions, snapshot: Snapshot, spare_upstream: bool =
     the AM's delay assignment (Dolly 4.4): a downstream clone may still take an exclusive copy from them
     within omega, and the AM kills whatever is unfinished when omega ends.
     """
+    if not snapshot.attempts:
+        return
     by_id = {j.job_id: j for j in snapshot.jobs}
     upstream: dict[str, set[int]] = {}
     for a in snapshot.attempts:

@@ -19,6 +19,7 @@ after the round's originals (Dolly's admission control, not placement order, lim
 from __future__ import annotations
 
 import math
+import threading
 from typing import Any
 
 import numpy as np
@@ -40,7 +41,6 @@ from pyscheduler.policies.cloning import (
     REASON_COROLLARY,
     REASON_IDLE,
     REASON_UPSTREAM,
-    clones_in_use,
     dolly_grant,
 )
 from pyscheduler.policies.common import (
@@ -52,7 +52,7 @@ from pyscheduler.policies.common import (
 )
 from pyscheduler.policies.delay import choose_omega, sample_pairs
 from pyscheduler.policies.dolly import DollyBudget
-from pyscheduler.policies.kernel import place_pass
+from pyscheduler.policies.kernel import place_pass, warm_up
 from pyscheduler.policies.model import clone_copies, transient_priorities
 from pyscheduler.policies.table import FlatTasks, PhaseTable, RoundView, pass_input
 
@@ -100,19 +100,24 @@ class DollyMPPolicy:
         self.output_bytes = output_bytes
         self.transfer = transfer or TransferStats()
         self.omega_samples = omega_samples
+        warm_up()  # compile the Algorithm 2 kernel at construction, not in the first round
+        self._lock = threading.Lock()
         self._tables: dict[tuple[int, ...], PhaseTable] = {}  # the last two job sets (service + AM plans)
         self._prio: dict[str, int] = {}
         self._omega_cache: dict[tuple[float, ...], float] = {}
+        self.placement_reason = REASON_BEST_FIT
 
     def _table_for(self, snapshot: Snapshot) -> PhaseTable:
-        key = tuple(map(id, snapshot.jobs))
-        table = self._tables.get(key)
+        key = tuple(map(id, snapshot.jobs))  # the cached table holds the jobs, so ids are not reused
+        with self._lock:
+            table = self._tables.get(key)
         if table is None:
             snapshot.validate()  # a new job set: check it once (objects validate themselves otherwise)
             table = PhaseTable(snapshot.jobs)
-            if len(self._tables) >= 2:
-                self._tables.pop(next(iter(self._tables)))
-            self._tables[key] = table
+            with self._lock:
+                while len(self._tables) >= 2:
+                    self._tables.pop(next(iter(self._tables)))
+                self._tables[key] = table
         elif not math.isfinite(snapshot.time):
             snapshot.validate()
         if table.dims and table.dims != len(snapshot.cluster.dims):
@@ -144,25 +149,31 @@ class DollyMPPolicy:
 
         # pass 1: originals
         mask = flat.pending() & feasible[flat.owner]
-        entry_rows, entry_counts, placed = self._pass(out, flat, mask, cls, rnk, shape, free, nodes, False)
+        entry_rows, entry_counts, placed = self._pass(
+            out, flat, mask, cls, rnk, shape, free, nodes, False, self.placement_reason
+        )
         self._defer(out, table, flat, entry_rows, entry_counts, placed, feasible)
         # passes 2..1+max_clones: clones
         if self.max_clones > 0:
-            allowed = self._allowed(snapshot, view, flat, prio, times, total)
+            allowed, reasons = self._allowed(snapshot, view, flat, prio, times, total)
             cloned_rows: set[int] = set()
             for have in range(1, self.max_clones + 1):
                 mask = flat.clone_candidates(have, allowed)
-                entry_rows, _, placed = self._pass(out, flat, mask, cls, rnk, shape, free, nodes, True)
+                entry_rows, _, placed = self._pass(
+                    out, flat, mask, cls, rnk, shape, free, nodes, True, REASON_CLONE
+                )
                 cloned_rows.update(entry_rows[placed > 0].tolist())
-            self._grants_and_omegas(out, snapshot, flat, sorted(cloned_rows), allowed)
+            self._grants_and_omegas(out, snapshot, flat, sorted(cloned_rows), allowed, reasons)
         kill_losers(out, snapshot, spare_upstream=self.max_clones > 0)
         return out
 
     def _priorities(self, view: RoundView, total: np.ndarray, jobs: Any) -> tuple[IntArray, np.ndarray]:
         volume, times, dmax = view.measures(total, self.sigma_factor)
         n = len(jobs)
-        if self.order == "arrival":
-            return np.zeros(n, np.int64), times
+        if self.order == "arrival":  # strict arrival order: every job is its own class
+            prio = np.empty(n, np.int64)
+            prio[np.lexsort((np.arange(n), view.t.arrival))] = np.arange(n)
+            return prio, times
         if self.recompute == "every_round" or any(j.job_id not in self._prio for j in jobs):
             ok = np.isfinite(volume) & np.isfinite(times)
             prio = np.full(n, 1 << 20, np.int64)  # jobs that can never run go last (they are deferred)
@@ -182,6 +193,7 @@ class DollyMPPolicy:
         free: np.ndarray,
         nodes: IntArray,
         is_clone: bool,
+        reason: str,
     ) -> tuple[IntArray, IntArray, IntArray]:
         class_ptr, shape_ptr, task_ptr, shape_demand, tasks, entry_rows, entry_counts = pass_input(
             flat, mask, cls, rnk, shape
@@ -198,7 +210,7 @@ class DollyMPPolicy:
             got_task - flat.offset[owner],
             got_node,
             np.full(got_task.size, is_clone),
-            REASON_CLONE if is_clone else REASON_BEST_FIT,
+            reason,
         )
         flat.started(got_task)
         return entry_rows, entry_counts, np.bincount(got_entry, minlength=entry_rows.size)
@@ -246,11 +258,11 @@ class DollyMPPolicy:
         prio: IntArray,
         times: np.ndarray,
         total: np.ndarray,
-    ) -> IntArray:
-        """Copies allowed per task of each row (1 + clones granted); reasons kept for the CloneGrant log."""
+    ) -> tuple[IntArray, dict[int, tuple[int, str]]]:
+        """Copies allowed per task of each row (1 + clones granted) and, per table row, (clones, reason)."""
         t = flat.table
         allowed = np.zeros(flat.rows.size, np.int64)  # 0: not considered (nothing runs)
-        self._reasons: dict[int, tuple[int, str]] = {}
+        reasons: dict[int, tuple[int, str]] = {}  # local: decide() may run on several threads
         running = np.unique(flat.owner[flat.copies > 0])
         allowed[running] = 1
         if self.clone_rule == "idle":
@@ -258,7 +270,7 @@ class DollyMPPolicy:
             todo = running[t.has_parent[flat.rows[running]]].tolist()
         else:
             todo = running.tolist()
-        budget = self._budget(snapshot, view, total) if self.clone_rule == "dolly" else None
+        budget = self._budget(snapshot, view, flat, total) if self.clone_rule == "dolly" else None
         for r in todo:
             row = int(flat.rows[r])
             job = t.jobs[t.row_job[row]]
@@ -288,43 +300,47 @@ class DollyMPPolicy:
                 if limit < clones:
                     clones, reason = max(0, limit), REASON_UPSTREAM
             allowed[r] = 1 + clones
-            self._reasons[row] = (clones, reason)
-        return allowed
+            reasons[row] = (clones, reason)
+        return allowed, reasons
 
-    def _budget(self, snapshot: Snapshot, view: RoundView, total: np.ndarray) -> DollyBudget:
+    def _budget(self, snapshot: Snapshot, view: RoundView, flat: FlatTasks, total: np.ndarray) -> DollyBudget:
+        """B_U: dominant share held by running clones (copies beyond the first, before this round's clones);
+        U: the cluster's dominant utilisation."""
         beta, tau, eps, p = self.dolly
         c = snapshot.cluster
         used = total - c.free[c.active].sum(axis=0)
         util = float(np.max(np.where(total > 0, used / np.where(total > 0, total, 1.0), 0.0), initial=0.0))
-        t = view.t
-        in_use = sum(
-            clones_in_use(j, view.share[t.job_ptr[i] : t.job_ptr[i + 1]][np.argsort(j.topo)].tolist())
-            for i, j in enumerate(t.jobs)
-        )
+        extra = np.bincount(flat.owner, weights=np.maximum(flat.copies - 1, 0), minlength=flat.rows.size)
+        in_use = float(extra @ view.share[flat.rows]) if flat.rows.size else 0.0
         return DollyBudget(beta, tau, eps, p, used_by_clones=in_use, utilization=util)
 
     def _grants_and_omegas(
-        self, out: Decisions, snapshot: Snapshot, flat: FlatTasks, cloned: list[int], allowed: IntArray
+        self,
+        out: Decisions,
+        snapshot: Snapshot,
+        flat: FlatTasks,
+        cloned: list[int],
+        allowed: IntArray,
+        reasons: dict[int, tuple[int, str]],
     ) -> None:
         """A CloneGrant per phase that runs tasks; omega per job whose downstream phase got clones."""
         t = flat.table
-        jobs, phases = t.jobs, t.phases
-        rows = flat.rows.tolist()
-        row_job = t.row_job.tolist()
-        reasons = self._reasons
-        grants = out.clone_grants
-        for r in np.flatnonzero(allowed > 0).tolist():
-            row = rows[r]
-            clones, reason = reasons.get(row) or (int(allowed[r]) - 1, REASON_IDLE)
-            grants.append(CloneGrant(jobs[row_job[row]].job_id, phases[row].phase_id, clones, reason))
+        sel = np.flatnonzero(allowed > 0)
+        job_ids, phase_ids = t.job_ids, t.phase_ids
+        default = (allowed[sel] - 1).tolist()
+        out.clone_grants.extend(
+            CloneGrant(job_ids[row], phase_ids[row], *(reasons.get(row) or (c, REASON_IDLE)))
+            for row, c in zip(flat.rows[sel].tolist(), default, strict=True)
+        )
+        cloned_rows = flat.rows[np.asarray(cloned, dtype=np.int64)]
         done: set[int] = set()
-        for r in cloned:
-            row = rows[r]
-            pos = row_job[row]
-            if t.has_parent[row] and pos not in done:
+        for row in cloned_rows[t.has_parent[cloned_rows]].tolist():
+            pos = int(t.row_job[row])
+            if pos not in done:
                 done.add(pos)
-                omega = self.omega_for(snapshot, jobs[pos], int(t.row_k[row]))
-                out.omegas.append(OmegaDecision(jobs[pos].job_id, omega, "delay_assignment"))
+                job = t.jobs[pos]
+                omega = self.omega_for(snapshot, job, int(t.row_k[row]))
+                out.omegas.append(OmegaDecision(job.job_id, omega, "delay_assignment"))
 
     def omega_for(self, snapshot: Snapshot, job: Job, k: int) -> float:
         """Delay assignment's omega for phase k reading its first parent's outputs (policies/delay.py)."""

@@ -49,6 +49,7 @@ def _place_pass(
     shape_left = np.zeros(n_shapes, np.int64)
     class_left = np.zeros(n_classes, np.int64)
     class_min = np.full((n_classes, dims), np.inf)
+    all_min = np.full(dims, np.inf)  # a server below this in some dimension can take nothing
     total = 0
     for c in range(n_classes):
         for s in range(class_ptr[c], class_ptr[c + 1]):
@@ -58,13 +59,31 @@ def _place_pass(
             for d in range(dims):
                 if shape_demand[s, d] < class_min[c, d]:
                     class_min[c, d] = shape_demand[s, d]
+                if shape_demand[s, d] < all_min[d]:
+                    all_min[d] = shape_demand[s, d]
         total += class_left[c]
+    # classes with tasks left, as a linked list in priority order (exhausted classes are unlinked)
+    nxt = np.empty(n_classes + 1, np.int64)  # nxt[n_classes] is the head
+    for c in range(n_classes):
+        nxt[c] = c + 1
+    nxt[n_classes] = 0
     n_out = 0
     for i in nodes:
         if total == 0:
             break
-        for c in range(n_classes):
+        skip = False
+        for d in range(dims):
+            if free[i, d] + _EPS < all_min[d]:
+                skip = True
+                break
+        if skip:
+            continue
+        prev = n_classes
+        c = nxt[n_classes]
+        while c < n_classes:
             if class_left[c] == 0:
+                nxt[prev] = nxt[c]  # unlink
+                c = nxt[c]
                 continue
             ok = True
             for d in range(dims):
@@ -72,6 +91,8 @@ def _place_pass(
                     ok = False
                     break
             if not ok:
+                prev = c
+                c = nxt[c]
                 continue
             while class_left[c] > 0:
                 best = -1
@@ -105,6 +126,8 @@ def _place_pass(
                 total -= 1
                 for d in range(dims):
                     free[i, d] -= shape_demand[best, d]
+            prev = c
+            c = nxt[c]
     return n_out
 
 
@@ -132,3 +155,18 @@ def place_pass(
         free, nodes, class_ptr, shape_ptr, shape_demand, task_ptr, tasks, out_task, out_node, out_entry
     )
     return out_task[:k], out_node[:k], out_entry[:k]
+
+
+_warm = False
+
+
+def warm_up() -> None:
+    """Compile (or load from numba's cache) the kernel now, so the first decision round does not pay it."""
+    global _warm
+    if _warm:
+        return
+    free = np.ones((1, 1))
+    one = np.zeros(1, np.int64)
+    ptr = np.array([0, 1], np.int64)
+    place_pass(free, one, ptr, ptr, np.ones((1, 1)), ptr, one)
+    _warm = True

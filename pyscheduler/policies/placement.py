@@ -1,4 +1,5 @@
-"""Vectorised placement of task copies on nodes (the inner loop of DollyMP Algorithm 2 and of baselines).
+"""Vectorised (numpy) placement of task copies, used by baseline policies (DollyMP, fcfs and dolly use the
+compiled Algorithm 2 kernel in policies/kernel.py, which places task by task exactly as printed).
 
 Algorithm 2 is written server by server: each server with free resources takes, from the highest-priority
 class first, the task whose demand has the largest inner product with the server's free vector, while

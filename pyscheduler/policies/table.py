@@ -20,7 +20,11 @@ from pyscheduler.policies.base import BoolArray, IntArray
 
 
 class PhaseTable:
-    """Static per-phase columns of a list of jobs; rows grouped by job, in each job's topological order."""
+    """Static per-phase columns of a list of jobs; rows grouped by job, in each job's topological order.
+
+    A job's phases, their demands, task counts and DAG edges are fixed when the Job is built, so they are
+    read once per job list; task states, finished counts and statistics are read every round (RoundView).
+    """
 
     def __init__(self, jobs: Sequence[Job]) -> None:
         self.key = tuple(map(id, jobs))
@@ -29,6 +33,8 @@ class PhaseTable:
         self.phases: list[Phase] = [jobs[pos].phases[k] for pos, k in rows]
         p = len(rows)
         self.row_job: IntArray = np.fromiter((r[0] for r in rows), np.int64, p)
+        self.job_ids: list[str] = [jobs[pos].job_id for pos, _ in rows]  # per row
+        self.phase_ids: list[str] = [ph.phase_id for ph in self.phases]  # per row
         self.row_k: IntArray = np.fromiter((r[1] for r in rows), np.int64, p)
         self.n_tasks: IntArray = np.fromiter((ph.num_tasks for ph in self.phases), np.int64, p)
         dims = jobs[0].phases[0].demand.dims if jobs else 0
@@ -43,8 +49,6 @@ class PhaseTable:
             shapes, inv = self.demand, np.zeros(0, np.int64)
         self.shapes: FloatArray = shapes
         self.row_shape: IntArray = inv.reshape(-1).astype(np.int64)
-        self.mean: FloatArray = np.fromiter((ph.mean for ph in self.phases), np.float64, p)
-        self.sd: FloatArray = np.fromiter((ph.sd for ph in self.phases), np.float64, p)
         self.job_ptr: IntArray = np.zeros(len(jobs) + 1, np.int64)
         np.cumsum([len(j.phases) for j in jobs], out=self.job_ptr[1:])
         self.arrival: FloatArray = np.fromiter((j.arrival for j in jobs), np.float64, len(jobs))
@@ -77,8 +81,9 @@ class RoundView:
         p = len(ph)
         self.n_finished: IntArray = np.fromiter((x.num_finished for x in ph), np.int64, p)
         self.n_pending: IntArray = np.fromiter((x.num_pending for x in ph), np.int64, p)
-        if theta_sigma is None:
-            self.theta, self.sigma = table.mean, table.sd
+        if theta_sigma is None:  # read each round: drivers may refresh a phase's declared statistics
+            self.theta = np.fromiter((x.mean for x in ph), np.float64, p)
+            self.sigma = np.fromiter((x.sd for x in ph), np.float64, p)
         else:
             est = [theta_sigma(table.jobs[j], x) for j, x in zip(table.row_job.tolist(), ph, strict=True)]
             self.theta = np.fromiter((a for a, _ in est), np.float64, p)
@@ -178,11 +183,13 @@ def pass_input(
     entry_rows = entry_rows[order]
     cls, shape_id = cls[order], shape_id[order]
     entry_counts = counts[entry_rows]
-    rank_of_row = np.empty(flat.rows.size, np.int64)
-    rank_of_row[entry_rows] = np.arange(entry_rows.size)
-    tasks = pos[np.argsort(rank_of_row[owner], kind="stable")]
     task_ptr = np.zeros(entry_rows.size + 1, np.int64)
     np.cumsum(entry_counts, out=task_ptr[1:])
+    # `pos` is grouped by owner row (ascending); gather each entry's segment in entry order
+    seg_start = np.zeros(flat.rows.size + 1, np.int64)
+    np.cumsum(counts, out=seg_start[1:])
+    gather = np.repeat(seg_start[entry_rows] - task_ptr[:-1], entry_counts) + np.arange(task_ptr[-1])
+    tasks = pos[gather]
     new_shape = np.ones(entry_rows.size, bool)
     new_shape[1:] = (cls[1:] != cls[:-1]) | (shape_id[1:] != shape_id[:-1])
     shape_start = np.flatnonzero(new_shape)

@@ -19,203 +19,24 @@ Figures (measured over the run after the initial resync):
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import queue
-import random
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import grpc
 
 from pyscheduler.cli.bench import percentile
+from pyscheduler.rpc.shimmodel import ShimModel
 from pyscheduler.wire import pb, pb_grpc
-
-NODE_MEM, NODE_CORES = 65536, 32
-CONTAINER_MEM, CONTAINER_CORES = 2048, 1
-
-
-@dataclass
-class _App:
-    n: int
-    pending: int
-    running: int = 0
-
-
-@dataclass
-class ShimModel:
-    """What the generator's pretend ResourceManager holds."""
-
-    nodes: int
-    apps: int
-    seed: int = 0
-    rng: random.Random = field(init=False)
-    alloc: list[list[int]] = field(init=False)  # per node [mem, cores]
-    active: dict[int, _App] = field(default_factory=dict)
-    containers: dict[str, tuple[int, int, float]] = field(default_factory=dict)  # id -> (node, app, end)
-    next_app: int = 1
-    next_container: int = 1
-    new_containers: list[Any] = field(default_factory=list)
-    outcomes: list[Any] = field(default_factory=list)
-    changed_asks: set[int] = field(default_factory=set)
-    new_apps: list[int] = field(default_factory=list)
-    removed_apps: list[int] = field(default_factory=list)
-    cursor: int = 0
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def __post_init__(self) -> None:
-        self.rng = random.Random(self.seed)
-        self.alloc = [[0, 0] for _ in range(self.nodes)]
-        for _ in range(self.apps):
-            self._add_app()
-        self.new_apps.clear()
-
-    def _add_app(self) -> None:
-        n = self.next_app
-        self.next_app += 1
-        self.active[n] = _App(n, self.rng.randint(5, 60))
-        self.new_apps.append(n)
-
-    @staticmethod
-    def node_id(i: int) -> str:
-        return f"node{i:05d}.bench:8041"
-
-    @staticmethod
-    def attempt(n: int) -> str:
-        return f"appattempt_1700000000000_{n:06d}_000001"
-
-    def _node(self, i: int) -> Any:
-        m, c = self.alloc[i]
-        return pb.NodeInfo(
-            node_id=self.node_id(i),
-            rack=f"/rack{i % 40}",
-            state=pb.NODE_STATE_RUNNING,
-            speed=1.0,
-            capacity=pb.Resource(memory_mb=NODE_MEM, vcores=NODE_CORES),
-            allocated=pb.Resource(memory_mb=m, vcores=c),
-        )
-
-    def _app(self, n: int) -> Any:
-        return pb.ApplicationInfo(
-            application_id=f"application_1700000000000_{n:06d}",
-            attempt_id=self.attempt(n),
-            queue="default",
-            user="bench",
-            name=f"job{n % 50}",
-            submit_time_ms=1_700_000_000_000 + n,
-            application_type="MAPREDUCE",
-        )
-
-    def _ask(self, a: _App) -> Any:
-        return pb.Ask(
-            attempt_id=self.attempt(a.n),
-            priority=20,
-            allocation_request_id=-1,
-            num_containers=a.pending,
-            capability=pb.Resource(memory_mb=CONTAINER_MEM, vcores=CONTAINER_CORES),
-            relax_locality=True,
-        )
-
-    def full_resync(self, session_id: str) -> Any:
-        with self.lock:
-            return pb.StateBatch(
-                session_id=session_id,
-                seq=1,
-                full_resync=True,
-                rm_time_ms=int(time.time() * 1000),
-                nodes_upserted=[self._node(i) for i in range(self.nodes)],
-                apps_upserted=[self._app(a.n) for a in self.active.values()],
-                asks=[self._ask(a) for a in self.active.values()],
-            )
-
-    def on_plan(self, plan: Any, now: float) -> None:
-        """Commit each placement that still fits and is still pending (the shim re-validates)."""
-        with self.lock:
-            for p in plan.placements:
-                n = int(p.attempt_id.split("_")[2])
-                a = self.active.get(n)
-                i = int(p.node_id[4:9])
-                room = min((NODE_MEM - self.alloc[i][0]) // CONTAINER_MEM, NODE_CORES - self.alloc[i][1])
-                k = min(p.count, room, a.pending if a is not None else 0)
-                if a is not None and k > 0:
-                    for _ in range(k):
-                        cid = f"container_1700000000000_{n:06d}_01_{self.next_container:08d}"
-                        self.next_container += 1
-                        self.containers[cid] = (i, n, now + self.rng.uniform(1.0, 5.0))
-                        self.new_containers.append(
-                            pb.ContainerInfo(
-                                container_id=cid,
-                                attempt_id=p.attempt_id,
-                                node_id=p.node_id,
-                                priority=20,
-                                allocation_request_id=-1,
-                                placement_id=p.placement_id,
-                                start_time_ms=int(now * 1000),
-                                resource=pb.Resource(memory_mb=CONTAINER_MEM, vcores=CONTAINER_CORES),
-                            )
-                        )
-                    self.alloc[i][0] += k * CONTAINER_MEM
-                    self.alloc[i][1] += k * CONTAINER_CORES
-                    a.pending -= k
-                    a.running += k
-                    self.changed_asks.add(n)
-                if k < p.count:
-                    self.outcomes.append(
-                        pb.PlacementOutcome(
-                            placement_id=p.placement_id,
-                            kind=pb.PLACEMENT_DROPPED_DOES_NOT_FIT,
-                            containers=p.count - k,
-                        )
-                    )
-
-    def tick(self, session_id: str, seq: int, now: float, heartbeats: int) -> Any:
-        with self.lock:
-            done = [cid for cid, (_, _, end) in self.containers.items() if end <= now]
-            touched: set[int] = set()
-            completions = []
-            for cid in done:
-                i, n, _ = self.containers.pop(cid)
-                self.alloc[i][0] -= CONTAINER_MEM
-                self.alloc[i][1] -= CONTAINER_CORES
-                touched.add(i)
-                completions.append(
-                    pb.ContainerCompletion(
-                        container_id=cid, exit_kind=pb.CONTAINER_EXIT_SUCCESS, finish_time_ms=int(now * 1000)
-                    )
-                )
-                a = self.active.get(n)
-                if a is not None:
-                    a.running -= 1
-                    if a.pending == 0 and a.running == 0:
-                        del self.active[n]
-                        self.removed_apps.append(n)
-                        self.changed_asks.discard(n)
-                        self._add_app()
-            beat = [(self.cursor + j) % self.nodes for j in range(heartbeats)]
-            self.cursor = (self.cursor + heartbeats) % self.nodes
-            rows = sorted(touched.union(beat))
-            batch = pb.StateBatch(
-                session_id=session_id,
-                seq=seq,
-                rm_time_ms=int(now * 1000),
-                nodes_upserted=[self._node(i) for i in rows],
-                apps_upserted=[self._app(n) for n in self.new_apps],
-                apps_removed=[f"application_1700000000000_{n:06d}" for n in self.removed_apps],
-                asks=[self._ask(self.active[n]) for n in sorted(self.changed_asks | set(self.new_apps))],
-                containers_allocated=self.new_containers,
-                containers_completed=completions,
-                outcomes=self.outcomes,
-            )
-            self.new_apps, self.removed_apps, self.new_containers, self.outcomes = [], [], [], []
-            self.changed_asks.clear()
-            return batch
 
 
 def _rss_mb(pid: int, field_name: str) -> float:
@@ -299,6 +120,8 @@ def drive(
         sent[seq] = (time.monotonic(), len(batch.nodes_upserted))
         outbox.put(batch)  # blocks when the service pushes back
         next_tick += tick_s
+        if seq % 20 == 0:
+            gc.freeze()  # the generator's own collector pauses would count as service latency
         time.sleep(max(0.0, next_tick - time.monotonic()))
     elapsed = time.monotonic() - start
     cpu_service, cpu_self = _cpu_s(pid) - cpu_service, time.process_time() - cpu_self
@@ -331,6 +154,22 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rate", type=float, default=None, help="node updates per second (default 2 x nodes)")
     p.add_argument("--tick-ms", type=int, default=100)
     p.add_argument("--policy", default="fcfs")
+    p.add_argument(
+        "--task-seconds",
+        type=float,
+        nargs=2,
+        default=(5.0, 30.0),
+        metavar=("MIN", "MAX"),
+        help="container run time, uniform (default 5 30)",
+    )
+    p.add_argument(
+        "--tasks",
+        type=int,
+        nargs=2,
+        default=(20, 200),
+        metavar=("MIN", "MAX"),
+        help="containers per application, uniform (default 20 200)",
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -341,6 +180,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"dollymp bench service: --{name.replace('_', '-')} must be > 0", file=sys.stderr)
             return 2
     rate = args.rate if args.rate is not None else 2.0 * args.nodes
+    gc.set_threshold(20_000, 50, 50)
     with tempfile.TemporaryDirectory(prefix="dollymp-bench-") as tmp:
         port_file = Path(tmp) / "port"
         cmd = [
@@ -368,7 +208,7 @@ def run(args: argparse.Namespace) -> int:
                     return 1
                 time.sleep(0.05)
             address = f"127.0.0.1:{int(port_file.read_text())}"
-            model = ShimModel(args.nodes, args.apps, args.seed)
+            model = ShimModel(args.nodes, args.apps, args.seed, tuple(args.task_seconds), tuple(args.tasks))
             result = drive(address, model, args.seconds, rate, args.tick_ms / 1000.0, proc.pid, args.warmup)
         finally:
             proc.terminate()

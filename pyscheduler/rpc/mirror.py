@@ -16,10 +16,12 @@ Accounting choices (documented here, tested in tests/rpc):
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from pyscheduler.rpc.res import ZERO, Res, res_add, res_max, same_as_wire
 from pyscheduler.wire import pb
 
 AskKey = tuple[str, int, int]  # (attempt_id, priority, allocation_request_id), YARN's scheduler key
@@ -27,42 +29,11 @@ AskKey = tuple[str, int, int]  # (attempt_id, priority, allocation_request_id), 
 _ATTEMPT_RE = re.compile(r"^appattempt_(\d+)_(\d+)_\d+$")
 
 
+@functools.lru_cache(maxsize=1 << 16)  # called per container and ask; attempt ids repeat
 def application_of_attempt(attempt_id: str) -> str:
     """application_<ts>_<seq> for appattempt_<ts>_<seq>_<n>; the attempt id itself otherwise."""
     m = _ATTEMPT_RE.match(attempt_id)
     return f"application_{m.group(1)}_{m.group(2)}" if m else attempt_id
-
-
-@dataclass(frozen=True, slots=True)
-class Res:
-    """A resource vector: memory (MB), vcores, and further YARN resource types by name."""
-
-    memory_mb: int = 0
-    vcores: int = 0
-    others: tuple[tuple[str, int], ...] = ()
-
-    @staticmethod
-    def of(r: Any) -> Res:
-        others = tuple(sorted((k, int(v)) for k, v in r.others.items())) if r.others else ()
-        return Res(int(r.memory_mb), int(r.vcores), others)
-
-    def to_pb(self) -> Any:
-        return pb.Resource(memory_mb=self.memory_mb, vcores=self.vcores, others=dict(self.others))
-
-    def to_json(self) -> dict[str, Any]:
-        return {"memory_mb": self.memory_mb, "vcores": self.vcores, "others": dict(self.others)}
-
-
-ZERO = Res()
-
-
-def _same(r: Res, msg: Any) -> bool:
-    """`r` equals the wire Resource `msg` (without building a Res)."""
-    return (
-        r.memory_mb == msg.memory_mb
-        and r.vcores == msg.vcores
-        and (dict(r.others) == dict(msg.others) if (r.others or msg.others) else True)
-    )
 
 
 def _discard(index: dict[str, set[str]], key: str, item: str) -> None:
@@ -71,37 +42,6 @@ def _discard(index: dict[str, set[str]], key: str, item: str) -> None:
         items.discard(item)
         if not items:
             del index[key]
-
-
-def res_add(a: Res, b: Res, times: int = 1) -> Res:
-    if not b.others and not a.others:
-        return Res(a.memory_mb + b.memory_mb * times, a.vcores + b.vcores * times)
-    merged = dict(a.others)
-    for k, v in b.others:
-        merged[k] = merged.get(k, 0) + v * times
-    return Res(a.memory_mb + b.memory_mb * times, a.vcores + b.vcores * times, tuple(sorted(merged.items())))
-
-
-def res_max(a: Res, b: Res) -> Res:
-    keys = {k for k, _ in a.others} | {k for k, _ in b.others}
-    da, db = dict(a.others), dict(b.others)
-    others = tuple(sorted((k, max(da.get(k, 0), db.get(k, 0))) for k in keys))
-    return Res(max(a.memory_mb, b.memory_mb), max(a.vcores, b.vcores), others)
-
-
-def fits_count(ask: Res, free: Res, limit: int) -> int:
-    """How many copies of `ask` fit in `free`, at most `limit` (0 if none)."""
-    n = limit
-    if ask.memory_mb > 0:
-        n = min(n, free.memory_mb // ask.memory_mb)
-    if ask.vcores > 0:
-        n = min(n, free.vcores // ask.vcores)
-    if ask.others:
-        fo = dict(free.others)
-        for k, v in ask.others:
-            if v > 0:
-                n = min(n, fo.get(k, 0) // v)
-    return max(n, 0)
 
 
 @dataclass(slots=True)
@@ -205,7 +145,7 @@ class Mirror:
         self.dirty: set[str] = set()
         self.resource_types: set[str] = set()  # names beyond memory and vcores seen (until a resync)
         self.layout = 0
-        self.cache: Any = None
+        self.cache: dict[str, Any] = {}  # the translation's per-mirror caches (rows, jobs)
 
     # ---- applying a validated batch ------------------------------------------------------------
 
@@ -245,23 +185,24 @@ class Mirror:
 
     def _upsert_node(self, n: Any) -> None:
         old = self.nodes.get(n.node_id)
-        if (
-            old is not None
-            and old.state == n.state
-            and old.speed == n.speed
-            and old.rack == n.rack
-            and _same(old.capacity, n.capacity)
-            and _same(old.allocated, n.allocated)
-        ):
-            return  # a heartbeat that changes nothing
-        if old is None or old.state != n.state:
-            self.layout += 1
+        if old is not None:  # update in place: keeps the service's own sums
+            cap, alloc, state = n.capacity, n.allocated, n.state
+            same_cap, same_alloc = same_as_wire(old.capacity, cap), same_as_wire(old.allocated, alloc)
+            if same_cap and same_alloc and old.state == state and old.speed == n.speed and old.rack == n.rack:
+                return  # a heartbeat that changes nothing
+            if old.state != state:
+                self.layout += 1
+            self.dirty.add(old.node_id)
+            if not same_cap:
+                old.capacity = Res.of(cap)
+                self.resource_types.update(cap.others)
+            if not same_alloc:
+                old.allocated = Res.of(alloc)
+            old.rack, old.state, old.speed = n.rack, state, n.speed
+            return
+        self.layout += 1
         self.dirty.add(n.node_id)
         self.resource_types.update(n.capacity.others)
-        if old is not None:  # update in place: keeps the service's own sums
-            old.rack, old.state, old.speed = n.rack, n.state, n.speed
-            old.capacity, old.allocated = Res.of(n.capacity), Res.of(n.allocated)
-            return
         rec = NodeRec(
             node_id=n.node_id,
             rack=n.rack,

@@ -14,16 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from pyscheduler.objects.decision import Decision
-from pyscheduler.rpc.mirror import (
-    AskKey,
-    AskRec,
-    Mirror,
-    NodeRec,
-    Res,
-    application_of_attempt,
-    fits_count,
-    res_add,
-)
+from pyscheduler.rpc.mirror import AskKey, AskRec, Mirror, NodeRec, application_of_attempt
+from pyscheduler.rpc.res import Res, fits_count, res_add
 from pyscheduler.wire import pb
 
 ANY_LOCATION = "*"  # YARN's ResourceRequest.ANY

@@ -8,7 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from pyscheduler.api.provider import ApplicationView, AskView, NodeView, StateView
-from pyscheduler.rpc.mirror import Mirror, Res, application_of_attempt
+from pyscheduler.rpc.mirror import Mirror, application_of_attempt
+from pyscheduler.rpc.res import Res
 from pyscheduler.rpc.session import Session, SessionRegistry, SessionState
 from pyscheduler.wire import pb
 

@@ -69,6 +69,8 @@ class ServiceStats:
     rounds: int = 0
     placements: int = 0
     rejected_batches: int = 0
+    max_queue_depth: int = 0
+    max_coalesced: int = 0
     # CPU seconds of the threads doing each step (thread_time: excludes waiting for a core)
     validate_cpu_s: float = 0.0
     apply_cpu_s: float = 0.0
@@ -179,7 +181,8 @@ class SchedulerServicer:
                 break
             except queue.Empty:
                 continue
-        metrics.QUEUE_DEPTH.labels(queue="sync").set(q.qsize())
+        depth = q.qsize()
+        metrics.QUEUE_DEPTH.labels(queue="sync").set(depth)
         items = [first]
         while (
             len(items) < self.options.max_coalesce
@@ -190,6 +193,9 @@ class SchedulerServicer:
                 items.append(q.get_nowait())
             except queue.Empty:
                 break
+        with self.stats.lock:
+            self.stats.max_queue_depth = max(self.stats.max_queue_depth, depth + 1)
+            self.stats.max_coalesced = max(self.stats.max_coalesced, len(items))
         return items
 
     def _process(self, items: list[object]) -> tuple[list[Any], str | None, bool]:
@@ -222,6 +228,8 @@ class SchedulerServicer:
                 plans.append(
                     pb.Plan(
                         session_id=batch.session_id,
+                        # Never "older" than a plan the shim has seen: epochs start at wall-clock µs.
+                        epoch=time.time_ns() // 1000,
                         in_reply_to_seq=batch.seq,
                         status=pb.BATCH_RESYNC_REQUIRED,
                         detail="unknown session: register again and send a full resync",

@@ -158,19 +158,20 @@ class Session:
             )
             self._last_deferral.pop(c.key, None)
             attempt, prio, alloc = c.key
-            plan.placements.append(
-                pb.Placement(
-                    placement_id=pid,
-                    attempt_id=attempt,
-                    priority=prio,
-                    allocation_request_id=alloc,
-                    node_id=c.node_id,
-                    capability=c.capability.to_pb(),
-                    count=c.count,
-                    reason=c.reason,
-                    detail=c.detail,
-                )
+            out = plan.placements.add(
+                placement_id=pid,
+                attempt_id=attempt,
+                priority=prio,
+                allocation_request_id=alloc,
+                node_id=c.node_id,
+                count=c.count,
+                reason=c.reason,
+                detail=c.detail,
             )
+            out.capability.memory_mb = c.capability.memory_mb
+            out.capability.vcores = c.capability.vcores
+            if c.capability.others:
+                out.capability.others.update(dict(c.capability.others))
             decisions.append(
                 Decision(
                     time=wall,
@@ -194,14 +195,12 @@ class Session:
             )
         for d in deferred:
             attempt, prio, alloc = d.key
-            plan.deferrals.append(
-                pb.Deferral(
-                    attempt_id=attempt,
-                    priority=prio,
-                    allocation_request_id=alloc,
-                    reason=d.reason,
-                    detail=d.detail,
-                )
+            plan.deferrals.add(
+                attempt_id=attempt,
+                priority=prio,
+                allocation_request_id=alloc,
+                reason=d.reason,
+                detail=d.detail,
             )
             # Log a deferral when its reason changes, not every tick (the plan carries it every tick).
             if self._last_deferral.get(d.key) != d.reason:

@@ -26,13 +26,13 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from pyscheduler.objects import ClusterState, Job, Phase, Resources
 from pyscheduler.policies import Decisions, Policy, Snapshot
-from pyscheduler.rpc.mirror import AskKey, AskRec, Mirror, NodeRec, Res, application_of_attempt, fits_count
+from pyscheduler.rpc.mirror import AskKey, AskRec, Mirror, NodeRec, application_of_attempt
 from pyscheduler.rpc.placer import (
     ANY_LOCATION,
     DeferralChoice,
@@ -42,6 +42,7 @@ from pyscheduler.rpc.placer import (
     place,
     strict_locality,
 )
+from pyscheduler.rpc.res import Res, fits_count
 from pyscheduler.wire import pb
 
 _PLACEMENT_REASONS = {
@@ -78,55 +79,105 @@ def _dims(mirror: Mirror) -> tuple[str, ...]:
 
 @dataclass(slots=True)
 class _ClusterCache:
-    """The running nodes' capacity and free rows, kept across rounds; only dirty rows are recomputed."""
+    """The running nodes as one ClusterState kept across rounds: only rows changed since the last
+    round are rewritten (through the arrays behind `ClusterState.capacity` / `.free`)."""
 
     layout: int
     dims: tuple[str, ...]
-    node_ids: list[str]
-    index: dict[str, int]
-    cap: npt.NDArray[np.float64]
-    free: npt.NDArray[np.float64]
+    state: ClusterState
 
 
 def _row_member(n: NodeRec) -> bool:
     return n.state == pb.NODE_STATE_RUNNING and (n.capacity.memory_mb > 0 or n.capacity.vcores > 0)
 
 
+def _build(mirror: Mirror, dims: tuple[str, ...]) -> _ClusterCache:
+    rows = sorted((n for n in mirror.nodes.values() if _row_member(n)), key=lambda n: n.node_id)
+    shape = (len(rows), len(dims))
+    cap = np.array([_vector(n.capacity, dims) for n in rows], dtype=np.float64).reshape(shape)
+    free = np.array([_vector(n.free(), dims) for n in rows], dtype=np.float64).reshape(shape)
+    state = ClusterState.from_arrays([n.node_id for n in rows], cap, np.clip(free, 0.0, None), dims)
+    return _ClusterCache(mirror.layout, dims, state)
+
+
 def cluster_of(mirror: Mirror) -> ClusterState:
     """ClusterState of the running nodes (sorted by id), recomputing only rows changed since last time."""
     dims = _dims(mirror)
-    c = mirror.cache if isinstance(mirror.cache, _ClusterCache) else None
-    if c is not None and c.layout == mirror.layout and c.dims == dims:
+    c = mirror.cache.get("cluster")
+    if not isinstance(c, _ClusterCache) or c.layout != mirror.layout or c.dims != dims:
+        c = _build(mirror, dims)
+    elif mirror.dirty:
+        index = c.state.index
+        rows: list[int] = []
+        nodes: list[NodeRec] = []
         for nid in mirror.dirty:
             n = mirror.nodes.get(nid)
-            i = c.index.get(nid)
+            i = index.get(nid)
             if (i is None) != (n is None or not _row_member(n)):
-                c = None  # a node joined or left the rows: rebuild
+                c = _build(mirror, dims)  # a node joined or left the rows
                 break
             if i is not None and n is not None:
-                c.cap[i] = _vector(n.capacity, dims)
-                c.free[i] = _vector(n.free(), dims)
-    else:
-        c = None
-    if c is None:
-        rows = sorted((n for n in mirror.nodes.values() if _row_member(n)), key=lambda n: n.node_id)
-        shape = (len(rows), len(dims))
-        c = _ClusterCache(
-            mirror.layout,
-            dims,
-            [n.node_id for n in rows],
-            {n.node_id: i for i, n in enumerate(rows)},
-            np.array([_vector(n.capacity, dims) for n in rows], dtype=np.float64).reshape(shape),
-            np.array([_vector(n.free(), dims) for n in rows], dtype=np.float64).reshape(shape),
-        )
-        mirror.cache = c
+                rows.append(i)
+                nodes.append(n)
+        else:
+            if rows:
+                idx = np.asarray(rows)
+                cap = np.array([_vector(n.capacity, dims) for n in nodes], dtype=np.float64)
+                free = np.array([_vector(n.free(), dims) for n in nodes], dtype=np.float64)
+                c.state.capacity[idx] = cap
+                c.state.free[idx] = np.clip(free, 0.0, cap)
+    mirror.cache["cluster"] = c
     mirror.dirty.clear()
-    return ClusterState.from_arrays(c.node_ids, c.cap, np.clip(c.free, 0.0, None), dims)
+    return c.state
 
 
 def _vector(r: Res, dims: tuple[str, ...]) -> tuple[float, ...]:
+    if not r.others and len(dims) == 2:
+        return (float(r.vcores), float(r.memory_mb))
     o = dict(r.others)
     return (float(r.vcores), float(r.memory_mb), *(float(o.get(d, 0)) for d in dims[2:]))
+
+
+def _job(
+    mirror: Mirror,
+    app_id: str,
+    asks: list[AskRec],
+    hint: dict[int, PhaseHint],
+    dims: tuple[str, ...],
+    now_s: float,
+) -> tuple[Job, list[tuple[str, AskRec]]]:
+    """The core Job for an application's pending asks; the same object while nothing changed."""
+    app = mirror.apps.get(app_id)
+    asks = sorted(asks, key=lambda a: (a.key[1], a.key[2], a.key[0]))
+    stats = [hint.get(a.key[1]) for a in asks]
+    signature = (
+        app.submit_time_ms if app is not None else None,
+        dims,
+        tuple((a.key, a.num_containers - a.outstanding, a.capability) for a in asks),
+        tuple((h.mean, h.sd) if h is not None else None for h in stats),
+    )
+    jobs: dict[str, Any] = mirror.cache.setdefault("jobs", {})
+    hit = jobs.get(app_id)
+    if hit is not None and hit[0] == signature:
+        return hit[1], hit[2]
+    phases: list[Phase] = []
+    names: list[tuple[str, AskRec]] = []
+    for a, h in zip(asks, stats, strict=True):
+        name = f"p{a.key[1]}.a{a.key[2]}.{a.key[0]}"
+        phases.append(
+            Phase(
+                name,
+                a.num_containers - a.outstanding,
+                Resources(_vector(a.capability, dims)),
+                h.mean if h is not None else 1.0,
+                h.sd if h is not None else 0.0,
+            )
+        )
+        names.append((name, a))
+    arrival = app.submit_time_ms / 1000.0 if app is not None else now_s
+    job = Job(app_id, arrival, phases, app.name if app is not None else "", app_id)
+    jobs[app_id] = (signature, job, names)
+    return job, names
 
 
 def to_snapshot(
@@ -151,24 +202,13 @@ def to_snapshot(
     jobs: list[Job] = []
     index: dict[tuple[str, str], AskRec] = {}
     for app_id, asks in sorted(by_app.items()):
-        app = mirror.apps.get(app_id)
-        hint = hints(app_id) if hints is not None else {}
-        phases: list[Phase] = []
-        for a in sorted(asks, key=lambda a: (a.key[1], a.key[2], a.key[0])):
-            h = hint.get(a.key[1])
-            name = f"p{a.key[1]}.a{a.key[2]}.{a.key[0]}"
-            phases.append(
-                Phase(
-                    name,
-                    a.num_containers - a.outstanding,
-                    Resources(_vector(a.capability, dims)),
-                    h.mean if h is not None else 1.0,
-                    h.sd if h is not None else 0.0,
-                )
-            )
+        job, names = _job(mirror, app_id, asks, hints(app_id) if hints is not None else {}, dims, now_s)
+        jobs.append(job)
+        for name, a in names:
             index[(app_id, name)] = a
-        arrival = app.submit_time_ms / 1000.0 if app is not None else now_s
-        jobs.append(Job(app_id, arrival, phases, app.name if app is not None else "", app_id))
+    cached = mirror.cache.get("jobs", {})
+    for app_id in [k for k in cached if k not in by_app]:
+        del cached[app_id]
     return Snapshot(now_s, cluster, jobs), index, zero
 
 
@@ -196,7 +236,7 @@ def from_decisions(
             ask = index[(job.job_id, job.phases[k].phase_id)]
             group = (ask.key, decisions.node_ids[row], c.reason)
             counts[group] = counts.get(group, 0) + m
-    room = {nid: mirror.nodes[nid].free() for _, nid, _ in counts}
+    room = {nid: mirror.nodes[nid].free() for nid in {nid for _, nid, _ in counts}}
     unplaced: dict[AskKey, int] = {}
     for (key, node_id, reason), want in counts.items():
         ask = mirror.asks[key]

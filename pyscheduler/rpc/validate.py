@@ -94,6 +94,25 @@ def _node_ok(n: Any) -> bool:
     )
 
 
+_EXIT_KINDS = frozenset(v for v in pb.ContainerExitKind.values() if v != 0)
+
+
+def _container_ok(c: Any) -> bool:
+    r = c.resource
+    return bool(
+        c.container_id
+        and c.attempt_id
+        and c.node_id
+        and c.priority >= 0
+        and c.allocation_request_id >= -1
+        and c.HasField("resource")
+        and r.memory_mb >= 0
+        and r.vcores >= 0
+        and not r.others
+        and c.start_time_ms >= 0
+    )
+
+
 def node(n: Any, p: str) -> None:
     nonempty(n.node_id, f"{p}.node_id")
     resource(n.capacity, f"{p}.capacity", n, "capacity")
@@ -153,8 +172,11 @@ def state_batch(b: Any) -> None:
             raise InvalidMessage(p, f"duplicate scheduler key {key} in one batch")
         seen_keys.add(key)
     for i, c in enumerate(b.containers_allocated):
-        container(c, f"containers_allocated[{i}]")
+        if not _container_ok(c):
+            container(c, f"containers_allocated[{i}]")
     for i, d in enumerate(b.containers_completed):
+        if d.container_id and d.exit_kind in _EXIT_KINDS and d.finish_time_ms >= 0:
+            continue
         p = f"containers_completed[{i}]"
         nonempty(d.container_id, f"{p}.container_id")
         enum_value(d.exit_kind, pb.ContainerExitKind, f"{p}.exit_kind")

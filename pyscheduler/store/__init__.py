@@ -6,7 +6,8 @@
     writer = BackgroundWriter(store)          # for the decision loop: submit() now, flush() when needed
     store.history.record("wordcount", "map", [30.1, 28.4])
 
-Modules: db (connections, durability), schema (migrations), codec (row encoding), log (DecisionLog,
+Modules: db (connections, durability), schema (migrations), codec (row encoding), names (the id
+dictionary of application, job and node names), log (DecisionLog,
 queries, retention), writer (BackgroundWriter), history (StatisticsHistory), bench (size benchmark).
 """
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from pyscheduler.objects.decision import Decision, DecisionKind
 
-# Column order of the decisions table after `id`.
+# Column order of a decision row (after `id`) as the store reads and writes it.
 COLUMNS = ("time", "kind", "reason", "application_id", "job_id", "task_id", "node_id", "detail", "inputs")
 
 Row = tuple[float, str, str, str | None, str | None, str | None, str | None, str | None, str | None]

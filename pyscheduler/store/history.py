@@ -11,6 +11,9 @@ AM helper reports task completions:
     history.samples("wordcount", "map")  -> [..., 29.8] oldest first, at most max_samples
     history.phases("wordcount")          -> {"map": PhaseMoments, ...}
     history.runs("wordcount")            -> number of finished runs recorded
+    history.merge("wordcount", "map", count, mean, m2)   # fold in moments only (no samples), e.g. a
+                                                         # finished job's running stats from the core
+    history.all_moments()                -> {(job name, phase id): PhaseMoments} (warm a cache at start)
 
 A duration must be finite and >= 0; anything else is refused with ValueError naming the element.
 """
@@ -21,6 +24,7 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from pyscheduler.store.db import Database
 
@@ -42,6 +46,15 @@ class PhaseMoments:
     @property
     def sd(self) -> float:
         return math.sqrt(self.variance)
+
+
+def _moments(count: Any, mean: Any, m2: Any, low: Any, high: Any) -> PhaseMoments:
+    n = int(count)
+    return PhaseMoments(n, float(mean), float(m2) / (n - 1) if n > 1 else 0.0, float(low), float(high))
+
+
+def _duration_ok(v: object) -> bool:
+    return not isinstance(v, bool) and isinstance(v, int | float) and math.isfinite(v) and v >= 0
 
 
 def _check_key(job_name: str, phase_id: str) -> None:
@@ -86,11 +99,53 @@ class StatisticsHistory:
         _check_key(job_name, phase_id)
         values: list[float] = []
         for i, v in enumerate(durations):
-            if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v < 0:
+            if not _duration_ok(v):
                 raise ValueError(f"durations[{i}] must be a finite number >= 0, got {v!r}")
             values.append(float(v))
         if not values:
             return self.moments(job_name, phase_id)
+        return self._fold(job_name, phase_id, _summarise(values), min(values), max(values), values)
+
+    def merge(
+        self,
+        job_name: str,
+        phase_id: str,
+        count: int,
+        mean: float,
+        m2: float,
+        low: float | None = None,
+        high: float | None = None,
+    ) -> PhaseMoments | None:
+        """Fold in moments of durations not recorded one by one (count, mean, M2 = sum of squared
+        deviations). Without `low`/`high` the mean stands in for the batch's minimum and maximum."""
+        _check_key(job_name, phase_id)
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise ValueError(f"count must be an integer >= 0, got {count!r}")
+        for name, v in (("mean", mean), ("m2", m2), ("low", low), ("high", high)):
+            if v is not None and not _duration_ok(v):
+                raise ValueError(f"{name} must be a finite number >= 0, got {v!r}")
+        if count == 0:
+            return self.moments(job_name, phase_id)
+        lo = float(mean) if low is None else float(low)
+        hi = float(mean) if high is None else float(high)
+        return self._fold(job_name, phase_id, (count, float(mean), float(m2)), lo, hi, [])
+
+    def all_moments(self) -> dict[tuple[str, str], PhaseMoments]:
+        """Moments of every (job name, phase id) in the history."""
+        with self.db.read() as cur:
+            cur.execute("SELECT job_name, phase_id, count, mean, m2, min, max FROM phase_moments")
+            rows = cur.fetchall()
+        return {(str(r[0]), str(r[1])): _moments(*r[2:]) for r in rows}
+
+    def _fold(
+        self,
+        job_name: str,
+        phase_id: str,
+        batch: tuple[int, float, float],
+        batch_low: float,
+        batch_high: float,
+        values: Sequence[float],
+    ) -> PhaseMoments:
         db = self.db
         key = (job_name, phase_id)
         with db.write() as cur:
@@ -102,13 +157,12 @@ class StatisticsHistory:
                 key,
             )
             old = cur.fetchone()
-            batch = _summarise(values)
             if old is None:
                 n, mean, m2 = batch
-                low, high = min(values), max(values)
+                low, high = batch_low, batch_high
             else:
                 n, mean, m2 = merge_moments((int(old[0]), float(old[1]), float(old[2])), batch)
-                low, high = min(float(old[3]), *values), max(float(old[4]), *values)
+                low, high = min(float(old[3]), batch_low), max(float(old[4]), batch_high)
             cur.execute(
                 db.sql(
                     "INSERT INTO phase_moments (job_name, phase_id, count, mean, m2, min, max, updated_at) "
@@ -118,6 +172,8 @@ class StatisticsHistory:
                 ),
                 (*key, n, mean, m2, low, high, time.time()),
             )
+            if not values:
+                return _moments(n, mean, m2, low, high)
             cur.executemany(
                 db.sql("INSERT INTO phase_samples (job_name, phase_id, duration) VALUES (?, ?, ?)"),
                 [(*key, v) for v in values[-self.max_samples :]],
@@ -136,7 +192,7 @@ class StatisticsHistory:
                     db.sql("DELETE FROM phase_samples WHERE job_name = ? AND phase_id = ? AND id < ?"),
                     (*key, int(oldest_kept[0])),
                 )
-        return PhaseMoments(n, mean, m2 / (n - 1) if n > 1 else 0.0, low, high)
+        return _moments(n, mean, m2, low, high)
 
     def record_run(self, job_name: str, now: float | None = None) -> int:
         """Count one finished run of a recurring job; return its number of runs so far."""
@@ -173,13 +229,7 @@ class StatisticsHistory:
         with self.db.read() as cur:
             cur.execute(self.db.sql(sql + " ORDER BY phase_id"), params)
             rows = cur.fetchall()
-        out: dict[str, PhaseMoments] = {}
-        for phase, n, mean, m2, low, high in rows:
-            count = int(n)
-            out[str(phase)] = PhaseMoments(
-                count, float(mean), float(m2) / (count - 1) if count > 1 else 0.0, float(low), float(high)
-            )
-        return out
+        return {str(r[0]): _moments(*r[1:]) for r in rows}
 
     def samples(self, job_name: str, phase_id: str, limit: int | None = None) -> list[float]:
         """The most recent durations of a phase, oldest first (at most `limit`, at most max_samples)."""

@@ -24,11 +24,19 @@ from pyscheduler.objects.decision import Decision, DecisionKind
 from pyscheduler.store import codec
 from pyscheduler.store.db import Database, StoreError
 from pyscheduler.store.history import StatisticsHistory
+from pyscheduler.store.names import NameTable
 from pyscheduler.store.schema import PG_LOCK_APPEND, migrate
 
 MAX_PAGE = 10_000
 _DELETE_CHUNK = 20_000
-_SELECT = "SELECT id, " + ", ".join(codec.COLUMNS) + " FROM decisions"
+# Stored columns after `id`: application, job and node hold ids into `names` (pyscheduler.store.names).
+_STORED = ("time", "kind", "reason", "application", "job", "task_id", "node", "detail", "inputs")
+_NAMED = (3, 4, 6)  # positions in a codec row of the columns kept in `names`
+_SELECT = (
+    "SELECT d.id, d.time, d.kind, d.reason, a.name, j.name, d.task_id, n.name, d.detail, d.inputs "
+    "FROM decisions d LEFT JOIN names a ON a.id = d.application LEFT JOIN names j ON j.id = d.job "
+    "LEFT JOIN names n ON n.id = d.node"
+)
 
 Order = Literal["asc", "desc"]
 
@@ -49,6 +57,11 @@ class Page:
     next_cursor: int | None
 
 
+def _named(row: codec.Row, names: dict[str, int]) -> tuple[Any, ...]:
+    """A codec row with application, job and node replaced by their ids in `names`."""
+    return tuple(names[str(v)] if i in _NAMED and v is not None else v for i, v in enumerate(row))
+
+
 class DecisionLog:
     """The decision log and statistics history of one store (SQLite file or PostgreSQL database)."""
 
@@ -61,6 +74,7 @@ class DecisionLog:
             self.db.close()
             raise
         self.history = StatisticsHistory(self.db)
+        self._names = NameTable(self.db)
 
     # -- writing -------------------------------------------------------------------------------------------
     def append(self, decisions: Sequence[Decision]) -> list[int]:
@@ -75,6 +89,8 @@ class DecisionLog:
         n = len(rows)
         db = self.db
         with db.write() as cur:
+            names = self._names.resolve(cur, {str(r[i]) for r in rows for i in _NAMED if r[i] is not None})
+            stored = [_named(r, names) for r in rows]
             if db.dialect == "postgresql":
                 db.lock(cur, PG_LOCK_APPEND)
                 cur.execute(
@@ -85,8 +101,8 @@ class DecisionLog:
                 )
                 ids = [int(r[0]) for r in cur.fetchall()]
                 pg: Any = cur
-                with pg.copy("COPY decisions (id, " + ", ".join(codec.COLUMNS) + ") FROM STDIN") as copy:
-                    for ident, row in zip(ids, rows, strict=True):
+                with pg.copy("COPY decisions (id, " + ", ".join(_STORED) + ") FROM STDIN") as copy:
+                    for ident, row in zip(ids, stored, strict=True):
                         copy.write_row((ident, *row))
             else:
                 cur.execute("SELECT seq FROM sqlite_sequence WHERE name = 'decisions'")
@@ -95,16 +111,17 @@ class DecisionLog:
                 ids = list(range(base + 1, base + n + 1))
                 cur.executemany(
                     "INSERT INTO decisions (id, "
-                    + ", ".join(codec.COLUMNS)
+                    + ", ".join(_STORED)
                     + ") VALUES (?"
-                    + ", ?" * len(codec.COLUMNS)
+                    + ", ?" * len(_STORED)
                     + ")",
-                    [(ident, *row) for ident, row in zip(ids, rows, strict=True)],
+                    [(ident, *row) for ident, row in zip(ids, stored, strict=True)],
                 )
             cur.execute(
                 db.sql("INSERT INTO decision_commits (last_id, committed_at, bytes) VALUES (?, ?, ?)"),
                 (ids[-1], time.time(), size),
             )
+        self._names.remember(names)
         for kind, count in collections.Counter(r[1] for r in rows).items():
             metrics.DECISIONS_LOGGED.labels(kind=kind).inc(count)
         return ids
@@ -135,32 +152,35 @@ class DecisionLog:
             raise ValueError(f"order must be 'asc' or 'desc', got {order!r}")
         where: list[str] = []
         params: list[Any] = []
-        for column, value in (
-            ("application_id", application_id),
-            ("job_id", job_id),
-            ("task_id", task_id),
-            ("node_id", node_id),
+        for column, value, named in (
+            ("d.application", application_id, True),
+            ("d.job", job_id, True),
+            ("d.task_id", task_id, False),
+            ("d.node", node_id, True),
         ):
             if value is not None:
                 if value == "":
                     where.append(f"{column} IS NULL")
+                elif named:
+                    where.append(f"{column} = (SELECT id FROM names WHERE name = ?)")
+                    params.append(value)
                 else:
                     where.append(f"{column} = ?")
                     params.append(value)
         if kinds:
-            where.append("kind IN (" + ", ".join("?" * len(kinds)) + ")")
+            where.append("d.kind IN (" + ", ".join("?" * len(kinds)) + ")")
             params.extend(DecisionKind(k).value for k in kinds)
         if since is not None:
-            where.append("time >= ?")
+            where.append("d.time >= ?")
             params.append(float(since))
         if until is not None:
-            where.append("time < ?")
+            where.append("d.time < ?")
             params.append(float(until))
         if cursor is not None:
-            where.append("id > ?" if order == "asc" else "id < ?")
+            where.append("d.id > ?" if order == "asc" else "d.id < ?")
             params.append(int(cursor))
         sql = _SELECT + (" WHERE " + " AND ".join(where) if where else "")
-        sql += f" ORDER BY id {'ASC' if order == 'asc' else 'DESC'} LIMIT ?"
+        sql += f" ORDER BY d.id {'ASC' if order == 'asc' else 'DESC'} LIMIT ?"
         params.append(limit + 1)
         with self.db.read() as cur:
             cur.execute(self.db.sql(sql), params)
@@ -171,7 +191,7 @@ class DecisionLog:
 
     def get(self, ident: int) -> StoredDecision | None:
         with self.db.read() as cur:
-            cur.execute(self.db.sql(_SELECT + " WHERE id = ?"), (int(ident),))
+            cur.execute(self.db.sql(_SELECT + " WHERE d.id = ?"), (int(ident),))
             row = cur.fetchone()
         return StoredDecision(*codec.decode(row)) if row else None
 

@@ -111,6 +111,11 @@ class BackgroundWriter:
             _DEPTH.set(self._submitted - self._committed)
             self._cond.notify_all()
 
+    def append(self, decisions: Sequence[Decision]) -> None:
+        """Same as `submit` (so the writer can stand where a DecisionLog is expected, e.g. the rpc
+        DecisionRecorder): queues only; the decisions are committed once `flush()` returns."""
+        self.submit(decisions)
+
     def flush(self, timeout: float | None = None) -> int:
         """Wait until every decision submitted before this call is committed; return the last committed id."""
         deadline = None if timeout is None else time.monotonic() + timeout

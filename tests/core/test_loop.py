@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections import Counter
 
 import pytest
 
@@ -114,6 +115,27 @@ def test_bench_engine_cli_prints_json() -> None:
         timeout=120,
     )
     assert bad.returncode != 0 and "--jobs" in bad.stderr
+    slow = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pyscheduler",
+            "bench",
+            "engine",
+            "--jobs",
+            "10",
+            "--nodes",
+            "20",
+            "--rounds",
+            "2",
+            "--max-cpu-median-ms",
+            "0",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert slow.returncode == 1 and "threshold exceeded: cpu_median_ms" in slow.stderr
 
 
 def test_losers_killed_except_upstream_ones_left_to_delay_assignment() -> None:
@@ -135,3 +157,55 @@ def test_losers_killed_except_upstream_ones_left_to_delay_assignment() -> None:
     snap = Snapshot(2.0, c, [j], attempts=attempts)
     assert [k.attempt_id for k in get_policy("dollymp").decide(snap).kills] == ["r0b"]
     assert [k.attempt_id for k in get_policy("fcfs").decide(snap).kills] == ["m0b", "r0b"]
+
+
+def test_priorities_recomputed_only_when_a_job_arrives() -> None:
+    c = cluster((64, 64))
+    a = job("a", 0.0, ("m", 4, (1, 1), 10, 1, ()))
+    b = job("b", 1.0, ("m", 4, (1, 1), 200, 1, ()), ("r", 1, (1, 1), 10, 1, ("m",)))
+    pol = get_policy("dollymp")
+    first = {p.job_id: p.priority for p in pol.decide(Snapshot(0.0, c, [a, b])).priorities}
+    for t in range(4):  # b's long phase finishes: e_b(t) drops from 212 to 11, but no job arrived
+        b.phases[0].start_copy(t)
+        b.phases[0].end_copy(t, succeeded=True)
+    same = {p.job_id: p.priority for p in pol.decide(Snapshot(1.0, c, [a, b])).priorities}
+    assert same == first
+    fresh = {
+        p.job_id: p.priority
+        for p in get_policy("dollymp", recompute="every_round").decide(Snapshot(1.0, c, [a, b])).priorities
+    }
+    assert fresh["b"] < first["b"]
+    new = job("new", 2.0, ("m", 1, (1, 1), 1, 0, ()))
+    arrived = {p.job_id: p.priority for p in pol.decide(Snapshot(2.0, c, [a, b, new])).priorities}
+    assert arrived["b"] == fresh["b"]  # an arrival triggers Algorithm 1 again
+
+
+def test_max_clones_three_and_corollary_rule() -> None:
+    c = cluster((64, 64))
+    j = job("j", 0.0, ("m", 2, (1, 1), 10, 10, ()))
+    d3 = get_policy("dollymp", max_clones=3).decide(Snapshot(0.0, c, [j]))
+    assert sorted(Counter(p.task_index for p in d3.placements).values()) == [4, 4]
+    # corollary: e = 1 in class 1 meets 2^0 h(1) >= 1 without clones; e = 6 in class 3 needs h(r) >= 1.5,
+    # which alpha = 1 + sqrt 2 never reaches (h(3) = 1.47): capped at three copies
+    tiny = job("tiny", 0.0, ("m", 2, (1, 1), 1.0, 0.0, ()))
+    dc = get_policy("dollymp", clone_rule="corollary").decide(Snapshot(0.0, c, [tiny]))
+    assert not any(p.is_clone for p in dc.placements)
+    assert [(g.clones, g.reason) for g in dc.clone_grants] == [(0, "corollary_4_1")]
+    wide = job("wide", 0.0, ("m", 2, (1, 1), 3.0, 3.0, ()))
+    dw = get_policy("dollymp", clone_rule="corollary").decide(Snapshot(0.0, c, [wide]))
+    assert [p.priority for p in dw.priorities] == [3]
+    assert sorted(Counter(p.task_index for p in dw.placements).values()) == [3, 3]
+
+
+def test_cached_job_table_sees_refreshed_statistics() -> None:
+    c = cluster((64, 64))
+    a = job("a", 0.0, ("m", 4, (1, 1), 10, 1, ()))
+    b = job("b", 1.0, ("m", 4, (1, 1), 20, 1, ()))
+    pol = get_policy("dollymp", recompute="every_round")
+
+    def ranks(d: Decisions) -> list[str]:
+        return [p.job_id for p in sorted(d.priorities, key=lambda p: p.rank)]
+
+    assert ranks(pol.decide(Snapshot(0.0, c, [a, b]))) == ["a", "b"]
+    a.phases[0].mean = 400.0  # the driver refreshed a's statistics; same Job objects, cached table
+    assert ranks(pol.decide(Snapshot(1.0, c, [a, b]))) == ["b", "a"]

@@ -96,3 +96,14 @@ def test_cluster_rejects_zero_capacity_and_bad_arrays() -> None:
         ClusterState.from_arrays(["a"], np.array([[1.0, 1.0]]), np.array([[np.nan, 1.0]]))
     j = Job("j", 0.0, [Phase("m", 1, Resources.of(1, 1, 1), 1.0, 0.0)])
     assert j.total_tasks() == 1
+
+
+def test_distinct_capacities_follow_updates() -> None:
+    c = ClusterState.from_nodes([Node("a", Resources.of(4, 8)), Node("b", Resources.of(4, 8))])
+    assert c.distinct_capacities().tolist() == [[4, 8]]
+    np.testing.assert_allclose(c.total_capacity(), [8, 16])
+    c.upsert("b", Resources.of(16, 32))
+    assert c.distinct_capacities().tolist() == [[4, 8], [16, 32]]
+    np.testing.assert_allclose(c.total_capacity(), [20, 40])
+    c.remove("a")
+    assert c.distinct_capacities().tolist() == [[16, 32]]

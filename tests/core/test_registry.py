@@ -49,3 +49,17 @@ def test_fcfs_infeasible_and_kills_and_bad_dims() -> None:
     with pytest.raises(SnapshotError, match=r"Job\['three'\].*3 dims"):
         get_policy("fcfs").decide(Snapshot(0.0, c, [three]))
     assert Resources.of(1, 1).dims == 2
+
+
+def test_removed_nodes_get_nothing_and_capacity_updates_count() -> None:
+    c = cluster((4, 4), (4, 4), (2, 2))
+    c.remove("n0")
+    big = job("big", 0.0, ("m", 2, (4, 4), 1, 0, ()))
+    small = job("small", 1.0, ("m", 3, (1, 1), 1, 0, ()))
+    for name in ("dollymp", "fcfs", "dolly"):
+        d = get_policy(name).decide(Snapshot(0.0, c, [big, small]))
+        assert all(p.node_id != "n0" for p in d.placements)
+        assert sum(p.job_id == "big" and not p.is_clone for p in d.placements) == 1  # only n1 holds one
+    c.upsert("n2", Resources.of(8, 8))  # n2 grows: the second big task now fits there
+    d = get_policy("dollymp").decide(Snapshot(0.0, c, [big, small]))
+    assert sorted(p.node_id for p in d.placements if p.job_id == "big" and not p.is_clone) == ["n1", "n2"]

@@ -20,8 +20,9 @@ from rpc_harness import Stream, register
 
 from pyscheduler import config
 from pyscheduler.rpc import validate
-from pyscheduler.rpc.mirror import Mirror, fits_count
+from pyscheduler.rpc.mirror import Mirror
 from pyscheduler.rpc.policy import round_for
+from pyscheduler.rpc.res import fits_count
 from pyscheduler.rpc.service import DecisionService
 from pyscheduler.wire import pb
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import time
 
 import grpc
 import pytest
@@ -59,11 +60,18 @@ def test_full_resync_places_within_free_capacity_and_logs(service: Service) -> N
         )
         assert placed_per_node(plan3) == {"h2:8041": (1024 * dropped.count, dropped.count)}
         s.close()
+    # The log is written by a background writer: the plan may reach the shim before the commit.
+    sent = {p.placement_id for p in [*plan.placements, *plan3.placements]}
     log = open_store(service.db)
     try:
-        placed = log.query(kinds=[DecisionKind.PLACEMENT], limit=100).items
-        ids = {d.decision.inputs["placement_id"] for d in placed}
-        assert ids == {p.placement_id for p in [*plan.placements, *plan3.placements]}
+        deadline = time.monotonic() + 20
+        while True:
+            placed = log.query(kinds=[DecisionKind.PLACEMENT], limit=100).items
+            ids = {d.decision.inputs["placement_id"] for d in placed}
+            if ids == sent or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        assert ids == sent
         assert all(d.decision.application_id == "application_1700000000000_0001" for d in placed)
     finally:
         log.close()
@@ -150,6 +158,7 @@ def test_resync_required_not_errors(service: Service) -> None:
         assert p.status == pb.BATCH_RESYNC_REQUIRED and "full resync" in p.detail
         p = s.send(pb.StateBatch(session_id="no-such-session", seq=1, full_resync=True))
         assert p.status == pb.BATCH_RESYNC_REQUIRED and "unknown session" in p.detail
+        assert p.epoch > reg.epoch  # never dropped by the shim as stale
         p = s.send(full_batch(reg.session_id, seq=1, nodes_upserted=[node("h1:1")]))
         assert p.status == pb.BATCH_ACCEPTED
         p = s.send(pb.StateBatch(session_id=reg.session_id, seq=3))

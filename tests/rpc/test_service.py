@@ -81,6 +81,8 @@ def test_appmaster_clone_plan_and_validation(inproc: DecisionService) -> None:
         plan = am.ReportJobProfile(_profile(), timeout=10)
         assert set(plan.clones_per_phase) == {"map", "reduce"}
         assert all(0 <= c <= 2 for c in plan.clones_per_phase.values())
+        # 4 idle nodes of 8 cores and a 4-task map phase: DollyMP clones the maps in idle capacity.
+        assert plan.clones_per_phase["map"] >= 1
         assert plan.delay_assignment_wait_s >= 0 and plan.detail.startswith("policy dollymp")
         reports = pb.AttemptReports(
             application_id=plan.application_id,

@@ -165,6 +165,12 @@ def test_reopen_keeps_everything(store_url: str) -> None:
     with open_store(store_url) as s:
         assert [x.id for x in s.query().items] == ids
         assert s.append([_d(9)])[0] == ids[-1] + 1
+        # names (application, job, node) resolve from the database after a restart, never duplicated
+        assert [x.decision.task_id for x in s.query(application_id="app1").items] == ["t1", "t9"]
+        with s.db.read() as cur:
+            cur.execute("SELECT COUNT(*), COUNT(DISTINCT name) FROM names")
+            total, distinct = cur.fetchone()
+        assert total == distinct == 4 + 4 + 5  # app0..3, job0..3, node0..4
 
 
 def test_closed_store_refuses(store_url: str) -> None:

@@ -162,3 +162,28 @@ def test_merge_moments_is_exact_on_split_data() -> None:
         assert n == len(data)
         assert mean == pytest.approx(statistics.fmean(data))
         assert m2 / (n - 1) == pytest.approx(statistics.variance(data))
+
+
+def test_history_merge_of_moments_and_all_moments(store_url: str) -> None:
+    first, second = [10.0, 12.0, 14.0], [20.0, 22.0]
+    with open_store(store_url) as s:
+        h = s.history
+        h.record("etl", "map", first)
+        mean2 = statistics.fmean(second)
+        merged = h.merge("etl", "map", len(second), mean2, sum((v - mean2) ** 2 for v in second), 20.0, 22.0)
+        both = first + second
+        assert merged is not None and merged.count == 5
+        assert merged.mean == pytest.approx(statistics.fmean(both))
+        assert merged.variance == pytest.approx(statistics.variance(both))
+        assert (merged.min, merged.max) == (10.0, 22.0)
+        assert h.samples("etl", "map") == first  # moments only: no samples were added
+        only = h.merge("etl", "reduce", 4, 7.5, 3.0)  # no min/max known: the mean stands in
+        assert only is not None and (only.min, only.max, only.variance) == (7.5, 7.5, 1.0)
+        assert h.merge("etl", "reduce", 0, 0.0, 0.0) == only
+        everything = h.all_moments()
+        assert set(everything) == {("etl", "map"), ("etl", "reduce")}
+        assert everything[("etl", "map")] == h.moments("etl", "map")
+        for bad in ({"count": -1}, {"mean": math.nan}, {"m2": -2.0}, {"low": math.inf}):
+            args = {"count": 2, "mean": 1.0, "m2": 0.5, **bad}
+            with pytest.raises(ValueError, match=next(iter(bad))):
+                h.merge("etl", "map", **args)  # type: ignore[arg-type]

@@ -11,6 +11,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.Set;
 import org.apache.hadoop.conf.Configurable;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.security.UserGroupInformation;
@@ -81,7 +83,13 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   private final PlanBook planBook = new PlanBook();
   private final Map<ContainerId, Source> containerSources = new ConcurrentHashMap<>();
   private final Map<ContainerId, String> placementOfContainer = new ConcurrentHashMap<>();
-  private final java.util.concurrent.atomic.AtomicLong nodeUpdatesHandled = new java.util.concurrent.atomic.AtomicLong();
+  private final AtomicLong nodeUpdatesHandled = new AtomicLong();
+  private final AtomicLong fallbackContainers = new AtomicLong();
+  private final LatencyRecorder heartbeatLatency = new LatencyRecorder();
+  private final Resource amUsed = Resource.newInstance(0, 0);
+  private final Set<ContainerId> amContainers = ConcurrentHashMap.newKeySet();
+  private ShimMetrics shimMetrics;
+  private volatile long lastFallbackCommitMs = -1;
   private Configuration conf;
   private ShimConfig shimConfig;
   private ShimQueue queue;
@@ -117,6 +125,8 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     this.client = new DecisionClient(new DecisionClient.Settings(shimConfig.serviceHost(), shimConfig.servicePort(),
         shimConfig.rmId(), VERSION, shimConfig.tickMs(), shimConfig.planMaxAgeMs(), shimConfig.rpcTimeoutMs(),
         shimConfig.reconnectBackoffMs()), view, session, System::currentTimeMillis);
+    this.shimMetrics = new ShimMetrics(session, planBook, heartbeatLatency, nodeUpdatesHandled::get,
+        fallbackContainers::get);
     super.serviceInit(configuration);
     schedulingMonitorManager.initialize(rmContext, configuration);
   }
@@ -124,6 +134,7 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   @Override
   public void serviceStart() throws Exception {
     super.serviceStart();
+    shimMetrics.register();
     client.start();
   }
 
@@ -131,6 +142,9 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   public void serviceStop() throws Exception {
     if (client != null) {
       client.stop();
+    }
+    if (shimMetrics != null) {
+      shimMetrics.unregister();
     }
     super.serviceStop();
   }
@@ -174,7 +188,11 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
         updateNodeResource(e.getRMNode(), e.getResourceOption());
         outbox.dirtyNodes.add(e.getRMNode().getNodeID());
       }
-      case NODE_UPDATE -> nodeUpdate(((NodeUpdateSchedulerEvent) event).getRMNode());
+      case NODE_UPDATE -> {
+        long t0 = System.nanoTime();
+        nodeUpdate(((NodeUpdateSchedulerEvent) event).getRMNode());
+        heartbeatLatency.recordNanos(System.nanoTime() - t0);
+      }
       case APP_ADDED -> {
         AppAddedSchedulerEvent e = (AppAddedSchedulerEvent) event;
         addApplication(e.getApplicationId(), e.getUser(), e.getIsAppRecovering(), e.isUnmanagedAM());
@@ -308,7 +326,10 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
       committer.dropAllFor(node);
       if (shimConfig.fallbackPolicy() == ShimConfig.FallbackPolicy.FIFO
           && session.fallbackDue(shimConfig.fallbackAfterMs())) {
-        if (fallback.assign(node) > 0) {
+        int placed = fallback.assign(node);
+        if (placed > 0) {
+          lastFallbackCommitMs = now;
+          fallbackContainers.addAndGet(placed);
           outbox.fallbackSinceLastBatch = true;
         }
       }
@@ -321,14 +342,52 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   // ------------------------------------------------------------------------------------------
 
   /** Records a container the shim just created on {@code node}; placementId is empty for fallback. */
-  void containerCommitted(FiCaSchedulerNode node, RMContainer rmContainer, Source source, String placementId) {
+  void containerCommitted(FiCaSchedulerNode node, RMContainer rmContainer, Source source, String placementId,
+      boolean am) {
     node.allocateContainer(rmContainer);
     Resources.addTo(usedResource, rmContainer.getAllocatedResource());
+    if (am) {
+      amContainers.add(rmContainer.getContainerId());
+      Resources.addTo(amUsed, rmContainer.getAllocatedResource());
+    }
     containerSources.put(rmContainer.getContainerId(), source);
     placementOfContainer.put(rmContainer.getContainerId(), placementId);
     outbox.allocated.add(PlanCommitter.containerInfo(rmContainer, placementId));
     outbox.dirtyNodes.add(node.getNodeID());
     outbox.dirtyAsks.add(rmContainer.getApplicationAttemptId());
+  }
+
+  /**
+   * The AM share cap: ApplicationMaster containers together may hold at most
+   * {@code am-share.max} of the cluster's dominant resource, so that many small jobs cannot fill the
+   * cluster with AMs whose tasks then never get room (deadlock). One AM is always allowed.
+   */
+  synchronized boolean amShareAllows(Resource capability) {
+    if (amContainers.isEmpty()) {
+      return true;
+    }
+    Resource cluster = getClusterResource();
+    Resource after = Resources.add(amUsed, capability);
+    return Resources.divide(calculator, cluster, after, cluster) <= shimConfig.amShareMax();
+  }
+
+  /** Resources held by ApplicationMaster containers. */
+  public Resource amUsed() {
+    return Resources.clone(amUsed);
+  }
+
+  /** Node heartbeat handling time on the RM event thread. */
+  public LatencyRecorder heartbeatLatency() {
+    return heartbeatLatency;
+  }
+
+  /** Wall-clock time of the latest container placed by the fallback policy (-1: none yet). */
+  public long lastFallbackCommitMs() {
+    return lastFallbackCommitMs;
+  }
+
+  public long fallbackContainers() {
+    return fallbackContainers.get();
   }
 
   /** A container reported by a (re-)registering NodeManager: account for it like a committed one. */
@@ -377,6 +436,9 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
       outbox.dirtyNodes.add(node.getNodeID());
     }
     Resources.subtractFrom(usedResource, rmContainer.getContainer().getResource());
+    if (amContainers.remove(id)) {
+      Resources.subtractFrom(amUsed, rmContainer.getContainer().getResource());
+    }
     placementOfContainer.remove(id);
     outbox.dirtyAsks.add(attempt.getApplicationAttemptId());
   }
@@ -440,7 +502,8 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   // Read access for the batch builder, committer and fallback (package-private)
   // ------------------------------------------------------------------------------------------
 
-  synchronized List<FiCaSchedulerNode> nodes() {
+  /** The scheduler's view of every node (allocated and total resources, running containers). */
+  public synchronized List<FiCaSchedulerNode> nodes() {
     return nodeTracker.getAllNodes();
   }
 
@@ -492,7 +555,7 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   }
 
   public long proposalsDropped() {
-    return planBook.dropped.values().stream().mapToLong(java.util.concurrent.atomic.AtomicLong::get).sum();
+    return planBook.dropped.values().stream().mapToLong(AtomicLong::get).sum();
   }
 
   /** Node heartbeats handled on the scheduler event thread so far. */

@@ -55,9 +55,13 @@ final class FallbackAllocator {
         if (!Resources.fitsIn(scheduler.calculator(), ask.getPerAllocationResource(), node.getUnallocatedResource())) {
           continue;
         }
+        boolean am = attempt.isWaitingForAMContainer();
+        if (am && !scheduler.amShareAllows(ask.getPerAllocationResource())) {
+          continue;
+        }
         RMContainer c = PlanCommitter.create(node, attempt, key, ask.getPerAllocationResource());
         if (c != null) {
-          scheduler.containerCommitted(node, c, DollyMPScheduler.Source.FALLBACK, "");
+          scheduler.containerCommitted(node, c, DollyMPScheduler.Source.FALLBACK, "", am);
           return true;
         }
       }

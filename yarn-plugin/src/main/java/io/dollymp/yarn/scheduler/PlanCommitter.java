@@ -81,14 +81,22 @@ final class PlanCommitter {
     }
     int wanted = Math.min(pl.getCount(), pending.getCount());
     Resource capability = pending.getPerAllocationResource();
+    boolean am = attempt.isWaitingForAMContainer();
+    if (am && !scheduler.amShareAllows(capability)) {
+      return drop(pl, PlacementOutcomeKind.PLACEMENT_DROPPED_AM_SHARE_CAP, pl.getCount(),
+          "ApplicationMaster containers would exceed the AM share cap");
+    }
     int done = 0;
     while (done < wanted && Resources.fitsIn(scheduler.calculator(), capability, node.getUnallocatedResource())) {
       RMContainer c = create(node, attempt, key, capability);
       if (c == null) {
         break;
       }
-      scheduler.containerCommitted(node, c, DollyMPScheduler.Source.SERVICE, pl.getPlacementId());
+      scheduler.containerCommitted(node, c, DollyMPScheduler.Source.SERVICE, pl.getPlacementId(), am);
       done++;
+      if (am) {
+        break; // one AM container per attempt
+      }
     }
     if (done > 0) {
       outbox.outcomes.add(planBook.outcome(pl, PlacementOutcomeKind.PLACEMENT_COMMITTED, done, ""));

@@ -32,7 +32,10 @@ public final class ShimConfig {
   public static final String DEFAULT_FALLBACK_POLICY = "fifo";
   /** How long the service may be unreachable (or its plan stale) before fallback starts. */
   public static final String FALLBACK_AFTER_MS = PREFIX + "fallback.after-ms";
-  public static final long DEFAULT_FALLBACK_AFTER_MS = 5000;
+  public static final long DEFAULT_FALLBACK_AFTER_MS = 1000;
+  /** Largest dominant share of the cluster that ApplicationMaster containers may hold together. */
+  public static final String AM_SHARE_MAX = PREFIX + "am-share.max";
+  public static final double DEFAULT_AM_SHARE_MAX = 0.5;
   /** Stable identity of this RM towards the service (defaults to the cluster id). */
   public static final String RM_ID = PREFIX + "rm-id";
 
@@ -47,6 +50,7 @@ public final class ShimConfig {
   private final FallbackPolicy fallbackPolicy;
   private final long fallbackAfterMs;
   private final String rmId;
+  private final double amShareMax;
 
   private ShimConfig(Configuration conf) {
     List<String> errors = new ArrayList<>();
@@ -83,6 +87,20 @@ public final class ShimConfig {
       errors.add(FALLBACK_POLICY + "=" + conf.get(FALLBACK_POLICY) + ": expected one of fifo, none");
     }
     this.fallbackPolicy = parsed;
+    double share = DEFAULT_AM_SHARE_MAX;
+    String rawShare = conf.getTrimmed(AM_SHARE_MAX);
+    if (rawShare != null && !rawShare.isEmpty()) {
+      try {
+        share = Double.parseDouble(rawShare);
+        if (!(share > 0 && share <= 1)) {
+          errors.add(AM_SHARE_MAX + "=" + rawShare + ": must be in (0, 1]");
+          share = DEFAULT_AM_SHARE_MAX;
+        }
+      } catch (NumberFormatException e) {
+        errors.add(AM_SHARE_MAX + "=" + rawShare + ": not a number");
+      }
+    }
+    this.amShareMax = share;
     String configuredId = conf.getTrimmed(RM_ID, "");
     this.rmId = configuredId.isEmpty() ? conf.getTrimmed("yarn.resourcemanager.cluster-id", "yarn-cluster")
         : configuredId;
@@ -124,4 +142,5 @@ public final class ShimConfig {
   public FallbackPolicy fallbackPolicy() { return fallbackPolicy; }
   public long fallbackAfterMs() { return fallbackAfterMs; }
   public String rmId() { return rmId; }
+  public double amShareMax() { return amShareMax; }
 }

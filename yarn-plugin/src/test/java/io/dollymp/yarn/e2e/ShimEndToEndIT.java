@@ -100,10 +100,12 @@ class ShimEndToEndIT {
     for (String app : jobAppIds) {
       assertTrue(decisions.contains(app), "service has no decision for " + app);
     }
-    // Placements name the node they went to; at least one NodeManager got service placements.
-    boolean anyNode = cluster.getResourceManager().getRMContext().getRMNodes().keySet().stream()
-        .anyMatch(id -> decisions.contains(id.toString()));
-    assertTrue(anyNode, "no placement names a NodeManager of this cluster");
+    // The service's live state (HTTP API) lists every NodeManager of the cluster.
+    String state = ServiceQueries.dumpState(service.awaitHttpPort(10_000));
+    for (org.apache.hadoop.yarn.api.records.NodeId id
+        : cluster.getResourceManager().getRMContext().getRMNodes().keySet()) {
+      assertTrue(state.contains(id.toString()), "service state lacks node " + id + ": " + state);
+    }
   }
 
   @Test

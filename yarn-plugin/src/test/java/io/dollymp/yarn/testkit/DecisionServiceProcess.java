@@ -15,8 +15,7 @@ import java.util.regex.Pattern;
  * {@code python -m pyscheduler serve}. Ports are ephemeral and read back from the port file.
  */
 public final class DecisionServiceProcess implements AutoCloseable {
-  private static final Pattern GRPC_PORT = Pattern.compile("\"?grpc_port\"?\\s*[:=]\\s*(\\d+)");
-  private static final Pattern HTTP_PORT = Pattern.compile("\"?http_port\"?\\s*[:=]\\s*(\\d+)");
+  private static final Pattern HTTP_PORT = Pattern.compile("HTTP_PORT=(\\d+)");
 
   private final Process process;
   private final Path portFile;
@@ -24,19 +23,23 @@ public final class DecisionServiceProcess implements AutoCloseable {
   public final Path db;
 
   public DecisionServiceProcess(Path workDir, String policy) throws IOException {
+    this(workDir, policy, 0);
+  }
+
+  /** A service on a fixed gRPC port (0 = ephemeral), e.g. to restart it where the shim expects it. */
+  public DecisionServiceProcess(Path workDir, String policy, int grpcPort) throws IOException {
     Files.createDirectories(workDir);
     this.portFile = workDir.resolve("ports");
     this.db = workDir.resolve("decisions.db");
     this.log = workDir.resolve("service.log");
     Files.deleteIfExists(portFile);
+    Files.deleteIfExists(log);
     String python = System.getProperty("dollymp.python", "python3");
     String root = System.getProperty("dollymp.root", "..");
     List<String> cmd = new ArrayList<>(List.of(python, "-m", "pyscheduler", "serve",
-        "--grpc-host", "127.0.0.1", "--grpc-port", "0", "--port-file", portFile.toString(),
+        "--grpc-host", "127.0.0.1", "--grpc-port", Integer.toString(grpcPort), "--port-file", portFile.toString(),
         "--db", db.toString(), "--policy", policy));
-    if (Boolean.getBoolean("dollymp.http")) {
-      cmd.addAll(List.of("--http-port", "0"));
-    }
+    cmd.addAll(List.of("--http-port", "0"));
     ProcessBuilder pb = new ProcessBuilder(cmd).directory(new File(root)).redirectErrorStream(true)
         .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
     pb.environment().put("PYTHONUNBUFFERED", "1");
@@ -45,32 +48,35 @@ public final class DecisionServiceProcess implements AutoCloseable {
 
   /** Waits for the service to write its port file; returns the gRPC port. */
   public int awaitGrpcPort(long timeoutMs) throws IOException, InterruptedException {
-    return awaitPort(GRPC_PORT, timeoutMs);
-  }
-
-  public int awaitHttpPort(long timeoutMs) throws IOException, InterruptedException {
-    return awaitPort(HTTP_PORT, timeoutMs);
-  }
-
-  private int awaitPort(Pattern pattern, long timeoutMs) throws IOException, InterruptedException {
     long deadline = System.currentTimeMillis() + timeoutMs;
     while (System.currentTimeMillis() < deadline) {
-      if (!process.isAlive()) {
-        throw new IllegalStateException("decision service exited with " + process.exitValue() + ":\n" + logText());
-      }
+      ensureAlive();
       if (Files.exists(portFile)) {
-        String text = Files.readString(portFile, StandardCharsets.UTF_8).trim();
-        Matcher m = pattern.matcher(text);
-        if (m.find()) {
-          return Integer.parseInt(m.group(1));
-        }
-        if (pattern == GRPC_PORT && text.matches("\\d+")) {
-          return Integer.parseInt(text);
-        }
+        return Integer.parseInt(Files.readString(portFile, StandardCharsets.UTF_8).trim());
       }
       Thread.sleep(100);
     }
-    throw new IllegalStateException("decision service did not report its port in time:\n" + logText());
+    throw new IllegalStateException("decision service did not write its port file in time:\n" + logText());
+  }
+
+  /** The HTTP API's port, from the {@code HTTP_PORT=} line the service prints once serving. */
+  public int awaitHttpPort(long timeoutMs) throws IOException, InterruptedException {
+    long deadline = System.currentTimeMillis() + timeoutMs;
+    while (System.currentTimeMillis() < deadline) {
+      ensureAlive();
+      Matcher m = HTTP_PORT.matcher(logText());
+      if (m.find()) {
+        return Integer.parseInt(m.group(1));
+      }
+      Thread.sleep(100);
+    }
+    throw new IllegalStateException("decision service did not report its HTTP port in time:\n" + logText());
+  }
+
+  private void ensureAlive() throws IOException {
+    if (!process.isAlive()) {
+      throw new IllegalStateException("decision service exited with " + process.exitValue() + ":\n" + logText());
+    }
   }
 
   public String logText() throws IOException {

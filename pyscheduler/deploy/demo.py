@@ -1,0 +1,253 @@
+"""The newcomer's demo (``make demo``, ``dollymp demo``, ``python -m pyscheduler.deploy.demo``).
+
+Builds what it needs (Hadoop's jars from Maven, the plugin jar), then runs the same short mix of real
+Hadoop jobs on a local multi-process YARN cluster twice, side by side: once with CapacityScheduler and
+once with the DollyMP shim and the decision service. One NodeManager runs at ``nice 19``: a slow,
+contended machine, so tasks placed there straggle. Prints each job's flowtime under both schedulers,
+then where to look (RM UI, the decision-log API, a query that explains one decision). Ctrl-C stops
+everything; no process is left behind.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pyscheduler.deploy import artifacts, jobs
+from pyscheduler.deploy.localcluster import LocalCluster
+from pyscheduler.deploy.rest import get_json
+
+SCHEDULER_NAMES = {"capacity": "CapacityScheduler", "dollymp": "DollyMP"}
+
+
+@dataclass(frozen=True)
+class MixJob:
+    name: str
+    kind: str  # "wordcount" or "sleep"
+    maps: int
+    reduces: int
+    task_ms: int = 0
+    delay_s: float = 0.0  # arrival after the first job
+
+
+# A short mix: one wordcount and sleep jobs of different sizes, arriving 3 s apart.
+MIX = (
+    MixJob("wordcount", "wordcount", maps=3, reduces=1),
+    MixJob("sleep-large", "sleep", maps=6, reduces=1, task_ms=3000, delay_s=3.0),
+    MixJob("sleep-small", "sleep", maps=2, reduces=1, task_ms=1000, delay_s=6.0),
+)
+
+
+@dataclass
+class Run:
+    scheduler: str
+    results: dict[str, jobs.JobResult] = field(default_factory=dict)
+    placements: dict[str, int] = field(default_factory=dict)  # app id -> placements logged by the service
+    wall_s: float = 0.0
+
+
+class Display:
+    """Progress lines prefixed with the time since the demo started."""
+
+    def __init__(self) -> None:
+        self.t0 = time.monotonic()
+
+    def say(self, message: str) -> None:
+        print(f"[dollymp-demo {time.monotonic() - self.t0:6.1f}s] {message}", flush=True)
+
+
+def _metrics(cluster: LocalCluster) -> str:
+    try:
+        m = (get_json(f"{cluster.rm_web_url}/ws/v1/cluster/metrics") or {}).get("clusterMetrics", {})
+    except OSError:
+        return ""
+    return (
+        f"apps running {m.get('appsRunning', 0)}, completed {m.get('appsCompleted', 0)}; "
+        f"containers {m.get('containersAllocated', 0)}, memory used {m.get('allocatedMB', 0)} MB"
+    )
+
+
+def run_mix(
+    cluster: LocalCluster, work: Path, show: Display, timeout_s: float = 600.0
+) -> dict[str, jobs.JobResult]:
+    """Submit MIX with its arrival delays; progress every few seconds; results by job name."""
+    jobs.write_text(work / "wc-in", files=MIX[0].maps, words_per_file=20000)
+    handles: dict[str, jobs.JobHandle] = {}
+    start = time.monotonic()
+    pending = list(MIX)
+    last_line, last_print = "", 0.0
+    while pending or any(h.alive() for h in handles.values()):
+        now = time.monotonic() - start
+        while pending and pending[0].delay_s <= now:
+            j = pending.pop(0)
+            if j.kind == "wordcount":
+                handles[j.name] = cluster.submit_wordcount(work / "wc-in", work / "wc-out", j.reduces, j.name)
+            else:
+                handles[j.name] = cluster.submit_sleep(j.maps, j.reduces, j.task_ms, j.task_ms, j.name)
+            show.say(f"  submitted {j.name} ({j.maps} maps, {j.reduces} reduce)")
+        done = sum(not h.alive() for h in handles.values())
+        line = f"  {done}/{len(MIX)} jobs done; {_metrics(cluster)}"
+        if line != last_line and now - last_print >= 5:
+            show.say(line)
+            last_line, last_print = line, now
+        if now > timeout_s:
+            raise TimeoutError(f"job mix not finished after {timeout_s} s")
+        time.sleep(0.5)
+    return {name: h.wait(timeout_s=10) for name, h in handles.items()}
+
+
+def _placements(cluster: LocalCluster, app_id: str | None) -> int:
+    if app_id is None or cluster.service_api_url is None:
+        return 0
+    page = get_json(f"{cluster.service_api_url}/v1/decisions?application={app_id}&kind=placement&limit=1000")
+    return len((page or {}).get("items", []))
+
+
+def run_scheduler(scheduler: str, nodes: int, root: Path, show: Display, hold: bool) -> Run:
+    run = Run(scheduler)
+    base = root / scheduler
+    shutil.rmtree(base, ignore_errors=True)
+    show.say(
+        f"{SCHEDULER_NAMES[scheduler]}: starting RM + {nodes} NodeManagers (nm-0 at nice 19, a slow node)"
+    )
+    t0 = time.monotonic()
+    cluster = LocalCluster(
+        nodes=nodes,
+        scheduler=scheduler,
+        policy="dollymp",
+        history_server=False,
+        base_dir=base,
+        slow_nodes=1,
+        progress=lambda m: show.say(f"  {m}"),
+    )
+    with cluster:
+        if cluster.service_api_url:
+            show.say(f"  decision service: gRPC 127.0.0.1:{cluster.grpc_port}, API {cluster.service_api_url}")
+        show.say(f"  RM UI: {cluster.rm_web_url}   logs: {cluster.log_dir}")
+        run.results = run_mix(cluster, base / "data", show)
+        for name, r in run.results.items():
+            run.placements[name] = _placements(cluster, r.app_id)
+            show.say(f"  {name}: {r.final_status} in {_fmt(r.rm_elapsed_s)} ({r.app_id})")
+        if scheduler == "dollymp":
+            explain(cluster, run, show)
+            if hold:
+                show.say("cluster kept running; press Ctrl-C to stop it")
+                while True:
+                    time.sleep(1)
+    run.wall_s = time.monotonic() - t0
+    return run
+
+
+def explain(cluster: LocalCluster, run: Run, show: Display) -> None:
+    """Print where to look while the cluster is up, and one decision explained by the service."""
+    api = cluster.service_api_url
+    app = next((r.app_id for r in run.results.values() if r.app_id), None)
+    if api is None or app is None:
+        return
+    show.say("where to look (while the cluster runs; `--hold` keeps it up):")
+    show.say(f"  RM UI                {cluster.rm_web_url}/cluster/apps")
+    show.say(f"  decision log API     {api}/v1/decisions?application={app}&kind=placement")
+    show.say(f"  why this placement   curl -s '{api}/v1/applications/{app}/why'")
+    show.say(f"  decision log file    {cluster.service_db}")
+    page = get_json(f"{api}/v1/decisions?application={app}&kind=placement&limit=1") or {}
+    if page.get("items"):
+        d = page["items"][0]
+        show.say(
+            f"  one decision: {d['kind']} of {d['task_id'] or d['job_id']} on {d['node_id']}, "
+            f"reason {d['reason']!r}: {d['detail']}"
+        )
+        show.say(f"  its inputs: {json.dumps(d['inputs'], sort_keys=True)[:300]}")
+
+
+def _fmt(seconds: float | None) -> str:
+    return f"{seconds:6.1f} s" if seconds is not None else "     n/a"
+
+
+def summary(runs: Sequence[Run]) -> str:
+    """Side-by-side flowtime table (the RM's elapsed time per application) with medians and ratios."""
+    head = f"{'job':<14}" + "".join(f"{SCHEDULER_NAMES[r.scheduler]:>20}" for r in runs)
+    if len(runs) == 2:
+        head += f"{'ratio':>9}"
+    lines = [head, "-" * len(head)]
+    for j in MIX:
+        row = f"{j.name:<14}"
+        vals = [r.results.get(j.name) for r in runs]
+        for v in vals:
+            row += f"{(_fmt(v.rm_elapsed_s) + ('' if v.ok else ' FAILED')) if v else 'n/a':>20}"
+        if len(runs) == 2 and all(v and v.rm_elapsed_s for v in vals):
+            a, b = (v.rm_elapsed_s for v in vals if v)
+            row += f"{(b or 0) / (a or 1):9.2f}"
+        lines.append(row)
+    for label, fn in (("mean", statistics.fmean), ("median", statistics.median)):
+        row = f"{label + ' flowtime':<14}"
+        agg = []
+        for r in runs:
+            xs = [x.rm_elapsed_s for x in r.results.values() if x.rm_elapsed_s is not None]
+            agg.append(fn(xs) if xs else None)
+            row += f"{_fmt(agg[-1]):>20}"
+        if len(runs) == 2 and all(agg):
+            row += f"{(agg[1] or 0) / (agg[0] or 1):9.2f}"
+        lines.append(row)
+    for r in runs:
+        if r.scheduler == "dollymp":
+            placed = sum(r.placements.values())
+            lines.append(f"DollyMP: {placed} container placements decided by the decision service")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="dollymp demo", description=__doc__.splitlines()[0])
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--nodes", type=int, default=4, help="NodeManagers per cluster (default 4)")
+    p.add_argument(
+        "--schedulers",
+        default="capacity,dollymp",
+        help="comma-separated, run in this order: capacity, dollymp (default both)",
+    )
+    p.add_argument("--work-dir", type=Path, default=artifacts.ROOT / "build" / "demo", help="logs and data")
+    p.add_argument("--hold", action="store_true", help="keep the DollyMP cluster up after the summary")
+
+
+def run(args: argparse.Namespace) -> int:
+    show = Display()
+    names = [s.strip() for s in args.schedulers.split(",") if s.strip()]
+    bad = [s for s in names if s not in SCHEDULER_NAMES]
+    if bad or not names:
+        print(f"dollymp demo: --schedulers: unknown {bad}; choose from capacity, dollymp", file=sys.stderr)
+        return 2
+    try:
+        show.say("building what the demo needs (cached after the first run)")
+        lib = artifacts.hadoop_lib(show.say)
+        jar = artifacts.plugin_jar(show.say)
+        show.say(f"  Hadoop jars: {lib}; plugin jar: {jar.path} ({jar.origin})")
+        runs = [run_scheduler(s, args.nodes, args.work_dir, show, args.hold) for s in names]
+    except KeyboardInterrupt:
+        show.say("interrupted: every process stopped")
+        return 130
+    except (artifacts.BuildError, OSError, RuntimeError) as exc:
+        show.say(f"FAILED: {exc}")
+        return 1
+    print()
+    print(summary(runs))
+    print()
+    ok = all(r.ok for run_ in runs for r in run_.results.values())
+    ok = ok and all(sum(r.placements.values()) > 0 for r in runs if r.scheduler == "dollymp")
+    show.say(
+        f"demo {'OK' if ok else 'FAILED'} in {time.monotonic() - show.t0:.0f} s; logs in {args.work_dir}"
+    )
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

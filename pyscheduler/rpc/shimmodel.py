@@ -1,0 +1,203 @@
+"""The pretend ResourceManager behind `dollymp bench service` (pyscheduler.rpc.loadgen drives it).
+
+It holds nodes, applications with one pending ask each, and running containers; `tick` builds the
+StateBatch a shim would send for one tick, `on_plan` commits a plan as the shim does (a placement is
+committed only if it still fits the node and the ask is still pending, else reported dropped).
+"""
+
+from __future__ import annotations
+
+import heapq
+import random
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from pyscheduler.wire import pb
+
+NODE_MEM, NODE_CORES = 16384, 8  # 8 containers per node: a busy cluster, asks wait
+CONTAINER_MEM, CONTAINER_CORES = 2048, 1
+
+
+@dataclass
+class _App:
+    n: int
+    pending: int
+    running: int = 0
+
+
+@dataclass
+class ShimModel:
+    """What the generator's pretend ResourceManager holds."""
+
+    nodes: int
+    apps: int
+    seed: int = 0
+    task_s: tuple[float, float] = (5.0, 30.0)  # container run time, uniform
+    tasks: tuple[int, int] = (20, 200)  # containers per application, uniform
+    rng: random.Random = field(init=False)
+    alloc: list[list[int]] = field(init=False)  # per node [mem, cores]
+    active: dict[int, _App] = field(default_factory=dict)
+    containers: dict[str, tuple[int, int, float]] = field(default_factory=dict)  # id -> (node, app, end)
+    ends: list[tuple[float, str]] = field(default_factory=list)  # heap of (end, container id)
+    next_app: int = 1
+    next_container: int = 1
+    new_containers: list[Any] = field(default_factory=list)
+    outcomes: list[Any] = field(default_factory=list)
+    changed_asks: set[int] = field(default_factory=set)
+    new_apps: list[int] = field(default_factory=list)
+    removed_apps: list[int] = field(default_factory=list)
+    cursor: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        self.rng = random.Random(self.seed)
+        self.alloc = [[0, 0] for _ in range(self.nodes)]
+        for _ in range(self.apps):
+            self._add_app()
+        self.new_apps.clear()
+
+    def _add_app(self) -> None:
+        n = self.next_app
+        self.next_app += 1
+        self.active[n] = _App(n, self.rng.randint(*self.tasks))
+        self.new_apps.append(n)
+
+    @staticmethod
+    def node_id(i: int) -> str:
+        return f"node{i:05d}.bench:8041"
+
+    @staticmethod
+    def attempt(n: int) -> str:
+        return f"appattempt_1700000000000_{n:06d}_000001"
+
+    def _node(self, i: int) -> Any:
+        m, c = self.alloc[i]
+        return pb.NodeInfo(
+            node_id=self.node_id(i),
+            rack=f"/rack{i % 40}",
+            state=pb.NODE_STATE_RUNNING,
+            speed=1.0,
+            capacity=pb.Resource(memory_mb=NODE_MEM, vcores=NODE_CORES),
+            allocated=pb.Resource(memory_mb=m, vcores=c),
+        )
+
+    def _app(self, n: int) -> Any:
+        return pb.ApplicationInfo(
+            application_id=f"application_1700000000000_{n:06d}",
+            attempt_id=self.attempt(n),
+            queue="default",
+            user="bench",
+            name=f"job{n % 50}",
+            submit_time_ms=1_700_000_000_000 + n,
+            application_type="MAPREDUCE",
+        )
+
+    def _ask(self, a: _App) -> Any:
+        return pb.Ask(
+            attempt_id=self.attempt(a.n),
+            priority=20,
+            allocation_request_id=-1,
+            num_containers=a.pending,
+            capability=pb.Resource(memory_mb=CONTAINER_MEM, vcores=CONTAINER_CORES),
+            relax_locality=True,
+        )
+
+    def full_resync(self, session_id: str) -> Any:
+        with self.lock:
+            return pb.StateBatch(
+                session_id=session_id,
+                seq=1,
+                full_resync=True,
+                rm_time_ms=int(time.time() * 1000),
+                nodes_upserted=[self._node(i) for i in range(self.nodes)],
+                apps_upserted=[self._app(a.n) for a in self.active.values()],
+                asks=[self._ask(a) for a in self.active.values()],
+            )
+
+    def on_plan(self, plan: Any, now: float) -> None:
+        """Commit each placement that still fits and is still pending (the shim re-validates)."""
+        with self.lock:
+            for p in plan.placements:
+                n = int(p.attempt_id.split("_")[2])
+                a = self.active.get(n)
+                i = int(p.node_id[4:9])
+                room = min((NODE_MEM - self.alloc[i][0]) // CONTAINER_MEM, NODE_CORES - self.alloc[i][1])
+                k = min(p.count, room, a.pending if a is not None else 0)
+                if a is not None and k > 0:
+                    for _ in range(k):
+                        cid = f"container_1700000000000_{n:06d}_01_{self.next_container:08d}"
+                        self.next_container += 1
+                        end = now + self.rng.uniform(*self.task_s)
+                        self.containers[cid] = (i, n, end)
+                        heapq.heappush(self.ends, (end, cid))
+                        self.new_containers.append(
+                            pb.ContainerInfo(
+                                container_id=cid,
+                                attempt_id=p.attempt_id,
+                                node_id=p.node_id,
+                                priority=20,
+                                allocation_request_id=-1,
+                                placement_id=p.placement_id,
+                                start_time_ms=int(now * 1000),
+                                resource=pb.Resource(memory_mb=CONTAINER_MEM, vcores=CONTAINER_CORES),
+                            )
+                        )
+                    self.alloc[i][0] += k * CONTAINER_MEM
+                    self.alloc[i][1] += k * CONTAINER_CORES
+                    a.pending -= k
+                    a.running += k
+                    self.changed_asks.add(n)
+                if k < p.count:
+                    self.outcomes.append(
+                        pb.PlacementOutcome(
+                            placement_id=p.placement_id,
+                            kind=pb.PLACEMENT_DROPPED_DOES_NOT_FIT,
+                            containers=p.count - k,
+                        )
+                    )
+
+    def tick(self, session_id: str, seq: int, now: float, heartbeats: int) -> Any:
+        with self.lock:
+            done = []
+            while self.ends and self.ends[0][0] <= now:
+                done.append(heapq.heappop(self.ends)[1])
+            touched: set[int] = set()
+            completions = []
+            for cid in done:
+                i, n, _ = self.containers.pop(cid)
+                self.alloc[i][0] -= CONTAINER_MEM
+                self.alloc[i][1] -= CONTAINER_CORES
+                touched.add(i)
+                completions.append(
+                    pb.ContainerCompletion(
+                        container_id=cid, exit_kind=pb.CONTAINER_EXIT_SUCCESS, finish_time_ms=int(now * 1000)
+                    )
+                )
+                a = self.active.get(n)
+                if a is not None:
+                    a.running -= 1
+                    if a.pending == 0 and a.running == 0:
+                        del self.active[n]
+                        self.removed_apps.append(n)
+                        self.changed_asks.discard(n)
+                        self._add_app()
+            beat = [(self.cursor + j) % self.nodes for j in range(heartbeats)]
+            self.cursor = (self.cursor + heartbeats) % self.nodes
+            rows = sorted(touched.union(beat))
+            batch = pb.StateBatch(
+                session_id=session_id,
+                seq=seq,
+                rm_time_ms=int(now * 1000),
+                nodes_upserted=[self._node(i) for i in rows],
+                apps_upserted=[self._app(n) for n in self.new_apps],
+                apps_removed=[f"application_1700000000000_{n:06d}" for n in self.removed_apps],
+                asks=[self._ask(self.active[n]) for n in sorted(self.changed_asks | set(self.new_apps))],
+                containers_allocated=self.new_containers,
+                containers_completed=completions,
+                outcomes=self.outcomes,
+            )
+            self.new_apps, self.removed_apps, self.new_containers, self.outcomes = [], [], [], []
+            self.changed_asks.clear()
+            return batch

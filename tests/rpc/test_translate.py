@@ -1,0 +1,83 @@
+"""The translation's caches (cluster rows, jobs) give exactly what a fresh translation gives."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+from rpc_harness import app, ask, attempt, full_batch, node
+
+from pyscheduler.rpc.mirror import Mirror, OutstandingPlacement
+from pyscheduler.rpc.res import Res
+from pyscheduler.rpc.translate import cluster_of, to_snapshot
+from pyscheduler.wire import pb
+
+
+def test_incremental_rows_match_a_full_rebuild() -> None:
+    rng = random.Random(7)
+    m = Mirror()
+    m.apply(
+        full_batch(
+            "s",
+            nodes_upserted=[node(f"h{i:02d}:1", 8192, 8) for i in range(20)],
+            apps_upserted=[app(1)],
+            asks=[ask(1, 20, 5)],
+        )
+    )
+    to_snapshot(m, 0.0)
+    for seq in range(2, 40):
+        b = pb.StateBatch(session_id="s", seq=seq)
+        for i in rng.sample(range(20), 5):
+            state = pb.NODE_STATE_UNHEALTHY if rng.random() < 0.1 else pb.NODE_STATE_RUNNING
+            b.nodes_upserted.append(
+                node(f"h{i:02d}:1", 8192, 8, alloc=(rng.randint(0, 8) * 1024, rng.randint(0, 8)), state=state)
+            )
+        cid = f"c{seq}"
+        b.containers_allocated.add(
+            container_id=cid,
+            attempt_id=attempt(1),
+            node_id=f"h{seq % 20:02d}:1",
+            priority=20,
+            allocation_request_id=-1,
+            resource=pb.Resource(memory_mb=512, vcores=1),
+        )
+        if seq % 3 == 0:
+            b.containers_completed.add(container_id=f"c{seq - 1}", exit_kind=pb.CONTAINER_EXIT_SUCCESS)
+        m.apply(b)
+        if seq % 4 == 0:
+            nid = f"h{rng.randrange(20):02d}:1"
+            if nid in m.nodes:
+                m.add_placement(
+                    OutstandingPlacement(f"p{seq}", (attempt(1), 20, -1), nid, Res(1024, 1), 1, 0.0)
+                )
+        got = cluster_of(m)
+        fresh = Mirror()
+        fresh.nodes = m.nodes
+        want = cluster_of(fresh)
+        assert got.node_ids == want.node_ids
+        assert np.array_equal(got.capacity, want.capacity)
+        assert np.array_equal(got.free, want.free), seq
+
+
+def test_jobs_are_reused_until_their_asks_change() -> None:
+    m = Mirror()
+    m.apply(
+        full_batch(
+            "s",
+            nodes_upserted=[node("h1:1")],
+            apps_upserted=[app(1), app(2)],
+            asks=[ask(1, 20, 5), ask(2, 20, 2)],
+        )
+    )
+    snap1, _, _ = to_snapshot(m, 0.0)
+    snap2, _, _ = to_snapshot(m, 1.0)
+    assert [id(j) for j in snap1.jobs] == [id(j) for j in snap2.jobs]
+    m.apply(pb.StateBatch(session_id="s", seq=2, asks=[ask(2, 20, 1)]))
+    snap3, index, _ = to_snapshot(m, 2.0)
+    assert snap3.jobs[0] is snap1.jobs[0] and snap3.jobs[1] is not snap1.jobs[1]
+    assert [p.num_tasks for p in snap3.jobs[1].phases] == [1]
+    assert index[(snap3.jobs[1].job_id, snap3.jobs[1].phases[0].phase_id)].key == (attempt(2), 20, -1)
+    m.apply(pb.StateBatch(session_id="s", seq=3, apps_removed=["application_1700000000000_0001"]))
+    snap4, _, _ = to_snapshot(m, 3.0)
+    assert [j.job_id for j in snap4.jobs] == ["application_1700000000000_0002"]
+    assert set(m.cache["jobs"]) == {"application_1700000000000_0002"}

@@ -1,0 +1,52 @@
+"""The reproduction report writer on a tiny synthetic scenario (the real scenarios are benchmark runs)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pyscheduler.sim import reproduce
+from pyscheduler.sim.reproduce import SCENARIOS, Check, Run, Scenario, run_scenario, write_report
+
+
+def test_report_from_a_synthetic_scenario(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(reproduce, "SYNTHETIC_OUT", tmp_path / "mw.jsonl")
+    run = Run(
+        "load=0.5",
+        reproduce.SYNTHETIC,
+        "native",
+        "mw20.json",
+        ["fifo", "redundant-small"],
+        load=0.5,
+        straggler="pareto:alpha=3",
+        tick=1.0,
+    )
+
+    def summarize(res: dict[str, reproduce.Comparison]) -> list[Check]:
+        c = res["load=0.5"]
+        r = c.results["redundant-small"].avg_flowtime / c.results["fifo"].avg_flowtime
+        return [Check(f"ratio {r:.2f}", r, r < 1)]
+
+    sc = Scenario("tiny", "Tiny", "a claim", [run], summarize)
+    run_scenario(sc, tmp_path, quick=True, log=lambda _m: None)
+    c = sc.results["load=0.5"]
+    assert c.settings["jobs"] == 600 and abs(c.load - 0.5) < 0.05
+    assert (tmp_path / "mw.jsonl").read_text().count("\n") == 600
+    out = tmp_path / "repro.md"
+    write_report([sc], out, tmp_path / "fig", True, "dollymp report --quick --only tiny", 1.0)
+    text = out.read_text()
+    assert (
+        "| tiny | ratio" in text
+        and "dollymp simulate --workload var/reproduction/master_worker.jsonl" in text
+    )
+    assert "| redundant-small |" in text and (tmp_path / "fig" / "tiny_load_0_5_cdf.png").exists()
+
+
+def test_scenario_keys_unique_and_commands_name_every_setting() -> None:
+    keys = [s.key for s in SCENARIOS]
+    assert len(keys) == len(set(keys)) >= 6
+    for s in SCENARIOS:
+        for r in s.runs:
+            cmd = r.command(quick=False)
+            assert "--policies" in cmd and "--seed" in cmd and "--straggler" in cmd
