@@ -63,17 +63,22 @@ public class StragglerJob extends Configured implements Tool {
     }
     // SplittableRandom mixes its seed (java.util.Random's first draws for seeds one apart are nearly
     // equal, which would make a clone's draw copy its original's).
-    SplittableRandom rnd = new SplittableRandom(conf.getLong(SEED, 1L) * 1_000_003L + attemptId.hashCode());
+    // Keyed by job name, task and attempt number (not the application id), so the same job mix draws
+    // the same original durations under every scheduler.
+    String key = conf.get("mapreduce.job.name", "") + "/" + taskKey(attemptId);
+    SplittableRandom rnd = new SplittableRandom(conf.getLong(SEED, 1L) * 1_000_003L + key.hashCode());
     return Math.round(baseMs * paretoFactor(shape, cap, rnd.nextDouble()) * slowdown(conf, nodeId)
         * attemptSlowdown(conf, attemptId));
   }
 
+  /** {@code m1.0} for attempt_<ts>_<job>_m_000001_0; the attempt id itself when it has another form. */
+  static String taskKey(String attemptId) {
+    String[] f = attemptId.split("_");
+    return f.length < 6 ? attemptId : f[3] + Integer.parseInt(f[4]) + "." + Integer.parseInt(f[5]);
+  }
+
   static double attemptSlowdown(Configuration conf, String attemptId) {
-    String[] f = attemptId.split("_"); // attempt_<ts>_<job>_<m|r>_<task>_<attempt>
-    if (f.length < 6) {
-      return 1.0;
-    }
-    String me = f[3] + Integer.parseInt(f[4]) + "." + Integer.parseInt(f[5]);
+    String me = taskKey(attemptId);
     for (String spec : conf.getTrimmedStrings(SLOW_ATTEMPTS)) {
       int eq = spec.lastIndexOf('=');
       if (eq <= 0) {

@@ -56,12 +56,8 @@ class CloningIT {
     FileUtil.fullyDelete(WORK.toFile());
     service = new DecisionServiceProcess(WORK.resolve("service"), "dollymp");
     port = service.awaitGrpcPort(60_000);
-    cluster = MiniClusters.start(NAME, 3, MiniClusters.shimConf(port));
+    cluster = MiniClusters.startWithShim(NAME, 3, port, 30_000);
     DollyMPScheduler shim = (DollyMPScheduler) cluster.getResourceManager().getResourceScheduler();
-    long deadline = System.currentTimeMillis() + 30_000;
-    while (shim.sessionState() != SessionState.RUNNING && System.currentTimeMillis() < deadline) {
-      Thread.sleep(100);
-    }
     assertEquals(SessionState.RUNNING, shim.sessionState(), "shim never reached RUNNING:\n" + service.logText());
   }
 
