@@ -31,6 +31,7 @@ import org.apache.hadoop.mapreduce.JobCounter;
 import org.apache.hadoop.mapreduce.MRConfig;
 import org.apache.hadoop.mapreduce.MRJobConfig;
 import org.apache.hadoop.mapreduce.v2.MiniMRYarnCluster;
+import org.apache.hadoop.yarn.api.records.ContainerId;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -215,5 +216,49 @@ class CloningIT {
       }
     }
     return out;
+  }
+
+  /** Fault: the NodeManager running a clone goes away mid-run (stopped: it leaves the cluster). */
+  @Test
+  @Order(5)
+  void losingACloneNodeMidRunTheJobStillSucceeds() throws Exception {
+    Configuration conf = helperConf("127.0.0.1:" + port, true);
+    conf.set(PlanOverride.KEY, "map=1,reduce=0");
+    conf.setInt(StragglerJob.MAPS, 3);
+    conf.setInt(StragglerJob.REDUCES, 1);
+    conf.setLong(StragglerJob.MAP_BASE_MS, 20_000);
+    conf.setLong(StragglerJob.REDUCE_BASE_MS, 200);
+    conf.setDouble(StragglerJob.CAP, 1.0);
+    conf.setInt(StragglerJob.RECORDS, 30);
+    Job job = StragglerJob.create(conf, "dollymp-clone-node-lost");
+    job.submit();
+    String app = ExampleJobs.appIdOf(job);
+    int victim = -1;
+    String lostContainer = null;
+    long deadline = System.currentTimeMillis() + 120_000;
+    while (victim < 0 && System.currentTimeMillis() < deadline) {
+      for (int i = 0; i < 3 && victim < 0; i++) {
+        List<ContainerId> here = cluster.getNodeManager(i).getNMContext().getContainers().keySet().stream()
+            .filter(c -> c.getApplicationAttemptId().getApplicationId().toString().equals(app)).toList();
+        boolean hostsAm = here.stream().anyMatch(c -> c.getContainerId() == 1);
+        // Containers 2..4 are the three maps; later ones, while no map has finished, are their clones.
+        ContainerId clone = here.stream().filter(c -> c.getContainerId() > 4).findFirst().orElse(null);
+        if (!hostsAm && clone != null && job.mapProgress() < 0.3f) {
+          victim = i;
+          lostContainer = clone.toString();
+        }
+      }
+      Thread.sleep(250);
+    }
+    assertTrue(victim >= 0, "no clone ran on a NodeManager without the AM");
+    cluster.getNodeManager(victim).stop();
+    assertTrue(job.waitForCompletion(false), "the job failed after a clone's node was lost");
+    assertEquals(30 * 3, job.getCounters().findCounter("dollymp", "records").getValue());
+    Map<String, List<Row>> rows = AttemptRecords.awaitFinal(WORK.resolve("records").resolve(app + ".tsv"), 60_000);
+    String lost = lostContainer;
+    Row onLost = rows.values().stream().flatMap(List::stream).filter(r -> r.container().equals(lost)).findFirst()
+        .orElseThrow(() -> new AssertionError("no attempt ran in " + lost + ": " + rows));
+    assertTrue(onLost.isClone(), "the container on the lost node was not a clone: " + onLost);
+    assertFalse(onLost.winner(), "a copy on the lost node cannot have won: " + onLost);
   }
 }
