@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import json
 import logging
 import os
 import signal
@@ -117,6 +118,8 @@ def run(args: argparse.Namespace) -> int:
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
+    # SIGUSR1: a new statistics window (the bench marks the end of its warm-up so).
+    signal.signal(signal.SIGUSR1, lambda signum, frame: service.servicer.stats.reset_window())
     try:
         service.start()
     except config.ConfigError as exc:
@@ -133,5 +136,6 @@ def run(args: argparse.Namespace) -> int:
         pass
     log.info("shutting down: finishing rounds in flight")
     service.stop()
+    print(f"SYNC_STATS={json.dumps(service.servicer.stats.summary())}", flush=True)
     log.info("stopped")
     return 0

@@ -1,27 +1,31 @@
 """The jars a local cluster runs from: Hadoop's Maven jars, the plugin jar, JDK 17 flags.
 
 Everything is built under ``build/deploy/`` at the repository root (gitignored), never in
-``yarn-plugin/target/``: the lead's ``make jar``/``make test`` use that folder concurrently, so it is
-only read (a fresh shaded jar there is copied, never written).
+``yarn-plugin/target/``: ``make jar``/``make test`` use that folder concurrently, so it is only read
+(a fresh shaded jar there is copied, never written). Outputs are immutable and named by the hash of
+what they were built from, and builds take a file lock, so several processes (clusters, tests,
+benchmarks) can share build/deploy/ at once.
 
 - Hadoop's jars: ``mvn dependency:copy-dependencies -DincludeScope=test`` over ``yarn-plugin/pom.xml``
-  into ``build/deploy/lib`` (RM, NM, MapReduce, JobHistoryServer, the examples jar, the jobclient test
-  jar with SleepJob). Re-collected when the pom changes (a stamp holds the pom's hash).
-- The plugin jar: ``$DOLLYMP_PLUGIN_JAR``; else the cached copy ``build/deploy/*-shaded.jar`` when its
-  stamp matches the sha256 of the plugin's sources (src/main, pom.xml, proto/); else
+  into ``build/deploy/lib-<pom sha>`` (RM, NM, MapReduce, JobHistoryServer, the examples jar, the
+  jobclient test jar with SleepJob).
+- The plugin jar ``build/deploy/dollymp-yarn-plugin-<sources sha>.jar``: ``$DOLLYMP_PLUGIN_JAR`` if set;
+  else the jar already there for the current sources (src/main, pom.xml, proto/); else a copy of
   ``yarn-plugin/target/*-shaded.jar`` when it is newer than every source; else a private build of a
-  copy of ``yarn-plugin/`` under ``build/deploy/plugin-src``.
+  copy of ``yarn-plugin/``.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import os
 import re
 import shutil
 import subprocess
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -79,36 +83,54 @@ def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-_resolved: dict[tuple[Path, str], Path] = {}  # (lib, pom sha) already settled in this process
+@contextlib.contextmanager
+def _build_lock() -> Iterator[None]:
+    """One builder at a time across processes (several clusters, tests and benchmarks share build/)."""
+    out = build_dir()
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / ".lock", "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def _complete_libs() -> list[Path]:
+    return sorted(
+        (d for d in build_dir().glob("lib-*") if (d / ".complete").exists()), key=lambda d: d.stat().st_mtime
+    )
 
 
 def hadoop_lib(progress: Progress = lambda _m: None) -> Path:
-    """``build/deploy/lib`` with every jar of the pom's test scope; collected once per pom version."""
-    lib = build_dir() / "lib"
-    stamp = lib / ".pom-sha256"
-    want = _sha(POM)
-    if (lib, want) in _resolved:
+    """``build/deploy/lib-<pom sha>``: every jar of the pom's test scope, collected once per pom version.
+
+    Each folder is written once (into a temporary name, then renamed) and never changed after, so a
+    running cluster is never disturbed by another process collecting jars for a newer pom.
+    """
+    lib = build_dir() / f"lib-{_sha(POM)[:16]}"
+    if (lib / ".complete").exists():
         return lib
-    if stamp.exists() and stamp.read_text().strip() == want and any(lib.glob("hadoop-common-*.jar")):
-        return lib
-    progress("collecting Hadoop jars from Maven (first run only; ~150 MB into ~/.m2)")
-    tmp = lib.with_name("lib.partial")
-    shutil.rmtree(tmp, ignore_errors=True)
-    cmd = ["mvn", "-B", "-q", "-f", str(POM), "dependency:copy-dependencies", "-DincludeScope=test"]
-    try:
-        _run([*cmd, f"-DoutputDirectory={tmp}"], "collecting Hadoop jars")
-    except BuildError as exc:
-        if not any(lib.glob("hadoop-common-*.jar")):
-            raise
-        # The pom changed but cannot be resolved right now (offline, a half-edited pom): the jars
-        # collected before still run a cluster of the same Hadoop version.
-        progress(f"warning: keeping the jars collected before in {lib}: {str(exc).splitlines()[0]}")
+    with _build_lock():
+        if (lib / ".complete").exists():
+            return lib
+        progress("collecting Hadoop jars from Maven (first run only; ~150 MB into ~/.m2)")
+        tmp = build_dir() / f".lib-partial-{os.getpid()}"
         shutil.rmtree(tmp, ignore_errors=True)
-        _resolved[(lib, want)] = lib
-        return lib
-    shutil.rmtree(lib, ignore_errors=True)
-    tmp.rename(lib)
-    stamp.write_text(want + "\n")
+        cmd = ["mvn", "-B", "-q", "-f", str(POM), "dependency:copy-dependencies", "-DincludeScope=test"]
+        try:
+            _run([*cmd, f"-DoutputDirectory={tmp}"], "collecting Hadoop jars")
+        except BuildError as exc:
+            shutil.rmtree(tmp, ignore_errors=True)
+            older = _complete_libs()
+            if not older:
+                raise
+            # The pom changed but cannot be resolved right now (offline, a half-edited pom): the jars
+            # collected before still run a cluster of the same Hadoop version.
+            progress(f"warning: using the jars collected before in {older[-1]}: {str(exc).splitlines()[0]}")
+            return older[-1]
+        (tmp / ".complete").write_text(POM.read_text(encoding="utf-8"))
+        tmp.rename(lib)
     return lib
 
 
@@ -165,34 +187,37 @@ def plugin_jar(progress: Progress = lambda _m: None) -> PluginJar:
         return PluginJar(Path(env).resolve(), "env")
     out = build_dir()
     out.mkdir(parents=True, exist_ok=True)
-    copy = out / SHADED_NAME
-    stamp = out / (SHADED_NAME + ".sources-sha256")
     digest = sources_digest()
-    if copy.exists() and stamp.exists() and stamp.read_text().strip() == digest and _valid_jar(copy):
-        return PluginJar(copy, "cached copy")
-    lead = PLUGIN_DIR / "target" / SHADED_NAME
-    newest = max(p.stat().st_mtime for p in _plugin_sources())
-    if lead.exists() and lead.stat().st_mtime >= newest:
-        tmp = copy.with_suffix(".partial")
-        shutil.copy2(lead, tmp)
-        if _valid_jar(tmp):
-            tmp.replace(copy)
-            stamp.write_text(digest + "\n")
-            return PluginJar(copy, "yarn-plugin/target")
-        tmp.unlink(missing_ok=True)
-    progress("building the plugin jar (mvn package in build/deploy/plugin-src; about a minute)")
-    src = out / "plugin-src"
-    shutil.rmtree(src / "src", ignore_errors=True)
-    src.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(POM, src / "pom.xml")
-    shutil.copytree(PLUGIN_DIR / "src" / "main", src / "src" / "main")
-    _run(
-        ["mvn", "-B", "-q", "-f", str(src / "pom.xml"), "-DskipTests", f"-Ddollymp.root={ROOT}", "package"],
-        "building the plugin jar",
-    )
-    built = src / "target" / SHADED_NAME
-    if not _valid_jar(built):
-        raise BuildError(f"mvn package produced no valid {built}")
-    shutil.copy2(built, copy)
-    stamp.write_text(digest + "\n")
-    return PluginJar(copy, "private build")
+    # One immutable jar per source digest: a running cluster's jar is never rewritten.
+    jar = out / f"dollymp-yarn-plugin-{digest[:16]}.jar"
+    if _valid_jar(jar):
+        return PluginJar(jar, "cached copy")
+    with _build_lock():
+        if _valid_jar(jar):
+            return PluginJar(jar, "cached copy")
+        tmp = out / f".plugin-partial-{os.getpid()}.jar"
+        lead = PLUGIN_DIR / "target" / SHADED_NAME
+        newest = max(p.stat().st_mtime for p in _plugin_sources())
+        if lead.exists() and lead.stat().st_mtime >= newest:
+            shutil.copyfile(lead, tmp)
+            if _valid_jar(tmp):
+                tmp.rename(jar)
+                return PluginJar(jar, "yarn-plugin/target")
+            tmp.unlink(missing_ok=True)
+        progress("building the plugin jar (mvn package on a copy of yarn-plugin/; about a minute)")
+        src = out / f".plugin-src-{os.getpid()}"
+        shutil.rmtree(src, ignore_errors=True)
+        src.mkdir(parents=True)
+        try:
+            shutil.copy2(POM, src / "pom.xml")
+            shutil.copytree(PLUGIN_DIR / "src" / "main", src / "src" / "main")
+            cmd = ["mvn", "-B", "-q", "-f", str(src / "pom.xml"), "-DskipTests", f"-Ddollymp.root={ROOT}"]
+            _run([*cmd, "package"], "building the plugin jar")
+            built = src / "target" / SHADED_NAME
+            if not _valid_jar(built):
+                raise BuildError(f"mvn package produced no valid {built}")
+            shutil.copyfile(built, tmp)
+            tmp.rename(jar)
+        finally:
+            shutil.rmtree(src, ignore_errors=True)
+    return PluginJar(jar, "private build")

@@ -128,13 +128,13 @@ def kill_pids(pids: Sequence[int], grace_s: float = 3.0) -> None:
     left = list(pids)
     while left and time.monotonic() < deadline:
         time.sleep(0.1)
-        left = [p for p in left if _alive(p)]
+        left = [p for p in left if pid_alive(p)]
     for pid in left:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGKILL)
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
     except (OSError, IndexError):

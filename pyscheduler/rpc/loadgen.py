@@ -23,6 +23,7 @@ import gc
 import json
 import os
 import queue
+import signal
 import subprocess
 import sys
 import tempfile
@@ -112,6 +113,7 @@ def drive(
             cpu_service, cpu_self = _cpu_s(pid), time.process_time()
             start = now
             measuring.set()
+            os.kill(pid, signal.SIGUSR1)  # the service's own statistics window starts now too
         carry += rate * tick_s
         beats = int(carry)
         carry -= beats
@@ -199,7 +201,7 @@ def run(args: argparse.Namespace) -> int:
             "--log-level",
             "WARNING",
         ]
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
         try:
             deadline = time.monotonic() + 60
             while not port_file.exists():
@@ -212,8 +214,22 @@ def run(args: argparse.Namespace) -> int:
             result = drive(address, model, args.seconds, rate, args.tick_ms / 1000.0, proc.pid, args.warmup)
         finally:
             proc.terminate()
-            proc.wait(30)
+            out, _ = proc.communicate(timeout=60)
+    stats: dict[str, Any] = next(
+        (json.loads(x[len("SYNC_STATS=") :]) for x in out.splitlines() if x.startswith("SYNC_STATS=")), {}
+    )
     result = {"nodes": args.nodes, "apps": args.apps, "policy": args.policy, "target_rate": rate, **result}
+    # Server side, same window: round wall time, and its CPU time (apply + decide without waiting for a core).
+    for key in (
+        "round_p50_ms",
+        "round_p99_ms",
+        "round_cpu_p50_ms",
+        "round_cpu_p99_ms",
+        "rounds",
+        "max_coalesced",
+    ):
+        if key in stats:
+            result[f"service_{key}"] = stats[key]
     if args.json:
         print(json.dumps(result))
     else:
@@ -223,5 +239,12 @@ def run(args: argparse.Namespace) -> int:
             f"{result['round_p50_ms']} ms, p99 {result['round_p99_ms']} ms; placements/s "
             f"{result['placements_per_s']}; service peak RSS {result['peak_rss_mb']} MB "
             f"(RSS {result['rss_start_mb']} -> {result['rss_end_mb']} MB)"
+        )
+        print(
+            f"service side: {result.get('service_rounds')} rounds, round p50/p99 "
+            f"{result.get('service_round_p50_ms')}/{result.get('service_round_p99_ms')} ms wall, "
+            f"{result.get('service_round_cpu_p50_ms')}/{result.get('service_round_cpu_p99_ms')} ms CPU; "
+            f"service {result['service_cpu_per_s']} CPU-s/s, "
+            f"load generator {result['loadgen_cpu_per_s']} CPU-s/s"
         )
     return 0

@@ -75,7 +75,41 @@ class ServiceStats:
     validate_cpu_s: float = 0.0
     apply_cpu_s: float = 0.0
     decide_cpu_s: float = 0.0
+    # Per round, from taking its batches off the queue to its plan: wall time, and CPU time of the
+    # handler thread (apply + decide; what the round costs without waiting for a core).
     round_ms: collections.deque[float] = field(default_factory=lambda: collections.deque(maxlen=100_000))
+    round_cpu_ms: collections.deque[float] = field(default_factory=lambda: collections.deque(maxlen=100_000))
+
+    def reset_window(self) -> None:
+        """Start a new measurement window: zero the counters, forget the round times."""
+        with self.lock:
+            self.batches = self.node_updates = self.rounds = self.placements = self.rejected_batches = 0
+            self.max_queue_depth = self.max_coalesced = 0
+            self.validate_cpu_s = self.apply_cpu_s = self.decide_cpu_s = 0.0
+            self.round_ms.clear()
+            self.round_cpu_ms.clear()
+
+    def summary(self) -> dict[str, float | int]:
+        """Counters and round-time percentiles (ms) as one JSON-able dict."""
+        with self.lock:
+            wall, cpu = sorted(self.round_ms), sorted(self.round_cpu_ms)
+            out: dict[str, float | int] = {
+                "batches": self.batches,
+                "rounds": self.rounds,
+                "node_updates": self.node_updates,
+                "placements": self.placements,
+                "rejected_batches": self.rejected_batches,
+                "max_coalesced": self.max_coalesced,
+                "validate_cpu_s": round(self.validate_cpu_s, 3),
+                "apply_cpu_s": round(self.apply_cpu_s, 3),
+                "decide_cpu_s": round(self.decide_cpu_s, 3),
+            }
+        for name, values in (("round", wall), ("round_cpu", cpu)):
+            for q in (50, 99):
+                out[f"{name}_p{q}_ms"] = (
+                    round(values[min(len(values) - 1, len(values) * q // 100)], 2) if values else 0
+                )
+        return out
 
 
 _END = object()
@@ -200,16 +234,16 @@ class SchedulerServicer:
 
     def _process(self, items: list[object]) -> tuple[list[Any], str | None, bool]:
         """Apply the items in order; one decision round per run of batches of the same session."""
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.thread_time()
         plans: list[Any] = []
         pending: Session | None = None  # session with applied batches not yet decided on
 
         def flush() -> None:
-            nonlocal pending, t0
+            nonlocal pending, t0, c0
             if pending is not None:
-                plans.append(self._round(pending, t0))
+                plans.append(self._round(pending, t0, c0))
                 pending = None
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.thread_time()
 
         for item in items:
             if item is _END:
@@ -239,9 +273,9 @@ class SchedulerServicer:
             with s.lock:
                 why = s.admit(batch)
                 if why is None:
-                    c0 = time.thread_time()
+                    ca = time.thread_time()
                     s.apply(batch)
-                    self.stats.apply_cpu_s += time.thread_time() - c0  # one writer per stream: no lock
+                    self.stats.apply_cpu_s += time.thread_time() - ca  # one writer per stream: no lock
             if why is not None:
                 flush()
                 with s.lock:
@@ -253,7 +287,7 @@ class SchedulerServicer:
         flush()
         return plans, None, False
 
-    def _round(self, s: Session, t0: float) -> Any:
+    def _round(self, s: Session, t0: float, c0_batches: float) -> Any:
         c0 = time.thread_time()
         with s.lock:
             plan, decisions = s.decide(self.round_fn, time.monotonic(), self.options.outstanding_ttl_s)
@@ -265,6 +299,7 @@ class SchedulerServicer:
             self.stats.rounds += 1
             self.stats.placements += sum(p.count for p in plan.placements)
             self.stats.round_ms.append(ms)
+            self.stats.round_cpu_ms.append((time.thread_time() - c0_batches) * 1000.0)
             self.stats.decide_cpu_s += cpu
         metrics.DECISION_ROUND_SECONDS.observe(ms / 1000.0)
         metrics.PLACEMENTS.inc(sum(p.count for p in plan.placements))

@@ -14,21 +14,13 @@ import pytest
 
 from pyscheduler.deploy import jobs
 from pyscheduler.deploy.localcluster import LocalCluster
-from pyscheduler.deploy.processes import processes_under
+from pyscheduler.deploy.processes import pid_alive, processes_under
 from pyscheduler.deploy.rest import get_json
 
 from . import staticcheck as sc
 
 pytestmark = pytest.mark.slow
 HEALTHCHECK = sc.ROOT / "docker" / "healthcheck.sh"
-
-
-def _alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 def _health(port: int, path: str, expect: str) -> int:
@@ -87,6 +79,6 @@ def test_compose_topology_as_local_processes(tmp_path: Path) -> None:
     assert len(daemons) == 6  # service, RM, 3 NMs, history server
     assert daemons <= seen
     assert len(seen) > len(daemons) + 2, "no container process was ever seen"
-    left = [p for p in seen if _alive(p)]
+    left = [p for p in seen if pid_alive(p)]
     assert left == [], f"processes left after stop: {left}"
     assert processes_under(base) == []

@@ -1,0 +1,75 @@
+"""The demo's summary table and argument checks, and Ctrl-C on `dollymp local-cluster`: every process
+of the cluster (daemons, service) is gone afterwards."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from pyscheduler.deploy import demo
+from pyscheduler.deploy.jobs import JobResult
+from pyscheduler.deploy.localcluster import LocalCluster
+from pyscheduler.deploy.processes import pid_alive, processes_under
+
+
+def _result(name: str, seconds: float, status: str = "SUCCEEDED") -> JobResult:
+    return JobResult(name, f"application_1_{name}", 0, status, seconds + 3, seconds, Path("/dev/null"))
+
+
+def test_summary_is_side_by_side_with_ratios_and_medians() -> None:
+    cap = demo.Run("capacity", {j.name: _result(j.name, 40.0) for j in demo.MIX})
+    dmp = demo.Run("dollymp", {j.name: _result(j.name, 30.0) for j in demo.MIX}, {"wordcount": 5})
+    dmp.results["sleep-small"] = _result("sleep-small", 20.0, "FAILED")
+    text = demo.summary([cap, dmp])
+    lines = text.splitlines()
+    assert "CapacityScheduler" in lines[0] and "DollyMP" in lines[0] and "ratio" in lines[0]
+    wc = next(line for line in lines if line.startswith("wordcount"))
+    assert wc.split()[-1] == "0.75"  # 30 / 40
+    assert "FAILED" in next(line for line in lines if line.startswith("sleep-small"))
+    median = next(line for line in lines if line.startswith("median"))
+    assert median.split()[-1] == "0.75"  # median(30, 30, 20) / median(40, 40, 40)
+    assert "5 container placements" in text
+
+
+def test_demo_rejects_an_unknown_scheduler(capsys: pytest.CaptureFixture[str]) -> None:
+    assert demo.main(["--schedulers", "fair"]) == 2
+    assert "--schedulers" in capsys.readouterr().err
+
+
+def test_local_cluster_rejects_bad_arguments() -> None:
+    with pytest.raises(ValueError, match="nodes"):
+        LocalCluster(nodes=0)
+    with pytest.raises(ValueError, match="scheduler"):
+        LocalCluster(scheduler="fair")
+
+
+@pytest.mark.slow
+def test_ctrl_c_on_local_cluster_leaves_no_process(tmp_path: Path) -> None:
+    base = tmp_path / "lc"
+    argv = [sys.executable, "-m", "pyscheduler", "local-cluster", "--nodes", "1", "--base-dir", str(base)]
+    log = tmp_path / "out.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(
+            argv, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"}
+        )
+    try:
+        deadline = time.monotonic() + 150
+        while "Ctrl-C stops" not in log.read_text() and time.monotonic() < deadline:
+            assert proc.poll() is None, log.read_text()
+            time.sleep(0.5)
+        assert "Ctrl-C stops" in log.read_text(), log.read_text()
+        running = processes_under(base)
+        assert len(running) >= 3  # service, RM, NM
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=90) == 0, log.read_text()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert processes_under(base) == []
+    assert [p for p in running if pid_alive(p)] == []
