@@ -224,6 +224,10 @@ class CloningIT {
   void losingACloneNodeMidRunTheJobStillSucceeds() throws Exception {
     Configuration conf = helperConf("127.0.0.1:" + port, true);
     conf.set(PlanOverride.KEY, "map=1,reduce=0");
+    // The AM's stop request to the vanished NodeManager would otherwise retry for Hadoop's default 3 min.
+    conf.setLong("yarn.client.nodemanager-connect.max-wait-ms", 3000);
+    conf.setLong("yarn.client.nodemanager-connect.retry-interval-ms", 1000);
+    conf.setInt("ipc.client.connect.max.retries", 1);
     conf.setInt(StragglerJob.MAPS, 3);
     conf.setInt(StragglerJob.REDUCES, 1);
     conf.setLong(StragglerJob.MAP_BASE_MS, 20_000);
