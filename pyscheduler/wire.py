@@ -38,9 +38,8 @@ def _stale() -> bool:
 
 def generate() -> None:
     """Run grpcio-tools' protoc on proto/ into pyscheduler/_generated/."""
-    from grpc_tools import protoc  # imported lazily: only needed when regenerating
-
     import grpc_tools
+    from grpc_tools import protoc  # imported lazily: only needed when regenerating
 
     root = proto_root()
     GENERATED_DIR.mkdir(parents=True, exist_ok=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,11 +26,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(func=run)
 
 
-def _run_one(key: str, traces: Path, quick: bool) -> dict[str, Comparison]:
+def _command(args: argparse.Namespace, keys: list[str]) -> str:
+    text = "dollymp report" + (" --quick" if args.quick else "") + (f" --only {args.only}" if keys else "")
+    return text + (f" --jobs {args.jobs}" if args.jobs > 1 else "")
+
+
+def _run_one(key: str, label: str, traces: Path, quick: bool) -> dict[str, Comparison]:
     from pyscheduler.sim.reproduce import SCENARIOS, run_scenario
 
     sc = next(s for s in SCENARIOS if s.key == key)
-    run_scenario(sc, traces, quick, lambda m: print(m, flush=True))
+    run_scenario(sc, traces, quick, lambda m: print(m, flush=True), only=label)
     return sc.results
 
 
@@ -53,16 +58,34 @@ def run(args: argparse.Namespace) -> int:
     chosen = [s for s in SCENARIOS if not keys or s.key in keys]
     t0 = time.perf_counter()
     if args.jobs > 1:
+        # one process per run (a scenario may have several); a scenario is reported once all its runs are in
         with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-            futures = {sc.key: pool.submit(_run_one, sc.key, traces, args.quick) for sc in chosen}
-            for sc in chosen:
-                sc.results = futures[sc.key].result()
+            futures = {
+                pool.submit(_run_one, sc.key, run.label, traces, args.quick): sc
+                for sc in chosen
+                for run in sc.runs
+            }
+            for fut in as_completed(futures):
+                sc = futures[fut]
+                sc.results.update(fut.result())
+                if len(sc.results) < len(sc.runs):
+                    continue
                 print(f"scenario {sc.key} done", flush=True)
+                done = [x for x in chosen if len(x.results) == len(x.runs)]  # partial reports survive
+                write_report(
+                    done,
+                    Path(args.out),
+                    Path(args.figures),
+                    args.quick,
+                    _command(args, keys),
+                    time.perf_counter() - t0,
+                )
     else:
         for sc in chosen:
             print(f"scenario {sc.key}: {sc.title}", flush=True)
             run_scenario(sc, traces, args.quick, lambda m: print(m, flush=True))
-    command = "dollymp report" + (" --quick" if args.quick else "") + (f" --only {args.only}" if keys else "")
-    write_report(chosen, Path(args.out), Path(args.figures), args.quick, command, time.perf_counter() - t0)
+    write_report(
+        chosen, Path(args.out), Path(args.figures), args.quick, _command(args, keys), time.perf_counter() - t0
+    )
     print(f"wrote {args.out}")
     return 0

@@ -49,7 +49,8 @@ MIX = (
 class Run:
     scheduler: str
     results: dict[str, jobs.JobResult] = field(default_factory=dict)
-    placements: dict[str, int] = field(default_factory=dict)  # app id -> placements logged by the service
+    placements: dict[str, int] = field(default_factory=dict)  # job -> placements logged by the service
+    containers: dict[str, int] = field(default_factory=dict)  # job -> containers that ran (NM log dirs)
     wall_s: float = 0.0
 
 
@@ -110,6 +111,13 @@ def _placements(cluster: LocalCluster, app_id: str | None) -> int:
     return len((page or {}).get("items", []))
 
 
+def _containers_ran(cluster: LocalCluster, app_id: str | None) -> int:
+    """Containers of `app_id` that the NodeManagers actually launched (their container log folders)."""
+    if app_id is None:
+        return 0
+    return sum(1 for _ in cluster.base.glob(f"nm-*/logs/{app_id}/container_*"))
+
+
 def run_scheduler(scheduler: str, nodes: int, root: Path, show: Display, hold: bool) -> Run:
     run = Run(scheduler)
     base = root / scheduler
@@ -134,6 +142,7 @@ def run_scheduler(scheduler: str, nodes: int, root: Path, show: Display, hold: b
         run.results = run_mix(cluster, base / "data", show)
         for name, r in run.results.items():
             run.placements[name] = _placements(cluster, r.app_id)
+            run.containers[name] = _containers_ran(cluster, r.app_id)
             show.say(f"  {name}: {r.final_status} in {_fmt(r.rm_elapsed_s)} ({r.app_id})")
         if scheduler == "dollymp":
             explain(cluster, run, show)
@@ -156,12 +165,14 @@ def explain(cluster: LocalCluster, run: Run, show: Display) -> None:
     show.say(f"  decision log API     {api}/v1/decisions?application={app}&kind=placement")
     show.say(f"  why this placement   curl -s '{api}/v1/applications/{app}/why'")
     show.say(f"  decision log file    {cluster.service_db}")
-    page = get_json(f"{api}/v1/decisions?application={app}&kind=placement&limit=1") or {}
-    if page.get("items"):
-        d = page["items"][0]
+    page = get_json(f"{api}/v1/decisions?application={app}&kind=placement&limit=50") or {}
+    items = page.get("items") or []
+    # A task's placement says more than the AM container's; fall back to whatever was logged.
+    d = next((i for i in items if i["reason"] != "am_container"), items[0] if items else None)
+    if d is not None:
+        what = d["task_id"] or d["job_id"] or d["application_id"]
         show.say(
-            f"  one decision: {d['kind']} of {d['task_id'] or d['job_id']} on {d['node_id']}, "
-            f"reason {d['reason']!r}: {d['detail']}"
+            f"  one decision: {d['kind']} of {what} on {d['node_id']}, reason {d['reason']!r}: {d['detail']}"
         )
         show.say(f"  its inputs: {json.dumps(d['inputs'], sort_keys=True)[:300]}")
 
@@ -196,9 +207,16 @@ def summary(runs: Sequence[Run]) -> str:
             row += f"{(agg[1] or 0) / (agg[0] or 1):9.2f}"
         lines.append(row)
     for r in runs:
+        ran = sum(r.containers.values())
         if r.scheduler == "dollymp":
             placed = sum(r.placements.values())
-            lines.append(f"DollyMP: {placed} container placements decided by the decision service")
+            lines.append(
+                f"DollyMP: {ran} containers ran; {placed} placements decided by the decision service"
+            )
+    lines.append(
+        "One run per scheduler, same jobs and cluster shape, one after the other on this machine: "
+        "background load differs between the runs, so treat small differences as noise."
+    )
     return "\n".join(lines)
 
 

@@ -126,6 +126,12 @@ class JobsMixin:
         self._jobs.append(handle)
         return handle
 
+    def run_job(
+        self, name: str, main: str, args: Sequence[str], program: Sequence[str] = (), timeout_s: float = 600.0
+    ) -> JobResult:
+        """:meth:`submit` and wait for the result."""
+        return self.submit(name, main, args, program).wait(timeout_s)
+
     def submit_wordcount(
         self, input_dir: Path, output_dir: Path, reduces: int = 1, name: str = ""
     ) -> JobHandle:

@@ -22,6 +22,7 @@ import os
 import re
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 import threading
@@ -323,7 +324,9 @@ class LocalCluster(JobsMixin):
         for d in nms:  # signal every NM at once; they stop in parallel
             d.signal_group(signal.SIGTERM)
         for d in order:
-            d.stop()
+            # A NodeManager spends ~10 s on shutdown chores after stopping its containers; anything
+            # it leaves behind is swept below, so it gets less grace than the RM and the service.
+            d.stop(grace_s=8.0 if d.name.startswith("nm-") else 15.0)
         leftover = processes_under(self.base)
         if leftover:
             kill_pids(leftover)
@@ -333,6 +336,19 @@ class LocalCluster(JobsMixin):
             signal.signal(signal.SIGTERM, self._old_sigterm)
         if not self.keep_dir:
             shutil.rmtree(self.base, ignore_errors=True)
+
+    def thread_dump(self, name: str = "rm") -> Path | None:
+        """``jcmd <pid> Thread.print`` of daemon `name` into logs/<name>-threads-<n>.txt (for diagnosis)."""
+        daemon = next((d for d in self.daemons if d.name == name and d.alive()), None)
+        jcmd = Path(self.java).with_name("jcmd")
+        if daemon is None or not jcmd.exists():
+            return None
+        out = self.log_dir / f"{name}-threads-{int(time.time())}.txt"
+        with open(out, "wb") as f:
+            subprocess.run(
+                [str(jcmd), str(daemon.pid), "Thread.print"], stdout=f, stderr=f, timeout=60, check=False
+            )
+        return out
 
     def pids(self) -> list[int]:
         """Pids of every live process of this cluster: daemons, job clients and containers."""

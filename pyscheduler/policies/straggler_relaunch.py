@@ -2,9 +2,11 @@
 and relaunched afresh (a new slowdown draw).
 
 The relaunch time is the approximately optimal Delta* of Eq. (12), reconstructed from the garbled text as
-Delta* = b sqrt(k! Gamma(1 - 1/alpha) / Gamma(k + 1 - 1/alpha)) for a phase of k tasks with minimum service
-time b (we use the phase's mean base time theta) and slowdown tail index alpha (option, default 1.5 to match
-the default straggler model). Computed with log-gamma so large k do not overflow.
+Delta* = b sqrt(k! Gamma(1 - 1/alpha) / Gamma(k + 1 - 1/alpha)) = b sqrt(E[S_k:k]) for a phase of k tasks with
+minimum service time b and slowdown tail index alpha (option, default 1.5 to match the default straggler
+model); log-gamma keeps large k finite. b is the phase's declared mean base time (the paper assumes b known),
+not the estimator's observed mean, which already contains slowdowns. A task is relaunched once, as in the
+paper (a one-off timer per job); the policy remembers which tasks it relaunched.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ class StragglerRelaunchPolicy:
         if not alpha > 1:
             raise ValueError(f"alpha must be > 1, got {alpha!r}")
         self.alpha = alpha
+        self._relaunched: set[tuple[str, str, int]] = set()
 
     def decide(self, snapshot: Snapshot) -> Decisions:
         jobs = snapshot.jobs
@@ -51,8 +54,12 @@ class StragglerRelaunchPolicy:
             p = job.phases[k]
             if p.state[a.task_index] != TaskState.RUNNING or p.copies[a.task_index] != 1:
                 continue
-            theta = snapshot.theta_sigma(job, p)[0]
+            theta = p.mean
+            key = (a.job_id, a.phase_id, a.task_index)
+            if key in self._relaunched:
+                continue
             if snapshot.time - a.start_time >= theta * relaunch_factor(p.num_tasks, self.alpha):
+                self._relaunched.add(key)
                 out.kills.append(
                     Kill(a.attempt_id, a.job_id, a.phase_id, a.task_index, a.node_id, REASON_RELAUNCH)
                 )

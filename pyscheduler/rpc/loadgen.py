@@ -81,7 +81,15 @@ def drive(
         while (item := outbox.get()) is not stop:
             yield item
 
+    failed: list[str] = []
+
     def receive(plans: Any) -> None:
+        try:
+            _receive(plans)
+        except grpc.RpcError as exc:  # the service went away: the run fails, it does not hang
+            failed.append(f"{exc.code()}: {exc.details()}")
+
+    def _receive(plans: Any) -> None:
         acked = 0
         for plan in plans:
             now = time.monotonic()
@@ -101,13 +109,18 @@ def drive(
     first = model.full_resync(reg.session_id)
     sent[1] = (time.monotonic(), len(first.nodes_upserted))
     outbox.put(first)
+    deadline = time.monotonic() + 300
     while 1 in sent:  # wait for the resync's plan
+        if failed or time.monotonic() > deadline:
+            raise RuntimeError(f"no plan for the full resync: {failed or 'timeout'}")
         time.sleep(0.01)
     seq, carry = 1, 0.0
     next_tick = time.monotonic()
     start = next_tick + warmup_s
     rss_start, cpu_service, cpu_self = 0.0, 0.0, 0.0
     while (now := time.monotonic()) - start < seconds:
+        if failed:
+            raise RuntimeError(f"the Sync stream failed: {failed[0]}")
         if not measuring.is_set() and now >= start:
             rss_start = _rss_mb(pid, "VmRSS")
             cpu_service, cpu_self = _cpu_s(pid), time.process_time()
@@ -120,7 +133,13 @@ def drive(
         seq += 1
         batch = model.tick(reg.session_id, seq, now, min(beats, model.nodes))
         sent[seq] = (time.monotonic(), len(batch.nodes_upserted))
-        outbox.put(batch)  # blocks when the service pushes back
+        while True:  # blocks while the service pushes back
+            try:
+                outbox.put(batch, timeout=1.0)
+                break
+            except queue.Full:
+                if failed:
+                    raise RuntimeError(f"the Sync stream failed: {failed[0]}") from None
         next_tick += tick_s
         if seq % 20 == 0:
             gc.freeze()  # the generator's own collector pauses would count as service latency
@@ -211,7 +230,13 @@ def run(args: argparse.Namespace) -> int:
                 time.sleep(0.05)
             address = f"127.0.0.1:{int(port_file.read_text())}"
             model = ShimModel(args.nodes, args.apps, args.seed, tuple(args.task_seconds), tuple(args.tasks))
-            result = drive(address, model, args.seconds, rate, args.tick_ms / 1000.0, proc.pid, args.warmup)
+            try:
+                result = drive(
+                    address, model, args.seconds, rate, args.tick_ms / 1000.0, proc.pid, args.warmup
+                )
+            except (RuntimeError, grpc.RpcError) as exc:
+                print(f"dollymp bench service: {exc}", file=sys.stderr)
+                return 1
         finally:
             proc.terminate()
             out, _ = proc.communicate(timeout=60)

@@ -23,13 +23,31 @@ log = logging.getLogger("dollymp.service")
 
 
 class _WriterRecorder:
-    """Decisions go to the store's background writer (committed in batches, off the round's path)."""
+    """Decisions go to the store's background writer (committed in batches, off the round's path).
 
-    def __init__(self, writer: Any) -> None:
+    The writer's queue is bounded. When it stays full for `wait_s` (the database is stalled or gone),
+    the round's decisions are dropped and counted instead of stopping the decisions themselves: the
+    cluster keeps being scheduled, and the log says (by count, no job data) how many it lacks.
+    """
+
+    def __init__(self, writer: Any, wait_s: float = 2.0) -> None:
         self.writer = writer
+        self.wait_s = wait_s
+        self.dropped = 0
 
     def append(self, decisions: Sequence[Decision]) -> Any:
-        self.writer.submit(decisions)
+        from pyscheduler.store import QueueFull, StoreError
+
+        try:
+            self.writer.submit(decisions, timeout=self.wait_s)
+        except (QueueFull, StoreError) as exc:
+            self.dropped += len(decisions)
+            log.error(
+                "decision log: %d decisions not recorded (%d so far): %s",
+                len(decisions),
+                self.dropped,
+                type(exc).__name__,
+            )
 
 
 def _read(path: str, key: str, source: str) -> bytes:
@@ -75,7 +93,7 @@ class DecisionService:
         age = cfg["store.retention_max_age_s"] or None
         size = cfg["store.retention_max_bytes"] or None
         retention = Retention(max_age_s=age, max_bytes=size) if (age or size) else None
-        self.writer = BackgroundWriter(self.store, retention=retention)
+        self.writer = BackgroundWriter(self.store, retention=retention, max_queue=20_000)
         recorder = _WriterRecorder(self.writer)
         self.registry = SessionRegistry()
         self.appmaster = AppMasterServicer(self.registry, core_policy, recorder, history=self.store.history)

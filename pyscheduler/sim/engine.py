@@ -1,5 +1,6 @@
-"""The discrete-event simulator: drives a registered policy through the same Snapshot -> Decisions interface
-the live service uses, on a simulated clock. Nothing here knows which policy runs.
+"""The discrete-event simulator: drives a registered policy through pyscheduler.core.DecisionLoop (the loop
+the live service uses) with a ManualClock set to event time and a TaskStatistics estimator fed with the
+winning copies' durations, as the AM helper reports them live. Nothing here knows which policy runs.
 
 The simulator plays the parts of the ResourceManager shim and of the ApplicationMaster helper:
 
@@ -41,7 +42,7 @@ from pyscheduler.sim.straggler import StragglerModel, StragglerSpec
 from pyscheduler.sim.workload import ClusterSpec, JobSpec
 
 SHUFFLE_MODES = ("cc", "cac", "delay")
-_ARRIVAL, _FINISH, _KILL, _ROUND = 0, 1, 2, 3
+_ARRIVAL, _FINISH, _KILL, _ROUND, _HEARTBEAT = 0, 1, 2, 3, 4
 _FINISHED = int(TaskState.FINISHED)
 
 
@@ -58,6 +59,7 @@ class SimConfig:
     straggler: StragglerSpec = field(default_factory=StragglerSpec)
     seed: int = 1
     tick: float = 1.0
+    heartbeat: float = 5.0  # a round at least this often while copies run (timers: LATE, relaunch)
     shuffle: str = "delay"
     bandwidth_mb_s: float = 100.0  # per-reader network bandwidth (1 Gbit/s links, Dolly Sec. 5.1)
     default_omega: float = 3.0  # Dolly Sec. 5.3: omega between 2.5 s and 5.2 s
@@ -173,6 +175,7 @@ class Simulation:
         self.seq = 0
         self.uid = 0
         self.round_pending = False
+        self.heartbeat_pending = False
         self.last_round = -math.inf
         self.completion = [math.nan] * len(specs)
         self.useful = 0.0
@@ -186,6 +189,11 @@ class Simulation:
     def _push(self, t: float, kind: int, ref: int) -> None:
         self.seq += 1
         heapq.heappush(self.events, (t, self.seq, kind, ref))
+
+    def _want_heartbeat(self) -> None:
+        if not self.heartbeat_pending and self.running:
+            self.heartbeat_pending = True
+            self._push(max(self.now, self.last_round) + self.cfg.heartbeat, _HEARTBEAT, 0)
 
     def _want_round(self) -> None:
         if not self.round_pending and self.active:
@@ -210,6 +218,11 @@ class Simulation:
                     self._finish(r)
             elif kind == _ARRIVAL:
                 self._arrive(ref)
+            elif kind == _HEARTBEAT:
+                self.heartbeat_pending = False
+                if not self.round_pending and self.now - self.last_round >= self.cfg.heartbeat - 1e-9:
+                    self._round()
+                self._want_heartbeat()
             elif kind == _KILL:
                 r = self.running.get(ref)
                 if r is not None:
@@ -268,6 +281,7 @@ class Simulation:
         self.clock.set(self.now)
         dec = self.loop.round(self.cluster, list(self.active.values()), _LazyAttempts(self))
         self._apply(dec)
+        self._want_heartbeat()
 
     def _apply(self, dec: Decisions) -> None:
         for o in dec.omegas:

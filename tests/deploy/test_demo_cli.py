@@ -34,7 +34,7 @@ def test_summary_is_side_by_side_with_ratios_and_medians() -> None:
     assert "FAILED" in next(line for line in lines if line.startswith("sleep-small"))
     median = next(line for line in lines if line.startswith("median"))
     assert median.split()[-1] == "0.75"  # median(30, 30, 20) / median(40, 40, 40)
-    assert "5 container placements" in text
+    assert "5 placements decided by the decision service" in text
 
 
 def test_demo_rejects_an_unknown_scheduler(capsys: pytest.CaptureFixture[str]) -> None:
@@ -59,7 +59,7 @@ def test_ctrl_c_on_local_cluster_leaves_no_process(tmp_path: Path) -> None:
             argv, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"}
         )
     try:
-        deadline = time.monotonic() + 150
+        deadline = time.monotonic() + 240
         while "Ctrl-C stops" not in log.read_text() and time.monotonic() < deadline:
             assert proc.poll() is None, log.read_text()
             time.sleep(0.5)
@@ -67,7 +67,7 @@ def test_ctrl_c_on_local_cluster_leaves_no_process(tmp_path: Path) -> None:
         running = processes_under(base)
         assert len(running) >= 3  # service, RM, NM
         proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=90) == 0, log.read_text()
+        assert proc.wait(timeout=120) == 0, log.read_text()
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -60,6 +60,9 @@ def test_compose_topology_as_local_processes(tmp_path: Path) -> None:
         while (wc.alive() or sleep.alive()) and time.monotonic() < deadline:
             seen.update(cluster.pids())  # daemons, job clients, containers while they run
             time.sleep(0.5)
+        if wc.alive() or sleep.alive():  # stuck: keep the RM's threads for diagnosis before stopping
+            dump = cluster.thread_dump("rm")
+            pytest.fail(f"jobs not finished after 300 s; RM thread dump {dump}, logs {cluster.log_dir}")
         results = [wc.wait(timeout_s=10), sleep.wait(timeout_s=10)]
         for r in results:
             assert r.ok, f"{r}\n{r.log.read_text()[-3000:]}"

@@ -168,3 +168,18 @@ def test_metrics_bins_and_straggler_parsing() -> None:
         with pytest.raises(ValueError, match=key):
             parse_straggler(bad)
     assert math.isinf(parse_straggler("pareto:alpha=1").mean_slowdown)
+
+
+def test_straggler_relaunch_kills_once_after_eq12_delta() -> None:
+    from pyscheduler.policies.straggler_relaunch import relaunch_factor
+
+    assert relaunch_factor(1, 3.0) == pytest.approx(math.sqrt(1.5))  # sqrt(E[S]) for one task
+    assert relaunch_factor(10, 3.0) > relaunch_factor(2, 3.0)
+    cluster = ClusterSpec((NodeSpec(2, 4096, 1.0),))
+    # declared base time 10 s, but the trace says the task takes 100 s: relaunched at 10*w, once
+    job = JobSpec("j", 0.0, (PhaseSpec("m", 1, 1.0, 1024.0, 10.0, 0.0, durations=(100.0,)),))
+    sim = run([job], cluster, "straggler-relaunch(alpha=3)", straggler=NONE, tick=0.5, heartbeat=0.5)
+    m = sim.metrics  # type: ignore[attr-defined]
+    delta = 10.0 * relaunch_factor(1, 3.0)
+    assert delta <= m.flowtimes[0] - 100.0 <= delta + 0.5
+    assert m.wasted_resource_s > 0

@@ -90,6 +90,7 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   private final Set<ContainerId> amContainers = ConcurrentHashMap.newKeySet();
   private ShimMetrics shimMetrics;
   private volatile long lastFallbackCommitMs = -1;
+  private volatile long lastFallbackHeartbeatMs = -1;
   private Configuration conf;
   private ShimConfig shimConfig;
   private ShimQueue queue;
@@ -326,6 +327,7 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
       committer.dropAllFor(node);
       if (shimConfig.fallbackPolicy() == ShimConfig.FallbackPolicy.FIFO
           && session.fallbackDue(shimConfig.fallbackAfterMs())) {
+        lastFallbackHeartbeatMs = now;
         int placed = fallback.assign(node);
         if (placed > 0) {
           lastFallbackCommitMs = now;
@@ -384,6 +386,11 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   /** Wall-clock time of the latest container placed by the fallback policy (-1: none yet). */
   public long lastFallbackCommitMs() {
     return lastFallbackCommitMs;
+  }
+
+  /** Wall-clock time of the latest node heartbeat the fallback policy handled (-1: none yet). */
+  public long lastFallbackHeartbeatMs() {
+    return lastFallbackHeartbeatMs;
   }
 
   public long fallbackContainers() {

@@ -32,7 +32,7 @@ public final class ShimConfig {
   public static final String DEFAULT_FALLBACK_POLICY = "fifo";
   /** How long the service may be unreachable (or its plan stale) before fallback starts. */
   public static final String FALLBACK_AFTER_MS = PREFIX + "fallback.after-ms";
-  public static final long DEFAULT_FALLBACK_AFTER_MS = 1000;
+  public static final long DEFAULT_FALLBACK_AFTER_MS = 500;
   /** Largest dominant share of the cluster that ApplicationMaster containers may hold together. */
   public static final String AM_SHARE_MAX = PREFIX + "am-share.max";
   public static final double DEFAULT_AM_SHARE_MAX = 0.5;

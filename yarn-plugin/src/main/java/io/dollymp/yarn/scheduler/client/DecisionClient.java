@@ -114,6 +114,10 @@ public final class DecisionClient implements Runnable {
   }
 
   private void register() {
+    if (session.state() == SessionState.FALLBACK) {
+      // After a crash the channel backs off exponentially (up to minutes); our own backoff governs.
+      channel.resetConnectBackoff();
+    }
     try {
       RegisterResponse resp = SchedulerServiceGrpc.newBlockingStub(channel)
           .withDeadlineAfter(settings.rpcTimeoutMs(), TimeUnit.MILLISECONDS)
