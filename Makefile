@@ -46,13 +46,12 @@ jar:
 
 test: lint pytest java-test
 
+# The main job: a local YARN cluster of separate processes (RM with the shim, NodeManagers, history
+# server, decision service) runs a short mix of real jobs with stragglers under DollyMP and under
+# CapacityScheduler and prints a side-by-side summary. DEMO_ARGS="--hold" keeps the cluster up.
+DEMO_ARGS ?=
 demo: venv
-	cd $(PLUGIN) && $(MVN) -DskipTests test-compile dependency:build-classpath \
-	  -Dmdep.includeScope=test -Dmdep.outputFile=target/test-classpath.txt
-	@echo "demo: full cluster log in $(PLUGIN)/target/demo.log"
-	set -o pipefail; cd $(PLUGIN) && java $(JDK17_OPENS) -Xmx2g -Ddollymp.python=$(PY) -Ddollymp.root=$(CURDIR) \
-	  -cp target/classes:target/test-classes:$$(cat target/test-classpath.txt) io.dollymp.yarn.demo.DemoMain \
-	  2>&1 | tee target/demo.log | grep --line-buffered '\[dollymp-demo\]'
+	$(PY) -m pyscheduler.deploy.demo $(DEMO_ARGS)
 
 # The RM benchmark: the same mock-node workload through CapacityScheduler and through the shim with
 # the service, side by side in one run. Options: make bench-rm BENCH_RM_ARGS="--nodes 100 --apps 40".

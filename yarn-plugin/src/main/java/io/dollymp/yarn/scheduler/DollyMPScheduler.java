@@ -111,6 +111,7 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   @Override
   public void serviceInit(Configuration configuration) throws Exception {
     this.shimConfig = ShimConfig.from(configuration); // fails start-up naming the invalid key
+    installWebHooks(configuration);
     this.applications = new ConcurrentSkipListMap<>();
     this.minimumAllocation = super.getMinimumAllocation();
     initMaximumResourceCapability(super.getMaximumAllocation());
@@ -130,6 +131,25 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
         fallbackContainers::get);
     super.serviceInit(configuration);
     schedulingMonitorManager.initialize(rmContext, configuration);
+  }
+
+  /**
+   * Hadoop's RM web UI and REST API know only its own schedulers: without a scheduler page the UI's
+   * scheduler page fails, and /ws/v1/cluster/scheduler answers "Unknown scheduler". Unless the
+   * operator configured them, point Hadoop's plug-in keys at the shim's page, DAO and web services.
+   */
+  static void installWebHooks(Configuration conf) {
+    setIfUnset(conf, "yarn.http.rmwebapp.scheduler.page.class",
+        "io.dollymp.yarn.scheduler.web.DollyMPSchedulerPage");
+    setIfUnset(conf, "yarn.webapp.custom.webservice.class", "io.dollymp.yarn.scheduler.web.DollyMPWebServices");
+    setIfUnset(conf, "yarn.http.rmwebapp.custom.dao.classes", "io.dollymp.yarn.scheduler.web.DollyMPSchedulerInfo");
+  }
+
+  private static void setIfUnset(Configuration conf, String key, String value) {
+    if (conf.get(key) == null) {
+      conf.set(key, value);
+      LOG.info("DollyMP: {} = {}", key, value);
+    }
   }
 
   @Override

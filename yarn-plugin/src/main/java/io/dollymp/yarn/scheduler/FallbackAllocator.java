@@ -45,27 +45,32 @@ final class FallbackAllocator {
     return total;
   }
 
+  /**
+   * One container for {@code attempt} on {@code node}, if any of its asks fits. Deliberately takes no
+   * lock on the attempt: isWaitingForAMContainer() reads the RMAppAttempt under its read lock, and an
+   * RM dispatcher thread holding that attempt's write lock may be inside allocate(), waiting for the
+   * attempt's monitor -- holding the monitor here would deadlock the two. commitContainer re-checks
+   * the ask under the attempt's own write lock.
+   */
   private boolean assignOne(FiCaSchedulerNode node, ShimAppAttempt attempt) {
-    synchronized (attempt) {
-      for (SchedulerRequestKey key : attempt.getSchedulerKeys()) {
-        PendingAsk ask = attempt.getPendingAsk(key, ResourceRequest.ANY);
-        if (ask.getCount() <= 0) {
-          continue;
-        }
-        if (!Resources.fitsIn(scheduler.calculator(), ask.getPerAllocationResource(), node.getUnallocatedResource())) {
-          continue;
-        }
-        boolean am = attempt.isWaitingForAMContainer();
-        if (am && !scheduler.amShareAllows(ask.getPerAllocationResource())) {
-          continue;
-        }
-        RMContainer c = PlanCommitter.create(node, attempt, key, ask.getPerAllocationResource());
-        if (c != null) {
-          scheduler.containerCommitted(node, c, DollyMPScheduler.Source.FALLBACK, "", am);
-          return true;
-        }
+    boolean am = attempt.isWaitingForAMContainer();
+    for (SchedulerRequestKey key : attempt.getSchedulerKeys()) {
+      PendingAsk ask = attempt.getPendingAsk(key, ResourceRequest.ANY);
+      if (ask.getCount() <= 0) {
+        continue;
       }
-      return false;
+      if (!Resources.fitsIn(scheduler.calculator(), ask.getPerAllocationResource(), node.getUnallocatedResource())) {
+        continue;
+      }
+      if (am && !scheduler.amShareAllows(ask.getPerAllocationResource())) {
+        continue;
+      }
+      RMContainer c = PlanCommitter.create(node, attempt, key, ask.getPerAllocationResource());
+      if (c != null) {
+        scheduler.containerCommitted(node, c, DollyMPScheduler.Source.FALLBACK, "", am);
+        return true;
+      }
     }
+    return false;
   }
 }

@@ -36,11 +36,16 @@ public final class ServiceQueries {
 
   /** GET /v1/state from the service's HTTP API. */
   public static String dumpState(int httpPort) throws IOException, InterruptedException {
+    return get("http://127.0.0.1:" + httpPort + "/v1/state", "application/json");
+  }
+
+  /** GET a URL; anything but 200 is an IOException carrying the status and body. */
+  public static String get(String url, String accept) throws IOException, InterruptedException {
     HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
-    HttpResponse<String> resp = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + httpPort + "/v1/state"))
-        .timeout(Duration.ofSeconds(10)).GET().build(), HttpResponse.BodyHandlers.ofString());
+    HttpResponse<String> resp = http.send(HttpRequest.newBuilder(URI.create(url)).header("Accept", accept)
+        .timeout(Duration.ofSeconds(20)).GET().build(), HttpResponse.BodyHandlers.ofString());
     if (resp.statusCode() != 200) {
-      throw new IOException("/v1/state answered " + resp.statusCode() + ": " + resp.body());
+      throw new IOException(url + " answered " + resp.statusCode() + ": " + resp.body());
     }
     return resp.body();
   }
