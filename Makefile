@@ -12,7 +12,7 @@ JDK17_OPENS := --add-opens=java.base/java.lang=ALL-UNNAMED --add-opens=java.base
   --add-opens=java.base/sun.nio.ch=ALL-UNNAMED --add-opens=java.base/java.lang.reflect=ALL-UNNAMED \
   --add-exports=java.base/sun.net.dns=ALL-UNNAMED --add-exports=java.base/sun.net.util=ALL-UNNAMED
 
-.PHONY: all venv proto lint pytest java-test jar test demo bench-rm clean
+.PHONY: all venv proto lint pytest java-test jar test demo bench-rm bench-cluster clean
 
 all: jar
 
@@ -62,6 +62,13 @@ bench-rm: venv
 	set -o pipefail; cd $(PLUGIN) && java $(JDK17_OPENS) -Xmx3g -Ddollymp.python=$(PY) -Ddollymp.root=$(CURDIR) \
 	  -cp target/classes:target/test-classes:$$(cat target/test-classpath.txt) io.dollymp.yarn.bench.RmBench \
 	  $(BENCH_RM_ARGS) 2>&1 | tee target/bench-rm.log | grep --line-buffered -v '^[0-9][0-9]:[0-9][0-9]:\|^INFO:\|^WARNING:'
+
+# The cluster benchmark: RM + 4 NodeManagers as separate processes (file://), the same straggler job
+# mix under CapacityScheduler + stock speculation and under DollyMP (shim, service, AM helper).
+# Last line: one JSON object. Options: make bench-cluster BENCH_CLUSTER_ARGS="--nodes 5 --cap 20".
+BENCH_CLUSTER_ARGS ?=
+bench-cluster: venv jar
+	$(PY) -m pyscheduler.deploy.bench_cluster $(BENCH_CLUSTER_ARGS)
 
 clean:
 	rm -rf $(PLUGIN)/target pyscheduler/_generated .mypy_cache .ruff_cache .pytest_cache

@@ -9,6 +9,7 @@ answer. A policy that grants no clones (fcfs, yarn-fcfs) answers 0 clones and ω
 
 from __future__ import annotations
 
+import logging
 import math
 import statistics
 import threading
@@ -29,6 +30,7 @@ from pyscheduler.rpc.translate import PhaseHint, to_snapshot
 from pyscheduler.wire import pb
 
 SERVICE_NAME = "dollymp.v1.AppMasterService"
+log = logging.getLogger("dollymp.appmaster")
 MAX_CLONES = 2  # at most two clones per task (DollyMP, design.md)
 _FINAL = (pb.ATTEMPT_SUCCEEDED, pb.ATTEMPT_FAILED, pb.ATTEMPT_KILLED)
 
@@ -148,7 +150,16 @@ class AppMasterServicer:
             )
             while len(self._apps) > self.max_apps:  # bounded: forget the oldest profile
                 self._apps.pop(next(iter(self._apps)))
-        return self._plan(request.application_id)
+        plan = self._plan(request.application_id)
+        log.info(
+            "ReportJobProfile %s (%s): phases %s -> clones %s, omega %.3g s",
+            request.application_id,
+            request.job_name,
+            {ph.phase_id: ph.tasks for ph in request.phases},
+            dict(plan.clones_per_phase),
+            plan.delay_assignment_wait_s,
+        )
+        return plan
 
     def report_attempts(self, request: Any, context: grpc.ServicerContext) -> Any:
         self._check(request, _reports, context)
@@ -177,6 +188,13 @@ class AppMasterServicer:
         if self.history is not None and job_name:
             for phase_id, ds in finished.items():
                 self.history.record(job_name, phase_id, ds)
+        log.info(
+            "ReportAttempts %s: %d attempt(s), %d clone(s), %d finished",
+            request.application_id,
+            len(request.attempts),
+            sum(1 for a in request.attempts if a.is_clone),
+            sum(1 for a in request.attempts if a.state in _FINAL),
+        )
         return self._plan(request.application_id)
 
     def get_clone_plan(self, request: Any, context: grpc.ServicerContext) -> Any:

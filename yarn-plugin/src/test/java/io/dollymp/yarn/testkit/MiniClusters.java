@@ -43,4 +43,17 @@ public final class MiniClusters {
     cluster.start();
     return cluster;
   }
+
+  /** Starts a shim cluster on the service's port and waits until the shim's session is RUNNING. */
+  public static MiniMRYarnCluster startWithShim(String name, int nodeManagers, int grpcPort, long timeoutMs)
+      throws InterruptedException {
+    MiniMRYarnCluster cluster = start(name, nodeManagers, shimConf(grpcPort));
+    DollyMPScheduler shim = (DollyMPScheduler) cluster.getResourceManager().getResourceScheduler();
+    long deadline = System.currentTimeMillis() + timeoutMs;
+    while (shim.sessionState() != io.dollymp.yarn.scheduler.client.SessionState.RUNNING
+        && System.currentTimeMillis() < deadline) {
+      Thread.sleep(100);
+    }
+    return cluster;
+  }
 }

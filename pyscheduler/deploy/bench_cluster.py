@@ -1,0 +1,207 @@
+"""The cluster benchmark (``make bench-cluster``, ``python -m pyscheduler.deploy.bench_cluster``).
+
+Starts a local YARN cluster of separate processes (ResourceManager + N NodeManagers, ``file://``; the
+first NodeManager runs at ``nice 19``, a slow node) twice and runs the same straggler job mix on each,
+side by side: CapacityScheduler with Hadoop's stock speculative execution, then the DollyMP shim with
+the decision service and the AM helper (``mapreduce.framework.name=dollymp``: clones, delay
+assignment). The jobs are ``io.dollymp.yarn.workload.StragglerJob``: every attempt sleeps
+base x Pareto(shape) (capped), drawn per (job, task, attempt number), so originals draw the same
+durations under both schedulers and clones are independent draws.
+
+Prints per-job flowtimes (the RM's elapsed time), their average, median and p90, the extra
+container-seconds spent on clones (from the AM helper's attempt records), and the ratio. The last
+line is one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import shutil
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pyscheduler.deploy import artifacts, jobs
+from pyscheduler.deploy.demo import Display
+from pyscheduler.deploy.localcluster import LocalCluster
+
+STRAGGLER_JOB = "io.dollymp.yarn.workload.StragglerJob"
+
+
+@dataclass(frozen=True)
+class MixJob:
+    name: str
+    maps: int
+    reduces: int
+    delay_s: float
+
+
+# Small and mid-size jobs arriving 5 s apart (sizes as in the papers' small-job-dominated mixes).
+MIX = tuple(MixJob(f"straggler-{i}", maps, 1, 5.0 * i) for i, maps in enumerate((2, 4, 3, 6, 2, 4, 3, 2)))
+
+
+@dataclass
+class Run:
+    scheduler: str
+    results: dict[str, jobs.JobResult] = field(default_factory=dict)
+    clone_s: float = 0.0  # container-seconds of attempts launched as clones
+    attempt_s: float = 0.0  # container-seconds of all attempts
+    clones: int = 0
+
+    def flowtimes(self) -> list[float]:
+        return [r.rm_elapsed_s for r in self.results.values() if r.rm_elapsed_s is not None]
+
+
+def p90(xs: Sequence[float]) -> float:
+    """Nearest-rank 90th percentile."""
+    s = sorted(xs)
+    return s[max(0, math.ceil(0.9 * len(s)) - 1)]
+
+
+def job_args(args: argparse.Namespace, scheduler: str, records: Path, job: MixJob) -> list[str]:
+    common = {
+        "dollymp.straggler.maps": job.maps,
+        "dollymp.straggler.reduces": job.reduces,
+        "dollymp.straggler.map.base-ms": args.base_ms,
+        "dollymp.straggler.reduce.base-ms": args.base_ms // 2,
+        "dollymp.straggler.pareto-shape": args.shape,
+        "dollymp.straggler.cap": args.cap,
+        "dollymp.straggler.seed": args.seed,
+        "mapreduce.map.speculative": "true",  # stock speculation (capacity) / the speculator hook (dollymp)
+        "mapreduce.reduce.speculative": "true",
+    }
+    if scheduler == "dollymp":
+        common["mapreduce.framework.name"] = "dollymp"
+        common["dollymp.am.record.dir"] = records.as_uri()
+    return [*(f"-D{k}={v}" for k, v in common.items()), job.name]
+
+
+def clone_overhead(records: Path) -> tuple[float, float, int]:
+    """(clone container-seconds, all attempts' container-seconds, clones) from the AM records."""
+    clone_s = all_s = 0.0
+    clones = 0
+    for f in sorted(records.glob("application_*.tsv")):
+        lines = [ln for ln in f.read_text().splitlines() if not ln.startswith("#")]
+        for row in csv.DictReader(lines, delimiter="\t"):
+            launch, finish = int(row["launch_ms"]), int(row["finish_ms"])
+            if launch <= 0 or finish < launch:
+                continue
+            s = (finish - launch) / 1000.0
+            all_s += s
+            if row["is_clone"] == "true":
+                clone_s += s
+                clones += 1
+    return clone_s, all_s, clones
+
+
+def run_scheduler(scheduler: str, args: argparse.Namespace, show: Display) -> Run:
+    run = Run(scheduler)
+    base = args.work_dir / scheduler
+    shutil.rmtree(base, ignore_errors=True)
+    records = base / "records"
+    show.say(f"{scheduler}: starting RM + {args.nodes} NodeManagers (nm-0 at nice 19)")
+    cluster = LocalCluster(
+        nodes=args.nodes,
+        scheduler=scheduler,
+        policy="dollymp",
+        base_dir=base,
+        slow_nodes=1,
+        progress=lambda m: show.say(f"  {m}"),
+    )
+    with cluster:
+        handles: dict[str, jobs.JobHandle] = {}
+        start = time.monotonic()
+        pending = list(MIX)
+        while pending or any(h.alive() for h in handles.values()):
+            now = time.monotonic() - start
+            while pending and pending[0].delay_s <= now:
+                j = pending.pop(0)
+                handles[j.name] = cluster.submit(j.name, STRAGGLER_JOB, job_args(args, scheduler, records, j))
+                show.say(f"  submitted {j.name} ({j.maps} maps, {j.reduces} reduce)")
+            if now > args.timeout_s:
+                raise TimeoutError(f"job mix not finished after {args.timeout_s} s")
+            time.sleep(0.5)
+        run.results = {name: h.wait(timeout_s=10) for name, h in handles.items()}
+    for name, r in run.results.items():
+        show.say(f"  {name}: {r.final_status} in {r.rm_elapsed_s} s ({r.app_id})")
+    if records.exists():
+        run.clone_s, run.attempt_s, run.clones = clone_overhead(records)
+    return run
+
+
+def report(runs: dict[str, Run]) -> tuple[str, dict[str, object]]:
+    cap, dmp = runs["capacity"], runs["dollymp"]
+    lines = [f"{'job':<14}{'Capacity+spec':>16}{'DollyMP':>12}{'ratio':>8}", "-" * 50]
+    for j in MIX:
+        a, b = cap.results.get(j.name), dmp.results.get(j.name)
+        av = a.rm_elapsed_s if a else None
+        bv = b.rm_elapsed_s if b else None
+        ratio = f"{bv / av:8.2f}" if av and bv else f"{'n/a':>8}"
+        lines.append(
+            f"{j.name:<14}{av if av is not None else 'n/a':>16}{bv if bv is not None else 'n/a':>12}{ratio}"
+        )
+    out: dict[str, object] = {}
+    for label, run in (("capacity", cap), ("dollymp", dmp)):
+        xs = run.flowtimes()
+        out[f"{label}_avg_flowtime_s"] = round(statistics.fmean(xs), 2) if xs else None
+        out[f"{label}_median_flowtime_s"] = round(statistics.median(xs), 2) if xs else None
+        out[f"{label}_p90_flowtime_s"] = round(p90(xs), 2) if xs else None
+        out[f"{label}_failed_jobs"] = sum(not r.ok for r in run.results.values())
+    da, ca = out["dollymp_avg_flowtime_s"], out["capacity_avg_flowtime_s"]
+    out["ratio"] = round(da / ca, 3) if isinstance(da, float) and isinstance(ca, float) and ca > 0 else None
+    out["clone_extra_container_s"] = round(dmp.clone_s, 1)
+    out["clone_extra_container_s_frac"] = round(dmp.clone_s / dmp.attempt_s, 3) if dmp.attempt_s else 0.0
+    out["clones"] = dmp.clones
+    out["jobs"] = len(MIX)
+    for key in ("avg", "median", "p90"):
+        c, d = out[f"capacity_{key}_flowtime_s"], out[f"dollymp_{key}_flowtime_s"]
+        lines.append(f"{key + ' flowtime':<14}{c!s:>16}{d!s:>12}")
+    lines.append(
+        f"clones: {dmp.clones}, {dmp.clone_s:.1f} container-s of {dmp.attempt_s:.1f} "
+        f"({out['clone_extra_container_s_frac']})"
+    )
+    return "\n".join(lines), out
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--nodes", type=int, default=4, help="NodeManagers (default 4)")
+    p.add_argument("--base-ms", type=int, default=2000, help="map base duration, ms (reduce: half)")
+    p.add_argument("--shape", type=float, default=1.5, help="Pareto shape of the straggler factor")
+    p.add_argument("--cap", type=float, default=10.0, help="cap of the straggler factor")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--timeout-s", type=float, default=1200.0)
+    p.add_argument("--work-dir", type=Path, default=artifacts.ROOT / "build" / "bench-cluster")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="bench-cluster", description=__doc__.splitlines()[0])
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    if args.nodes < 4:
+        print("bench-cluster: --nodes must be >= 4", file=sys.stderr)
+        return 2
+    show = Display()
+    try:
+        artifacts.hadoop_lib(show.say)
+        jar = artifacts.plugin_jar(show.say)
+        show.say(f"plugin jar {jar.path} ({jar.origin})")
+        runs = {s: run_scheduler(s, args, show) for s in ("capacity", "dollymp")}
+    except KeyboardInterrupt:
+        return 130
+    except (artifacts.BuildError, OSError, RuntimeError) as exc:
+        show.say(f"FAILED: {exc}")
+        return 1
+    table, out = report(runs)
+    print(table, flush=True)
+    print(json.dumps(out, sort_keys=True), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

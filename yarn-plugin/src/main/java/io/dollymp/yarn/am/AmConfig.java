@@ -1,0 +1,57 @@
+package io.dollymp.yarn.am;
+
+import org.apache.hadoop.conf.Configuration;
+
+/** Job-configuration keys of the ApplicationMaster helper (all optional). */
+public final class AmConfig {
+  public static final String PREFIX = "dollymp.am.";
+  /** host:port of the decision service's AppMasterService; falls back to the shim's key. */
+  public static final String SERVICE_ADDRESS = PREFIX + "service.address";
+  public static final String SHIM_SERVICE_ADDRESS = "yarn.scheduler.dollymp.service.address";
+  public static final String DEFAULT_SERVICE_ADDRESS = "127.0.0.1:50051";
+  /** Deadline of each call to the service. */
+  public static final String RPC_TIMEOUT_MS = PREFIX + "rpc.timeout-ms";
+  public static final long DEFAULT_RPC_TIMEOUT_MS = 2000;
+  /** How often the helper looks at the job's tasks. */
+  public static final String POLL_MS = PREFIX + "poll-ms";
+  public static final long DEFAULT_POLL_MS = 200;
+  /** After a failed call, the helper waits this long before calling again (no clones meanwhile). */
+  public static final String RETRY_MS = PREFIX + "retry-ms";
+  public static final long DEFAULT_RETRY_MS = 2000;
+  /** Directory (any Hadoop file system) where the AM writes its per-attempt record at the end. */
+  public static final String RECORD_DIR = PREFIX + "record.dir";
+  /** Hard cap of clones per task (the service's answer is clamped to [0, this] and to 2). */
+  public static final String MAX_CLONES = PREFIX + "max-clones";
+  public static final int HARD_MAX_CLONES = 2; // at most three copies of a task (DollyMP, design.md)
+  /** Delay assignment on (the DollyMP AM and shuffle plugin honour ω from the service). */
+  public static final String DELAY_ASSIGNMENT = PREFIX + "delay-assignment.enabled";
+  /** Upper bound on ω the AM will honour, seconds. */
+  public static final String MAX_OMEGA_S = PREFIX + "delay-assignment.max-wait-s";
+  public static final double DEFAULT_MAX_OMEGA_S = 30.0;
+
+  private AmConfig() {}
+
+  public static String serviceAddress(Configuration conf) {
+    String a = conf.getTrimmed(SERVICE_ADDRESS);
+    if (a == null || a.isEmpty()) {
+      a = conf.getTrimmed(SHIM_SERVICE_ADDRESS, DEFAULT_SERVICE_ADDRESS);
+    }
+    return a;
+  }
+
+  public static long positive(Configuration conf, String key, long dflt) {
+    long v = conf.getLong(key, dflt);
+    if (v <= 0) {
+      throw new IllegalArgumentException(key + " must be > 0, got " + v);
+    }
+    return v;
+  }
+
+  public static int maxClones(Configuration conf) {
+    int v = conf.getInt(MAX_CLONES, HARD_MAX_CLONES);
+    if (v < 0) {
+      throw new IllegalArgumentException(MAX_CLONES + " must be >= 0, got " + v);
+    }
+    return Math.min(v, HARD_MAX_CLONES);
+  }
+}

@@ -1,0 +1,95 @@
+package io.dollymp.yarn.am;
+
+import io.dollymp.proto.v1.AppMasterServiceGrpc;
+import io.dollymp.proto.v1.AttemptReports;
+import io.dollymp.proto.v1.ClonePlan;
+import io.dollymp.proto.v1.JobProfile;
+import io.grpc.Grpc;
+import io.grpc.InsecureChannelCredentials;
+import io.grpc.ManagedChannel;
+import io.grpc.StatusRuntimeException;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The AM's calls to the decision service: blocking, each with a short deadline. Only the helper's own
+ * thread calls these, never the AM's dispatcher. A failed call yields an empty answer and starts a
+ * back-off window during which no call is made (the job then simply runs without clones).
+ */
+public final class AmServiceClient implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(AmServiceClient.class);
+  private final String target;
+  private final long timeoutMs;
+  private final long retryMs;
+  private ManagedChannel channel;
+  private long quietUntil;
+  private int failures;
+  private int successes;
+
+  public AmServiceClient(String target, long timeoutMs, long retryMs) {
+    this.target = target;
+    this.timeoutMs = timeoutMs;
+    this.retryMs = retryMs;
+  }
+
+  private AppMasterServiceGrpc.AppMasterServiceBlockingStub stub() {
+    if (channel == null) {
+      channel = Grpc.newChannelBuilder(target, InsecureChannelCredentials.create()).build();
+    }
+    return AppMasterServiceGrpc.newBlockingStub(channel).withDeadlineAfter(timeoutMs, TimeUnit.MILLISECONDS);
+  }
+
+  /** True while a recent failure keeps the client quiet. */
+  public boolean backingOff(long now) {
+    return now < quietUntil;
+  }
+
+  public Optional<ClonePlan> reportJobProfile(JobProfile p) {
+    return call("ReportJobProfile", () -> stub().reportJobProfile(p));
+  }
+
+  public Optional<ClonePlan> reportAttempts(AttemptReports r) {
+    return call("ReportAttempts", () -> stub().reportAttempts(r));
+  }
+
+  private Optional<ClonePlan> call(String what, Supplier<ClonePlan> rpc) {
+    long now = System.currentTimeMillis();
+    if (backingOff(now)) {
+      return Optional.empty();
+    }
+    try {
+      ClonePlan plan = rpc.get();
+      successes++;
+      return Optional.of(plan);
+    } catch (StatusRuntimeException e) {
+      failures++;
+      quietUntil = System.currentTimeMillis() + retryMs;
+      LOG.warn("DollyMP AM helper: {} to {} failed ({}); no clones for the next {} ms", what, target,
+          e.getStatus(), retryMs);
+      return Optional.empty();
+    }
+  }
+
+  public int failures() {
+    return failures;
+  }
+
+  public int successes() {
+    return successes;
+  }
+
+  @Override
+  public void close() {
+    if (channel != null) {
+      channel.shutdownNow();
+      try {
+        channel.awaitTermination(2, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+}

@@ -1,0 +1,71 @@
+package io.dollymp.yarn.am;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The AM's own record of every attempt: one TSV row per attempt with its clone flag, container,
+ * final state, times and whether it won its task. Written to {@code dollymp.am.record.dir/<app>.tsv}
+ * (any Hadoop file system) when the job ends, replaced atomically as late kills come in.
+ */
+public final class AttemptRecord {
+  public static final String HEADER =
+      "task_id\tphase\tattempt_id\tis_clone\tcontainer_id\tnode_id\tstate\tlaunch_ms\tfinish_ms\twinner";
+  private static final Logger LOG = LoggerFactory.getLogger(AttemptRecord.class);
+  private final Configuration conf;
+  private final String dir;
+  private String lastText = "";
+
+  public AttemptRecord(Configuration conf) {
+    this.conf = conf;
+    this.dir = conf.getTrimmed(AmConfig.RECORD_DIR, "");
+  }
+
+  public static String render(java.util.List<CloneBook.TaskView> views, CloneBook book, String jobState) {
+    StringBuilder sb = new StringBuilder("# job_state=").append(jobState).append('\n').append(HEADER).append('\n');
+    for (CloneBook.TaskView t : views) {
+      String winner = book.winner(t.taskId());
+      for (CloneBook.AttemptView a : t.attempts()) {
+        sb.append(t.taskId()).append('\t').append(t.phase()).append('\t').append(a.attemptId()).append('\t')
+            .append(book.isClone(t.taskId(), a.attemptId())).append('\t').append(a.containerId()).append('\t')
+            .append(a.nodeId()).append('\t').append(a.state()).append('\t').append(a.launchMs()).append('\t')
+            .append(a.finishMs()).append('\t').append(a.attemptId().equals(winner)).append('\n');
+      }
+    }
+    return sb.toString();
+  }
+
+  void write(String appId, java.util.List<CloneBook.TaskView> views, CloneBook book, String jobState) {
+    String text = render(views, book, jobState);
+    if (text.equals(lastText)) {
+      return;
+    }
+    lastText = text;
+    if (dir.isEmpty()) {
+      LOG.info("DollyMP AM helper record for {}:\n{}", appId, text);
+      return;
+    }
+    try {
+      Path d = new Path(dir);
+      FileSystem fs = d.getFileSystem(conf);
+      fs.mkdirs(d);
+      Path tmp = new Path(d, "." + appId + ".tsv.tmp");
+      try (OutputStream out = fs.create(tmp, true)) {
+        out.write(text.getBytes(StandardCharsets.UTF_8));
+      }
+      Path dst = new Path(d, appId + ".tsv");
+      fs.delete(dst, false);
+      if (!fs.rename(tmp, dst)) {
+        LOG.warn("DollyMP AM helper: could not rename {} to {}", tmp, dst);
+      }
+    } catch (IOException e) {
+      LOG.warn("DollyMP AM helper: could not write the attempt record to {}", dir, e);
+    }
+  }
+}

@@ -1,0 +1,184 @@
+package io.dollymp.yarn.am;
+
+import io.dollymp.proto.v1.AttemptReport;
+import io.dollymp.proto.v1.AttemptState;
+import io.dollymp.proto.v1.ClonePlan;
+import io.dollymp.proto.v1.TaskClones;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * What the helper knows about the job's tasks: how many clones each gets (from the service's plan),
+ * which were launched, which attempts are clones, which attempt won, and which attempt changes the
+ * service has not heard of yet. Pure bookkeeping over {@link TaskView}s, so it is tested without an AM.
+ *
+ * <p>A task is cloned at most once, only while its state is RUNNING (the one state in which Hadoop's
+ * TaskImpl accepts an extra attempt), only before any attempt succeeded, and with at most
+ * {@code maxClones} (≤ 2) extra attempts, so a task never has more than three copies at once.
+ */
+public final class CloneBook {
+  /** One attempt as the AM sees it. {@code state} is Hadoop's TaskAttemptState name. */
+  public record AttemptView(String attemptId, String containerId, String nodeId, String state, long launchMs,
+      long finishMs, String shuffleUrl) {}
+
+  /** One task as the AM sees it. {@code state} is Hadoop's TaskState name. */
+  public record TaskView(String taskId, String phase, String state, List<AttemptView> attempts) {}
+
+  private static final class TaskBook {
+    final Set<String> originals = new HashSet<>();
+    final Set<String> clones = new HashSet<>();
+    int clonesSent;
+    String winner;
+  }
+
+  private final int maxClones;
+  private final Map<String, TaskBook> tasks = new LinkedHashMap<>();
+  private final Map<String, String> lastReported = new HashMap<>();
+  private final Map<String, Integer> perPhase = new HashMap<>();
+  private final Map<String, Integer> perTask = new HashMap<>();
+  private double omegaS;
+  private boolean planKnown;
+
+  public CloneBook(int maxClones) {
+    this.maxClones = Math.max(0, Math.min(AmConfig.HARD_MAX_CLONES, maxClones));
+  }
+
+  public void setPlan(ClonePlan plan) {
+    perPhase.clear();
+    perPhase.putAll(plan.getClonesPerPhaseMap());
+    perTask.clear();
+    for (TaskClones tc : plan.getTaskClonesList()) {
+      perTask.put(tc.getTaskId(), tc.getClones());
+    }
+    double w = plan.getDelayAssignmentWaitS();
+    omegaS = Double.isFinite(w) && w > 0 ? w : 0.0;
+    planKnown = true;
+  }
+
+  public boolean planKnown() {
+    return planKnown;
+  }
+
+  public double omegaS() {
+    return omegaS;
+  }
+
+  /** Clones the plan gives this task, clamped to [0, maxClones]. */
+  public int clonesFor(String taskId, String phase) {
+    Integer c = perTask.containsKey(taskId) ? perTask.get(taskId) : perPhase.getOrDefault(phase, 0);
+    return Math.max(0, Math.min(maxClones, c == null ? 0 : c));
+  }
+
+  /**
+   * Tasks to clone now and how many extra attempts each; marks them as cloned. Tasks that are not
+   * RUNNING, already cloned, or have a successful attempt get none.
+   */
+  public Map<String, Integer> toClone(List<TaskView> views) {
+    Map<String, Integer> out = new LinkedHashMap<>();
+    if (!planKnown) {
+      return out;
+    }
+    for (TaskView t : views) {
+      TaskBook b = tasks.computeIfAbsent(t.taskId(), k -> new TaskBook());
+      if (b.clonesSent > 0 || !"RUNNING".equals(t.state())) {
+        continue;
+      }
+      boolean anySuccess = t.attempts().stream().anyMatch(a -> "SUCCEEDED".equals(a.state()));
+      int live = (int) t.attempts().stream().filter(a -> !isFinal(a.state())).count();
+      int c = Math.min(clonesFor(t.taskId(), t.phase()), 1 + maxClones - live);
+      if (anySuccess || c <= 0) {
+        continue;
+      }
+      for (AttemptView a : t.attempts()) {
+        b.originals.add(a.attemptId());
+      }
+      b.clonesSent = c;
+      out.put(t.taskId(), c);
+    }
+    return out;
+  }
+
+  /** Attempts whose state or container changed since the last call, as reports for the service. */
+  public List<AttemptReport> changes(List<TaskView> views, long nowMs) {
+    List<AttemptReport> out = new ArrayList<>();
+    for (TaskView t : views) {
+      TaskBook b = tasks.computeIfAbsent(t.taskId(), k -> new TaskBook());
+      for (AttemptView a : t.attempts()) {
+        if (b.clonesSent > 0 && !b.originals.contains(a.attemptId()) && !b.clones.contains(a.attemptId())
+            && b.clones.size() < b.clonesSent) {
+          b.clones.add(a.attemptId());
+        }
+        if ("SUCCEEDED".equals(a.state()) && b.winner == null) {
+          b.winner = a.attemptId();
+        }
+        AttemptState st = wireState(a.state());
+        if (st == AttemptState.ATTEMPT_STATE_UNSPECIFIED || a.containerId().isEmpty()) {
+          continue; // not yet in a container: nothing the service can join on
+        }
+        String key = st + "|" + a.containerId();
+        if (key.equals(lastReported.put(a.attemptId(), key))) {
+          continue;
+        }
+        double dur = isFinal(a.state()) && a.launchMs() > 0 && a.finishMs() >= a.launchMs()
+            ? (a.finishMs() - a.launchMs()) / 1000.0 : 0.0;
+        out.add(AttemptReport.newBuilder().setTaskId(t.taskId()).setAttemptId(a.attemptId())
+            .setPhaseId(t.phase()).setContainerId(a.containerId()).setNodeId(a.nodeId())
+            .setIsClone(b.clones.contains(a.attemptId())).setState(st).setDurationS(dur).setTimeMs(nowMs)
+            .build());
+      }
+    }
+    return out;
+  }
+
+  /** Forget a report so it is sent again (the call carrying it failed). */
+  public void unreport(List<AttemptReport> reports) {
+    for (AttemptReport r : reports) {
+      lastReported.remove(r.getAttemptId());
+    }
+  }
+
+  public boolean isClone(String taskId, String attemptId) {
+    TaskBook b = tasks.get(taskId);
+    return b != null && b.clones.contains(attemptId);
+  }
+
+  /** The attempt that succeeded first for the task, or null. */
+  public String winner(String taskId) {
+    TaskBook b = tasks.get(taskId);
+    return b == null ? null : b.winner;
+  }
+
+  public int clonesSent(String taskId) {
+    TaskBook b = tasks.get(taskId);
+    return b == null ? 0 : b.clonesSent;
+  }
+
+  public int totalClonesSent() {
+    return tasks.values().stream().mapToInt(b -> b.clonesSent).sum();
+  }
+
+  static boolean isFinal(String attemptState) {
+    return "SUCCEEDED".equals(attemptState) || "FAILED".equals(attemptState) || "KILLED".equals(attemptState);
+  }
+
+  static AttemptState wireState(String s) {
+    switch (s) {
+      case "RUNNING":
+      case "COMMIT_PENDING":
+        return AttemptState.ATTEMPT_RUNNING;
+      case "SUCCEEDED":
+        return AttemptState.ATTEMPT_SUCCEEDED;
+      case "FAILED":
+        return AttemptState.ATTEMPT_FAILED;
+      case "KILLED":
+        return AttemptState.ATTEMPT_KILLED;
+      default:
+        return AttemptState.ATTEMPT_STATE_UNSPECIFIED;
+    }
+  }
+}

@@ -1,0 +1,110 @@
+package io.dollymp.yarn.am;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.commons.io.IOUtils;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FSDataInputStream;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.mapreduce.MRJobConfig;
+
+/**
+ * Delay assignment's out-of-band channel: Hadoop advertises only one copy of each map's output to
+ * reducers, so the AM publishes every map copy (attempt, state, shuffle URL) and every reduce task's
+ * number of copies in {@code <mapreduce.job.dir>/dollymp-copies.tsv}, which the reducers' shuffle
+ * plugin reads. Lines: {@code W omega_ms}, {@code M map_index attempt_no attempt_id state url},
+ * {@code R reduce_index copies}.
+ */
+public final class MapCopies {
+  public static final String FILE = "dollymp-copies.tsv";
+
+  /** One map copy. */
+  public record Copy(int mapIndex, int attemptNo, String attemptId, String state, String url) {}
+
+  private final long omegaMs;
+  private final Map<Integer, List<Copy>> maps;
+  private final Map<Integer, Integer> reduceCopies;
+
+  public MapCopies(long omegaMs, Map<Integer, List<Copy>> maps, Map<Integer, Integer> reduceCopies) {
+    this.omegaMs = omegaMs;
+    this.maps = maps;
+    this.reduceCopies = reduceCopies;
+  }
+
+  public static Path path(Configuration conf) {
+    String dir = conf.get(MRJobConfig.MAPREDUCE_JOB_DIR);
+    return dir == null ? null : new Path(dir, FILE);
+  }
+
+  public long omegaMs() {
+    return omegaMs;
+  }
+
+  /** Copies of a map task (any state) the AM has placed so far. */
+  public List<Copy> copies(int mapIndex) {
+    return maps.getOrDefault(mapIndex, List.of());
+  }
+
+  /** Copies of a reduce task (1 when it has no clones). */
+  public int reduceCopies(int reduceIndex) {
+    return reduceCopies.getOrDefault(reduceIndex, 1);
+  }
+
+  public String render() {
+    StringBuilder sb = new StringBuilder("W\t").append(omegaMs).append('\n');
+    maps.forEach((i, cs) -> cs.forEach(c -> sb.append("M\t").append(i).append('\t').append(c.attemptNo())
+        .append('\t').append(c.attemptId()).append('\t').append(c.state()).append('\t').append(c.url())
+        .append('\n')));
+    reduceCopies.forEach((i, n) -> sb.append("R\t").append(i).append('\t').append(n).append('\n'));
+    return sb.toString();
+  }
+
+  public static MapCopies parse(String text) {
+    long omega = 0;
+    Map<Integer, List<Copy>> maps = new HashMap<>();
+    Map<Integer, Integer> reduces = new HashMap<>();
+    for (String line : text.split("\n")) {
+      String[] f = line.split("\t", -1);
+      switch (f[0]) {
+        case "W" -> omega = Long.parseLong(f[1]);
+        case "M" -> maps.computeIfAbsent(Integer.parseInt(f[1]), k -> new ArrayList<>())
+            .add(new Copy(Integer.parseInt(f[1]), Integer.parseInt(f[2]), f[3], f[4], f[5]));
+        case "R" -> reduces.put(Integer.parseInt(f[1]), Integer.parseInt(f[2]));
+        default -> { }
+      }
+    }
+    return new MapCopies(omega, maps, reduces);
+  }
+
+  /** Replaces the file atomically (write a temporary file, then rename). */
+  public static void write(Configuration conf, Path file, String text) throws IOException {
+    FileSystem fs = file.getFileSystem(conf);
+    Path tmp = new Path(file.getParent(), "." + FILE + ".tmp");
+    try (OutputStream out = fs.create(tmp, true)) {
+      out.write(text.getBytes(StandardCharsets.UTF_8));
+    }
+    fs.delete(file, false);
+    fs.rename(tmp, file);
+  }
+
+  /** The current file, or an empty view when the AM has not written one (yet). */
+  public static MapCopies read(Configuration conf, Path file) {
+    try {
+      FileSystem fs = file.getFileSystem(conf);
+      if (!fs.exists(file)) {
+        return new MapCopies(0, Map.of(), Map.of());
+      }
+      try (FSDataInputStream in = fs.open(file)) {
+        return parse(IOUtils.toString(in, StandardCharsets.UTF_8));
+      }
+    } catch (IOException | RuntimeException e) {
+      return new MapCopies(0, Map.of(), Map.of()); // a half-renamed file: the next poll reads it whole
+    }
+  }
+}

@@ -1,0 +1,103 @@
+package io.dollymp.yarn.am;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.dollymp.proto.v1.AttemptReport;
+import io.dollymp.proto.v1.AttemptState;
+import io.dollymp.proto.v1.ClonePlan;
+import io.dollymp.proto.v1.TaskClones;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.apache.hadoop.conf.Configuration;
+import org.junit.jupiter.api.Test;
+
+class CloneBookTest {
+  private static CloneBook.AttemptView a(String id, String container, String state) {
+    return new CloneBook.AttemptView(id, container, container.isEmpty() ? "" : "n1:1", state, 1000, 3000, "");
+  }
+
+  private static CloneBook.TaskView t(String id, String state, CloneBook.AttemptView... as) {
+    return new CloneBook.TaskView(id, id.contains("_m_") ? "map" : "reduce", state, List.of(as));
+  }
+
+  private static ClonePlan plan(int map, int reduce) {
+    return ClonePlan.newBuilder().putClonesPerPhase("map", map).putClonesPerPhase("reduce", reduce).build();
+  }
+
+  @Test
+  void clonesOnlyRunningTasksOnceAndCapsAtTwo() {
+    CloneBook b = new CloneBook(2);
+    List<CloneBook.TaskView> v = List.of(t("task_1_m_0", "SCHEDULED", a("a_m_0_0", "", "UNASSIGNED")),
+        t("task_1_m_1", "RUNNING", a("a_m_1_0", "c1", "RUNNING")));
+    assertTrue(b.toClone(v).isEmpty(), "no plan yet: no clones");
+    b.setPlan(plan(5, 0)); // the service asks for more than allowed
+    assertEquals(Map.of("task_1_m_1", 2), b.toClone(v), "SCHEDULED tasks must not get T_ADD_SPEC_ATTEMPT");
+    assertTrue(b.toClone(v).isEmpty(), "a task is cloned at most once");
+    assertEquals(2, b.clonesSent("task_1_m_1"));
+  }
+
+  @Test
+  void neverMoreThanThreeLiveCopiesAndNoCloneAfterSuccess() {
+    CloneBook b = new CloneBook(2);
+    b.setPlan(plan(2, 0));
+    Map<String, Integer> c = b.toClone(List.of(
+        t("task_1_m_0", "RUNNING", a("a0", "c0", "RUNNING"), a("a1", "c1", "RUNNING")),
+        t("task_1_m_1", "RUNNING", a("b0", "c2", "SUCCEEDED"))));
+    assertEquals(Map.of("task_1_m_0", 1), c);
+  }
+
+  @Test
+  void perTaskOverridesAndMaxClonesSetting() {
+    CloneBook b = new CloneBook(1);
+    b.setPlan(plan(0, 0).toBuilder().addTaskClones(TaskClones.newBuilder().setTaskId("task_1_r_0").setClones(2))
+        .build());
+    assertEquals(1, b.clonesFor("task_1_r_0", "reduce"));
+    assertEquals(0, b.clonesFor("task_1_r_1", "reduce"));
+    Configuration conf = new Configuration(false);
+    conf.setInt(AmConfig.MAX_CLONES, -1);
+    assertThrows(IllegalArgumentException.class, () -> AmConfig.maxClones(conf));
+  }
+
+  @Test
+  void reportsFlagClonesOnceEachAndRecordTheWinner() {
+    CloneBook b = new CloneBook(2);
+    b.setPlan(plan(1, 0));
+    List<CloneBook.TaskView> v1 = List.of(t("task_1_m_0", "RUNNING", a("a0", "c0", "RUNNING")));
+    assertEquals(1, b.changes(v1, 1).size());
+    b.toClone(v1);
+    List<CloneBook.TaskView> v2 = List.of(t("task_1_m_0", "RUNNING", a("a0", "c0", "RUNNING"),
+        a("a1", "", "UNASSIGNED")));
+    assertTrue(b.changes(v2, 2).isEmpty(), "nothing new with a container");
+    List<CloneBook.TaskView> v3 = List.of(t("task_1_m_0", "SUCCEEDED", a("a0", "c0", "KILLED"),
+        a("a1", "c1", "SUCCEEDED")));
+    List<AttemptReport> r = new ArrayList<>(b.changes(v3, 3));
+    assertEquals(2, r.size());
+    AttemptReport clone = r.stream().filter(x -> x.getAttemptId().equals("a1")).findFirst().orElseThrow();
+    assertTrue(clone.getIsClone());
+    assertEquals(AttemptState.ATTEMPT_SUCCEEDED, clone.getState());
+    assertEquals(2.0, clone.getDurationS(), 1e-9);
+    assertFalse(r.stream().filter(x -> x.getAttemptId().equals("a0")).findFirst().orElseThrow().getIsClone());
+    assertEquals("a1", b.winner("task_1_m_0"));
+    assertNull(b.winner("task_1_m_9"));
+    b.unreport(r);
+    assertEquals(2, b.changes(v3, 4).size(), "a failed call's reports are sent again");
+  }
+
+  @Test
+  void planOverrideReplacesNamedPhasesAndNamesBadInput() {
+    Configuration conf = new Configuration(false);
+    conf.set(PlanOverride.KEY, "reduce=1, omega=2.5");
+    ClonePlan p = PlanOverride.apply(conf, plan(2, 0));
+    assertEquals(2, p.getClonesPerPhaseOrThrow("map"));
+    assertEquals(1, p.getClonesPerPhaseOrThrow("reduce"));
+    assertEquals(2.5, p.getDelayAssignmentWaitS(), 1e-9);
+    conf.set(PlanOverride.KEY, "reduce=x");
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> PlanOverride.apply(conf, p));
+    assertTrue(e.getMessage().contains(PlanOverride.KEY));
+  }
+}

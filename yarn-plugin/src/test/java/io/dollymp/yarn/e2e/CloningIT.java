@@ -1,0 +1,268 @@
+package io.dollymp.yarn.e2e;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.dollymp.yarn.am.AmConfig;
+import io.dollymp.yarn.am.CloningSpeculator;
+import io.dollymp.yarn.am.DollyMPClientProtocolProvider;
+import io.dollymp.yarn.am.PlanOverride;
+import io.dollymp.yarn.scheduler.DollyMPScheduler;
+import io.dollymp.yarn.scheduler.client.SessionState;
+import io.dollymp.yarn.testkit.AttemptRecords;
+import io.dollymp.yarn.testkit.AttemptRecords.Row;
+import io.dollymp.yarn.testkit.DecisionServiceProcess;
+import io.dollymp.yarn.testkit.ExampleJobs;
+import io.dollymp.yarn.testkit.MiniClusters;
+import io.dollymp.yarn.testkit.ServiceQueries;
+import io.dollymp.yarn.workload.StragglerJob;
+import java.net.ServerSocket;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileUtil;
+import org.apache.hadoop.mapreduce.Job;
+import org.apache.hadoop.mapreduce.JobCounter;
+import org.apache.hadoop.mapreduce.MRConfig;
+import org.apache.hadoop.mapreduce.MRJobConfig;
+import org.apache.hadoop.mapreduce.v2.MiniMRYarnCluster;
+import org.apache.hadoop.yarn.api.records.ContainerId;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+
+/**
+ * The AM helper end to end: real mini YARN cluster (RM with the shim, 3 NodeManagers), the real Python
+ * decision service with the dollymp policy on a real socket, Hadoop's WordCount with and without clones.
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class CloningIT {
+  private static final String NAME = "dollymp-cloning";
+  private static final Path WORK = Paths.get("target", "cloning-it").toAbsolutePath();
+  private static DecisionServiceProcess service;
+  private static MiniMRYarnCluster cluster;
+  private static int port;
+  private static String clonedApp;
+
+  @BeforeAll
+  static void startCluster() throws Exception {
+    FileUtil.fullyDelete(WORK.toFile());
+    service = new DecisionServiceProcess(WORK.resolve("service"), "dollymp");
+    port = service.awaitGrpcPort(60_000);
+    cluster = MiniClusters.startWithShim(NAME, 3, port, 30_000);
+    DollyMPScheduler shim = (DollyMPScheduler) cluster.getResourceManager().getResourceScheduler();
+    assertEquals(SessionState.RUNNING, shim.sessionState(), "shim never reached RUNNING:\n" + service.logText());
+  }
+
+  @AfterAll
+  static void stopCluster() throws Exception {
+    if (cluster != null) {
+      cluster.stop();
+    }
+    if (service != null) {
+      service.close();
+    }
+  }
+
+  static Configuration helperConf(String address, boolean clones) {
+    Configuration conf = new Configuration(cluster.getConfig());
+    conf.setBoolean(MRJobConfig.MAP_SPECULATIVE, clones);
+    conf.setBoolean(MRJobConfig.REDUCE_SPECULATIVE, clones);
+    conf.set(MRJobConfig.MR_AM_JOB_SPECULATOR, CloningSpeculator.class.getName());
+    conf.set(AmConfig.SERVICE_ADDRESS, address);
+    conf.set(AmConfig.RECORD_DIR, WORK.resolve("records").toUri().toString());
+    return conf;
+  }
+
+  @Test
+  @Order(1)
+  void clonedWordcountMatchesUnclonedAndLosersAreKilled() throws Exception {
+    Path input = WORK.resolve("wc-in");
+    Map<String, Integer> expected = ExampleJobs.writeText(input, 3, 3000, new Random(7));
+
+    Job plain = ExampleJobs.wordcount(helperConf("127.0.0.1:" + port, false), input, WORK.resolve("out-plain"), 2);
+    assertTrue(plain.waitForCompletion(false), "uncloned wordcount failed");
+    Job cloned = ExampleJobs.wordcount(helperConf("127.0.0.1:" + port, true), input, WORK.resolve("out-cloned"), 2);
+    assertTrue(cloned.waitForCompletion(false), "cloned wordcount failed");
+    clonedApp = ExampleJobs.appIdOf(cloned);
+
+    Map<String, Integer> plainCounts = ExampleJobs.readCounts(WORK.resolve("out-plain"));
+    assertEquals(expected, plainCounts, "uncloned counts differ from the generated text's");
+    assertEquals(plainCounts, ExampleJobs.readCounts(WORK.resolve("out-cloned")), "clones changed the output");
+
+    Map<String, List<Row>> rows =
+        AttemptRecords.awaitFinal(WORK.resolve("records").resolve(clonedApp + ".tsv"), 60_000);
+    assertEquals(3 + 2, rows.size(), "one record per task: " + rows.keySet());
+    long clones = rows.values().stream().flatMap(List::stream).filter(Row::isClone).count();
+    assertTrue(clones >= 1, "the dollymp policy granted no clone for a small job:\n" + rows);
+    for (Map.Entry<String, List<Row>> e : rows.entrySet()) {
+      List<Row> as = e.getValue();
+      assertTrue(as.size() <= 3, "more than three copies of " + e.getKey() + ": " + as);
+      List<Row> winners = as.stream().filter(Row::winner).toList();
+      assertEquals(1, winners.size(), "exactly one winner per task: " + as);
+      assertEquals("SUCCEEDED", winners.get(0).state());
+      for (Row r : as) {
+        if (!r.winner()) {
+          assertEquals("KILLED", r.state(), "a losing copy must be killed: " + r);
+        }
+      }
+    }
+    // Killed copies that had a container: their containers ran and were stopped (Hadoop's
+    // KILLED_MAPS/REDUCES counters count exactly these kills).
+    long killedWithContainer = rows.values().stream().flatMap(List::stream)
+        .filter(r -> r.state().equals("KILLED") && !r.container().isEmpty()).count();
+    long killedCounter = cloned.getCounters().findCounter(JobCounter.NUM_KILLED_MAPS).getValue()
+        + cloned.getCounters().findCounter(JobCounter.NUM_KILLED_REDUCES).getValue();
+    assertEquals(killedWithContainer, killedCounter, "kills recorded by the AM vs Hadoop's counters");
+  }
+
+  @Test
+  @Order(2)
+  void serviceLogShowsGrantsAndReports() throws Exception {
+    String decisions = ServiceQueries.dumpDecisions(service.db);
+    assertTrue(decisions.contains(clonedApp), "no decision names " + clonedApp);
+    assertTrue(decisions.toLowerCase().contains("clone"), "no clone grant in the decision log");
+    String log = service.logText();
+    assertTrue(log.contains("ReportAttempts") && log.contains(clonedApp),
+        "the service log does not show the AM's reports:\n" + log);
+  }
+
+  @Test
+  @Order(3)
+  void unreachableServiceMeansNoClonesAndSuccess() throws Exception {
+    int dead;
+    try (ServerSocket s = new ServerSocket(0)) {
+      dead = s.getLocalPort(); // closed again: nothing listens there
+    }
+    Path input = WORK.resolve("wc-in");
+    Job job = ExampleJobs.wordcount(helperConf("127.0.0.1:" + dead, true), input, WORK.resolve("out-dead"), 1);
+    assertTrue(job.waitForCompletion(false), "job failed with the service unreachable from the AM");
+    assertEquals(ExampleJobs.readCounts(WORK.resolve("out-plain")), ExampleJobs.readCounts(WORK.resolve("out-dead")));
+    Map<String, List<Row>> rows = AttemptRecords.awaitFinal(
+        WORK.resolve("records").resolve(ExampleJobs.appIdOf(job) + ".tsv"), 60_000);
+    assertFalse(rows.values().stream().flatMap(List::stream).anyMatch(Row::isClone), "clones without a service");
+    assertTrue(rows.values().stream().allMatch(as -> as.size() == 1), "extra attempts without a service: " + rows);
+  }
+
+  @Test
+  @Order(4)
+  void delayAssignmentReduceClonesReadDistinctCopiesWithinOmegaElseAny() throws Exception {
+    Configuration conf = helperConf("127.0.0.1:" + port, true);
+    conf.set(MRConfig.FRAMEWORK_NAME, DollyMPClientProtocolProvider.FRAMEWORK_NAME); // the opt-in
+    conf.unset(MRJobConfig.MAP_SPECULATIVE); // the provider's defaults must switch cloning on
+    conf.unset(MRJobConfig.REDUCE_SPECULATIVE);
+    conf.set(PlanOverride.KEY, "map=1,reduce=1,omega=" + OMEGA_S);
+    conf.setFloat(MRJobConfig.COMPLETED_MAPS_FOR_REDUCE_SLOWSTART, 0f);
+    conf.setInt(StragglerJob.MAPS, 2);
+    conf.setInt(StragglerJob.REDUCES, 1);
+    conf.setLong(StragglerJob.MAP_BASE_MS, 3000);
+    conf.setLong(StragglerJob.REDUCE_BASE_MS, 500);
+    conf.setDouble(StragglerJob.CAP, 1.0); // no random stragglers here: the slow copies are pinned below
+    conf.setInt(StragglerJob.RECORDS, 50);
+    // Map 1's clone is far slower than ω (so reduce clone 1 must fall back); reduce copy 0 runs long
+    // after its shuffle, so reduce clone 1 finishes its shuffle and wins.
+    conf.set(StragglerJob.SLOW_ATTEMPTS, "m1.1=40,r0.0=120");
+    Job job = StragglerJob.create(conf, "dollymp-delay-assignment");
+    assertTrue(job.waitForCompletion(false), "delay-assignment job failed");
+    assertEquals(100, job.getCounters().findCounter("dollymp", "records").getValue(), "records lost or doubled");
+    String app = ExampleJobs.appIdOf(job);
+    String jobNo = app.substring("application_".length());
+
+    Path fetch = WORK.resolve("records").resolve("fetch");
+    Map<String, String[]> clone1 = fetchRows(fetch.resolve("attempt_" + jobNo + "_r_000000_1.tsv"));
+    assertEquals("attempt_" + jobNo + "_m_000000_1", clone1.get("0")[1], "reduce clone 1 did not read map copy 1");
+    assertTrue(clone1.get("0")[2].startsWith("own copy"), String.join(" ", clone1.get("0")));
+    assertEquals("attempt_" + jobNo + "_m_000001_0", clone1.get("1")[1], "fallback must read the finished copy");
+    // After ω either the reducer's own clock ran out or the AM killed the slow copy at its ω (the
+    // AM's clock starts at the map's success, the reducer's when it learns of it, a moment later).
+    assertTrue(Set.of("omega elapsed", "own copy lost").contains(clone1.get("1")[2]), clone1.get("1")[2]);
+    assertTrue(Long.parseLong(clone1.get("1")[3]) >= (OMEGA_S - 3) * 1000L, "fell back before ω");
+    Map<String, String[]> orig = fetchRows(fetch.resolve("attempt_" + jobNo + "_r_000000_0.tsv"));
+    assertEquals("attempt_" + jobNo + "_m_000000_0", orig.get("0")[1], "reduce copy 0 did not read map copy 0");
+
+    Map<String, List<Row>> rows = AttemptRecords.awaitFinal(WORK.resolve("records").resolve(app + ".tsv"), 60_000);
+    Map<String, String> state = new java.util.HashMap<>();
+    rows.values().stream().flatMap(List::stream).forEach(r -> state.put(r.attempt(), r.state()));
+    assertEquals("SUCCEEDED", state.get("attempt_" + jobNo + "_m_000000_1"), "map copy 1 was not kept for ω");
+    assertEquals("KILLED", state.get("attempt_" + jobNo + "_m_000001_1"), "the slow map copy outlived ω");
+    Map<String, Row> byAttempt = new java.util.HashMap<>();
+    rows.values().stream().flatMap(List::stream).forEach(r -> byAttempt.put(r.attempt(), r));
+    long keptFor = byAttempt.get("attempt_" + jobNo + "_m_000001_1").finishMs()
+        - byAttempt.get("attempt_" + jobNo + "_m_000001_0").finishMs();
+    assertTrue(keptFor >= OMEGA_S * 1000L, "the losing map copy was killed " + keptFor + " ms after the win, before ω");
+    assertTrue(rows.values().stream().allMatch(as -> as.size() <= 3), "more than three copies: " + rows);
+  }
+
+  private static final int OMEGA_S = 20;
+
+  private static Map<String, String[]> fetchRows(Path file) throws Exception {
+    long deadline = System.currentTimeMillis() + 30_000;
+    while (!java.nio.file.Files.exists(file) && System.currentTimeMillis() < deadline) {
+      Thread.sleep(250);
+    }
+    Map<String, String[]> out = new java.util.HashMap<>();
+    for (String line : java.nio.file.Files.readAllLines(file)) {
+      if (!line.startsWith("map_index")) {
+        String[] f = line.split("\t");
+        out.put(f[0], f);
+      }
+    }
+    return out;
+  }
+
+  /** Fault: the NodeManager running a clone goes away mid-run (stopped: it leaves the cluster). */
+  @Test
+  @Order(5)
+  void losingACloneNodeMidRunTheJobStillSucceeds() throws Exception {
+    Configuration conf = helperConf("127.0.0.1:" + port, true);
+    conf.set(PlanOverride.KEY, "map=1,reduce=0");
+    // The AM's stop request to the vanished NodeManager would otherwise retry for Hadoop's default 3 min.
+    conf.setLong("yarn.client.nodemanager-connect.max-wait-ms", 3000);
+    conf.setLong("yarn.client.nodemanager-connect.retry-interval-ms", 1000);
+    conf.setInt("ipc.client.connect.max.retries", 1);
+    conf.setInt(StragglerJob.MAPS, 3);
+    conf.setInt(StragglerJob.REDUCES, 1);
+    conf.setLong(StragglerJob.MAP_BASE_MS, 20_000);
+    conf.setLong(StragglerJob.REDUCE_BASE_MS, 200);
+    conf.setDouble(StragglerJob.CAP, 1.0);
+    conf.setInt(StragglerJob.RECORDS, 30);
+    Job job = StragglerJob.create(conf, "dollymp-clone-node-lost");
+    job.submit();
+    String app = ExampleJobs.appIdOf(job);
+    int victim = -1;
+    String lostContainer = null;
+    long deadline = System.currentTimeMillis() + 120_000;
+    while (victim < 0 && System.currentTimeMillis() < deadline) {
+      for (int i = 0; i < 3 && victim < 0; i++) {
+        List<ContainerId> here = cluster.getNodeManager(i).getNMContext().getContainers().keySet().stream()
+            .filter(c -> c.getApplicationAttemptId().getApplicationId().toString().equals(app)).toList();
+        boolean hostsAm = here.stream().anyMatch(c -> c.getContainerId() == 1);
+        // Containers 2..4 are the three maps; later ones, while no map has finished, are their clones.
+        ContainerId clone = here.stream().filter(c -> c.getContainerId() > 4).findFirst().orElse(null);
+        if (!hostsAm && clone != null && job.mapProgress() < 0.3f) {
+          victim = i;
+          lostContainer = clone.toString();
+        }
+      }
+      Thread.sleep(250);
+    }
+    assertTrue(victim >= 0, "no clone ran on a NodeManager without the AM");
+    cluster.getNodeManager(victim).stop();
+    assertTrue(job.waitForCompletion(false), "the job failed after a clone's node was lost");
+    assertEquals(30 * 3, job.getCounters().findCounter("dollymp", "records").getValue());
+    Map<String, List<Row>> rows = AttemptRecords.awaitFinal(WORK.resolve("records").resolve(app + ".tsv"), 60_000);
+    String lost = lostContainer;
+    Row onLost = rows.values().stream().flatMap(List::stream).filter(r -> r.container().equals(lost)).findFirst()
+        .orElseThrow(() -> new AssertionError("no attempt ran in " + lost + ": " + rows));
+    assertTrue(onLost.isClone(), "the container on the lost node was not a clone: " + onLost);
+    assertFalse(onLost.winner(), "a copy on the lost node cannot have won: " + onLost);
+  }
+}
