@@ -46,11 +46,10 @@ final class FallbackAllocator {
   }
 
   /**
-   * One container for {@code attempt} on {@code node}, if any of its asks fits. Deliberately takes no
-   * lock on the attempt: isWaitingForAMContainer() reads the RMAppAttempt under its read lock, and an
-   * RM dispatcher thread holding that attempt's write lock may be inside allocate(), waiting for the
-   * attempt's monitor -- holding the monitor here would deadlock the two. commitContainer re-checks
-   * the ask under the attempt's own write lock.
+   * One container for {@code attempt} on {@code node}, if any of its asks fits. isWaitingForAMContainer()
+   * is read first, outside the attempt's locks (it takes the RMAppAttempt's read lock, whose writer may
+   * be inside allocate() waiting for the attempt's monitor); commitContainer then takes the attempt's
+   * monitor and write lock in YARN's order and re-checks the ask.
    */
   private boolean assignOne(FiCaSchedulerNode node, ShimAppAttempt attempt) {
     boolean am = attempt.isWaitingForAMContainer();

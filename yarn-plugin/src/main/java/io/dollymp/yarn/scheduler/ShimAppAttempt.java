@@ -29,8 +29,15 @@ public class ShimAppAttempt extends FiCaSchedulerApp {
    * Registers {@code container} as allocated to this attempt at {@code key}. Returns null when the
    * attempt stopped or the ask is no longer outstanding (the AM may update asks concurrently on its
    * RPC thread, so this and the locality are decided under the attempt's write lock).
+   *
+   * <p>Lock order: the attempt's monitor, then its write lock -- the order of YARN's own allocate path
+   * (AM RPC thread: synchronized(attempt), then updateResourceRequests) and of
+   * addToNewlyAllocatedContainers (synchronized) called below. Taking the write lock first deadlocks
+   * with a concurrent AM heartbeat. Callers must not hold RMAppAttempt locks or call
+   * isWaitingForAMContainer() inside this (it reads the RMAppAttempt under its read lock).
    */
-  public RMContainer commitContainer(FiCaSchedulerNode node, SchedulerRequestKey key, Container container) {
+  public synchronized RMContainer commitContainer(FiCaSchedulerNode node, SchedulerRequestKey key,
+      Container container) {
     writeLock.lock();
     try {
       if (isStopped || getOutstandingAsksCount(key) <= 0) {
