@@ -8,6 +8,7 @@ RM REST API, so a result never depends on parsing the client's progress output.
 
 from __future__ import annotations
 
+import abc
 import random
 import re
 import time
@@ -97,7 +98,7 @@ class JobHandle:
             self.daemon.stop(grace_s=5.0)
 
 
-class JobsMixin:
+class JobsMixin(abc.ABC):
     """Job helpers of LocalCluster (needs its java_argv, env, base, log_dir, rm_web_url, _jobs)."""
 
     base: Path
@@ -106,11 +107,11 @@ class JobsMixin:
     _jobs: list[JobHandle]
 
     @property
-    def rm_web_url(self) -> str:
-        raise NotImplementedError
+    @abc.abstractmethod
+    def rm_web_url(self) -> str: ...
 
-    def java_argv(self, main: str, args: Sequence[str] = (), heap_mb: int | None = None) -> list[str]:
-        raise NotImplementedError
+    @abc.abstractmethod
+    def java_argv(self, main: str, args: Sequence[str] = (), heap_mb: int | None = None) -> list[str]: ...
 
     def submit(self, name: str, main: str, args: Sequence[str], program: Sequence[str] = ()) -> JobHandle:
         """Start a job client JVM: ``main [program] -Dmapreduce.job.name=<name> args``.

@@ -113,11 +113,7 @@ class ShimEndToEndIT {
   void killingTheServiceDoesNotHangTheResourceManager() throws Exception {
     Configuration conf = new Configuration(cluster.getConfig());
     Job sj = ExampleJobs.sleep(conf, "dollymp-e2e-sleep-during-kill", 4, 1, 3000, 1000);
-    sj.submit();
-    long waitUntil = System.currentTimeMillis() + 60_000;
-    while (sj.mapProgress() <= 0f && System.currentTimeMillis() < waitUntil) {
-      Thread.sleep(200);
-    }
+    ExampleJobs.submitAndAwaitMaps(sj, 60_000);
     service.killHard(); // kill -9 while the job is running
     assertFalse(service.isAlive());
     long before = shim.nodeUpdatesHandled();

@@ -145,14 +145,10 @@ class ShimPolicyAndRecoveryIT {
     Configuration conf = new Configuration(cluster.getConfig());
     // More maps than the cluster runs at once, so asks are pending when the service dies.
     Job during = ExampleJobs.sleep(conf, "dollymp-during-kill", 16, 1, 2000, 500);
-    during.submit();
-    long until = System.currentTimeMillis() + 60_000;
-    while (during.mapProgress() <= 0f && System.currentTimeMillis() < until) {
-      Thread.sleep(100);
-    }
+    ExampleJobs.submitAndAwaitMaps(during, 60_000);
     long killedAt = System.currentTimeMillis();
     service.killHard();
-    until = killedAt + 10_000;
+    long until = killedAt + 10_000;
     while (shim.lastFallbackHeartbeatMs() < killedAt && System.currentTimeMillis() < until) {
       Thread.sleep(10);
     }

@@ -55,6 +55,15 @@ public final class ExampleJobs {
     return job;
   }
 
+  /** Submits {@code job} and waits (up to {@code timeoutMs}) until its maps report progress. */
+  public static void submitAndAwaitMaps(Job job, long timeoutMs) throws Exception {
+    job.submit();
+    long until = System.currentTimeMillis() + timeoutMs;
+    while (job.mapProgress() <= 0f && System.currentTimeMillis() < until) {
+      Thread.sleep(100);
+    }
+  }
+
   public static String appIdOf(Job job) {
     return job.getJobID().toString().replace("job_", "application_");
   }
