@@ -72,6 +72,11 @@ def _reports(r: Any) -> None:
         validate.at_least(a.time_ms, 0, f"{at}.time_ms")
 
 
+def _waiting_clone(a: Any) -> bool:
+    """A clone the AM launched that still waits for a container (rpc/clones.py places those last)."""
+    return bool(a.is_clone) and a.state == pb.ATTEMPT_WAITING
+
+
 def _job_of(p: Any, stats: dict[str, tuple[float, float]]) -> Job:
     phases = [
         Phase(
@@ -91,6 +96,7 @@ class _AppState:
     profile: Any
     durations: dict[str, list[float]] = field(default_factory=dict)
     attempts: dict[str, Any] = field(default_factory=dict)  # attempt id -> last report
+    waiting: dict[str, int] = field(default_factory=dict)  # phase id -> clones waiting for a container
     last_plan: str = ""
 
 
@@ -123,7 +129,9 @@ class AppMasterServicer:
                 return {}
             stats = self._stats(st)
             return {
-                ph.yarn_priority: PhaseHint(ph.phase_id, *stats.get(ph.phase_id, (1.0, 0.0)))
+                ph.yarn_priority: PhaseHint(
+                    ph.phase_id, *stats.get(ph.phase_id, (1.0, 0.0)), st.waiting.get(ph.phase_id, 0)
+                )
                 for ph in st.profile.phases
             }
 
@@ -181,6 +189,8 @@ class AppMasterServicer:
             for a in request.attempts:
                 prev = st.attempts.get(a.attempt_id)
                 st.attempts[a.attempt_id] = a
+                was = prev is not None and _waiting_clone(prev)
+                st.waiting[a.phase_id] = st.waiting.get(a.phase_id, 0) + _waiting_clone(a) - was
                 if a.state == pb.ATTEMPT_SUCCEEDED and (prev is None or prev.state != pb.ATTEMPT_SUCCEEDED):
                     st.durations.setdefault(a.phase_id, []).append(a.duration_s)
                     finished.setdefault(a.phase_id, []).append(a.duration_s)
@@ -189,10 +199,11 @@ class AppMasterServicer:
             for phase_id, ds in finished.items():
                 self.history.record(job_name, phase_id, ds)
         log.info(
-            "ReportAttempts %s: %d attempt(s), %d clone(s), %d finished",
+            "ReportAttempts %s: %d attempt(s), %d clone(s) (%d waiting for a container), %d finished",
             request.application_id,
             len(request.attempts),
             sum(1 for a in request.attempts if a.is_clone),
+            sum(1 for a in request.attempts if _waiting_clone(a)),
             sum(1 for a in request.attempts if a.state in _FINAL),
         )
         return self._plan(request.application_id)

@@ -10,6 +10,8 @@ YARN -> core (choices documented here, tested in tests/rpc/test_translate.py):
   phase takes that phase's statistics; otherwise mean 1 s, sd 0 (no data). DAG parents are NOT passed
   for YARN asks: an ask exists only once the AM decided to ask (MapReduce's reduce slow-start overlaps
   maps on purpose), so holding it back for an unfinished parent could only deadlock;
+- containers of an ask that the AM helper says are for clones still waiting (ATTEMPT_WAITING reports)
+  are left out of the Job and placed after the core's round, in idle capacity only (rpc/clones.py);
 - zero-size asks cannot be a core Phase (demand must be non-zero): they are deferred as infeasible;
 - asks with strict locality (relax_locality false) are not given to the core, which knows no
   locality: after the core's round, the service-side placer puts them, FCFS, on their preferred
@@ -32,6 +34,7 @@ import numpy as np
 
 from pyscheduler.objects import ClusterState, Job, Phase, Resources
 from pyscheduler.policies import Decisions, Policy, Snapshot
+from pyscheduler.rpc.clones import clone_counts, place_clones
 from pyscheduler.rpc.mirror import AskKey, AskRec, Mirror, NodeRec, application_of_attempt
 from pyscheduler.rpc.placer import (
     ANY_LOCATION,
@@ -67,6 +70,7 @@ class PhaseHint:
     phase_id: str
     mean: float
     sd: float
+    waiting_clones: int = 0  # clones the AM launched that wait for a container (see rpc/clones.py)
 
 
 # application_id -> {yarn priority -> hint}; filled by the AppMasterService.
@@ -145,15 +149,22 @@ def _job(
     hint: dict[int, PhaseHint],
     dims: tuple[str, ...],
     now_s: float,
-) -> tuple[Job, list[tuple[str, AskRec]]]:
-    """The core Job for an application's pending asks; the same object while nothing changed."""
+    clones: dict[AskKey, int],
+) -> tuple[Job | None, list[tuple[str, AskRec]]]:
+    """The core Job for an application's pending original containers (clone asks left out), or None
+    when every pending container is a clone's; the same object while nothing changed."""
     app = mirror.apps.get(app_id)
-    asks = sorted(asks, key=lambda a: (a.key[1], a.key[2], a.key[0]))
+    asks = sorted(
+        (a for a in asks if a.num_containers - a.outstanding > clones.get(a.key, 0)),
+        key=lambda a: (a.key[1], a.key[2], a.key[0]),
+    )
+    if not asks:
+        return None, []
     stats = [hint.get(a.key[1]) for a in asks]
     signature = (
         app.submit_time_ms if app is not None else None,
         dims,
-        tuple((a.key, a.num_containers - a.outstanding, a.capability) for a in asks),
+        tuple((a.key, a.num_containers - a.outstanding - clones.get(a.key, 0), a.capability) for a in asks),
         tuple((h.mean, h.sd) if h is not None else None for h in stats),
     )
     jobs: dict[str, Any] = mirror.cache.setdefault("jobs", {})
@@ -167,7 +178,7 @@ def _job(
         phases.append(
             Phase(
                 name,
-                a.num_containers - a.outstanding,
+                a.num_containers - a.outstanding - clones.get(a.key, 0),
                 Resources(_vector(a.capability, dims)),
                 h.mean if h is not None else 1.0,
                 h.sd if h is not None else 0.0,
@@ -184,6 +195,15 @@ def to_snapshot(
     mirror: Mirror, now_s: float, hints: HintSource | None = None
 ) -> tuple[Snapshot, dict[tuple[str, str], AskRec], list[AskRec]]:
     """The core's view of the mirror, the (job id, phase id) -> ask map, and the zero-size asks."""
+    snapshot, index, zero, _ = snapshot_and_clones(mirror, now_s, hints)
+    return snapshot, index, zero
+
+
+def snapshot_and_clones(
+    mirror: Mirror, now_s: float, hints: HintSource | None = None
+) -> tuple[Snapshot, dict[tuple[str, str], AskRec], list[AskRec], dict[AskKey, int]]:
+    """`to_snapshot`, plus the clone containers among the pending ones (rpc/clones.py), which the
+    snapshot leaves out."""
     dims = _dims(mirror)
     cluster = cluster_of(mirror)
     by_app: dict[str, list[AskRec]] = {}
@@ -201,15 +221,22 @@ def to_snapshot(
         by_app.setdefault(application_of_attempt(a.key[0]), []).append(a)
     jobs: list[Job] = []
     index: dict[tuple[str, str], AskRec] = {}
+    clones: dict[AskKey, int] = {}
     for app_id, asks in sorted(by_app.items()):
-        job, names = _job(mirror, app_id, asks, hints(app_id) if hints is not None else {}, dims, now_s)
+        hint = hints(app_id) if hints is not None else {}
+        waiting = {prio: h.waiting_clones for prio, h in hint.items() if h.waiting_clones > 0}
+        app_clones = clone_counts(asks, waiting) if waiting else {}
+        clones.update(app_clones)
+        job, names = _job(mirror, app_id, asks, hint, dims, now_s, app_clones)
+        if job is None:
+            continue
         jobs.append(job)
         for name, a in names:
             index[(app_id, name)] = a
     cached = mirror.cache.get("jobs", {})
     for app_id in [k for k in cached if k not in by_app]:
         del cached[app_id]
-    return Snapshot(now_s, cluster, jobs), index, zero
+    return Snapshot(now_s, cluster, jobs), index, zero, clones
 
 
 def _preferred(mirror: Mirror, ask: AskRec, node_id: str) -> bool:
@@ -285,7 +312,7 @@ def core_round(
     def round_fn(mirror: Mirror) -> RoundResult:
         if not any(a.num_containers > a.outstanding for a in mirror.asks.values()):
             return RoundResult()  # nothing pending: no round (changed rows stay dirty for the next)
-        snapshot, index, zero = to_snapshot(mirror, now(), hints)
+        snapshot, index, zero, clones = snapshot_and_clones(mirror, now(), hints)
         result = from_decisions(mirror, policy.decide(snapshot), index, zero)
         strict = [a for a in mirror.asks.values() if strict_locality(a)]
         if strict:
@@ -293,6 +320,9 @@ def core_round(
             extra = place(mirror, ordered, pb.REASON_FCFS_ORDER, taken=result.placements)
             result.placements.extend(extra.placements)
             result.deferrals.extend(extra.deferrals)
+        placed, deferred = place_clones(mirror, clones, result)  # last: only idle capacity is left
+        result.placements.extend(placed)
+        result.deferrals.extend(deferred)
         return result
 
     return round_fn

@@ -1,10 +1,7 @@
 package io.dollymp.yarn.am;
 
 import java.io.IOException;
-import java.io.OutputStream;
-import java.nio.charset.StandardCharsets;
 import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -46,24 +43,14 @@ public final class AttemptRecord {
     if (text.equals(lastText)) {
       return;
     }
-    lastText = text;
     if (dir.isEmpty()) {
+      lastText = text;
       LOG.info("DollyMP AM helper record for {}:\n{}", appId, text);
       return;
     }
     try {
-      Path d = new Path(dir);
-      FileSystem fs = d.getFileSystem(conf);
-      fs.mkdirs(d);
-      Path tmp = new Path(d, "." + appId + ".tsv.tmp");
-      try (OutputStream out = fs.create(tmp, true)) {
-        out.write(text.getBytes(StandardCharsets.UTF_8));
-      }
-      Path dst = new Path(d, appId + ".tsv");
-      fs.delete(dst, false);
-      if (!fs.rename(tmp, dst)) {
-        LOG.warn("DollyMP AM helper: could not rename {} to {}", tmp, dst);
-      }
+      AtomicFiles.replace(conf, new Path(new Path(dir), appId + ".tsv"), text);
+      lastText = text; // only once written: a failed write is tried again on the next tick
     } catch (IOException e) {
       LOG.warn("DollyMP AM helper: could not write the attempt record to {}", dir, e);
     }

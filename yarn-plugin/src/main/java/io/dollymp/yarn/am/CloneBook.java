@@ -20,6 +20,10 @@ import java.util.Set;
  * <p>A task is cloned at most once, only while its state is RUNNING (the one state in which Hadoop's
  * TaskImpl accepts an extra attempt), only before any attempt succeeded, and with at most
  * {@code maxClones} (≤ 2) extra attempts, so a task never has more than three copies at once.
+ *
+ * <p>Reports: an attempt in a container on each state change; a clone also while it waits for its
+ * container ({@code ATTEMPT_WAITING}), so the service can tell the clone part of the job's asks from
+ * the originals and place it only in idle capacity.
  */
 public final class CloneBook {
   /** One attempt as the AM sees it. {@code state} is Hadoop's TaskAttemptState name. */
@@ -117,8 +121,11 @@ public final class CloneBook {
           b.winner = a.attemptId();
         }
         AttemptState st = wireState(a.state());
-        if (st == AttemptState.ATTEMPT_STATE_UNSPECIFIED || a.containerId().isEmpty()) {
-          continue; // not yet in a container: nothing the service can join on
+        boolean clone = b.clones.contains(a.attemptId());
+        if (clone && a.containerId().isEmpty() && !isFinal(a.state())) {
+          st = AttemptState.ATTEMPT_WAITING; // the service places these last, in idle capacity only
+        } else if (st == AttemptState.ATTEMPT_STATE_UNSPECIFIED || a.containerId().isEmpty()) {
+          continue; // an original not yet in a container: its ask is all the service needs
         }
         String key = st + "|" + a.containerId();
         if (key.equals(lastReported.put(a.attemptId(), key))) {
@@ -128,7 +135,7 @@ public final class CloneBook {
             ? (a.finishMs() - a.launchMs()) / 1000.0 : 0.0;
         out.add(AttemptReport.newBuilder().setTaskId(t.taskId()).setAttemptId(a.attemptId())
             .setPhaseId(t.phase()).setContainerId(a.containerId()).setNodeId(a.nodeId())
-            .setIsClone(b.clones.contains(a.attemptId())).setState(st).setDurationS(dur).setTimeMs(nowMs)
+            .setIsClone(clone).setState(st).setDurationS(dur).setTimeMs(nowMs)
             .build());
       }
     }

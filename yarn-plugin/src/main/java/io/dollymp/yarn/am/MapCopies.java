@@ -1,7 +1,6 @@
 package io.dollymp.yarn.am;
 
 import java.io.IOException;
-import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -84,13 +83,7 @@ public final class MapCopies {
 
   /** Replaces the file atomically (write a temporary file, then rename). */
   public static void write(Configuration conf, Path file, String text) throws IOException {
-    FileSystem fs = file.getFileSystem(conf);
-    Path tmp = new Path(file.getParent(), "." + FILE + ".tmp");
-    try (OutputStream out = fs.create(tmp, true)) {
-      out.write(text.getBytes(StandardCharsets.UTF_8));
-    }
-    fs.delete(file, false);
-    fs.rename(tmp, file);
+    AtomicFiles.replace(conf, file, text);
   }
 
   /** The current file, or an empty view when the AM has not written one (yet). */
@@ -104,7 +97,7 @@ public final class MapCopies {
         return parse(IOUtils.toString(in, StandardCharsets.UTF_8));
       }
     } catch (IOException | RuntimeException e) {
-      return new MapCopies(0, Map.of(), Map.of()); // a half-renamed file: the next poll reads it whole
+      return new MapCopies(0, Map.of(), Map.of()); // unreadable now: the next poll reads it again
     }
   }
 }

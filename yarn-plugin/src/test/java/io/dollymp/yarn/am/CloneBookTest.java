@@ -72,7 +72,12 @@ class CloneBookTest {
     b.toClone(v1);
     List<CloneBook.TaskView> v2 = List.of(t("task_1_m_0", "RUNNING", a("a0", "c0", "RUNNING"),
         a("a1", "", "UNASSIGNED")));
-    assertTrue(b.changes(v2, 2).isEmpty(), "nothing new with a container");
+    List<AttemptReport> waiting = b.changes(v2, 2);
+    assertEquals(1, waiting.size(), "a clone waiting for its container is reported");
+    assertEquals("a1", waiting.get(0).getAttemptId());
+    assertTrue(waiting.get(0).getIsClone());
+    assertEquals(AttemptState.ATTEMPT_WAITING, waiting.get(0).getState());
+    assertTrue(b.changes(v2, 2).isEmpty(), "reported once while nothing changes");
     List<CloneBook.TaskView> v3 = List.of(t("task_1_m_0", "SUCCEEDED", a("a0", "c0", "KILLED"),
         a("a1", "c1", "SUCCEEDED")));
     List<AttemptReport> r = new ArrayList<>(b.changes(v3, 3));

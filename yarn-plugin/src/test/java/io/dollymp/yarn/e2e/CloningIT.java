@@ -133,6 +133,10 @@ class CloningIT {
     String log = service.logText();
     assertTrue(log.contains("ReportAttempts") && log.contains(clonedApp),
         "the service log does not show the AM's reports:\n" + log);
+    // Clones wait at least one AM allocator heartbeat for their containers, during which the helper
+    // reports them as waiting: the service places those last, in idle capacity (rpc/clones.py).
+    assertTrue(java.util.regex.Pattern.compile("ReportAttempts " + clonedApp + ": .*\\(([1-9]\\d*) waiting")
+        .matcher(log).find(), "the AM never reported a clone waiting for its container:\n" + log);
   }
 
   @Test

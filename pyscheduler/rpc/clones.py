@@ -1,0 +1,70 @@
+"""Clone asks: the part of an application's pending containers that the AM helper asked for clones.
+
+YARN asks are counts per scheduler key, so the RM cannot tell a clone's container from an original's.
+The AM helper reports every clone it launched that still waits for a container (ATTEMPT_WAITING); the
+service takes that many of the pending containers at the phase's YARN priority as *clone asks*
+(`clone_counts`) and keeps them out of the core's round, so originals are placed first (DollyMP,
+paper 000 Alg. 2: the first pass places original tasks in priority order; clones only get the
+capacity left idle afterwards).
+
+`place_clones` is that last pass. Choices (tested in tests/rpc/test_clone_asks.py):
+- clones are placed only when no original container of any application is still waiting this round
+  (a deferral other than "infeasible"): idle capacity means capacity nobody's original task can use;
+- then first-fit in FCFS order of the applications (submit time), each ask capped at its clone count;
+- which attempt gets a granted container is the AM's choice (containers of one key are fungible); the
+  service controls the counts, so at most the originals' count is placed outside idle capacity;
+- a clone reported after its ask reached the RM is counted from the next round on (the AM helper
+  reports on its own poll): until then its container counts as an original's.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping
+
+from pyscheduler.rpc.mirror import AskKey, AskRec, Mirror
+from pyscheduler.rpc.placer import DeferralChoice, PlacementChoice, RoundResult, fcfs_order, place
+from pyscheduler.wire import pb
+
+# Deferrals that do not mean "an original container is waiting for room".
+_NOT_WAITING = frozenset({pb.REASON_INFEASIBLE})
+
+
+def clone_counts(asks: Iterable[AskRec], waiting_by_priority: Mapping[int, int]) -> dict[AskKey, int]:
+    """Clone containers among each ask's pending ones: the application's waiting clones at the ask's
+    YARN priority, handed to its asks in key order, never more than an ask has pending."""
+    left = dict(waiting_by_priority)
+    out: dict[AskKey, int] = {}
+    for a in sorted(asks, key=lambda a: (a.key[1], a.key[2], a.key[0])):
+        want = left.get(a.key[1], 0)
+        pending = a.num_containers - a.outstanding
+        k = min(want, pending)
+        if k > 0:
+            out[a.key] = k
+            left[a.key[1]] = want - k
+    return out
+
+
+def originals_waiting(result: RoundResult) -> int:
+    """How many asks still have original containers waiting after the round's passes."""
+    return sum(1 for d in result.deferrals if d.reason not in _NOT_WAITING)
+
+
+def place_clones(
+    mirror: Mirror, clones: Mapping[AskKey, int], result: RoundResult
+) -> tuple[list[PlacementChoice], list[DeferralChoice]]:
+    """The idle-capacity pass for clone asks, after every original placement of the round."""
+    if not clones:
+        return [], []
+    waiting = originals_waiting(result)
+    if waiting:
+        detail = f"clone waits for idle capacity: originals of {waiting} ask(s) still waiting"
+        return [], [DeferralChoice(key, pb.REASON_LOWER_PRIORITY, detail) for key in sorted(clones)]
+    order = [
+        dataclasses.replace(a, num_containers=a.outstanding + clones[a.key])
+        for a in fcfs_order(mirror)
+        if a.key in clones
+    ]
+    extra = place(mirror, order, pb.REASON_CLONE_IDLE_CAPACITY, taken=result.placements)
+    placements = [dataclasses.replace(p, detail="clone in idle capacity") for p in extra.placements]
+    return placements, extra.deferrals

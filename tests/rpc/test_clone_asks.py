@@ -1,0 +1,142 @@
+"""Clone asks (rpc/clones.py): the containers the AM helper asked for clones are placed only in capacity
+that no original container of any application can use this round."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import grpc
+from rpc_harness import Stream, app, ask, attempt, full_batch, node, register, res
+
+from pyscheduler import config
+from pyscheduler.policies import get_policy
+from pyscheduler.rpc.clones import clone_counts
+from pyscheduler.rpc.mirror import Mirror
+from pyscheduler.rpc.service import DecisionService
+from pyscheduler.rpc.translate import PhaseHint, core_round, snapshot_and_clones
+from pyscheduler.wire import pb, pb_grpc
+
+APP1 = "application_1700000000000_0001"
+APP2 = "application_1700000000000_0002"
+
+
+def _mirror(free_cores: int, asks: list[object]) -> Mirror:
+    m = Mirror()
+    m.apply(
+        full_batch(
+            "s",
+            nodes_upserted=[node("h1:1", mem=free_cores * 1024, cores=free_cores)],
+            apps_upserted=[app(1, submit_ms=1000), app(2, submit_ms=2000)],
+            asks=asks,
+        )
+    )
+    return m
+
+
+def _hints(waiting: dict[str, int]):  # type: ignore[no-untyped-def]
+    return lambda app_id: {20: PhaseHint("map", 5.0, 1.0, waiting.get(app_id, 0))}
+
+
+def _placed(result: object) -> dict[tuple[str, int], int]:
+    out: dict[tuple[str, int], int] = {}
+    for p in result.placements:  # type: ignore[attr-defined]
+        out[(p.key[0], p.reason)] = out.get((p.key[0], p.reason), 0) + p.count
+    return out
+
+
+def test_clone_counts_never_exceed_pending_and_follow_priority() -> None:
+    m = _mirror(8, [ask(1, 20, 3), ask(1, 10, 1)])
+    got = clone_counts(m.asks.values(), {20: 5, 10: 0})
+    assert got == {(attempt(1), 20, -1): 3}
+
+
+def test_clone_containers_are_left_out_of_the_core_snapshot() -> None:
+    m = _mirror(8, [ask(1, 20, 3), ask(2, 20, 2)])
+    snap, _, _, clones = snapshot_and_clones(m, 10.0, _hints({APP1: 1, APP2: 2}))
+    assert clones == {(attempt(1), 20, -1): 1, (attempt(2), 20, -1): 2}
+    assert [(j.job_id, [p.num_tasks for p in j.phases]) for j in snap.jobs] == [(APP1, [2])]
+
+
+def test_clones_wait_while_an_original_waits() -> None:
+    # 3 free vcores; app 1 has 2 originals + 1 clone, app 2 has 2 originals: 4 originals > 3 cores.
+    m = _mirror(3, [ask(1, 20, 3), ask(2, 20, 2)])
+    result = core_round(get_policy("dollymp"), _hints({APP1: 1}))(m)
+    placed = _placed(result)
+    assert sum(placed.values()) == 3
+    assert not any(reason == pb.REASON_CLONE_IDLE_CAPACITY for _, reason in placed)
+    clone_deferrals = [d for d in result.deferrals if "clone waits" in d.detail]
+    assert [d.key for d in clone_deferrals] == [(attempt(1), 20, -1)]
+    assert clone_deferrals[0].reason == pb.REASON_LOWER_PRIORITY
+
+
+def test_clones_take_idle_capacity_once_every_original_is_placed() -> None:
+    m = _mirror(8, [ask(1, 20, 3), ask(2, 20, 2)])
+    result = core_round(get_policy("dollymp"), _hints({APP1: 1}))(m)
+    placed = _placed(result)
+    assert placed.get((attempt(1), pb.REASON_CLONE_IDLE_CAPACITY)) == 1
+    originals = sum(n for (_, reason), n in placed.items() if reason != pb.REASON_CLONE_IDLE_CAPACITY)
+    assert originals == 4
+    assert not result.deferrals
+
+
+def test_clones_fill_only_what_is_left_and_defer_the_rest() -> None:
+    # 5 cores: 4 originals, then one of app 1's two clones.
+    m = _mirror(5, [ask(1, 20, 4), ask(2, 20, 2)])
+    result = core_round(get_policy("dollymp"), _hints({APP1: 2}))(m)
+    placed = _placed(result)
+    assert placed.get((attempt(1), pb.REASON_CLONE_IDLE_CAPACITY)) == 1
+    assert sum(placed.values()) == 5
+    assert [d.reason for d in result.deferrals] == [pb.REASON_WAITING_FOR_RESOURCES]
+
+
+def test_the_service_places_an_ams_waiting_clone_only_in_idle_capacity(tmp_path: Path) -> None:
+    """Over the real socket: the AM reports a clone waiting for its container (ATTEMPT_WAITING); the
+    shim's next batches get that container only once no original of any application waits."""
+    cfg = config.load(None, env={}, overrides={"store.url": str(tmp_path / "d.db"), "policy.name": "dollymp"})
+    svc = DecisionService(cfg)
+    svc.start()
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{svc.port}") as ch:
+            reg = register(ch)
+            s = Stream(ch)
+            am = pb_grpc.AppMasterServiceStub(ch)
+            s.send(
+                full_batch(
+                    reg.session_id, nodes_upserted=[node("h1:1", 2048, 2)], apps_upserted=[app(1), app(2)]
+                )
+            )
+            profile = pb.JobProfile(
+                application_id=APP1,
+                job_name="j1",
+                submit_time_ms=1000,
+                phases=[pb.PhaseProfile(phase_id="map", tasks=1, demand=res(1024, 1), yarn_priority=20)],
+            )
+            am.ReportJobProfile(profile, timeout=10)
+            waiting = pb.AttemptReport(
+                task_id="task_m_0",
+                attempt_id="attempt_m_0_1",
+                phase_id="map",
+                is_clone=True,
+                state=pb.ATTEMPT_WAITING,
+                time_ms=5,
+            )
+            am.ReportAttempts(pb.AttemptReports(application_id=APP1, attempts=[waiting]), timeout=10)
+            # 2 cores: app 1's clone + app 2's three originals: one original waits, so the clone waits.
+            plan = s.send(
+                pb.StateBatch(session_id=reg.session_id, seq=2, asks=[ask(1, 20, 1), ask(2, 20, 3)])
+            )
+            got = {(p.attempt_id, p.reason): p.count for p in plan.placements}
+            assert got == {(attempt(2), pb.REASON_PRIORITY_ORDER): 2} or got == {
+                (attempt(2), pb.REASON_BEST_FIT): 2
+            }, got
+            held = [d for d in plan.deferrals if d.attempt_id == attempt(1)]
+            assert held and held[0].reason == pb.REASON_LOWER_PRIORITY
+            # Once the clone has a container the AM reports it RUNNING and it is no clone ask any more.
+            running = pb.AttemptReport()
+            running.CopyFrom(waiting)
+            running.state, running.container_id = pb.ATTEMPT_RUNNING, "container_1"
+            am.ReportAttempts(pb.AttemptReports(application_id=APP1, attempts=[running]), timeout=10)
+            assert svc.appmaster.hints(APP1)[20].waiting_clones == 0
+            s.close()
+    finally:
+        svc.stop()
