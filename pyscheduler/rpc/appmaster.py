@@ -2,7 +2,8 @@
 
 The clone counts per phase and ω come from the same core policy that places containers: the job's
 profile becomes a core Job (phases, tasks, demand, DAG; θ/σ from the durations reported so far, else
-the recurring-job history, else 1 s / 0), the cluster is the mirror of the session that knows the
+the recurring-job history, else 1 s / 0) with the attempts reported so far replayed onto it (so a
+reduce phase is runnable, and clonable, once its maps finished), the cluster is the mirror of the session that knows the
 application (any session if none does), and the policy's `clone_grants` / `omegas` for that job are the
 answer. A policy that grants no clones (fcfs, yarn-fcfs) answers 0 clones and ω = 0 with its reason.
 """
@@ -89,6 +90,36 @@ def _job_of(p: Any, stats: dict[str, tuple[float, float]]) -> Job:
         for ph in p.phases
     ]
     return Job(p.application_id, p.submit_time_ms / 1000.0, phases, p.job_name, p.application_id)
+
+
+def _task_index(task_id: str) -> int | None:
+    """Hadoop's task ids end in the task's index (task_<cluster>_<app>_m_000003 -> 3)."""
+    tail = task_id.rsplit("_", 1)[-1]
+    return int(tail) if tail.isdigit() else None
+
+
+def _replay(job: Job, attempts: Sequence[Any]) -> None:
+    """Puts the AM's reported attempts on the job's phases, so the core sees the job as it runs: copies
+    started (one per attempt that had a container), losers ended, a success finishing its task. A phase
+    whose parents all finished becomes runnable, and its clones are bounded by the parents' copies
+    (Dolly 3.2), as in the simulator. Attempts of unknown tasks are ignored."""
+    by_task: dict[tuple[str, int], list[Any]] = {}
+    for a in attempts:
+        i = _task_index(a.task_id)
+        if i is not None and a.state != pb.ATTEMPT_WAITING:
+            by_task.setdefault((a.phase_id, i), []).append(a)
+    phases = {ph.phase_id: ph for ph in job.phases}
+    for (phase_id, i), copies in by_task.items():
+        ph = phases.get(phase_id)
+        if ph is None or i >= ph.num_tasks:
+            continue
+        for _ in copies:
+            ph.start_copy(i)
+        for a in copies:
+            if a.state in (pb.ATTEMPT_FAILED, pb.ATTEMPT_KILLED):
+                ph.end_copy(i, False)
+        if any(a.state == pb.ATTEMPT_SUCCEEDED for a in copies):
+            ph.end_copy(i, True)
 
 
 @dataclass
@@ -248,6 +279,7 @@ class AppMasterServicer:
         with self._lock:
             st = self._apps[app_id]
             job = _job_of(st.profile, self._stats(st))
+            _replay(job, list(st.attempts.values()))
         plan = pb.ClonePlan(application_id=app_id)
         for ph in st.profile.phases:
             plan.clones_per_phase[ph.phase_id] = 0

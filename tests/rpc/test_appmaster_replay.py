@@ -1,0 +1,122 @@
+"""The AM's plan follows the job as it runs: the attempts reported so far are replayed onto the core Job,
+so once the maps (cloned) finished, the reduce phase is runnable and gets its clones, bounded by the
+maps' copies (Dolly 3.2), and a delay-assignment decision."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+from rpc_harness import Stream, app, full_batch, node, register
+
+from pyscheduler import config
+from pyscheduler.objects import Job, Phase, Resources
+from pyscheduler.rpc.appmaster import _replay
+from pyscheduler.rpc.service import DecisionService
+from pyscheduler.wire import pb, pb_grpc
+
+APP = "application_1700000000000_0001"
+
+
+def _attempt(phase: str, task: int, copy: int, state: int, clone: bool = False) -> Any:
+    kind = "m" if phase == "map" else "r"
+    return pb.AttemptReport(
+        task_id=f"task_1700000000000_0001_{kind}_{task:06d}",
+        attempt_id=f"attempt_1700000000000_0001_{kind}_{task:06d}_{copy}",
+        phase_id=phase,
+        container_id=f"container_{task}_{copy}",
+        is_clone=clone,
+        state=state,
+        duration_s=20.0 if state != pb.ATTEMPT_RUNNING else 0.0,
+        time_ms=5,
+    )
+
+
+def _job() -> Job:
+    return Job(
+        APP,
+        0.0,
+        [
+            Phase("map", 2, Resources((1.0, 1024.0)), 20.0, 5.0),
+            Phase("reduce", 1, Resources((1.0, 1024.0)), 10.0, 2.0, ("map",)),
+        ],
+    )
+
+
+def test_replay_finishes_tasks_and_keeps_the_copies_peak() -> None:
+    job = _job()
+    _replay(
+        job,
+        [
+            _attempt("map", 0, 0, pb.ATTEMPT_SUCCEEDED),
+            _attempt("map", 0, 1, pb.ATTEMPT_KILLED, clone=True),
+            _attempt("map", 1, 1, pb.ATTEMPT_RUNNING, clone=True),
+            _attempt("map", 1, 0, pb.ATTEMPT_FAILED),
+            _attempt("map", 7, 0, pb.ATTEMPT_RUNNING),  # no such task: ignored
+        ],
+    )
+    m = job.phases[0]
+    assert m.num_finished == 1 and list(m.peak) == [2, 2] and list(m.copies) == [0, 1]
+    assert not job.phases[1].num_finished
+
+
+@pytest.fixture
+def service(tmp_path: Path) -> Iterator[DecisionService]:
+    cfg = config.load(None, env={}, overrides={"store.url": str(tmp_path / "d.db"), "policy.name": "dollymp"})
+    svc = DecisionService(cfg)
+    svc.start()
+    try:
+        yield svc
+    finally:
+        svc.stop()
+
+
+def test_reduce_clones_and_omega_once_the_cloned_maps_finish(service: DecisionService) -> None:
+    with grpc.insecure_channel(f"127.0.0.1:{service.port}") as ch:
+        reg = register(ch)
+        s = Stream(ch)
+        s.send(
+            full_batch(
+                reg.session_id,
+                nodes_upserted=[node(f"h{i}:1", 8192, 8) for i in range(4)],
+                apps_upserted=[app(1)],
+            )
+        )
+        am = pb_grpc.AppMasterServiceStub(ch)
+        profile = pb.JobProfile(
+            application_id=APP,
+            job_name="straggler",
+            submit_time_ms=1,
+            phases=[
+                pb.PhaseProfile(
+                    phase_id="map", tasks=2, demand=pb.Resource(memory_mb=1024, vcores=1), yarn_priority=20
+                ),
+                pb.PhaseProfile(
+                    phase_id="reduce",
+                    tasks=1,
+                    demand=pb.Resource(memory_mb=1024, vcores=1),
+                    parents=["map"],
+                    yarn_priority=10,
+                ),
+            ],
+        )
+        first = am.ReportJobProfile(profile, timeout=10)
+        assert first.clones_per_phase["map"] >= 1  # small job, idle cluster: its maps are cloned
+        assert first.clones_per_phase["reduce"] == 0  # not runnable before its maps finish
+        running = [_attempt("map", i, 0, pb.ATTEMPT_RUNNING) for i in range(2)]
+        now = am.ReportAttempts(pb.AttemptReports(application_id=APP, attempts=running), timeout=10)
+        assert now.clones_per_phase["map"] >= 1, now  # running originals in an idle cluster: still cloned
+        maps = [
+            _attempt("map", i, c, pb.ATTEMPT_SUCCEEDED if c == 0 else pb.ATTEMPT_KILLED, clone=c > 0)
+            for i in range(2)
+            for c in range(2)
+        ]
+        later = am.ReportAttempts(pb.AttemptReports(application_id=APP, attempts=maps), timeout=10)
+        assert later.clones_per_phase["reduce"] == 1, later  # Dolly 3.2: at most the maps' copies - 1
+        # ω is the delay-assignment model's choice (policies/delay.py); with the default tiny map
+        # outputs reading with contention costs nothing, so the model may answer 0 — but it answers.
+        assert "delay_assignment" in later.detail and later.delay_assignment_wait_s >= 0, later
+        s.close()
