@@ -165,6 +165,7 @@ class Session:
                 allocation_request_id=alloc,
                 node_id=c.node_id,
                 count=c.count,
+                is_clone=c.reason == pb.REASON_CLONE_IDLE_CAPACITY,  # rpc/clones.py's pass
                 reason=c.reason,
                 detail=c.detail,
             )

@@ -132,6 +132,20 @@ def test_the_service_places_an_ams_waiting_clone_only_in_idle_capacity(tmp_path:
             held = [d for d in plan.deferrals if d.attempt_id == attempt(1)]
             assert held and held[0].reason == pb.REASON_LOWER_PRIORITY
             # Once the clone has a container the AM reports it RUNNING and it is no clone ask any more.
+            assert not any(p.is_clone for p in plan.placements)
+            # App 2 wants no more than it got, and a node joins: the clone takes the idle room.
+            plan = s.send(
+                pb.StateBatch(
+                    session_id=reg.session_id,
+                    seq=3,
+                    asks=[ask(2, 20, 2)],
+                    nodes_upserted=[node("h2:1", 2048, 2)],
+                )
+            )
+            clones = [p for p in plan.placements if p.attempt_id == attempt(1)]
+            assert [(p.count, p.is_clone, p.reason) for p in clones] == [
+                (1, True, pb.REASON_CLONE_IDLE_CAPACITY)
+            ], plan
             running = pb.AttemptReport()
             running.CopyFrom(waiting)
             running.state, running.container_id = pb.ATTEMPT_RUNNING, "container_1"

@@ -26,6 +26,8 @@ final class PlanBook {
   private volatile long lastEpoch = -1;
   final AtomicLong received = new AtomicLong();
   final AtomicLong committed = new AtomicLong();
+  /** Of {@link #committed}: containers of placements the service marked as clones (idle capacity). */
+  final AtomicLong clonesCommitted = new AtomicLong();
   final Map<PlacementOutcomeKind, AtomicLong> dropped = new ConcurrentHashMap<>();
 
   /** Adds a plan's placements. A plan whose epoch is not newer than the last one is stale. */
@@ -84,6 +86,9 @@ final class PlanBook {
   PlacementOutcome outcome(Placement p, PlacementOutcomeKind kind, int containers, String detail) {
     if (kind == PlacementOutcomeKind.PLACEMENT_COMMITTED) {
       committed.addAndGet(containers);
+      if (p.getIsClone()) {
+        clonesCommitted.addAndGet(containers);
+      }
     } else {
       dropped.computeIfAbsent(kind, k -> new AtomicLong()).addAndGet(containers);
     }

@@ -53,6 +53,8 @@ final class ShimMetrics implements MetricsSource {
         .addCounter(info("ProposalsReceived", "placements received from the service"), planBook.received.get())
         .addCounter(info("ContainersCommitted", "containers committed from service placements"),
             planBook.committed.get())
+        .addCounter(info("CloneContainersCommitted", "of those, containers the service placed as clones"),
+            planBook.clonesCommitted.get())
         .addCounter(info("FallbackContainers", "containers placed by the fallback policy"),
             fallbackContainers.getAsLong())
         .addCounter(info("NodeUpdates", "node heartbeats handled"), nodeUpdates.getAsLong())
