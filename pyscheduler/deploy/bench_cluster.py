@@ -32,6 +32,7 @@ from pyscheduler.deploy.demo import Display
 from pyscheduler.deploy.localcluster import LocalCluster
 
 STRAGGLER_JOB = "io.dollymp.yarn.workload.StragglerJob"
+TASK_JVM_OPTS = "-Xmx256m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:CICompilerCount=1"
 
 
 @dataclass(frozen=True)
@@ -42,8 +43,16 @@ class MixJob:
     delay_s: float
 
 
-# Small and mid-size jobs arriving 5 s apart (sizes as in the papers' small-job-dominated mixes).
-MIX = tuple(MixJob(f"straggler-{i}", maps, 1, 5.0 * i) for i, maps in enumerate((2, 4, 3, 6, 2, 4, 3, 2)))
+# Small and mid-size jobs (sizes as in the papers' small-job-dominated mixes), arriving `gap_s` apart.
+MIX_MAPS = (2, 4, 3, 6, 2, 4, 3, 2)
+DEFAULT_GAP_S = 20.0
+
+
+def mix(gap_s: float = DEFAULT_GAP_S) -> tuple[MixJob, ...]:
+    return tuple(MixJob(f"straggler-{i}", maps, 1, gap_s * i) for i, maps in enumerate(MIX_MAPS))
+
+
+MIX = mix()
 
 
 @dataclass
@@ -75,6 +84,13 @@ def job_args(args: argparse.Namespace, scheduler: str, records: Path, job: MixJo
         "dollymp.straggler.seed": args.seed,
         "mapreduce.map.speculative": "true",  # stock speculation (capacity) / the speculator hook (dollymp)
         "mapreduce.reduce.speculative": "true",
+        # Reduces start when their maps are done (the papers' DAG: a phase runs after its parents), for
+        # both schedulers: an early reduce would only hold a container while it waits.
+        "mapreduce.job.reduce.slowstart.completedmaps": "1.0",
+        # Task JVMs that start cheaply (C1 only, serial GC): on a small shared machine a container's
+        # start-up CPU, not its slot, would otherwise be what every extra copy costs.
+        "mapreduce.map.java.opts": TASK_JVM_OPTS,
+        "mapreduce.reduce.java.opts": TASK_JVM_OPTS,
     }
     if scheduler == "dollymp":
         common["mapreduce.framework.name"] = "dollymp"
@@ -112,12 +128,13 @@ def run_scheduler(scheduler: str, args: argparse.Namespace, show: Display) -> Ru
         policy="dollymp",
         base_dir=base,
         slow_nodes=1,
+        nm_vcores=args.nm_vcores,
         progress=lambda m: show.say(f"  {m}"),
     )
     with cluster:
         handles: dict[str, jobs.JobHandle] = {}
         start = time.monotonic()
-        pending = list(MIX)
+        pending = list(mix(args.gap_s))
         while pending or any(h.alive() for h in handles.values()):
             now = time.monotonic() - start
             while pending and pending[0].delay_s <= now:
@@ -171,10 +188,17 @@ def report(runs: dict[str, Run]) -> tuple[str, dict[str, object]]:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--nodes", type=int, default=4, help="NodeManagers (default 4)")
-    p.add_argument("--base-ms", type=int, default=2000, help="map base duration, ms (reduce: half)")
+    p.add_argument("--base-ms", type=int, default=6000, help="map base duration, ms (reduce: half)")
     p.add_argument("--shape", type=float, default=1.5, help="Pareto shape of the straggler factor")
     p.add_argument("--cap", type=float, default=10.0, help="cap of the straggler factor")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--nm-vcores", type=int, default=2, help="containers per NodeManager (vcores; default 2)")
+    p.add_argument(
+        "--gap-s",
+        type=float,
+        default=DEFAULT_GAP_S,
+        help=f"seconds between job arrivals (default {DEFAULT_GAP_S:g}; smaller saturates the cluster)",
+    )
     p.add_argument("--timeout-s", type=float, default=1200.0)
     p.add_argument("--work-dir", type=Path, default=artifacts.ROOT / "build" / "bench-cluster")
 

@@ -3,9 +3,9 @@
 The clone counts per phase and ω come from the same core policy that places containers: the job's
 profile becomes a core Job (phases, tasks, demand, DAG; θ/σ from the durations reported so far, else
 the recurring-job history, else 1 s / 0) with the attempts reported so far replayed onto it (so a
-reduce phase is runnable, and clonable, once its maps finished), the cluster is the mirror of the
-session that knows the application (any session if none does), and the policy's `clone_grants` /
-`omegas` for that job are the answer. A policy that grants no clones (fcfs, yarn-fcfs) answers 0
+reduce phase is runnable, and clonable, once its maps finished), the cluster and the other jobs are
+those of the mirror of the session that knows the application (any session if none does), and the
+policy's `clone_grants` / `omegas` for that job are the answer. A policy that grants no clones (fcfs, yarn-fcfs) answers 0
 clones and ω = 0 with its reason.
 """
 
@@ -264,17 +264,22 @@ class AppMasterServicer:
 
     # ---- the plan --------------------------------------------------------------------------
 
-    def _cluster(self, app_id: str) -> ClusterState:
+    def _context(self, app_id: str) -> tuple[ClusterState, list[Job]]:
+        """The cluster and every other application's pending work, from the mirror of the session that
+        knows the application (any session if none does): the plan for one job is decided among the
+        jobs it competes with, so clones are granted only where the core would place them."""
         sessions = self.registry.sessions()
         chosen = next((s for s in sessions if app_id in s.mirror.apps), sessions[0] if sessions else None)
         if chosen is None:
-            return ClusterState()
+            return ClusterState(), []
         with chosen.lock:
-            snap, _, _ = to_snapshot(chosen.mirror, time.time())
+            snap, _, _ = to_snapshot(chosen.mirror, time.time(), self.hints)
+        others = [j for j in snap.jobs if j.job_id != app_id]
         c = snap.cluster
         if len(c.dims) > 2:  # the profile speaks vcores and memory only
-            return ClusterState.from_arrays(c.node_ids, c.capacity[:, :2], c.free[:, :2])
-        return c
+            c = ClusterState.from_arrays(c.node_ids, c.capacity[:, :2], c.free[:, :2])
+            others = [j for j in others if all(len(ph.demand.values) <= 2 for ph in j.phases)]
+        return c, others
 
     def _plan(self, app_id: str) -> Any:
         with self._lock:
@@ -287,7 +292,8 @@ class AppMasterServicer:
         if self.policy is None:
             plan.detail = "the policy grants no clones"
             return plan
-        decisions = self.policy.decide(Snapshot(time.time(), self._cluster(app_id), [job]))
+        cluster, others = self._context(app_id)
+        decisions = self.policy.decide(Snapshot(time.time(), cluster, [*others, job]))
         for g in decisions.clone_grants:
             if g.job_id == app_id and g.phase_id in plan.clones_per_phase:
                 plan.clones_per_phase[g.phase_id] = max(0, min(MAX_CLONES, g.clones))

@@ -10,7 +10,7 @@ from typing import Any
 
 import grpc
 import pytest
-from rpc_harness import Stream, app, full_batch, node, register
+from rpc_harness import Stream, app, ask, full_batch, node, register
 
 from pyscheduler import config
 from pyscheduler.objects import Job, Phase, Resources
@@ -119,4 +119,45 @@ def test_reduce_clones_and_omega_once_the_cloned_maps_finish(service: DecisionSe
         # ω is the delay-assignment model's choice (policies/delay.py); with the default tiny map
         # outputs reading with contention costs nothing, so the model may answer 0 — but it answers.
         assert "delay_assignment" in later.detail and later.delay_assignment_wait_s >= 0, later
+        s.close()
+
+
+def test_no_clones_while_other_jobs_originals_wait(service: DecisionService) -> None:
+    """The plan is decided among the jobs the application competes with: a busy cluster grants none."""
+    with grpc.insecure_channel(f"127.0.0.1:{service.port}") as ch:
+        reg = register(ch)
+        s = Stream(ch)
+        s.send(
+            full_batch(
+                reg.session_id,
+                nodes_upserted=[node("h0:1", 8192, 8)],
+                apps_upserted=[app(1), app(2, submit_ms=0)],
+                asks=[ask(2, 20, 12)],
+            )
+        )
+        am = pb_grpc.AppMasterServiceStub(ch)
+        profile = pb.JobProfile(
+            application_id=APP,
+            job_name="small",
+            submit_time_ms=1,
+            phases=[
+                pb.PhaseProfile(
+                    phase_id="map", tasks=2, demand=pb.Resource(memory_mb=1024, vcores=1), yarn_priority=20
+                )
+            ],
+        )
+        busy = am.ReportJobProfile(profile, timeout=10)
+        assert busy.clones_per_phase["map"] == 0, busy
+        # The other job is gone and an empty node joins (h0 is still held by the other job's placements
+        # until the RM reports them): idle capacity, and the small job is cloned.
+        s.send(
+            pb.StateBatch(
+                session_id=reg.session_id,
+                seq=2,
+                apps_removed=["application_1700000000000_0002"],
+                nodes_upserted=[node("h1:1", 8192, 8)],
+            )
+        )
+        idle = am.GetClonePlan(pb.ClonePlanRequest(application_id=APP), timeout=10)
+        assert idle.clones_per_phase["map"] >= 1, idle
         s.close()
