@@ -5,8 +5,8 @@ profile becomes a core Job (phases, tasks, demand, DAG; θ/σ from the durations
 the recurring-job history, else 1 s / 0) with the attempts reported so far replayed onto it (so a
 reduce phase is runnable, and clonable, once its maps finished), the cluster and the other jobs are
 those of the mirror of the session that knows the application (any session if none does), and the
-policy's `clone_grants` / `omegas` for that job are the answer. A policy that grants no clones (fcfs, yarn-fcfs) answers 0
-clones and ω = 0 with its reason.
+policy's `clone_grants` / `omegas` for that job are the answer. A policy that grants no clones
+(fcfs, yarn-fcfs) answers 0 clones and ω = 0 with its reason.
 """
 
 from __future__ import annotations
