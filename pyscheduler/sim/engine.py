@@ -48,10 +48,18 @@ _FINISHED = int(TaskState.FINISHED)
 
 @dataclass(frozen=True, slots=True)
 class SimAttempt(Attempt):
-    """An Attempt with the progress a task reports (Hadoop's progress score: fraction of its work done)."""
+    """An Attempt with the progress a task reports (Hadoop's progress score: fraction of its work done), read
+    from the simulation clock when asked, so one object serves every round the copy runs."""
 
-    progress: float = 0.0
     expected_end: float = math.inf
+    clock: ManualClock | None = None
+
+    @property
+    def progress(self) -> float:
+        if self.clock is None:
+            return 0.0
+        dur = self.expected_end - self.start_time
+        return min(1.0, (self.clock.now() - self.start_time) / dur) if dur > 0 else 1.0
 
 
 @dataclass(slots=True)
@@ -99,26 +107,7 @@ class _LazyAttempts(Sequence[Attempt]):
 
     def _build(self) -> list[Attempt]:
         if self._items is None:
-            s = self._sim
-            now = s.now
-            items: list[Attempt] = []
-            for r in s.running.values():
-                job = s.jobs[r.jidx]
-                dur = r.end - r.start
-                items.append(
-                    SimAttempt(
-                        str(r.uid),
-                        job.job_id,
-                        job.phases[r.k].phase_id,
-                        r.task,
-                        s.node_ids[r.node],
-                        r.is_clone,
-                        r.start,
-                        progress=min(1.0, (now - r.start) / dur) if dur > 0 else 1.0,
-                        expected_end=r.end,
-                    )
-                )
-            self._items = items
+            self._items = [self._sim.attempt_of(r) for r in self._sim.running.values()]
         return self._items
 
     def __len__(self) -> int:
@@ -165,6 +154,7 @@ class Simulation:
         self.active: dict[int, Job] = {}
         self.pos_of: dict[str, int] = {}
         self.running: dict[int, _Run] = {}
+        self._attempts: dict[int, SimAttempt] = {}  # per running copy, built when a policy first reads it
         self.copies: dict[tuple[int, int, int], list[_Run]] = {}
         self.ready_at: dict[tuple[int, int], float] = {}
         self.avail: dict[tuple[int, int], list[float]] = {}
@@ -184,6 +174,23 @@ class Simulation:
         self.stale = 0
         self.rounds = 0
         self.done = 0
+
+    def attempt_of(self, r: _Run) -> SimAttempt:
+        a = self._attempts.get(r.uid)
+        if a is None:
+            job = self.jobs[r.jidx]
+            a = self._attempts[r.uid] = SimAttempt(
+                str(r.uid),
+                job.job_id,
+                job.phases[r.k].phase_id,
+                r.task,
+                self.node_ids[r.node],
+                r.is_clone,
+                r.start,
+                expected_end=r.end,
+                clock=self.clock,
+            )
+        return a
 
     # ---- events -------------------------------------------------------------------------------------
     def _push(self, t: float, kind: int, ref: int) -> None:
@@ -360,6 +367,7 @@ class Simulation:
     def _release(self, r: _Run) -> None:
         r.alive = False
         del self.running[r.uid]
+        self._attempts.pop(r.uid, None)
         row = self.free[r.node]
         row[0] += r.cpu
         row[1] += r.mem
