@@ -85,7 +85,7 @@ class Session:
     _next_epoch: int = 0
     _placement_ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     _last_deferral: dict[AskKey, int] = field(default_factory=dict)
-    _last_record: dict[tuple[str, str, str], tuple[str, str]] = field(default_factory=dict)
+    _last_record: dict[tuple[str, str, str], tuple[str, dict[str, Any]]] = field(default_factory=dict)
     _priorities: dict[str, tuple[float, int]] = field(default_factory=dict)  # app -> (priority, rank)
 
     def __post_init__(self) -> None:
@@ -236,7 +236,7 @@ class Session:
                     int(r.inputs.get("rank", 0)),
                 )
             memo = (r.kind.value, r.application_id, r.job_id)
-            value = (r.reason, repr(sorted(r.inputs.items())))
+            value = (r.reason, r.inputs)  # dict equality: no formatting per record and round
             if self._last_record.get(memo) != value:
                 self._last_record[memo] = value
                 decisions.append(r)

@@ -306,8 +306,18 @@ def from_decisions(
         )
     for a in zero:
         out.deferrals.append(DeferralChoice(a.key, pb.REASON_INFEASIBLE, "zero-size ask"))
-    # Priorities, clone grants, ω, kills (placements and deferrals are logged by the session).
-    out.records = dataclasses.replace(decisions, chunks=[], deferrals=[]).to_records()
+    # Priorities, clone grants, ω, kills (placements and deferrals are logged by the session). A job's
+    # priority is passed on only when it differs from the last round's (the session logs changes only):
+    # not a thousand records per round for a thousand unchanged jobs.
+    last: dict[str, tuple[int, int, str]] = mirror.cache.get("priorities", {})
+    now: dict[str, tuple[int, int, str]] = {}
+    changed = []
+    for p in decisions.priorities:
+        value = now[p.job_id] = (p.priority, p.rank, p.reason)
+        if last.get(p.job_id) != value:
+            changed.append(p)
+    mirror.cache["priorities"] = now
+    out.records = dataclasses.replace(decisions, chunks=[], deferrals=[], priorities=changed).to_records()
     return out
 
 
