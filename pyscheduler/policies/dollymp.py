@@ -59,7 +59,7 @@ from pyscheduler.policies.model import corollary_grants, transient_priorities
 from pyscheduler.policies.residual import REASON_RESIDUAL, StartTimes, residual_threshold
 from pyscheduler.policies.table import FlatTasks, PhaseTable, RoundView, pass_input
 
-CLONE_RULES = ("paper", "residual", "idle", "corollary", "dolly")
+CLONE_RULES = ("residual", "paper", "idle", "corollary", "dolly")
 
 
 @register_policy("dollymp")
@@ -69,11 +69,12 @@ class DollyMPPolicy:
     straggler_p, delay assignment's output_bytes (per upstream task) and transfer statistics."""
 
     name = "dollymp"
+    timer_driven = False  # its one timer (late tasks, policies/residual.py) is Decisions.wake_at
 
     def __init__(
         self,
         max_clones: int = 2,
-        clone_rule: str = "paper",
+        clone_rule: str = "residual",
         sigma_factor: float = 1.0,
         recompute: str = "arrival",
         order: str = "size_class",
@@ -165,11 +166,9 @@ class DollyMPPolicy:
         if self.max_clones > 0:
             waiting = bool((entry_counts > placed).any())  # originals that found no room this round
             allowed, reasons = self._allowed(snapshot, view, flat, prio, (times, volume), total, waiting)
-            late = (
-                self._late(snapshot, view, flat, reasons)
-                if self.clone_rule in ("paper", "residual")
-                else None
-            )
+            late = None
+            if self.clone_rule in ("paper", "residual"):
+                late, out.wake_at = self._late(snapshot, view, flat, reasons)
             cloned_rows: set[int] = set()
             at_start = flat.copies.copy()
             for have in range(1, self.max_clones + 1):
@@ -332,31 +331,42 @@ class DollyMPPolicy:
 
     def _late(
         self, snapshot: Snapshot, view: RoundView, flat: FlatTasks, reasons: dict[int, tuple[int, str]]
-    ) -> np.ndarray:
-        """Per flat task: running with its round-start copies, its newest copy older than (alpha - 1) theta
-        (policies/residual.py), and below the phase's copy cap (max_clones, Dolly 3.2's upstream limit)."""
+    ) -> tuple[np.ndarray, float]:
+        """Per flat task: running, its newest copy older than f (alpha - 1) theta (policies/residual.py),
+        below the phase's copy cap (max_clones, Dolly 3.2's upstream limit); and the earliest time another
+        running task becomes late (Decisions.wake_at)."""
         t = flat.table
         late = np.zeros(flat.copies.size, bool)
         now = snapshot.time
+        wake = math.inf
         if not math.isfinite(now):
-            return late
+            return late, wake
         self._starts.keep_only({j.job_id for j in t.jobs})
         for r in np.unique(flat.owner[flat.copies > 0]).tolist():
             row = int(flat.rows[r])
-            clones, why = reasons.get(row, (self.max_clones, REASON_IDLE))
-            cap = 1 + (clones if why == REASON_UPSTREAM else self.max_clones)
-            thr = residual_threshold(float(view.theta[row]), float(view.sigma[row]), self.residual_factor)
-            if cap <= 1 or math.isinf(thr) or view.n_pending[row] > 0:
-                continue  # Section 5: clones once every task of the phase has been scheduled
+            clones, _ = reasons.get(row, (self.max_clones, REASON_IDLE))
             job = t.jobs[t.row_job[row]]
             k = int(t.row_k[row])
+            cap = 1 + self.max_clones
+            if t.has_parent[row]:  # Dolly 3.2: no more copies than the fewest upstream copies
+                cap = min(cap, min(int(job.phases[q].peak.min()) for q in job.parent_idx[k]))
+            thr = residual_threshold(float(view.theta[row]), float(view.sigma[row]), self.residual_factor)
+            if cap <= 1 and t.has_parent[row]:
+                reasons[row] = (0, REASON_UPSTREAM)
+            if cap <= 1 or math.isinf(thr) or view.n_pending[row] > 0:
+                continue  # Section 5: clones once every task of the phase has been scheduled
             start = self._starts.observe(job.job_id, k, job.phases[k], now)
             lo, hi = int(flat.offset[r]), int(flat.offset[r + 1])
             c = flat.copies[lo:hi]
-            late[lo:hi] = (now - start > thr) & (c > 0) & (c < cap) & (flat.state[lo:hi] == TaskState.RUNNING)
-            if clones == 0 and why != REASON_UPSTREAM:
+            room = (c > 0) & (c < cap) & (flat.state[lo:hi] == TaskState.RUNNING)
+            due = start + thr
+            late[lo:hi] = room & (due < now)
+            soon = due[room & (due >= now)]
+            if soon.size:
+                wake = min(wake, float(soon.min()))
+            if clones < cap - 1:
                 reasons[row] = (cap - 1, REASON_RESIDUAL)
-        return late
+        return late, wake
 
     def _corollary(
         self,

@@ -42,7 +42,7 @@ from pyscheduler.sim.straggler import StragglerModel, StragglerSpec
 from pyscheduler.sim.workload import ClusterSpec, JobSpec
 
 SHUFFLE_MODES = ("cc", "cac", "delay")
-_ARRIVAL, _FINISH, _KILL, _ROUND, _HEARTBEAT = 0, 1, 2, 3, 4
+_ARRIVAL, _FINISH, _KILL, _ROUND, _HEARTBEAT, _WAKE = 0, 1, 2, 3, 4, 5
 _FINISHED = int(TaskState.FINISHED)
 
 
@@ -166,6 +166,8 @@ class Simulation:
         self.uid = 0
         self.round_pending = False
         self.heartbeat_pending = False
+        self.timer_driven = bool(getattr(policy, "timer_driven", True))  # heartbeat rounds (LATE, Mantri)
+        self.wake_seq = 0
         self.last_round = -math.inf
         self.completion = [math.nan] * len(specs)
         self.useful = 0.0
@@ -230,6 +232,9 @@ class Simulation:
                 if not self.round_pending and self.now - self.last_round >= self.cfg.heartbeat - 1e-9:
                     self._round()
                 self._want_heartbeat()
+            elif kind == _WAKE:
+                if ref == self.wake_seq:  # the policy's latest timer, not a superseded one
+                    self._want_round()
             elif kind == _KILL:
                 r = self.running.get(ref)
                 if r is not None:
@@ -288,7 +293,11 @@ class Simulation:
         self.clock.set(self.now)
         dec = self.loop.round(self.cluster, list(self.active.values()), _LazyAttempts(self))
         self._apply(dec)
-        self._want_heartbeat()
+        if self.timer_driven:
+            self._want_heartbeat()
+        elif dec.wake_at < math.inf:  # the policy's own timer (Decisions.wake_at)
+            self.wake_seq += 1
+            self._push(max(dec.wake_at, self.now), _WAKE, self.wake_seq)
 
     def _apply(self, dec: Decisions) -> None:
         for o in dec.omegas:

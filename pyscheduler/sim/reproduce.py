@@ -6,17 +6,25 @@ settings. Scenarios are data (`SCENARIOS`); `dollymp report` runs them and write
 from __future__ import annotations
 
 import json
-import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-
 from pyscheduler.sim.engine import SimConfig
 from pyscheduler.sim.loaders import load_workload
-from pyscheduler.sim.metrics import RunMetrics
+from pyscheduler.sim.reproduce_checks import (
+    HEADLINE,
+    SEED_POLICIES,
+    Check,
+    _clones,
+    _dolly,
+    _headline,
+    _load,
+    _redundancy,
+    _seeds,
+    _srewc,
+)
 from pyscheduler.sim.reproduce_doc import write_report as write_report  # re-exported: `dollymp report`
 from pyscheduler.sim.runner import Comparison, apply_load, compare
 from pyscheduler.sim.straggler import parse_straggler
@@ -60,7 +68,7 @@ class Run:
             f"--workload {wl}",
             f"--format {self.fmt}",
             f"--cluster pyscheduler/sim/clusters/{self.cluster}",
-            f"--policies {','.join(self.policies)}",
+            f"--policies {_quoted(','.join(self.policies))}",
             f"--straggler {self.straggler}",
             f"--seed {self.seed}",
             f"--tick {self.tick:g}",
@@ -76,11 +84,9 @@ class Run:
         return " ".join(parts)
 
 
-@dataclass(slots=True)
-class Check:
-    text: str
-    value: float
-    holds: bool
+def _quoted(text: str) -> str:
+    """Single-quote a shell word that holds parentheses or semicolons (policy options)."""
+    return f"'{text}'" if any(ch in text for ch in "();") else text
 
 
 @dataclass(slots=True)
@@ -94,137 +100,15 @@ class Scenario:
     results: dict[str, Comparison] = field(default_factory=dict)
 
 
-def _avg(c: Comparison, name: str) -> float:
-    return c.results[name].avg_flowtime
-
-
-def _ratio_check(c: Comparison, a: str, b: str, limit: float, text: str) -> Check:
-    r = _avg(c, a) / _avg(c, b)
-    return Check(f"{text}: {a} / {b} avg flowtime = {r:.2f} (claim <= {limit:g})", r, r <= limit)
-
-
-def _frac_with_reduction(new: RunMetrics, ref: RunMetrics, at_least: float) -> float:
-    if new.flowtimes.size != ref.flowtimes.size or not new.flowtimes.size:
-        return math.nan
-    red = 1 - new.flowtimes / np.maximum(ref.flowtimes, 1e-9)
-    return float((red >= at_least).mean())
-
-
-def _headline(res: dict[str, Comparison]) -> list[Check]:
-    out: list[Check] = []
-    for label, c in res.items():
-        out.append(_ratio_check(c, "dollymp2", "tetris", 0.7, f"{label}: DollyMP2 vs Tetris"))
-        out.append(_ratio_check(c, "dollymp2", "capacity", 0.5, f"{label}: DollyMP2 vs Capacity+LATE"))
-        out.append(_ratio_check(c, "dollymp2", "drf", 0.6, f"{label}: DollyMP2 vs DRF (paper: ~40% lower)"))
-        f = c.results["dollymp2"].clone_extra_resource_frac
-        out.append(
-            Check(f"{label}: DollyMP2 clone extra resources = {100 * f:.1f}% (claim <= 5%)", f, f <= 0.05)
-        )
-    return out
-
-
-def _clones(res: dict[str, Comparison]) -> list[Check]:
-    c = next(iter(res.values()))
-    m1, m2, m3 = (c.results[f"dollymp{i}"] for i in (1, 2, 3))
-    f21 = _frac_with_reduction(m2, m1, 0.2)
-    f31 = _frac_with_reduction(m3, m1, 0.2)
-    use = (m3.useful_resource_s + m3.wasted_resource_s) / max(
-        m2.useful_resource_s + m2.wasted_resource_s, 1e-12
-    )
-    return [
-        Check(
-            f"jobs with >= 20% lower flowtime, DollyMP2 vs DollyMP1: {100 * f21:.0f}% (paper: > 30%)",
-            f21,
-            f21 > 0.3,
-        ),
-        Check(
-            f"... DollyMP3 vs DollyMP1: {100 * f31:.0f}% (paper: only ~5 points more than DollyMP2)",
-            f31,
-            f31 - f21 <= 0.1,
-        ),
-        Check(f"total resource use DollyMP3 / DollyMP2 = {use:.2f} (paper: 1.15)", use, 1.0 < use <= 1.3),
-    ]
-
-
-def _load(res: dict[str, Comparison]) -> list[Check]:
-    out: list[Check] = []
-    for label, c in res.items():
-        r = 1 - _avg(c, "dollymp2") / _avg(c, "dollymp0")
-        f = c.results["dollymp2"].clone_extra_resource_frac
-        out.append(
-            Check(
-                f"{label}: DollyMP2 vs DollyMP0 avg flowtime reduction {100 * r:.0f}%, clone extra "
-                f"{100 * f:.1f}% (paper at high load: ~10% for ~2%)",
-                r,
-                r > 0,
-            )
-        )
-    return out
-
-
-def _small(c: Comparison, name: str) -> float:
-    return c.results[name].by_bin().get("1-10", {}).get("avg_flowtime", math.nan)
-
-
-def _dolly(res: dict[str, Comparison]) -> list[Check]:
-    out: list[Check] = []
-    base = res["delay"]
-    g = 1 - _small(base, "dolly") / _small(base, "capacity")
-    out.append(
-        Check(
-            f"small jobs (1-10 tasks): Dolly vs Capacity+LATE {100 * g:.0f}% faster (paper: 34-46%)",
-            g,
-            g >= 0.34,
-        )
-    )
-    f = base.results["dolly"].clone_extra_resource_frac
-    out.append(Check(f"Dolly clone extra resources {100 * f:.1f}% (paper: < 5%)", f, f <= 0.05))
-    gains = {m: 1 - _small(res[m], "dolly") / _small(res[m], "capacity") for m in ("delay", "cac", "cc")}
-    ratio = gains["delay"] / max(gains["cac"], gains["cc"], 1e-9)
-    out.append(
-        Check(
-            "small-job gain by shuffle: delay assignment "
-            + ", ".join(f"{m} {100 * v:.0f}%" for m, v in gains.items())
-            + f"; delay / best of CAC, CC = {ratio:.2f} (paper: 1.7-2.1x)",
-            ratio,
-            ratio >= 1.7,
-        )
-    )
-    return out
-
-
-def _srewc(res: dict[str, Comparison]) -> list[Check]:
-    c = next(iter(res.values()))
-    out = []
-    for other, claim in (("dolly", 0.10), ("mantri", 0.14)):
-        r = 1 - _avg(c, "srewc") / _avg(c, other)
-        out.append(
-            Check(
-                f"SREW+C vs {other}: {100 * r:.0f}% lower avg flowtime (paper: {100 * claim:.0f}%)", r, r > 0
-            )
-        )
-    return out
-
-
-def _redundancy(res: dict[str, Comparison]) -> list[Check]:
-    out = []
-    for label, c in res.items():
-        r = 1 - _avg(c, "redundant-small") / _avg(c, "straggler-relaunch(alpha=3)")
-        rho = float(label.split("=")[1])
-        expect = r > 0 if rho < 0.85 else r < 0.1
-        out.append(
-            Check(
-                f"{label}: Redundant-small {100 * r:+.0f}% vs Straggler-relaunch "
-                f"(paper: clearly better at low/moderate load, slightly worse at >= 0.85)",
-                r,
-                expect,
-            )
-        )
-    return out
-
-
 def _fb(label: str, policies: list[str], load: float | None, **kw: object) -> Run:
+    """FB-2010 on fb3000.json; the load is reached by shrinking the cluster (DollyMP Sec. 6.3.1)."""
+    kw.setdefault("load_by", "cluster")
     return Run(label, FB2010, "swim", "fb3000.json", policies, load=load, quick_limit=800, **kw)  # type: ignore[arg-type]
+
+
+def _ali(label: str, policies: list[str], load: float, **kw: object) -> Run:
+    kw.setdefault("load_by", "cluster")
+    return Run(label, ALIBABA, "alibaba", "alibaba200.json", policies, load=load, quick_limit=400, **kw)  # type: ignore[arg-type]
 
 
 SCENARIOS: list[Scenario] = [
@@ -233,19 +117,16 @@ SCENARIOS: list[Scenario] = [
         "DollyMP vs Tetris, DRF and Capacity at high load",
         "DollyMP cuts average job flowtime ~50% vs Capacity and ~40% vs DRF/Tetris (paper 000, Sec. 1, 6.2); "
         "issue target: DollyMP2 <= 0.7x Tetris and <= 0.5x Capacity+speculation with <= 5% clone resources.",
-        [
-            _fb("FB-2010 load 0.8", ["capacity", "drf", "tetris", "dollymp0", "dollymp2"], 0.8),
-            Run(
-                "Alibaba load 0.8",
-                ALIBABA,
-                "alibaba",
-                "alibaba200.json",
-                ["capacity", "drf", "tetris", "dollymp0", "dollymp2"],
-                load=0.8,
-                quick_limit=400,
-            ),
-        ],
+        [_fb("FB-2010 load 0.8", HEADLINE, 0.8), _ali("Alibaba load 0.8", HEADLINE, 0.8)],
         _headline,
+    ),
+    Scenario(
+        "seeds",
+        "The headline over five seeds",
+        "Same direction over 5 seeds (issue 4); seed 1 is the headline run, seeds 2-5 here.",
+        [_fb(f"FB-2010 load 0.8 seed{k}", SEED_POLICIES, 0.8, seed=k) for k in range(2, 6)]
+        + [_ali(f"Alibaba load 0.8 seed{k}", SEED_POLICIES, 0.8, seed=k) for k in range(2, 6)],
+        _seeds,
     ),
     Scenario(
         "clones",

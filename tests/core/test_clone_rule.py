@@ -1,5 +1,5 @@
-"""DollyMP's default clone rule ("paper"): Corollary 4.1 with its packing condition, and clones of late tasks
-by the Pareto mean residual life (policies/model.py, policies/residual.py)."""
+"""DollyMP's clone rules: "residual" (default; clones of late tasks by the Pareto mean residual life,
+policies/residual.py) and "paper" (that plus Corollary 4.1 with its packing condition, policies/model.py)."""
 
 from __future__ import annotations
 
@@ -97,7 +97,7 @@ def test_clones_wait_until_every_original_has_room() -> None:
     # 100 tasks wait and the node has room for 60 of them; a large capacity keeps the job's volume small,
     # so Corollary 4.1 alone would grant it a clone (class 5, 2^4 h(2) >= e = 20)
     snap, _ = _running(4, pending=100, size=6400)
-    pol = get_policy("dollymp")  # "paper": Corollary 4.1 at launch, late tasks' clones
+    pol = get_policy("dollymp", clone_rule="paper")  # Corollary 4.1 at launch, and late tasks' clones
     first = pol.decide(snap)
     assert first.num_placements == 60 and not any(p.is_clone for p in first.placements)
     assert {g.reason for g in first.clone_grants} == {"originals_waiting"}
@@ -107,8 +107,10 @@ def test_clones_wait_until_every_original_has_room() -> None:
 
 def test_paper_rule_clones_at_launch_when_nothing_waits() -> None:
     j = job("j", 0.0, ("m", 4, (1, 1), 10.0, 10.0, ()))  # e = 20: class 5; 2^4 h(2) >= 20 (h(2) = 1.35)
-    d = get_policy("dollymp").decide(Snapshot(0.0, cluster((64, 64)), [j]))
+    d = get_policy("dollymp", clone_rule="paper").decide(Snapshot(0.0, cluster((64, 64)), [j]))
     assert sum(p.is_clone for p in d.placements) == 4  # r_j = 2 copies of each task
+    default = get_policy("dollymp").decide(Snapshot(0.0, cluster((64, 64)), [j]))
+    assert not any(p.is_clone for p in default.placements)  # "residual": no clones at launch
     assert {(g.clones, g.reason) for g in d.clone_grants} == {(1, "corollary_4_1")}
 
 
@@ -118,3 +120,20 @@ def test_idle_rule_is_still_available_and_differs() -> None:
     assert sum(p.is_clone for p in idle.placements) == 8  # two clones of every running task at once
     residual = get_policy("dollymp", clone_rule="residual").decide(snap)
     assert not any(p.is_clone for p in residual.placements)
+
+
+def test_late_downstream_tasks_respect_the_upstream_copies_limit() -> None:
+    j = job("j", 0.0, ("map", 2, (1, 1), 10.0, 10.0, ()), ("red", 2, (1, 1), 10.0, 10.0, ("map",)))
+    m, r = j.phase("map"), j.phase("red")
+    for t in (0, 1):
+        m.start_copy(t)
+        m.end_copy(t, succeeded=True)  # one copy per map task
+        r.start_copy(t)
+    c = cluster((64, 64), free=[(62, 62)])
+    pol = get_policy("dollymp")
+    pol.decide(Snapshot(0.0, c, [j]))
+    late = pol.decide(Snapshot(1e6, c, [j]))
+    assert not any(p.is_clone for p in late.placements)  # Dolly 3.2: no more copies than upstream had
+    assert [(g.phase_id, g.clones, g.reason) for g in late.clone_grants] == [
+        ("red", 0, "upstream_copies_limit")
+    ]

@@ -67,7 +67,7 @@ def test_downstream_clones_never_exceed_upstream_copies_and_omega() -> None:
     m.start_copy(1)
     for t in (0, 1):
         m.end_copy(t, succeeded=True)
-    d = get_policy("dollymp").decide(Snapshot(0.0, c, [j]))
+    d = get_policy("dollymp", clone_rule="idle").decide(Snapshot(0.0, c, [j]))
     assert sum(p.is_clone for p in d.placements) == 0  # the fewest upstream copies was 1
     assert [(g.phase_id, g.clones, g.reason) for g in d.clone_grants] == [("red", 0, "upstream_copies_limit")]
     j2 = job("j2", 0.0, ("map", 2, (1, 1), 10, 8, ()), ("red", 2, (1, 1), 10, 8, ("map",)))
@@ -76,7 +76,7 @@ def test_downstream_clones_never_exceed_upstream_copies_and_omega() -> None:
         m2.start_copy(t)
         m2.start_copy(t)
         m2.end_copy(t, succeeded=True)
-    d2 = get_policy("dollymp").decide(Snapshot(0.0, c, [j2]))
+    d2 = get_policy("dollymp", clone_rule="idle").decide(Snapshot(0.0, c, [j2]))
     assert sum(p.is_clone for p in d2.placements) == 2  # one clone per reduce task, as upstream had
     assert len(d2.omegas) == 1 and d2.omegas[0].omega >= 0 and d2.omegas[0].reason == "delay_assignment"
     kinds = {r.kind for r in d2.to_records()}
