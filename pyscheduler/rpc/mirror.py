@@ -297,7 +297,12 @@ class Mirror:
         _index(self._app_containers, application_of_attempt(attempt), cid)
         node = self.nodes.get(node_id)
         if node is not None:
-            node.containers_used = res_add(node.containers_used, res)
+            used = node.containers_used
+            node.containers_used = (
+                Res(used.memory_mb + res.memory_mb, used.vcores + res.vcores)
+                if not (used.others or res.others)
+                else res_add(used, res)
+            )
             self.dirty.add(node_id)
         p = self.outstanding.get(pid) if pid else None
         if p is not None and cid not in p.container_ids:
@@ -341,7 +346,8 @@ class Mirror:
 
     def _settle(self, p: OutstandingPlacement, before: int) -> None:
         """Release the room of the containers of `p` that are no longer outstanding."""
-        released = before - p.remaining()
+        after = p.remaining()
+        released = before - after
         if released > 0:
             node = self.nodes.get(p.node_id)
             if node is not None:
@@ -350,7 +356,7 @@ class Mirror:
             ask = self.asks.get(p.key)
             if ask is not None:
                 ask.outstanding = max(ask.outstanding - released, 0)
-        if p.remaining() == 0:
+        if after == 0:
             del self.outstanding[p.placement_id]
 
     def _forget_placement(self, placement_id: str) -> None:

@@ -20,6 +20,7 @@ from pyscheduler.wire import pb
 
 NODE_MEM, NODE_CORES = 16384, 8  # 8 containers per node: a busy cluster, asks wait
 CONTAINER_MEM, CONTAINER_CORES = 2048, 1
+_CONTAINER_RES = pb.Resource(memory_mb=CONTAINER_MEM, vcores=CONTAINER_CORES)
 
 
 @dataclass
@@ -46,7 +47,8 @@ class ShimModel:
     ends: list[tuple[float, str]] = field(default_factory=list)  # heap of (end, container id)
     next_app: int = 1
     next_container: int = 1
-    new_containers: list[Any] = field(default_factory=list)
+    # (container id, attempt id, node id, placement id, start ms): messages built in the batch itself
+    new_containers: list[tuple[str, str, str, str, int]] = field(default_factory=list)
     outcomes: list[Any] = field(default_factory=list)
     changed_asks: set[int] = field(default_factory=set)
     new_apps: list[int] = field(default_factory=list)
@@ -145,18 +147,7 @@ class ShimModel:
                 end = now + self.rng.uniform(*self.task_s)
                 self.containers[cid] = (i, n, end)
                 heapq.heappush(self.ends, (end, cid))
-                self.new_containers.append(
-                    pb.ContainerInfo(
-                        container_id=cid,
-                        attempt_id=p.attempt_id,
-                        node_id=p.node_id,
-                        priority=20,
-                        allocation_request_id=-1,
-                        placement_id=p.placement_id,
-                        start_time_ms=int(now * 1000),
-                        resource=pb.Resource(memory_mb=CONTAINER_MEM, vcores=CONTAINER_CORES),
-                    )
-                )
+                self.new_containers.append((cid, p.attempt_id, p.node_id, p.placement_id, int(now * 1000)))
             self.alloc[i][0] += k * CONTAINER_MEM
             self.alloc[i][1] += k * CONTAINER_CORES
             a.pending -= k
@@ -211,10 +202,21 @@ class ShimModel:
                 apps_upserted=[self._app(n) for n in self.new_apps],
                 apps_removed=[f"application_1700000000000_{n:06d}" for n in self.removed_apps],
                 asks=[self._ask(self.active[n]) for n in sorted(self.changed_asks | set(self.new_apps))],
-                containers_allocated=self.new_containers,
                 containers_completed=completions,
                 outcomes=self.outcomes,
             )
+            add = batch.containers_allocated.add  # built in place: no message copied per container
+            for cid, attempt_id, node_id, placement_id, start_ms in self.new_containers:
+                add(
+                    container_id=cid,
+                    attempt_id=attempt_id,
+                    node_id=node_id,
+                    priority=20,
+                    allocation_request_id=-1,
+                    placement_id=placement_id,
+                    start_time_ms=start_ms,
+                    resource=_CONTAINER_RES,
+                )
             self.new_apps, self.removed_apps, self.new_containers, self.outcomes = [], [], [], []
             self.changed_asks.clear()
             return batch
