@@ -9,7 +9,6 @@ log is flushed), exit code 0.
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import logging
 import os
@@ -56,27 +55,6 @@ def write_port_file(path: Path, port: int) -> None:
         raise
 
 
-def _tune_gc(stop: threading.Event, every_s: float = 5.0) -> None:
-    """Keep the cycle collector off the decision path.
-
-    The mirror of a 10,000-node cluster is ~10^6 small objects without reference cycles (refcounting
-    frees them). With CPython's default thresholds a full collection walks all of them, ~0.5-1 s
-    every few seconds under load (measured: 11 full collections, up to 1.1 s each, in 15 s of a
-    10,000-node bench). So: larger young generations, and every `every_s` the surviving heap is moved
-    to the permanent generation (gc.freeze), where only refcounting frees it; cycles that are older
-    than a freeze are never collected (accepted: the service's own structures hold none).
-    """
-    gc.collect()
-    gc.freeze()
-    gc.set_threshold(20_000, 50, 50)
-
-    def keep() -> None:
-        while not stop.wait(every_s):
-            gc.freeze()
-
-    threading.Thread(target=keep, name="gc-freeze", daemon=True).start()
-
-
 def run(args: argparse.Namespace) -> int:
     from pyscheduler import config
 
@@ -121,12 +99,11 @@ def run(args: argparse.Namespace) -> int:
     # SIGUSR1: a new statistics window (the bench marks the end of its warm-up so).
     signal.signal(signal.SIGUSR1, lambda signum, frame: service.servicer.stats.reset_window())
     try:
-        service.start()
+        service.start(manage_gc=True)  # the collector runs between rounds (pyscheduler.rpc.gcpace)
     except config.ConfigError as exc:
         print(f"dollymp serve: {exc}", file=sys.stderr)
         service.stop()
         return 2
-    _tune_gc(stop)
     if cfg["service.port_file"]:
         write_port_file(Path(cfg["service.port_file"]), service.port)
     print(f"GRPC_PORT={service.port}", flush=True)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from pyscheduler.sim.engine import SHUFFLE_MODES, SimConfig
 from pyscheduler.sim.loaders import FORMATS, SwimDerivation, load_workload
-from pyscheduler.sim.runner import Comparison, compare, offered_load, scale_to_load
+from pyscheduler.sim.runner import Comparison, apply_load, compare
 from pyscheduler.sim.straggler import parse_straggler
 from pyscheduler.sim.workload import TraceError, load_cluster
 
@@ -39,7 +39,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--load",
         type=float,
         default=None,
-        help="rescale arrival times so the offered load (with E[slowdown]) is X",
+        help="raise or lower the offered load (with E[slowdown]) to X, see --load-by",
+    )
+    p.add_argument(
+        "--load-by",
+        choices=("arrivals", "cluster"),
+        default="arrivals",
+        help="reach --load by rescaling arrival times (default) or by shrinking the cluster's node "
+        "counts (DollyMP Sec. 6.3.1), which keeps the trace's arrival process",
     )
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--json", dest="json_out", default=None, help="write the results as JSON here")
@@ -90,11 +97,8 @@ def _run(args: argparse.Namespace) -> int:
         bandwidth_mb_s=args.bandwidth,
     )
     if args.load is not None:
-        if not (math.isfinite(args.load) and args.load > 0):
-            raise ValueError(f"--load must be > 0, got {args.load!r}")
-        before = offered_load(jobs, cluster, straggler.mean_slowdown)
-        jobs = scale_to_load(jobs, before / args.load)
-        print(f"offered load {before:.3f} -> {args.load:.3f} (arrival times x {before / args.load:.4g})")
+        jobs, cluster, line = apply_load(jobs, cluster, args.load, straggler.mean_slowdown, args.load_by)
+        print(line)
     policies = [p for p in (x.strip() for x in args.policies.split(",")) if p]
     if not policies:
         raise ValueError("--policies: name at least one policy")
@@ -125,16 +129,20 @@ def format_table(cmp: Comparison) -> str:
     head = (
         f"{'policy':<22}{'avg':>9}{'p50':>9}{'p90':>9}{'p99':>10}"
         + "".join(f"{b:>10}" for b in bins)
-        + f"{'clone%':>8}{'makespan':>11}{'LBx':>7}{'done':>13}{'wall s':>8}"
+        + f"{'clone%':>8}{'extra%':>8}{'makespan':>11}{'LBx':>7}{'done':>13}{'wall s':>8}"
     )
+    ref = cmp.no_clone_reference()
+    if ref is not None:
+        lines.append(f"clone% = losing copies' share of resource-seconds; extra% = resources vs {ref.policy}")
     lines.append(head)
     for name, m in cmp.results.items():
         byb = m.by_bin()
         cells = "".join(f"{byb[b]['avg_flowtime']:>10.1f}" if b in byb else f"{'-':>10}" for b in bins)
         ratio = m.avg_flowtime / cmp.bound.avg if cmp.bound.avg else math.nan
+        extra = f"{100 * m.extra_vs(ref):.1f}%" if ref is not None else "-"
         lines.append(
             f"{name:<22}{m.avg_flowtime:>9.1f}{m.pct(50):>9.1f}{m.pct(90):>9.1f}{m.pct(99):>10.1f}"
-            f"{cells}{100 * m.clone_extra_resource_frac:>7.1f}%{m.makespan:>11.0f}{ratio:>7.2f}"
+            f"{cells}{100 * m.clone_extra_resource_frac:>7.1f}%{extra:>8}{m.makespan:>11.0f}{ratio:>7.2f}"
             f"{m.jobs_completed:>7}/{m.jobs_completed + m.jobs_unfinished:<5}{m.wall_seconds:>8.1f}"
         )
     return "\n".join(lines)

@@ -147,6 +147,9 @@ class Decisions:
     kills: list[Kill] = field(default_factory=list)
     deferrals: list[Deferral] = field(default_factory=list)
     chunks: list[_PlacementChunk] = field(default_factory=list)
+    # earliest time the policy wants another round although nothing else changed (a timer, e.g. a running
+    # task becoming late); inf: only events matter. Drivers may run that round later (their tick).
+    wake_at: float = math.inf
 
     def add_placements(
         self,
@@ -260,7 +263,12 @@ class Decisions:
 
 
 class Policy(Protocol):
-    """A scheduling policy: a pure function of a snapshot (it must not mutate the snapshot)."""
+    """A scheduling policy: a pure function of a snapshot (it must not mutate the snapshot).
+
+    A policy may set a class attribute `timer_driven = False` when its decisions change only with events
+    (arrivals, copies ending) or at its own `Decisions.wake_at`; drivers then skip periodic heartbeat rounds
+    for it. Without the attribute a policy is treated as timer-driven (speculation that watches progress).
+    """
 
     name: str
 

@@ -4,6 +4,10 @@ One queue (the Capacity scheduler's default) serves jobs FIFO; then LATE (Zahari
 Dolly paper uses it) adds speculative copies in the capacity left over:
 * a task is a candidate if it runs with one copy, has run at least `min_runtime` seconds, and its progress
   rate (progress / elapsed) is below the `slow_task_pct` percentile of its phase's running tasks;
+  `min_runtime` = 60 s is Hadoop's speculative lag (TaskInProgress.SPECULATIVE_LAG = 60 * 1000 ms in the
+  Hadoop MapReduce that LATE was built into and the Facebook cluster of Dolly Sec. 2 ran): a task is not
+  judged before it has run a minute. (An earlier 10 s let LATE judge tasks on their first seconds, which,
+  with the simulator's exact progress reports, made it see every straggler almost at once.)
 * candidates are taken by longest estimated time left, (1 - progress) / rate;
 * speculative copies never exceed `speculative_cap` of the cluster's containers.
 Progress is the fraction of work done that tasks report (Hadoop's progress score; the simulator reports it
@@ -32,7 +36,7 @@ class CapacityLatePolicy:
         self,
         speculative_cap: float = 0.1,
         slow_task_pct: float = 25.0,
-        min_runtime: float = 10.0,
+        min_runtime: float = 60.0,
         speculate: bool = True,
     ) -> None:
         if not 0 <= speculative_cap <= 1:

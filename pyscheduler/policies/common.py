@@ -78,6 +78,16 @@ def defer_unplaced(
             decisions.deferrals.append(Deferral(job.job_id, pid, left, REASON_WAITING))
 
 
+def _has_losers(job: Job, spare_upstream: bool) -> bool:
+    """Some finished task of `job` still has a running copy that kill_losers would kill."""
+    for k, p in enumerate(job.phases):
+        if not p.num_finished or (spare_upstream and any(k in ps for ps in job.parent_idx)):
+            continue
+        if p.copies[p.state == TaskState.FINISHED].any():
+            return True
+    return False
+
+
 def kill_losers(decisions: Decisions, snapshot: Snapshot, spare_upstream: bool = False) -> None:
     """Copies still running for a task that already finished lost the race (first copy wins).
 
@@ -85,6 +95,8 @@ def kill_losers(decisions: Decisions, snapshot: Snapshot, spare_upstream: bool =
     the AM's delay assignment (Dolly 4.4): a downstream clone may still take an exclusive copy from them
     within omega, and the AM kills whatever is unfinished when omega ends.
     """
+    if not any(_has_losers(j, spare_upstream) for j in snapshot.jobs):
+        return  # nothing to kill: skip the attempts (the simulator builds them lazily)
     if not snapshot.attempts:
         return
     by_id = {j.job_id: j for j in snapshot.jobs}

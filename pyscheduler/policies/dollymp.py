@@ -26,7 +26,7 @@ import numpy as np
 
 from pyscheduler.estimate.pareto import quantile_samples
 from pyscheduler.estimate.transfer import TransferStats
-from pyscheduler.objects import Job
+from pyscheduler.objects import Job, TaskState
 from pyscheduler.policies.base import (
     CloneGrant,
     Decisions,
@@ -40,7 +40,9 @@ from pyscheduler.policies.base import (
 from pyscheduler.policies.cloning import (
     REASON_COROLLARY,
     REASON_IDLE,
+    REASON_NO_ROOM,
     REASON_UPSTREAM,
+    REASON_WAITING_ORIGINALS,
     dolly_grant,
 )
 from pyscheduler.policies.common import (
@@ -53,10 +55,11 @@ from pyscheduler.policies.common import (
 from pyscheduler.policies.delay import choose_omega, sample_pairs
 from pyscheduler.policies.dolly import DollyBudget
 from pyscheduler.policies.kernel import place_pass, warm_up
-from pyscheduler.policies.model import clone_copies, transient_priorities
+from pyscheduler.policies.model import corollary_grants, transient_priorities
+from pyscheduler.policies.residual import REASON_RESIDUAL, StartTimes, residual_threshold
 from pyscheduler.policies.table import FlatTasks, PhaseTable, RoundView, pass_input
 
-CLONE_RULES = ("idle", "corollary", "dolly")
+CLONE_RULES = ("residual", "paper", "idle", "corollary", "dolly")
 
 
 @register_policy("dollymp")
@@ -66,11 +69,12 @@ class DollyMPPolicy:
     straggler_p, delay assignment's output_bytes (per upstream task) and transfer statistics."""
 
     name = "dollymp"
+    timer_driven = False  # its one timer (late tasks, policies/residual.py) is Decisions.wake_at
 
     def __init__(
         self,
         max_clones: int = 2,
-        clone_rule: str = "idle",
+        clone_rule: str = "residual",
         sigma_factor: float = 1.0,
         recompute: str = "arrival",
         order: str = "size_class",
@@ -81,6 +85,7 @@ class DollyMPPolicy:
         output_bytes: float = 64e6,
         transfer: TransferStats | None = None,
         omega_samples: int = 32,
+        residual_factor: float = 2.0,
     ) -> None:
         if isinstance(max_clones, bool) or max_clones not in (0, 1, 2, 3):
             raise ValueError(f"dollymp option max_clones must be 0, 1, 2 or 3, got {max_clones!r}")
@@ -93,6 +98,9 @@ class DollyMPPolicy:
             raise ValueError(f"dollymp option output_bytes must be finite >= 0, got {output_bytes!r}")
         if omega_samples < 2:
             raise ValueError(f"dollymp option omega_samples must be >= 2, got {omega_samples!r}")
+        if not (isinstance(residual_factor, int | float) and 0 < residual_factor < math.inf):
+            raise ValueError(f"dollymp option residual_factor must be finite > 0, got {residual_factor!r}")
+        self.residual_factor = float(residual_factor)
         DollyBudget(beta, tau, epsilon, straggler_p)  # validates the Dolly options
         self.max_clones, self.clone_rule, self.sigma_factor = max_clones, clone_rule, float(sigma_factor)
         self.recompute, self.order = recompute, order
@@ -105,6 +113,7 @@ class DollyMPPolicy:
         self._tables: dict[tuple[int, ...], PhaseTable] = {}  # the last two job sets (service + AM plans)
         self._prio: dict[str, int] = {}
         self._omega_cache: dict[tuple[float, ...], float] = {}
+        self._starts = StartTimes()
         self.placement_reason = REASON_BEST_FIT
 
     def _table_for(self, snapshot: Snapshot) -> PhaseTable:
@@ -130,7 +139,7 @@ class DollyMPPolicy:
         out = Decisions(snapshot.time, jobs, cluster.node_ids)
         view = RoundView(table, snapshot.theta_sigma if snapshot.estimator is not None else None)
         total = cluster.total_capacity()
-        prio, times = self._priorities(view, total, jobs)
+        prio, times, volume = self._priorities(view, total, jobs)
         order = np.lexsort((np.arange(len(jobs)), table.arrival, prio))
         rank = np.empty(len(jobs), np.int64)
         rank[order] = np.arange(len(jobs))
@@ -155,10 +164,17 @@ class DollyMPPolicy:
         self._defer(out, table, flat, entry_rows, entry_counts, placed, feasible)
         # passes 2..1+max_clones: clones
         if self.max_clones > 0:
-            allowed, reasons = self._allowed(snapshot, view, flat, prio, times, total)
+            waiting = bool((entry_counts > placed).any())  # originals that found no room this round
+            allowed, reasons = self._allowed(snapshot, view, flat, prio, (times, volume), total, waiting)
+            late = None
+            if self.clone_rule in ("paper", "residual"):
+                late, out.wake_at = self._late(snapshot, view, flat, reasons)
             cloned_rows: set[int] = set()
+            at_start = flat.copies.copy()
             for have in range(1, self.max_clones + 1):
                 mask = flat.clone_candidates(have, allowed)
+                if late is not None:  # one copy per round for a late task
+                    mask |= late & (flat.copies == have) & (at_start == have)
                 entry_rows, _, placed = self._pass(
                     out, flat, mask, cls, rnk, shape, free, nodes, True, REASON_CLONE
                 )
@@ -167,20 +183,23 @@ class DollyMPPolicy:
         kill_losers(out, snapshot, spare_upstream=self.max_clones > 0)
         return out
 
-    def _priorities(self, view: RoundView, total: np.ndarray, jobs: Any) -> tuple[IntArray, np.ndarray]:
+    def _priorities(
+        self, view: RoundView, total: np.ndarray, jobs: Any
+    ) -> tuple[IntArray, np.ndarray, np.ndarray]:
+        """(p_j, e_j(t), v_j(t)) of every job (Algorithm 1; Eq. 16-17)."""
         volume, times, dmax = view.measures(total, self.sigma_factor)
         n = len(jobs)
         if self.order == "arrival":  # strict arrival order: every job is its own class
             prio = np.empty(n, np.int64)
             prio[np.lexsort((np.arange(n), view.t.arrival))] = np.arange(n)
-            return prio, times
+            return prio, times, volume
         if self.recompute == "every_round" or any(j.job_id not in self._prio for j in jobs):
             ok = np.isfinite(volume) & np.isfinite(times)
             prio = np.full(n, 1 << 20, np.int64)  # jobs that can never run go last (they are deferred)
             prio[ok] = transient_priorities(volume[ok], times[ok], dmax if math.isfinite(dmax) else 1.0)
             self._prio = {j.job_id: p for j, p in zip(jobs, prio.tolist(), strict=True)}
-            return prio, times
-        return np.fromiter((self._prio[j.job_id] for j in jobs), np.int64, n), times
+            return prio, times, volume
+        return np.fromiter((self._prio[j.job_id] for j in jobs), np.int64, n), times, volume
 
     @staticmethod
     def _pass(
@@ -256,10 +275,15 @@ class DollyMPPolicy:
         view: RoundView,
         flat: FlatTasks,
         prio: IntArray,
-        times: np.ndarray,
+        measures: tuple[np.ndarray, np.ndarray],
         total: np.ndarray,
+        waiting: bool = False,
     ) -> tuple[IntArray, dict[int, tuple[int, str]]]:
-        """Copies allowed per task of each row (1 + clones granted) and, per table row, (clones, reason)."""
+        """Copies allowed per task of each row (1 + clones granted) and, per table row, (clones, reason).
+
+        Rule "paper" grants Corollary 4.1's clones at launch only when no original waits for room this
+        round (Section 5: clones start "when the cluster can not schedule any new task" because the tasks
+        have all been scheduled); late tasks' clones (`_late`) do not wait for that."""
         t = flat.table
         allowed = np.zeros(flat.rows.size, np.int64)  # 0: not considered (nothing runs)
         reasons: dict[int, tuple[int, str]] = {}  # local: decide() may run on several threads
@@ -271,20 +295,22 @@ class DollyMPPolicy:
         else:
             todo = running.tolist()
         budget = self._budget(snapshot, view, flat, total) if self.clone_rule == "dolly" else None
+        job_copies = (
+            self._corollary(view, flat, running, prio, *measures)
+            if self.clone_rule in ("corollary", "paper")
+            else None
+        )
         for r in todo:
             row = int(flat.rows[r])
             job = t.jobs[t.row_job[row]]
             clones, reason = self.max_clones, REASON_IDLE
-            if self.clone_rule == "corollary":
-                level = max(1, int(prio[t.row_job[row]]))
-                copies = clone_copies(
-                    level,
-                    float(times[t.row_job[row]]),
-                    float(view.theta[row]),
-                    float(view.sigma[row]),
-                    1 + self.max_clones,
-                )
-                clones, reason = copies - 1, REASON_COROLLARY
+            if self.clone_rule == "residual":  # no clones at launch; late tasks only (_late)
+                clones, reason = 0, REASON_NO_ROOM
+            elif job_copies is not None:
+                clones = int(job_copies[t.row_job[row]]) - 1
+                reason = REASON_COROLLARY if clones else REASON_NO_ROOM
+                if clones and waiting and self.clone_rule == "paper":
+                    clones, reason = 0, REASON_WAITING_ORIGINALS
             elif budget is not None:
                 clones, reason = dolly_grant(
                     job,
@@ -302,6 +328,74 @@ class DollyMPPolicy:
             allowed[r] = 1 + clones
             reasons[row] = (clones, reason)
         return allowed, reasons
+
+    def _late(
+        self, snapshot: Snapshot, view: RoundView, flat: FlatTasks, reasons: dict[int, tuple[int, str]]
+    ) -> tuple[np.ndarray, float]:
+        """Per flat task: running, its newest copy older than f (alpha - 1) theta (policies/residual.py),
+        below the phase's copy cap (max_clones, Dolly 3.2's upstream limit); and the earliest time another
+        running task becomes late (Decisions.wake_at)."""
+        t = flat.table
+        late = np.zeros(flat.copies.size, bool)
+        now = snapshot.time
+        wake = math.inf
+        if not math.isfinite(now):
+            return late, wake
+        self._starts.keep_only({j.job_id for j in t.jobs})
+        for r in np.unique(flat.owner[flat.copies > 0]).tolist():
+            row = int(flat.rows[r])
+            clones, _ = reasons.get(row, (self.max_clones, REASON_IDLE))
+            job = t.jobs[t.row_job[row]]
+            k = int(t.row_k[row])
+            cap = 1 + self.max_clones
+            if t.has_parent[row]:  # Dolly 3.2: no more copies than the fewest upstream copies
+                cap = min(cap, min(int(job.phases[q].peak.min()) for q in job.parent_idx[k]))
+            thr = residual_threshold(float(view.theta[row]), float(view.sigma[row]), self.residual_factor)
+            if cap <= 1 and t.has_parent[row]:
+                reasons[row] = (0, REASON_UPSTREAM)
+            if cap <= 1 or math.isinf(thr) or view.n_pending[row] > 0:
+                continue  # Section 5: clones once every task of the phase has been scheduled
+            start = self._starts.observe(job.job_id, k, job.phases[k], now)
+            lo, hi = int(flat.offset[r]), int(flat.offset[r + 1])
+            c = flat.copies[lo:hi]
+            room = (c > 0) & (c < cap) & (flat.state[lo:hi] == TaskState.RUNNING)
+            due = start + thr
+            late[lo:hi] = room & (due < now)
+            soon = due[room & (due >= now)]
+            if soon.size:
+                wake = min(wake, float(soon.min()))
+            if clones < cap - 1:
+                reasons[row] = (cap - 1, REASON_RESIDUAL)
+        return late, wake
+
+    def _corollary(
+        self,
+        view: RoundView,
+        flat: FlatTasks,
+        running: IntArray,
+        prio: IntArray,
+        times: np.ndarray,
+        volume: np.ndarray,
+    ) -> IntArray:
+        """Copies per task of every job by Corollary 4.1 with its Step-6 packing condition
+        (policies/model.py `corollary_grants`); the job's (theta, sigma) are those of its first running
+        phase in topological order (the phase its clones would copy)."""
+        t = flat.table
+        n = len(t.jobs)
+        stats: list[tuple[float, float] | None] = [None] * n
+        for r in running.tolist():
+            row = int(flat.rows[r])
+            pos = int(t.row_job[row])
+            if stats[pos] is None:
+                stats[pos] = (float(view.theta[row]), float(view.sigma[row]))
+        ok = np.isfinite(volume) & np.isfinite(times) & (prio < (1 << 20))
+        copies = np.ones(n, np.int64)
+        idx = np.flatnonzero(ok)
+        if idx.size:
+            copies[idx] = corollary_grants(
+                prio[idx], volume[idx], times[idx], [stats[i] for i in idx.tolist()], 1 + self.max_clones
+            )
+        return copies
 
     def _budget(self, snapshot: Snapshot, view: RoundView, flat: FlatTasks, total: np.ndarray) -> DollyBudget:
         """B_U: dominant share held by running clones (copies beyond the first, before this round's clones);

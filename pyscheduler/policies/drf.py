@@ -25,6 +25,7 @@ from pyscheduler.policies.placement import Entry
 @register_policy("drf")
 class DrfPolicy:
     name = "drf"
+    timer_driven = False  # acts on arrivals and ends of copies only
 
     def __init__(self, batch: int = 4) -> None:
         if batch < 1:

@@ -9,6 +9,7 @@ from pyscheduler.policies.baseline_common import order_by, place_in_classes
 @register_policy("fifo")
 class FifoPolicy:
     name = "fifo"
+    timer_driven = False  # acts on arrivals and ends of copies only
 
     def decide(self, snapshot: Snapshot) -> Decisions:
         jobs = snapshot.jobs

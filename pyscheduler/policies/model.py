@@ -11,8 +11,15 @@ Ambiguities and the choices made here:
   stay at p = inf); 1 - max d is floored at 1e-3 (a job asking for the whole cluster).
 * Algorithm 1 loops l = 1..g as printed; a time slot is one second.
 * Corollary 4.1 as printed, r = min{r : 2^l h(r) >= theta}, is always 1 for a job of class l (theta <= 2^l
-  is what put it there). We read it as the copies needed to bring the job one class down:
-  r_j = min{r >= 1 : 2^(l-1) h(r) >= e_j}, capped at 1 + max_clones (cap when no r reaches it).
+  is what put it there). We read it inside Algorithm 1's loop: with r copies a job's time is e_j / h(r)
+  (Eq. 1), so at level l' = l - 1 the job joins B_l' with r_j = min{r : 2^(l-1) h(r) >= e_j} copies and
+  knapsack weight r_j v_j, and "(r_j - 1) clones will be made if the corresponding resources can be packed
+  in Step 6": only if r_j v_j fits in what the level-l' knapsack left, 2^(l-1) - sum of the volumes it
+  packed (minus the clone volume granted to jobs before it, smallest class and volume first, Section
+  4.1's "priority should be given to small jobs"). When no r <= 1 + max_clones reaches it, or the job
+  already met 2^(l-1) (it is in class l for its volume, not its time), cloning cannot move it: no
+  clones. The slack shrinks as the backlog of smaller jobs grows, so cloning fades at high load
+  (Section 6.3.1) with no load parameter. See `corollary_grants`.
 """
 
 from __future__ import annotations
@@ -134,12 +141,56 @@ def knapsack_level(
 
 
 def clone_copies(level: int, job_time: float, theta: float, sigma: float, max_copies: int) -> int:
-    """Corollary 4.1 (read as in the module docstring): copies r_j = min{r : 2^(l-1) h(r) >= e_j}."""
+    """Corollary 4.1 (read as in the module docstring): r_j = min{r : 2^(l-1) h(r) >= e_j}, h from the
+    Pareto fit of (theta, sigma) (Eq. 2-3); 1 when no r <= max_copies reaches it (cloning cannot move the
+    job a class down, so it is not worth its resources)."""
     if max_copies <= 1 or theta <= 0:
         return 1
     target = 2.0 ** (level - 1)
     _, alpha = fit_pareto(theta, sigma)
     for r in range(1, max_copies + 1):
-        if target * speedup(alpha, r) >= job_time:
+        if target * speedup(alpha, r) >= job_time:  # Corollary 4.1: 2^l h_j(r) >= theta_j, at l - 1
             return r
-    return max_copies
+    return 1
+
+
+def level_slack(volumes: FloatArray, times: FloatArray, levels: int) -> FloatArray:
+    """slack[l] = 2^l - sum of the volumes Algorithm 1's Step-6 knapsack packs at level l (l = 0..levels)."""
+    order = np.argsort(volumes, kind="stable")
+    out = np.empty(levels + 1, np.float64)
+    for level in range(levels + 1):
+        out[level] = 2.0**level - float(volumes[knapsack_level(volumes, times, level, order)].sum())
+    return out
+
+
+def corollary_grants(
+    classes: npt.NDArray[np.int64],
+    volumes: FloatArray,
+    times: FloatArray,
+    theta_sigma: Sequence[tuple[float, float] | None],
+    max_copies: int,
+) -> npt.NDArray[np.int64]:
+    """Copies per task for every job (1 = no clones) by Corollary 4.1 with its packing condition.
+
+    `theta_sigma[j]` is the (theta, sigma) of the phase job j would clone (None: nothing running).
+    Jobs are taken smallest class first, then smallest volume (Algorithm 1's knapsack order); a job of
+    class l >= 2 with e_j > 2^(l-1) gets r_j copies if r_j v_j fits in the level-(l-1) slack, which it
+    then uses up. Finite volumes and times only (the caller filters jobs that can never run).
+    """
+    n = volumes.size
+    copies = np.ones(n, np.int64)
+    if n == 0 or max_copies <= 1:
+        return copies
+    top = int(classes.max(initial=1))
+    slack = level_slack(volumes, times, max(top - 1, 0))
+    for j in np.lexsort((volumes, classes)).tolist():
+        stats = theta_sigma[j]
+        level = int(classes[j])
+        if stats is None or level < 2 or times[j] <= 2.0 ** (level - 1):
+            continue
+        r = clone_copies(level, float(times[j]), stats[0], stats[1], max_copies)
+        need = r * float(volumes[j])  # the job's knapsack weight with r copies
+        if r > 1 and need <= slack[level - 1]:
+            slack[level - 1] -= need
+            copies[j] = r
+    return copies

@@ -10,6 +10,7 @@ from pyscheduler.policies.baseline_common import order_by, place_in_classes, rem
 @register_policy("srpt")
 class SrptPolicy:
     name = "srpt"
+    timer_driven = False  # acts on arrivals and ends of copies only
 
     def decide(self, snapshot: Snapshot) -> Decisions:
         jobs = snapshot.jobs

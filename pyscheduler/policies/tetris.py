@@ -18,6 +18,7 @@ from pyscheduler.policies.baseline_common import order_by, place_in_classes, rem
 @register_policy("tetris")
 class TetrisPolicy:
     name = "tetris"
+    timer_driven = False  # acts on arrivals and ends of copies only
 
     def __init__(self, epsilon: float = 1.0) -> None:
         if not epsilon > 0:

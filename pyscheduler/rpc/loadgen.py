@@ -14,6 +14,9 @@ Figures (measured over the run after the initial resync):
   placements_per_s    containers placed by the plans received, per second
   peak_rss_mb         the service process's peak resident memory (VmHWM); rss_start_mb/rss_end_mb are
                       its resident memory after the resync and at the end (memory flat: end ~ start)
+  service_cpu_wait_per_s  seconds per second the service's threads were runnable but waited for a CPU
+                      (/proc schedstat): when high, the machine, not the service, set the latencies
+  load_avg            the machine's 1-minute load average at the start and the end of the window
 """
 
 from __future__ import annotations
@@ -45,6 +48,17 @@ def _rss_mb(pid: int, field_name: str) -> float:
         if line.startswith(field_name + ":"):
             return int(line.split()[1]) / 1024.0
     return 0.0
+
+
+def _wait_s(pid: int) -> float:
+    """Seconds the threads of a process spent runnable but waiting for a CPU (schedstat field 2)."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total += int((task / "schedstat").read_text().split()[1])
+        except (OSError, IndexError, ValueError):  # a thread that ended, or no schedstat
+            continue
+    return total / 1e9
 
 
 def _cpu_s(pid: int) -> float:
@@ -117,13 +131,14 @@ def drive(
     seq, carry = 1, 0.0
     next_tick = time.monotonic()
     start = next_tick + warmup_s
-    rss_start, cpu_service, cpu_self = 0.0, 0.0, 0.0
+    rss_start, cpu_service, cpu_self, wait_service, load_start = 0.0, 0.0, 0.0, 0.0, 0.0
     while (now := time.monotonic()) - start < seconds:
         if failed:
             raise RuntimeError(f"the Sync stream failed: {failed[0]}")
         if not measuring.is_set() and now >= start:
             rss_start = _rss_mb(pid, "VmRSS")
-            cpu_service, cpu_self = _cpu_s(pid), time.process_time()
+            cpu_service, cpu_self, wait_service = _cpu_s(pid), time.process_time(), _wait_s(pid)
+            load_start = os.getloadavg()[0]
             start = now
             measuring.set()
             os.kill(pid, signal.SIGUSR1)  # the service's own statistics window starts now too
@@ -146,6 +161,8 @@ def drive(
         time.sleep(max(0.0, next_tick - time.monotonic()))
     elapsed = time.monotonic() - start
     cpu_service, cpu_self = _cpu_s(pid) - cpu_service, time.process_time() - cpu_self
+    wait_service = _wait_s(pid) - wait_service
+    load_end = os.getloadavg()[0]
     deadline = time.monotonic() + 10
     while sent and time.monotonic() < deadline:
         time.sleep(0.01)
@@ -162,6 +179,8 @@ def drive(
         "rss_end_mb": round(_rss_mb(pid, "VmRSS"), 1),
         "service_cpu_per_s": round(cpu_service / elapsed, 2),
         "loadgen_cpu_per_s": round(cpu_self / elapsed, 2),
+        "service_cpu_wait_per_s": round(wait_service / elapsed, 2),
+        "load_avg": [round(load_start, 2), round(load_end, 2)],
         "batches": len(lat),
         "seconds": round(elapsed, 1),
     }
@@ -190,6 +209,13 @@ def add_args(p: argparse.ArgumentParser) -> None:
         default=(20, 200),
         metavar=("MIN", "MAX"),
         help="containers per application, uniform (default 20 200)",
+    )
+    p.add_argument(
+        "--commit",
+        choices=("heartbeat", "plan"),
+        default="heartbeat",
+        help="when the pretend shim commits a placement: on its node's next heartbeat, as the shim does "
+        "(default), or the whole plan at once when it arrives (burstier)",
     )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -229,7 +255,9 @@ def run(args: argparse.Namespace) -> int:
                     return 1
                 time.sleep(0.05)
             address = f"127.0.0.1:{int(port_file.read_text())}"
-            model = ShimModel(args.nodes, args.apps, args.seed, tuple(args.task_seconds), tuple(args.tasks))
+            model = ShimModel(
+                args.nodes, args.apps, args.seed, tuple(args.task_seconds), tuple(args.tasks), args.commit
+            )
             try:
                 result = drive(
                     address, model, args.seconds, rate, args.tick_ms / 1000.0, proc.pid, args.warmup
@@ -243,7 +271,14 @@ def run(args: argparse.Namespace) -> int:
     stats: dict[str, Any] = next(
         (json.loads(x[len("SYNC_STATS=") :]) for x in out.splitlines() if x.startswith("SYNC_STATS=")), {}
     )
-    result = {"nodes": args.nodes, "apps": args.apps, "policy": args.policy, "target_rate": rate, **result}
+    result = {
+        "nodes": args.nodes,
+        "apps": args.apps,
+        "policy": args.policy,
+        "commit": args.commit,
+        "target_rate": rate,
+        **result,
+    }
     # Server side, same window: round wall time, and its CPU time (apply + decide without waiting for a core).
     for key in (
         "round_p50_ms",
@@ -252,6 +287,9 @@ def run(args: argparse.Namespace) -> int:
         "round_cpu_p99_ms",
         "rounds",
         "max_coalesced",
+        "gc_collections",
+        "gc_pause_p50_ms",
+        "gc_pause_max_ms",
     ):
         if key in stats:
             result[f"service_{key}"] = stats[key]
@@ -269,7 +307,10 @@ def run(args: argparse.Namespace) -> int:
             f"service side: {result.get('service_rounds')} rounds, round p50/p99 "
             f"{result.get('service_round_p50_ms')}/{result.get('service_round_p99_ms')} ms wall, "
             f"{result.get('service_round_cpu_p50_ms')}/{result.get('service_round_cpu_p99_ms')} ms CPU; "
-            f"service {result['service_cpu_per_s']} CPU-s/s, "
-            f"load generator {result['loadgen_cpu_per_s']} CPU-s/s"
+            f"service {result['service_cpu_per_s']} CPU-s/s (waited {result['service_cpu_wait_per_s']} s/s "
+            f"for a CPU), load generator {result['loadgen_cpu_per_s']} CPU-s/s; collector "
+            f"{result.get('service_gc_collections')} runs between rounds, pause p50/max "
+            f"{result.get('service_gc_pause_p50_ms')}/{result.get('service_gc_pause_max_ms')} ms; "
+            f"load average {result['load_avg'][0]} -> {result['load_avg'][1]}"
         )
     return 0

@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pyscheduler.rpc.res import ZERO, Res, res_add, res_max, same_as_wire
+from pyscheduler.rpc.res import ZERO, Res, res_add, res_max, res_of_wire, same_as_wire
 from pyscheduler.wire import pb
 
 AskKey = tuple[str, int, int]  # (attempt_id, priority, allocation_request_id), YARN's scheduler key
@@ -34,6 +35,14 @@ def application_of_attempt(attempt_id: str) -> str:
     """application_<ts>_<seq> for appattempt_<ts>_<seq>_<n>; the attempt id itself otherwise."""
     m = _ATTEMPT_RE.match(attempt_id)
     return f"application_{m.group(1)}_{m.group(2)}" if m else attempt_id
+
+
+def _index(index: dict[str, set[str]], key: str, item: str) -> None:
+    items = index.get(key)
+    if items is None:
+        index[key] = {item}
+    else:
+        items.add(item)
 
 
 def _discard(index: dict[str, set[str]], key: str, item: str) -> None:
@@ -55,6 +64,7 @@ class NodeRec:
     host: str = ""
     containers_used: Res = ZERO  # sum of mirrored containers on this node
     outstanding: Res = ZERO  # room reserved by placements not yet confirmed
+    wire: bytes = b""  # the last upsert as sent: an identical heartbeat is skipped by comparing bytes
 
     def free(self) -> Res:
         cap, a, c, o = self.capacity, self.allocated, self.containers_used, self.outstanding
@@ -149,7 +159,9 @@ class Mirror:
 
     # ---- applying a validated batch ------------------------------------------------------------
 
-    def apply(self, batch: Any) -> None:
+    def apply(self, batch: Any, node_wires: Sequence[tuple[str, bytes]] | None = None) -> None:
+        """Apply a validated batch. `node_wires`: (node_id, wire bytes) of each upserted node, as
+        pyscheduler.rpc.validate.state_batch returns them (computed here when not given)."""
         if batch.full_resync:
             self.nodes.clear()
             self.apps.clear()
@@ -162,8 +174,14 @@ class Mirror:
             self.layout += 1
         self.rm_time_ms = batch.rm_time_ms
         self.fallback_active = batch.fallback_active
-        for n in batch.nodes_upserted:
-            self._upsert_node(n)
+        upserted = batch.nodes_upserted
+        if node_wires is None:
+            node_wires = [(n.node_id, n.SerializeToString()) for n in upserted]
+        known = self.nodes.get
+        for i, (node_id, raw) in enumerate(node_wires):
+            old = known(node_id)
+            if old is None or old.wire != raw:  # most heartbeats change nothing: one bytes comparison
+                self._upsert_node(upserted[i], old, raw)
         for node_id in batch.nodes_removed:
             self._remove_node(node_id)
         for a in batch.apps_upserted:
@@ -183,21 +201,21 @@ class Mirror:
         if batch.full_resync:
             self._recount()
 
-    def _upsert_node(self, n: Any) -> None:
-        old = self.nodes.get(n.node_id)
+    def _upsert_node(self, n: Any, old: NodeRec | None, raw: bytes) -> None:
         if old is not None:  # update in place: keeps the service's own sums
+            old.wire = raw
             cap, alloc, state = n.capacity, n.allocated, n.state
             same_cap, same_alloc = same_as_wire(old.capacity, cap), same_as_wire(old.allocated, alloc)
             if same_cap and same_alloc and old.state == state and old.speed == n.speed and old.rack == n.rack:
-                return  # a heartbeat that changes nothing
+                return  # a heartbeat that changes nothing mirrored
             if old.state != state:
                 self.layout += 1
             self.dirty.add(old.node_id)
             if not same_cap:
-                old.capacity = Res.of(cap)
+                old.capacity = res_of_wire(cap)
                 self.resource_types.update(cap.others)
             if not same_alloc:
-                old.allocated = Res.of(alloc)
+                old.allocated = res_of_wire(alloc)
             old.rack, old.state, old.speed = n.rack, state, n.speed
             return
         self.layout += 1
@@ -206,11 +224,12 @@ class Mirror:
         rec = NodeRec(
             node_id=n.node_id,
             rack=n.rack,
-            capacity=Res.of(n.capacity),
-            allocated=Res.of(n.allocated),
+            capacity=res_of_wire(n.capacity),
+            allocated=res_of_wire(n.allocated),
             state=n.state,
             speed=n.speed,
             host=n.node_id.rsplit(":", 1)[0],
+            wire=raw,
         )
         for cid in self._node_containers.get(n.node_id, ()):  # containers reported before their node
             rec.containers_used = res_add(rec.containers_used, self.containers[cid].resource)
@@ -259,30 +278,36 @@ class Mirror:
         )
 
     def _add_container(self, c: Any) -> None:
-        if c.container_id in self.containers:
-            self._remove_container(c.container_id)
-        rec = ContainerRec(
-            c.container_id,
-            c.attempt_id,
-            c.node_id,
+        cid, attempt, node_id, pid = c.container_id, c.attempt_id, c.node_id, c.placement_id
+        if cid in self.containers:
+            self._remove_container(cid)
+        res = res_of_wire(c.resource)
+        self.containers[cid] = ContainerRec(
+            cid,
+            attempt,
+            node_id,
             c.priority,
             c.allocation_request_id,
-            Res.of(c.resource),
-            c.placement_id,
+            res,
+            pid,
             c.am_container,
             c.start_time_ms,
         )
-        self.containers[c.container_id] = rec
-        self._node_containers.setdefault(c.node_id, set()).add(c.container_id)
-        self._app_containers.setdefault(application_of_attempt(c.attempt_id), set()).add(c.container_id)
-        node = self.nodes.get(c.node_id)
+        _index(self._node_containers, node_id, cid)
+        _index(self._app_containers, application_of_attempt(attempt), cid)
+        node = self.nodes.get(node_id)
         if node is not None:
-            node.containers_used = res_add(node.containers_used, rec.resource)
-            self.dirty.add(c.node_id)
-        p = self.outstanding.get(c.placement_id) if c.placement_id else None
-        if p is not None and c.container_id not in p.container_ids:
+            used = node.containers_used
+            node.containers_used = (
+                Res(used.memory_mb + res.memory_mb, used.vcores + res.vcores)
+                if not (used.others or res.others)
+                else res_add(used, res)
+            )
+            self.dirty.add(node_id)
+        p = self.outstanding.get(pid) if pid else None
+        if p is not None and cid not in p.container_ids:
             before = p.remaining()
-            p.container_ids.add(c.container_id)
+            p.container_ids.add(cid)
             p.by_containers += 1
             self._settle(p, before)
 
@@ -321,7 +346,8 @@ class Mirror:
 
     def _settle(self, p: OutstandingPlacement, before: int) -> None:
         """Release the room of the containers of `p` that are no longer outstanding."""
-        released = before - p.remaining()
+        after = p.remaining()
+        released = before - after
         if released > 0:
             node = self.nodes.get(p.node_id)
             if node is not None:
@@ -330,7 +356,7 @@ class Mirror:
             ask = self.asks.get(p.key)
             if ask is not None:
                 ask.outstanding = max(ask.outstanding - released, 0)
-        if p.remaining() == 0:
+        if after == 0:
             del self.outstanding[p.placement_id]
 
     def _forget_placement(self, placement_id: str) -> None:

@@ -32,6 +32,21 @@ class Res:
 
 ZERO = Res()
 
+_INTERNED: dict[tuple[int, int], Res] = {}  # the few container sizes of a cluster, shared
+
+
+def res_of_wire(r: Any) -> Res:
+    """`Res.of(r)`, sharing one Res per (memory, vcores) when there are no other resource types."""
+    if r.others:
+        return Res.of(r)
+    key = (r.memory_mb, r.vcores)
+    hit = _INTERNED.get(key)
+    if hit is None:
+        if len(_INTERNED) >= 4096:
+            _INTERNED.clear()
+        hit = _INTERNED[key] = Res(int(key[0]), int(key[1]))
+    return hit
+
 
 def same_as_wire(r: Res, msg: Any) -> bool:
     """`r` equals the wire Resource `msg` (without building a Res)."""

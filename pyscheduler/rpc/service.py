@@ -15,6 +15,7 @@ from pyscheduler.config import Config, ConfigError
 from pyscheduler.objects.decision import Decision
 from pyscheduler.rpc import policy as rpc_policy
 from pyscheduler.rpc.appmaster import AppMasterServicer
+from pyscheduler.rpc.gcpace import GcPacer
 from pyscheduler.rpc.server import GrpcServer, ServerOptions, TlsFiles
 from pyscheduler.rpc.servicer import SchedulerServicer, SyncOptions
 from pyscheduler.rpc.session import SessionRegistry
@@ -119,6 +120,7 @@ class DecisionService:
             raise ConfigError("grpc.port", cfg.sources["grpc.port"], f"cannot bind: {exc}") from None
 
         self.http: Any = None
+        self.pacer: GcPacer | None = None
         if cfg["http.port"] >= 0:
             from pyscheduler.api import ApiServer, ApiSettings, create_app
             from pyscheduler.rpc.provider import SessionStateProvider
@@ -136,13 +138,20 @@ class DecisionService:
     def port(self) -> int:
         return self.grpc.port
 
-    def start(self) -> None:
+    def start(self, manage_gc: bool = False) -> None:
+        """Start serving. `manage_gc`: pace the cycle collector between rounds (pyscheduler.rpc.gcpace);
+        for a service that owns its process (`dollymp serve`), not for one embedded in tests."""
         if self.http is not None:
             try:
                 self.http.start()
             except RuntimeError as exc:
                 raise ConfigError("http.port", self.cfg.sources["http.port"], str(exc)) from None
         self.grpc.start()
+        if manage_gc and self.pacer is None:
+            self.pacer = GcPacer()
+            self.pacer.start()
+            self.servicer.pacer = self.pacer
+            self.servicer.stats.gc = self.pacer
         log.info(
             "gRPC on %s:%d (tls %s), policy %s",
             self.cfg["grpc.host"],
@@ -158,6 +167,8 @@ class DecisionService:
             self.http.stop()
         self.writer.close()
         self.store.close()
+        if self.pacer is not None:
+            self.pacer.stop()
 
     def state_dump(self) -> dict[str, Any]:
         """Every session's mirrored RM state (canonical JSON), keyed by rm_id."""

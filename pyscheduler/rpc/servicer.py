@@ -25,6 +25,7 @@ import grpc
 
 from pyscheduler import __version__, metrics
 from pyscheduler.rpc import validate
+from pyscheduler.rpc.gcpace import GcPacer
 from pyscheduler.rpc.session import DecisionRecorder, RoundFn, Session, SessionRegistry
 from pyscheduler.wire import pb
 
@@ -79,6 +80,7 @@ class ServiceStats:
     # handler thread (apply + decide; what the round costs without waiting for a core).
     round_ms: collections.deque[float] = field(default_factory=lambda: collections.deque(maxlen=100_000))
     round_cpu_ms: collections.deque[float] = field(default_factory=lambda: collections.deque(maxlen=100_000))
+    gc: GcPacer | None = None  # the collector's pauses, when the service paces it
 
     def reset_window(self) -> None:
         """Start a new measurement window: zero the counters, forget the round times."""
@@ -88,6 +90,8 @@ class ServiceStats:
             self.validate_cpu_s = self.apply_cpu_s = self.decide_cpu_s = 0.0
             self.round_ms.clear()
             self.round_cpu_ms.clear()
+            if self.gc is not None:
+                self.gc.pauses_ms.clear()
 
     def summary(self) -> dict[str, float | int]:
         """Counters and round-time percentiles (ms) as one JSON-able dict."""
@@ -109,10 +113,20 @@ class ServiceStats:
                 out[f"{name}_p{q}_ms"] = (
                     round(values[min(len(values) - 1, len(values) * q // 100)], 2) if values else 0
                 )
+        if self.gc is not None:
+            out.update(self.gc.summary())
         return out
 
 
 _END = object()
+
+
+@dataclass(frozen=True, slots=True)
+class _Checked:
+    """A validated batch, with its upserted nodes' (node_id, wire bytes) for Mirror.apply."""
+
+    batch: Any
+    node_wires: validate.NodeWires
 
 
 class SchedulerServicer:
@@ -131,6 +145,7 @@ class SchedulerServicer:
         self.options = options or SyncOptions()
         self.stats = ServiceStats()
         self.draining = threading.Event()
+        self.pacer: GcPacer | None = None  # set by DecisionService.start(manage_gc=True)
 
     # ---- Register ----------------------------------------------------------------------------
 
@@ -165,6 +180,8 @@ class SchedulerServicer:
                     return
                 plans, error, ended = self._process(items)
                 yield from plans
+                if self.pacer is not None:  # the gap before the next batch: collect there, not mid-round
+                    self.pacer.between_rounds()
                 if error is not None:
                     with self.stats.lock:
                         self.stats.rejected_batches += 1
@@ -175,6 +192,7 @@ class SchedulerServicer:
             stop.set()
 
     def _read(self, it: Iterator[Any], q: queue.Queue[object], stop: threading.Event) -> None:
+        memo = validate.NodeMemo()
         try:
             for msg in it:
                 if isinstance(msg, Malformed):
@@ -182,8 +200,7 @@ class SchedulerServicer:
                 else:
                     c0 = time.thread_time()
                     try:
-                        validate.state_batch(msg)
-                        item = msg
+                        item = _Checked(msg, validate.state_batch(msg, memo))
                     except validate.InvalidMessage as exc:
                         item = str(exc)
                     with self.stats.lock:
@@ -219,9 +236,7 @@ class SchedulerServicer:
         metrics.QUEUE_DEPTH.labels(queue="sync").set(depth)
         items = [first]
         while (
-            len(items) < self.options.max_coalesce
-            and first is not _END
-            and isinstance(items[-1], pb.StateBatch)
+            len(items) < self.options.max_coalesce and first is not _END and isinstance(items[-1], _Checked)
         ):
             try:
                 items.append(q.get_nowait())
@@ -252,7 +267,8 @@ class SchedulerServicer:
             if isinstance(item, str):
                 flush()
                 return plans, item, True
-            batch: Any = item
+            assert isinstance(item, _Checked)
+            batch: Any = item.batch
             with self.stats.lock:
                 self.stats.batches += 1
                 self.stats.node_updates += len(batch.nodes_upserted)
@@ -274,7 +290,7 @@ class SchedulerServicer:
                 why = s.admit(batch)
                 if why is None:
                     ca = time.thread_time()
-                    s.apply(batch)
+                    s.apply(batch, item.node_wires)
                     self.stats.apply_cpu_s += time.thread_time() - ca  # one writer per stream: no lock
             if why is not None:
                 flush()

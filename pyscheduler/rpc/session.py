@@ -25,6 +25,7 @@ from pyscheduler import metrics
 from pyscheduler.objects.decision import Decision, DecisionKind
 from pyscheduler.rpc.mirror import AskKey, Mirror, OutstandingPlacement, application_of_attempt
 from pyscheduler.rpc.placer import RoundResult
+from pyscheduler.rpc.res import Res
 from pyscheduler.wire import pb
 
 
@@ -84,7 +85,7 @@ class Session:
     _next_epoch: int = 0
     _placement_ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     _last_deferral: dict[AskKey, int] = field(default_factory=dict)
-    _last_record: dict[tuple[str, str, str], tuple[str, str]] = field(default_factory=dict)
+    _last_record: dict[tuple[str, str, str], tuple[str, dict[str, Any]]] = field(default_factory=dict)
     _priorities: dict[str, tuple[float, int]] = field(default_factory=dict)  # app -> (priority, rank)
 
     def __post_init__(self) -> None:
@@ -129,14 +130,14 @@ class Session:
         p = self._priorities.get(app_id)
         return (p[0], p[1]) if p is not None else (None, None)
 
-    def apply(self, batch: Any) -> None:
+    def apply(self, batch: Any, node_wires: Sequence[tuple[str, bytes]] | None = None) -> None:
         if (
             batch.fallback_active
             and self.mirror.fallback_active
             and batch.rm_time_ms > self.mirror.rm_time_ms
         ):
             metrics.FALLBACK_SECONDS.inc((batch.rm_time_ms - self.mirror.rm_time_ms) / 1000.0)
-        self.mirror.apply(batch)
+        self.mirror.apply(batch, node_wires)
         self.last_seq = batch.seq
         self.state = SessionState.ACTIVE
 
@@ -151,14 +152,25 @@ class Session:
         )
         decisions: list[Decision] = []
         wall = time.time()
+        prefix = f"{self.session_id[:8]}-{epoch}-"
+        wire_caps: dict[Res, Any] = {}  # one wire Resource and one JSON form per distinct capability
+        json_caps: dict[Res, dict[str, Any]] = {}
+        add_placement, last_deferral, add_wire = (
+            self.mirror.add_placement,
+            self._last_deferral,
+            plan.placements.add,
+        )
         for c in choices:
-            pid = f"{self.session_id[:8]}-{epoch}-{next(self._placement_ids)}"
-            self.mirror.add_placement(
-                OutstandingPlacement(pid, c.key, c.node_id, c.capability, c.count, now_s)
-            )
-            self._last_deferral.pop(c.key, None)
+            pid = prefix + str(next(self._placement_ids))
+            cap = c.capability
+            add_placement(OutstandingPlacement(pid, c.key, c.node_id, cap, c.count, now_s))
+            last_deferral.pop(c.key, None)
             attempt, prio, alloc = c.key
-            out = plan.placements.add(
+            wire_cap = wire_caps.get(cap)
+            if wire_cap is None:
+                wire_cap = wire_caps[cap] = cap.to_pb()
+                json_caps[cap] = cap.to_json()
+            add_wire(
                 placement_id=pid,
                 attempt_id=attempt,
                 priority=prio,
@@ -168,17 +180,14 @@ class Session:
                 is_clone=c.reason == pb.REASON_CLONE_IDLE_CAPACITY,  # rpc/clones.py's pass
                 reason=c.reason,
                 detail=c.detail,
+                capability=wire_cap,
             )
-            out.capability.memory_mb = c.capability.memory_mb
-            out.capability.vcores = c.capability.vcores
-            if c.capability.others:
-                out.capability.others.update(dict(c.capability.others))
             decisions.append(
                 Decision(
-                    time=wall,
-                    kind=DecisionKind.PLACEMENT,
-                    reason=reason_name(c.reason),
-                    application_id=application_of_attempt(attempt),
+                    wall,
+                    DecisionKind.PLACEMENT,
+                    reason_name(c.reason),
+                    application_of_attempt(attempt),
                     node_id=c.node_id,
                     detail=c.detail,
                     inputs={
@@ -190,7 +199,7 @@ class Session:
                         "priority": prio,
                         "allocation_request_id": alloc,
                         "count": c.count,
-                        "capability": c.capability.to_json(),
+                        "capability": json_caps[cap],  # shared between records: read-only
                     },
                 )
             )
@@ -228,7 +237,7 @@ class Session:
                     int(r.inputs.get("rank", 0)),
                 )
             memo = (r.kind.value, r.application_id, r.job_id)
-            value = (r.reason, repr(sorted(r.inputs.items())))
+            value = (r.reason, r.inputs)  # dict equality: no formatting per record and round
             if self._last_record.get(memo) != value:
                 self._last_record[memo] = value
                 decisions.append(r)

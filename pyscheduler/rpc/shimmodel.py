@@ -1,8 +1,10 @@
 """The pretend ResourceManager behind `dollymp bench service` (pyscheduler.rpc.loadgen drives it).
 
 It holds nodes, applications with one pending ask each, and running containers; `tick` builds the
-StateBatch a shim would send for one tick, `on_plan` commits a plan as the shim does (a placement is
-committed only if it still fits the node and the ask is still pending, else reported dropped).
+StateBatch a shim would send for one tick. `on_plan` takes a plan's placements and, as the shim does
+(design.md, decision flow step 4), each is committed on the next heartbeat of its node: only if it
+still fits the node and the ask is still pending, else it is reported dropped. (`commit="plan"`
+commits a whole plan at once when it arrives instead: a burstier load than a real shim sends.)
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from pyscheduler.wire import pb
 
 NODE_MEM, NODE_CORES = 16384, 8  # 8 containers per node: a busy cluster, asks wait
 CONTAINER_MEM, CONTAINER_CORES = 2048, 1
+_CONTAINER_RES = pb.Resource(memory_mb=CONTAINER_MEM, vcores=CONTAINER_CORES)
 
 
 @dataclass
@@ -36,6 +39,7 @@ class ShimModel:
     seed: int = 0
     task_s: tuple[float, float] = (5.0, 30.0)  # container run time, uniform
     tasks: tuple[int, int] = (20, 200)  # containers per application, uniform
+    commit: str = "heartbeat"  # "heartbeat": on the node's next heartbeat (as the shim); "plan": at once
     rng: random.Random = field(init=False)
     alloc: list[list[int]] = field(init=False)  # per node [mem, cores]
     active: dict[int, _App] = field(default_factory=dict)
@@ -43,15 +47,19 @@ class ShimModel:
     ends: list[tuple[float, str]] = field(default_factory=list)  # heap of (end, container id)
     next_app: int = 1
     next_container: int = 1
-    new_containers: list[Any] = field(default_factory=list)
+    # (container id, attempt id, node id, placement id, start ms): messages built in the batch itself
+    new_containers: list[tuple[str, str, str, str, int]] = field(default_factory=list)
     outcomes: list[Any] = field(default_factory=list)
     changed_asks: set[int] = field(default_factory=set)
     new_apps: list[int] = field(default_factory=list)
     removed_apps: list[int] = field(default_factory=list)
     cursor: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
+    proposals: dict[int, list[tuple[Any, float]]] = field(default_factory=dict)  # node -> (placement, time)
 
     def __post_init__(self) -> None:
+        if self.commit not in ("heartbeat", "plan"):
+            raise ValueError(f"commit must be 'heartbeat' or 'plan', got {self.commit!r}")
         self.rng = random.Random(self.seed)
         self.alloc = [[0, 0] for _ in range(self.nodes)]
         for _ in range(self.apps):
@@ -117,46 +125,42 @@ class ShimModel:
             )
 
     def on_plan(self, plan: Any, now: float) -> None:
-        """Commit each placement that still fits and is still pending (the shim re-validates)."""
+        """Take a plan: its placements wait for their node's next heartbeat (or commit now)."""
         with self.lock:
             for p in plan.placements:
-                n = int(p.attempt_id.split("_")[2])
-                a = self.active.get(n)
                 i = int(p.node_id[4:9])
-                room = min((NODE_MEM - self.alloc[i][0]) // CONTAINER_MEM, NODE_CORES - self.alloc[i][1])
-                k = min(p.count, room, a.pending if a is not None else 0)
-                if a is not None and k > 0:
-                    for _ in range(k):
-                        cid = f"container_1700000000000_{n:06d}_01_{self.next_container:08d}"
-                        self.next_container += 1
-                        end = now + self.rng.uniform(*self.task_s)
-                        self.containers[cid] = (i, n, end)
-                        heapq.heappush(self.ends, (end, cid))
-                        self.new_containers.append(
-                            pb.ContainerInfo(
-                                container_id=cid,
-                                attempt_id=p.attempt_id,
-                                node_id=p.node_id,
-                                priority=20,
-                                allocation_request_id=-1,
-                                placement_id=p.placement_id,
-                                start_time_ms=int(now * 1000),
-                                resource=pb.Resource(memory_mb=CONTAINER_MEM, vcores=CONTAINER_CORES),
-                            )
-                        )
-                    self.alloc[i][0] += k * CONTAINER_MEM
-                    self.alloc[i][1] += k * CONTAINER_CORES
-                    a.pending -= k
-                    a.running += k
-                    self.changed_asks.add(n)
-                if k < p.count:
-                    self.outcomes.append(
-                        pb.PlacementOutcome(
-                            placement_id=p.placement_id,
-                            kind=pb.PLACEMENT_DROPPED_DOES_NOT_FIT,
-                            containers=p.count - k,
-                        )
-                    )
+                if self.commit == "plan":
+                    self._commit(p, i, now)
+                else:
+                    self.proposals.setdefault(i, []).append((p, now))
+
+    def _commit(self, p: Any, i: int, now: float) -> None:
+        """Commit one placement if it still fits and is still pending (the shim re-validates)."""
+        n = int(p.attempt_id.split("_")[2])
+        a = self.active.get(n)
+        room = min((NODE_MEM - self.alloc[i][0]) // CONTAINER_MEM, NODE_CORES - self.alloc[i][1])
+        k = min(p.count, room, a.pending if a is not None else 0)
+        if a is not None and k > 0:
+            for _ in range(k):
+                cid = f"container_1700000000000_{n:06d}_01_{self.next_container:08d}"
+                self.next_container += 1
+                end = now + self.rng.uniform(*self.task_s)
+                self.containers[cid] = (i, n, end)
+                heapq.heappush(self.ends, (end, cid))
+                self.new_containers.append((cid, p.attempt_id, p.node_id, p.placement_id, int(now * 1000)))
+            self.alloc[i][0] += k * CONTAINER_MEM
+            self.alloc[i][1] += k * CONTAINER_CORES
+            a.pending -= k
+            a.running += k
+            self.changed_asks.add(n)
+        if k < p.count:
+            self.outcomes.append(
+                pb.PlacementOutcome(
+                    placement_id=p.placement_id,
+                    kind=pb.PLACEMENT_DROPPED_DOES_NOT_FIT,
+                    containers=p.count - k,
+                )
+            )
 
     def tick(self, session_id: str, seq: int, now: float, heartbeats: int) -> Any:
         with self.lock:
@@ -185,6 +189,10 @@ class ShimModel:
                         self._add_app()
             beat = [(self.cursor + j) % self.nodes for j in range(heartbeats)]
             self.cursor = (self.cursor + heartbeats) % self.nodes
+            if self.proposals:
+                for i in beat:  # the shim commits a node's proposals on that node's heartbeat
+                    for p, _ in self.proposals.pop(i, ()):
+                        self._commit(p, i, now)
             rows = sorted(touched.union(beat))
             batch = pb.StateBatch(
                 session_id=session_id,
@@ -194,10 +202,21 @@ class ShimModel:
                 apps_upserted=[self._app(n) for n in self.new_apps],
                 apps_removed=[f"application_1700000000000_{n:06d}" for n in self.removed_apps],
                 asks=[self._ask(self.active[n]) for n in sorted(self.changed_asks | set(self.new_apps))],
-                containers_allocated=self.new_containers,
                 containers_completed=completions,
                 outcomes=self.outcomes,
             )
+            add = batch.containers_allocated.add  # built in place: no message copied per container
+            for cid, attempt_id, node_id, placement_id, start_ms in self.new_containers:
+                add(
+                    container_id=cid,
+                    attempt_id=attempt_id,
+                    node_id=node_id,
+                    priority=20,
+                    allocation_request_id=-1,
+                    placement_id=placement_id,
+                    start_time_ms=start_ms,
+                    resource=_CONTAINER_RES,
+                )
             self.new_apps, self.removed_apps, self.new_containers, self.outcomes = [], [], [], []
             self.changed_asks.clear()
             return batch

@@ -45,7 +45,7 @@ from pyscheduler.rpc.placer import (
     place,
     strict_locality,
 )
-from pyscheduler.rpc.res import Res, fits_count
+from pyscheduler.rpc.res import Res, fits_count, res_add
 from pyscheduler.wire import pb
 
 _PLACEMENT_REASONS = {
@@ -95,12 +95,33 @@ def _row_member(n: NodeRec) -> bool:
     return n.state == pb.NODE_STATE_RUNNING and (n.capacity.memory_mb > 0 or n.capacity.vcores > 0)
 
 
+def _arrays(nodes: list[NodeRec], dims: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """Capacity and free room (clipped to 0..capacity) of `nodes`, one row each, columns `dims`."""
+    k = len(nodes)
+    if len(dims) == 2:  # memory and vcores only (no other type seen): one flat pass, numpy for the rest
+        flat = np.fromiter(
+            (
+                x
+                for n in nodes
+                for r in (n.capacity, n.allocated, n.containers_used, n.outstanding)
+                for x in (r.vcores, r.memory_mb)
+            ),
+            dtype=np.float64,
+            count=8 * k,
+        ).reshape(k, 4, 2)
+        cap = flat[:, 0]
+        free = cap - np.maximum(flat[:, 1], flat[:, 2]) - flat[:, 3]  # NodeRec.free(), vectorised
+    else:
+        shape = (k, len(dims))
+        cap = np.array([_vector(n.capacity, dims) for n in nodes], dtype=np.float64).reshape(shape)
+        free = np.array([_vector(n.free(), dims) for n in nodes], dtype=np.float64).reshape(shape)
+    return cap, np.clip(free, 0.0, cap)
+
+
 def _build(mirror: Mirror, dims: tuple[str, ...]) -> _ClusterCache:
     rows = sorted((n for n in mirror.nodes.values() if _row_member(n)), key=lambda n: n.node_id)
-    shape = (len(rows), len(dims))
-    cap = np.array([_vector(n.capacity, dims) for n in rows], dtype=np.float64).reshape(shape)
-    free = np.array([_vector(n.free(), dims) for n in rows], dtype=np.float64).reshape(shape)
-    state = ClusterState.from_arrays([n.node_id for n in rows], cap, np.clip(free, 0.0, None), dims)
+    cap, free = _arrays(rows, dims)
+    state = ClusterState.from_arrays([n.node_id for n in rows], cap, free, dims)
     return _ClusterCache(mirror.layout, dims, state)
 
 
@@ -126,10 +147,9 @@ def cluster_of(mirror: Mirror) -> ClusterState:
         else:
             if rows:
                 idx = np.asarray(rows)
-                cap = np.array([_vector(n.capacity, dims) for n in nodes], dtype=np.float64)
-                free = np.array([_vector(n.free(), dims) for n in nodes], dtype=np.float64)
+                cap, free = _arrays(nodes, dims)
                 c.state.capacity[idx] = cap
-                c.state.free[idx] = np.clip(free, 0.0, cap)
+                c.state.free[idx] = free
     mirror.cache["cluster"] = c
     mirror.dirty.clear()
     return c.state
@@ -240,8 +260,10 @@ def snapshot_and_clones(
 
 
 def _preferred(mirror: Mirror, ask: AskRec, node_id: str) -> bool:
+    if ask.relax_locality:
+        return True
     locs = [loc for loc in ask.locations if loc != ANY_LOCATION]
-    if not locs or ask.relax_locality:
+    if not locs:
         return True
     n = mirror.nodes[node_id]
     return n.host in locs or n.node_id in locs or (bool(n.rack) and n.rack in locs)
@@ -252,26 +274,41 @@ def from_decisions(
 ) -> RoundResult:
     out = RoundResult()
     counts: dict[tuple[AskKey, str, str], int] = {}
+    jobs, node_ids = decisions.jobs, decisions.node_ids
+    rows = max(len(node_ids), 1)
     for c in decisions.chunks:  # grouped with numpy: a first round can place tens of thousands
         keep = ~c.is_clone
         if not keep.any():
             continue
-        triples = np.stack([c.job_pos[keep], c.phase_k[keep], c.node_row[keep]], axis=1)
-        uniq, sizes = np.unique(triples, axis=0, return_counts=True)
-        for (j, k, row), m in zip(uniq.tolist(), sizes.tolist(), strict=True):
-            job = decisions.jobs[j]
-            ask = index[(job.job_id, job.phases[k].phase_id)]
-            group = (ask.key, decisions.node_ids[row], c.reason)
+        # One int64 key per (job, phase, node): a 1-D unique is much cheaper than unique(axis=0).
+        phases = int(c.phase_k.max()) + 1
+        codes = (c.job_pos[keep].astype(np.int64) * phases + c.phase_k[keep]) * rows + c.node_row[keep]
+        uniq, sizes = np.unique(codes, return_counts=True)
+        asks: dict[int, AskRec] = {}
+        for code, m in zip(uniq.tolist(), sizes.tolist(), strict=True):
+            jk, row = divmod(code, rows)
+            ask = asks.get(jk)
+            if ask is None:
+                j, k = divmod(jk, phases)
+                job = jobs[j]
+                ask = asks[jk] = index[(job.job_id, job.phases[k].phase_id)]
+            group = (ask.key, node_ids[row], c.reason)
             counts[group] = counts.get(group, 0) + m
-    room = {nid: mirror.nodes[nid].free() for nid in {nid for _, nid, _ in counts}}
+    room: dict[str, Res] = {}
     unplaced: dict[AskKey, int] = {}
     for (key, node_id, reason), want in counts.items():
         ask = mirror.asks[key]
-        k = fits_count(ask.capability, room[node_id], want) if _preferred(mirror, ask, node_id) else 0
+        r = room.get(node_id)
+        if r is None:
+            r = room[node_id] = mirror.nodes[node_id].free()
+        k = fits_count(ask.capability, r, want) if _preferred(mirror, ask, node_id) else 0
         if k > 0:
-            r = room[node_id]
             cap = ask.capability
-            room[node_id] = Res(r.memory_mb - cap.memory_mb * k, r.vcores - cap.vcores * k, r.others)
+            room[node_id] = (
+                Res(r.memory_mb - cap.memory_mb * k, r.vcores - cap.vcores * k)
+                if not (r.others or cap.others)
+                else res_add(r, cap, -k)
+            )
             wire_reason = pb.REASON_AM_CONTAINER if ask.am_container else _PLACEMENT_REASONS.get(reason, 0)
             detail = "AM container" if ask.am_container else reason
             out.placements.append(
@@ -296,8 +333,18 @@ def from_decisions(
         )
     for a in zero:
         out.deferrals.append(DeferralChoice(a.key, pb.REASON_INFEASIBLE, "zero-size ask"))
-    # Priorities, clone grants, ω, kills (placements and deferrals are logged by the session).
-    out.records = dataclasses.replace(decisions, chunks=[], deferrals=[]).to_records()
+    # Priorities, clone grants, ω, kills (placements and deferrals are logged by the session). A job's
+    # priority is passed on only when it differs from the last round's (the session logs changes only):
+    # not a thousand records per round for a thousand unchanged jobs.
+    last: dict[str, tuple[int, int, str]] = mirror.cache.get("priorities", {})
+    now: dict[str, tuple[int, int, str]] = {}
+    changed = []
+    for p in decisions.priorities:
+        value = now[p.job_id] = (p.priority, p.rank, p.reason)
+        if last.get(p.job_id) != value:
+            changed.append(p)
+    mirror.cache["priorities"] = now
+    out.records = dataclasses.replace(decisions, chunks=[], deferrals=[], priorities=changed).to_records()
     return out
 
 

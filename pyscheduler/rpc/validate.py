@@ -147,18 +147,45 @@ def container(c: Any, p: str) -> None:
     at_least(c.start_time_ms, 0, f"{p}.start_time_ms")
 
 
-def state_batch(b: Any) -> None:
-    """Check a whole StateBatch; raises InvalidMessage naming the first bad field."""
+# (node_id, the NodeInfo's wire bytes) per upserted node, in batch order: the mirror compares the
+# bytes with the node's last upsert, so a heartbeat that changes nothing costs one bytes comparison.
+NodeWires = list[tuple[str, bytes]]
+
+
+class NodeMemo:
+    """NodeInfo messages already found valid, by node id (one per Sync stream).
+
+    Checking a NodeInfo depends on its content only, so a heartbeat whose bytes equal the node's last
+    valid upsert is valid without looking at its fields again. Bounded: cleared past `limit` ids.
+    """
+
+    def __init__(self, limit: int = 1 << 20) -> None:
+        self.limit = limit
+        self.valid: dict[str, bytes] = {}
+
+
+def state_batch(b: Any, memo: NodeMemo | None = None) -> NodeWires:
+    """Check a whole StateBatch; raises InvalidMessage naming the first bad field. Returns the
+    upserted nodes' (node_id, wire bytes), for Mirror.apply."""
     nonempty(b.session_id, "session_id")
     at_least(b.seq, 1, "seq")
     at_least(b.rm_time_ms, 0, "rm_time_ms")
+    valid = memo.valid if memo is not None else {}
+    if len(valid) > (memo.limit if memo is not None else 0):
+        valid.clear()
+    wires: NodeWires = []
     seen_nodes: set[str] = set()
     for i, n in enumerate(b.nodes_upserted):
-        if not _node_ok(n):  # fast check first; the path is only built for a bad node
-            node(n, f"nodes_upserted[{i}]")
-        if n.node_id in seen_nodes:
-            raise InvalidMessage(f"nodes_upserted[{i}].node_id", f"duplicate node {n.node_id!r} in one batch")
-        seen_nodes.add(n.node_id)
+        node_id, raw = n.node_id, n.SerializeToString()
+        if valid.get(node_id) != raw:
+            if not _node_ok(n):  # fast check first; the path is only built for a bad node
+                node(n, f"nodes_upserted[{i}]")
+            if memo is not None:
+                valid[node_id] = raw
+        if node_id in seen_nodes:
+            raise InvalidMessage(f"nodes_upserted[{i}].node_id", f"duplicate node {node_id!r} in one batch")
+        seen_nodes.add(node_id)
+        wires.append((node_id, raw))
     _ids(b.nodes_removed, "nodes_removed")
     for i, a in enumerate(b.apps_upserted):
         app(a, f"apps_upserted[{i}]")
@@ -186,6 +213,7 @@ def state_batch(b: Any) -> None:
         nonempty(o.placement_id, f"{p}.placement_id")
         enum_value(o.kind, pb.PlacementOutcomeKind, f"{p}.kind")
         at_least(o.containers, 0, f"{p}.containers")
+    return wires
 
 
 def register_request(r: Any) -> None:

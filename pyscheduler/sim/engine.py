@@ -42,16 +42,24 @@ from pyscheduler.sim.straggler import StragglerModel, StragglerSpec
 from pyscheduler.sim.workload import ClusterSpec, JobSpec
 
 SHUFFLE_MODES = ("cc", "cac", "delay")
-_ARRIVAL, _FINISH, _KILL, _ROUND, _HEARTBEAT = 0, 1, 2, 3, 4
+_ARRIVAL, _FINISH, _KILL, _ROUND, _HEARTBEAT, _WAKE = 0, 1, 2, 3, 4, 5
 _FINISHED = int(TaskState.FINISHED)
 
 
 @dataclass(frozen=True, slots=True)
 class SimAttempt(Attempt):
-    """An Attempt with the progress a task reports (Hadoop's progress score: fraction of its work done)."""
+    """An Attempt with the progress a task reports (Hadoop's progress score: fraction of its work done), read
+    from the simulation clock when asked, so one object serves every round the copy runs."""
 
-    progress: float = 0.0
     expected_end: float = math.inf
+    clock: ManualClock | None = None
+
+    @property
+    def progress(self) -> float:
+        if self.clock is None:
+            return 0.0
+        dur = self.expected_end - self.start_time
+        return min(1.0, (self.clock.now() - self.start_time) / dur) if dur > 0 else 1.0
 
 
 @dataclass(slots=True)
@@ -99,26 +107,7 @@ class _LazyAttempts(Sequence[Attempt]):
 
     def _build(self) -> list[Attempt]:
         if self._items is None:
-            s = self._sim
-            now = s.now
-            items: list[Attempt] = []
-            for r in s.running.values():
-                job = s.jobs[r.jidx]
-                dur = r.end - r.start
-                items.append(
-                    SimAttempt(
-                        str(r.uid),
-                        job.job_id,
-                        job.phases[r.k].phase_id,
-                        r.task,
-                        s.node_ids[r.node],
-                        r.is_clone,
-                        r.start,
-                        progress=min(1.0, (now - r.start) / dur) if dur > 0 else 1.0,
-                        expected_end=r.end,
-                    )
-                )
-            self._items = items
+            self._items = [self._sim.attempt_of(r) for r in self._sim.running.values()]
         return self._items
 
     def __len__(self) -> int:
@@ -165,6 +154,7 @@ class Simulation:
         self.active: dict[int, Job] = {}
         self.pos_of: dict[str, int] = {}
         self.running: dict[int, _Run] = {}
+        self._attempts: dict[int, SimAttempt] = {}  # per running copy, built when a policy first reads it
         self.copies: dict[tuple[int, int, int], list[_Run]] = {}
         self.ready_at: dict[tuple[int, int], float] = {}
         self.avail: dict[tuple[int, int], list[float]] = {}
@@ -176,6 +166,8 @@ class Simulation:
         self.uid = 0
         self.round_pending = False
         self.heartbeat_pending = False
+        self.timer_driven = bool(getattr(policy, "timer_driven", True))  # heartbeat rounds (LATE, Mantri)
+        self.wake_seq = 0
         self.last_round = -math.inf
         self.completion = [math.nan] * len(specs)
         self.useful = 0.0
@@ -184,6 +176,23 @@ class Simulation:
         self.stale = 0
         self.rounds = 0
         self.done = 0
+
+    def attempt_of(self, r: _Run) -> SimAttempt:
+        a = self._attempts.get(r.uid)
+        if a is None:
+            job = self.jobs[r.jidx]
+            a = self._attempts[r.uid] = SimAttempt(
+                str(r.uid),
+                job.job_id,
+                job.phases[r.k].phase_id,
+                r.task,
+                self.node_ids[r.node],
+                r.is_clone,
+                r.start,
+                expected_end=r.end,
+                clock=self.clock,
+            )
+        return a
 
     # ---- events -------------------------------------------------------------------------------------
     def _push(self, t: float, kind: int, ref: int) -> None:
@@ -223,6 +232,9 @@ class Simulation:
                 if not self.round_pending and self.now - self.last_round >= self.cfg.heartbeat - 1e-9:
                     self._round()
                 self._want_heartbeat()
+            elif kind == _WAKE:
+                if ref == self.wake_seq:  # the policy's latest timer, not a superseded one
+                    self._want_round()
             elif kind == _KILL:
                 r = self.running.get(ref)
                 if r is not None:
@@ -281,7 +293,11 @@ class Simulation:
         self.clock.set(self.now)
         dec = self.loop.round(self.cluster, list(self.active.values()), _LazyAttempts(self))
         self._apply(dec)
-        self._want_heartbeat()
+        if self.timer_driven:
+            self._want_heartbeat()
+        elif dec.wake_at < math.inf:  # the policy's own timer (Decisions.wake_at)
+            self.wake_seq += 1
+            self._push(max(dec.wake_at, self.now), _WAKE, self.wake_seq)
 
     def _apply(self, dec: Decisions) -> None:
         for o in dec.omegas:
@@ -360,6 +376,7 @@ class Simulation:
     def _release(self, r: _Run) -> None:
         r.alive = False
         del self.running[r.uid]
+        self._attempts.pop(r.uid, None)
         row = self.free[r.node]
         row[0] += r.cpu
         row[1] += r.mem

@@ -14,7 +14,7 @@ from pyscheduler.sim.engine import SimConfig, Simulation, print_progress
 from pyscheduler.sim.lowerbound import LowerBound, lower_bound
 from pyscheduler.sim.metrics import RunMetrics
 from pyscheduler.sim.straggler import StragglerModel
-from pyscheduler.sim.workload import ClusterSpec, JobSpec
+from pyscheduler.sim.workload import ClusterSpec, JobSpec, NodeSpec
 
 BASE_SEED_SALT = 0xBA5E
 
@@ -55,6 +55,49 @@ def scale_to_load(jobs: Sequence[JobSpec], factor: float) -> list[JobSpec]:
     return [replace(j, arrival=t0 + (j.arrival - t0) * factor) for j in jobs]
 
 
+def scale_cluster(cluster: ClusterSpec, factor: float) -> ClusterSpec:
+    """Keep `factor` of every node type (same cpu, memory, speed), at least one node of each: the DollyMP
+    paper's way of raising the load (Sec. 6.3.1: "we fix the job workload while varying the number of CPU
+    cores in the cluster"). Arrival times, and so the trace's burstiness, stay as recorded."""
+    if not (math.isfinite(factor) and factor > 0):
+        raise ValueError(f"cluster scale factor must be finite and > 0, got {factor!r}")
+    counts: dict[NodeSpec, int] = {}
+    for n in cluster.nodes:
+        counts[n] = counts.get(n, 0) + 1
+    nodes: list[NodeSpec] = []
+    for spec, count in counts.items():
+        nodes.extend([spec] * max(1, round(count * factor)))
+    return ClusterSpec(nodes=tuple(nodes))
+
+
+def apply_load(
+    jobs: Sequence[JobSpec], cluster: ClusterSpec, load: float, mean_slowdown: float, by: str
+) -> tuple[list[JobSpec], ClusterSpec, str]:
+    """Reach offered load `load` by compressing arrivals (`by="arrivals"`) or shrinking the cluster
+    (`by="cluster"`); returns the new jobs, cluster and a line saying what was done."""
+    if not (math.isfinite(load) and load > 0):
+        raise ValueError(f"--load must be > 0, got {load!r}")
+    before = offered_load(jobs, cluster, mean_slowdown)
+    if by == "arrivals":
+        return (
+            scale_to_load(jobs, before / load),
+            cluster,
+            (f"offered load {before:.3f} -> {load:.3f} (arrival times x {before / load:.4g})"),
+        )
+    if by != "cluster":
+        raise ValueError(f"--load-by must be 'arrivals' or 'cluster', got {by!r}")
+    scaled = scale_cluster(cluster, before / load)
+    after = offered_load(jobs, scaled, mean_slowdown)
+    return (
+        list(jobs),
+        scaled,
+        (
+            f"offered load {before:.3f} -> {after:.3f} "
+            f"(cluster {len(cluster.nodes)} -> {len(scaled.nodes)} nodes)"
+        ),
+    )
+
+
 @dataclass(slots=True)
 class Comparison:
     results: dict[str, RunMetrics]
@@ -62,9 +105,23 @@ class Comparison:
     load: float
     settings: dict[str, Any]
 
+    def no_clone_reference(self) -> RunMetrics | None:
+        """The run the paper's extra-resource measure compares against: DollyMP0 (DollyMP Fig. 10) if it
+        ran, else the first policy that launched no copy at all."""
+        for name, m in self.results.items():
+            if parse_policy(name)[1:] == ("dollymp", {"max_clones": 0}):
+                return m
+        return next((m for m in self.results.values() if m.clones_launched == 0), None)
+
     def as_json(self) -> dict[str, Any]:
+        ref = self.no_clone_reference()
+        policies = {name: m.as_dict(self.bound.avg) for name, m in self.results.items()}
+        if ref is not None:
+            for name, m in self.results.items():
+                policies[name]["extra_resource_vs_no_clones"] = m.extra_vs(ref)
+                policies[name]["no_clone_reference"] = ref.policy
         return {
-            "policies": {name: m.as_dict(self.bound.avg) for name, m in self.results.items()},
+            "policies": policies,
             "lower_bound_avg_flowtime": self.bound.avg,
             "lower_bound": {
                 "critical_path_total": self.bound.critical_path_total,

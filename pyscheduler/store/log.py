@@ -75,6 +75,7 @@ class DecisionLog:
             raise
         self.history = StatisticsHistory(self.db)
         self._names = NameTable(self.db)
+        self.names_pruned = 0  # names deleted by retention since this store was opened
 
     # -- writing -------------------------------------------------------------------------------------------
     def append(self, decisions: Sequence[Decision]) -> list[int]:
@@ -89,10 +90,10 @@ class DecisionLog:
         n = len(rows)
         db = self.db
         with db.write() as cur:
+            db.lock(cur, PG_LOCK_APPEND)  # before resolving names: a names prune holds it too
             names = self._names.resolve(cur, {str(r[i]) for r in rows for i in _NAMED if r[i] is not None})
             stored = [_named(r, names) for r in rows]
             if db.dialect == "postgresql":
-                db.lock(cur, PG_LOCK_APPEND)
                 cur.execute(
                     db.sql(
                         "SELECT nextval(pg_get_serial_sequence('decisions', 'id')) FROM generate_series(1, ?)"
@@ -206,6 +207,12 @@ class DecisionLog:
             cur.execute("SELECT COUNT(*) FROM decisions")
             return int(cur.fetchone()[0])
 
+    def name_count(self) -> int:
+        """Rows in the `names` dictionary (application, job and node ids)."""
+        with self.db.read() as cur:
+            cur.execute("SELECT COUNT(*) FROM names")
+            return int(cur.fetchone()[0])
+
     def logical_bytes(self) -> int:
         """Logical bytes of the stored decisions (codec.row_bytes summed): what size retention bounds."""
         with self.db.read() as cur:
@@ -237,7 +244,8 @@ class DecisionLog:
         are deleted (a batch is one `append`). Returns the number of decisions deleted.
 
         Deletion runs in chunks, each its own short transaction, so the writer is never held up long.
-        On SQLite the freed pages are returned to the file system (auto_vacuum=INCREMENTAL).
+        On SQLite the freed pages are returned to the file system (auto_vacuum=INCREMENTAL). The names
+        that no remaining decision refers to are deleted too (pyscheduler.store.names).
         """
         if max_age_s is not None and not max_age_s >= 0:
             raise ValueError(f"max_age_s must be >= 0, got {max_age_s!r}")
@@ -283,6 +291,9 @@ class DecisionLog:
             low = high
         with self.db.write() as cur:
             cur.execute(self.db.sql("DELETE FROM decision_commits WHERE last_id <= ?"), (cutoff,))
+        with self.db.write() as cur:
+            self.db.lock(cur, PG_LOCK_APPEND)
+            self.names_pruned += self._names.prune(cur)
         if self.db.dialect == "sqlite":
             # Give the freed pages back, then move the shrink from the WAL into the file now.
             self.db.sqlite_script("PRAGMA incremental_vacuum; PRAGMA wal_checkpoint(PASSIVE);")

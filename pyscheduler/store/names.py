@@ -2,8 +2,14 @@
 
 Resolution runs inside the append transaction (insert the new names, then read all ids back), and
 the in-memory cache learns them only after that transaction committed, so a rolled-back append never
-leaves a cached id that the database does not have. Names are never deleted (retention removes
-decisions only); a cluster has few distinct applications and nodes compared with decisions.
+leaves a cached id that the database does not have.
+
+Retention (DecisionLog.prune) deletes the names no remaining decision refers to (`prune`), so the table
+does not grow with every application a long-running cluster has seen. A cached id may therefore be
+gone, deleted by this process or, on PostgreSQL, by another writer: `resolve` checks that the cached
+ids it uses still exist (one primary-key lookup per distinct name in the batch) and resolves the
+missing ones again. Pruning and appending hold the same append lock, so nothing is deleted between
+that check and the append's commit.
 """
 
 from __future__ import annotations
@@ -27,6 +33,16 @@ class NameTable:
         """Ids of `names` (creating missing ones) within the caller's write transaction."""
         with self._lock:
             found = {n: self._cache[n] for n in names if n in self._cache}
+        if found:
+            ids = sorted(set(found.values()))
+            alive: set[int] = set()
+            for start in range(0, len(ids), _CHUNK):
+                batch = ids[start : start + _CHUNK]
+                marks = ", ".join("?" * len(batch))
+                cur.execute(self.db.sql(f"SELECT id FROM names WHERE id IN ({marks})"), batch)
+                alive.update(int(row[0]) for row in cur.fetchall())
+            if len(alive) < len(ids):  # pruned since they were cached
+                found = {n: i for n, i in found.items() if i in alive}
         missing = sorted({n for n in names if n not in found})
         for start in range(0, len(missing), _CHUNK):
             chunk = missing[start : start + _CHUNK]
@@ -38,6 +54,19 @@ class NameTable:
             cur.execute(self.db.sql(f"SELECT name, id FROM names WHERE name IN ({marks})"), chunk)
             found.update((str(name), int(ident)) for name, ident in cur.fetchall())
         return found
+
+    def prune(self, cur: Cursor) -> int:
+        """Delete the names no decision refers to (within the caller's write transaction, which holds
+        the append lock); returns how many. Forget the cache: it is refilled on use."""
+        cur.execute(
+            "DELETE FROM names WHERE "
+            "NOT EXISTS (SELECT 1 FROM decisions WHERE application = names.id) AND "
+            "NOT EXISTS (SELECT 1 FROM decisions WHERE job = names.id) AND "
+            "NOT EXISTS (SELECT 1 FROM decisions WHERE node = names.id)"
+        )
+        with self._lock:
+            self._cache.clear()
+        return max(int(cur.rowcount), 0)
 
     def remember(self, mapping: dict[str, int]) -> None:
         """Cache ids after their transaction committed."""

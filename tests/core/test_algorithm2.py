@@ -184,7 +184,7 @@ def test_kernel_matches_literal_algorithm2(
     seed: int, n_nodes: int, n_jobs: int, dims: int, max_clones: int
 ) -> None:
     snap = random_snapshot(seed, n_nodes, n_jobs, dims)
-    d = get_policy("dollymp", max_clones=max_clones).decide(snap)
+    d = get_policy("dollymp", max_clones=max_clones, clone_rule="idle").decide(snap)
     got = Counter((p.job_id, p.phase_id, p.task_index, p.node_id, p.is_clone) for p in d.iter_placements())
     assert got == reference(snap, d, max_clones)
 
@@ -194,7 +194,7 @@ def test_two_clones_at_most_and_clones_only_with_leftovers() -> None:
         ["a", "b"], np.array([[4.0, 4.0], [4.0, 4.0]]), np.array([[4.0, 4.0], [4.0, 4.0]])
     )
     small = Job("small", 0.0, [Phase("m", 2, Resources.of(1, 1), 5.0, 5.0)])
-    d = get_policy("dollymp").decide(Snapshot(0.0, cluster, [small]))
+    d = get_policy("dollymp", clone_rule="idle").decide(Snapshot(0.0, cluster, [small]))
     per_task = Counter(p.task_index for p in d.placements)
     assert per_task == {0: 3, 1: 3}  # original + two clones each, although room is left for more
     assert sum(not p.is_clone for p in d.placements) == 2

@@ -128,7 +128,7 @@ def test_clone_count_corollary_4_1() -> None:
     assert fit_pareto(theta, sigma)[1] == pytest.approx(3.0)
     assert clone_copies(5, theta, theta, sigma, 3) == 1  # 2^4 >= 10 without clones
     assert clone_copies(4, theta, theta, sigma, 3) == 2  # 2^3 h(2) = 10 >= 10
-    assert clone_copies(3, theta, theta, sigma, 3) == 3  # 2^2 h(r) never reaches 10: capped at 3 copies
+    assert clone_copies(3, theta, theta, sigma, 3) == 1  # 2^2 h(r) never reaches 10: cloning cannot help
     assert clone_copies(3, theta, theta, sigma, 1) == 1  # no clones allowed
 
 

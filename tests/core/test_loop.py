@@ -67,7 +67,7 @@ def test_downstream_clones_never_exceed_upstream_copies_and_omega() -> None:
     m.start_copy(1)
     for t in (0, 1):
         m.end_copy(t, succeeded=True)
-    d = get_policy("dollymp").decide(Snapshot(0.0, c, [j]))
+    d = get_policy("dollymp", clone_rule="idle").decide(Snapshot(0.0, c, [j]))
     assert sum(p.is_clone for p in d.placements) == 0  # the fewest upstream copies was 1
     assert [(g.phase_id, g.clones, g.reason) for g in d.clone_grants] == [("red", 0, "upstream_copies_limit")]
     j2 = job("j2", 0.0, ("map", 2, (1, 1), 10, 8, ()), ("red", 2, (1, 1), 10, 8, ("map",)))
@@ -76,7 +76,7 @@ def test_downstream_clones_never_exceed_upstream_copies_and_omega() -> None:
         m2.start_copy(t)
         m2.start_copy(t)
         m2.end_copy(t, succeeded=True)
-    d2 = get_policy("dollymp").decide(Snapshot(0.0, c, [j2]))
+    d2 = get_policy("dollymp", clone_rule="idle").decide(Snapshot(0.0, c, [j2]))
     assert sum(p.is_clone for p in d2.placements) == 2  # one clone per reduce task, as upstream had
     assert len(d2.omegas) == 1 and d2.omegas[0].omega >= 0 and d2.omegas[0].reason == "delay_assignment"
     kinds = {r.kind for r in d2.to_records()}
@@ -183,18 +183,19 @@ def test_priorities_recomputed_only_when_a_job_arrives() -> None:
 def test_max_clones_three_and_corollary_rule() -> None:
     c = cluster((64, 64))
     j = job("j", 0.0, ("m", 2, (1, 1), 10, 10, ()))
-    d3 = get_policy("dollymp", max_clones=3).decide(Snapshot(0.0, c, [j]))
+    d3 = get_policy("dollymp", max_clones=3, clone_rule="idle").decide(Snapshot(0.0, c, [j]))
     assert sorted(Counter(p.task_index for p in d3.placements).values()) == [4, 4]
     # corollary: e = 1 in class 1 meets 2^0 h(1) >= 1 without clones; e = 6 in class 3 needs h(r) >= 1.5,
-    # which alpha = 1 + sqrt 2 never reaches (h(3) = 1.47): capped at three copies
+    # which alpha = 1 + sqrt 2 never reaches (h(3) = 1.47): cloning cannot move it a class down, no clones
     tiny = job("tiny", 0.0, ("m", 2, (1, 1), 1.0, 0.0, ()))
     dc = get_policy("dollymp", clone_rule="corollary").decide(Snapshot(0.0, c, [tiny]))
     assert not any(p.is_clone for p in dc.placements)
-    assert [(g.clones, g.reason) for g in dc.clone_grants] == [(0, "corollary_4_1")]
+    assert [(g.clones, g.reason) for g in dc.clone_grants] == [(0, "corollary_4_1_not_packed")]
     wide = job("wide", 0.0, ("m", 2, (1, 1), 3.0, 3.0, ()))
     dw = get_policy("dollymp", clone_rule="corollary").decide(Snapshot(0.0, c, [wide]))
     assert [p.priority for p in dw.priorities] == [3]
-    assert sorted(Counter(p.task_index for p in dw.placements).values()) == [3, 3]
+    assert not any(p.is_clone for p in dw.placements)
+    assert [(g.clones, g.reason) for g in dw.clone_grants] == [(0, "corollary_4_1_not_packed")]
 
 
 def test_cached_job_table_sees_refreshed_statistics() -> None:

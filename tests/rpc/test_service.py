@@ -66,7 +66,19 @@ def _profile(app_id: str = "application_1700000000000_0001") -> Any:
     return pb.JobProfile(application_id=app_id, job_name="wordcount", phases=phases, submit_time_ms=1)
 
 
-def test_appmaster_clone_plan_and_validation(inproc: DecisionService) -> None:
+@pytest.fixture
+def idle_cloning(tmp_path: Path) -> Iterator[DecisionService]:
+    """DollyMP with the clone rule that fills idle capacity: this test is about the AM helper's
+    plumbing (the core's clone counts reach the AM), not about when the default rule clones."""
+    svc = _service(tmp_path, **{"policy.name": "dollymp", "policy.options": {"clone_rule": "idle"}})
+    try:
+        yield svc
+    finally:
+        svc.stop()
+
+
+def test_appmaster_clone_plan_and_validation(idle_cloning: DecisionService) -> None:
+    inproc = idle_cloning
     with grpc.insecure_channel(f"127.0.0.1:{inproc.port}") as ch:
         reg = register(ch)
         s = Stream(ch)

@@ -90,6 +90,26 @@ def test_retention_by_size_keeps_newest_within_budget(store_url: str) -> None:
         assert s.prune(max_bytes=budget) == 0
 
 
+def test_retention_deletes_names_no_decision_refers_to(store_url: str) -> None:
+    def placed(app: str, node: str, t: float) -> Decision:
+        return Decision(t, DecisionKind.PLACEMENT, "best_fit", app, app, node_id=node)
+
+    with open_store(store_url) as s, open_store(store_url) as other:
+        s.append([placed("app_old", "n1", 1.0), placed("app_old", "n_old", 2.0)])
+        with s.db.write() as cur:  # the first batch is two hours old
+            cur.execute(s.db.sql("UPDATE decision_commits SET committed_at = committed_at - 7200"))
+        other.append([placed("app_new", "n1", 3.0)])  # a second writer: caches its own ids
+        assert s.name_count() == 4  # app_old, n1, n_old, app_new (the job ids are the application ids)
+        assert other.prune(max_age_s=3600) == 2
+        assert s.name_count() == 2 and other.names_pruned == 2  # app_new and n1 are still referred to
+        # Both writers cached ids of names that are gone now: appending them again stores them anew.
+        s.append([placed("app_old", "n_old", 4.0)])
+        other.append([placed("app_old", "n1", 5.0)])
+        got = [(x.decision.application_id, x.decision.node_id) for x in s.query().items]
+        assert got == [("app_new", "n1"), ("app_old", "n_old"), ("app_old", "n1")]
+        assert s.query(application_id="app_old").items[-1].decision.node_id == "n1"
+
+
 def test_retention_arguments_are_checked(store_url: str) -> None:
     with open_store(store_url) as s:
         with pytest.raises(ValueError, match="max_age_s"):

@@ -1,4 +1,12 @@
-"""Trace loaders into the native workload format; `load_workload` picks one by format name."""
+"""Trace loaders into the native workload format; `load_workload` picks one by format name.
+
+Job names: a job's `name` is its recurring-job identity (DollyMP Sec. 5.2: "jobs submitted from the same
+[user] usually repeat the same computation", so the estimator reuses a name's prior task statistics). None
+of the SWIM, Alibaba 2018 or Google 2011 traces identifies recurring jobs, so their jobs get no name. (An
+earlier version named every job of a trace alike; the estimator then took every new job for a rerun of
+one job, gave small jobs the mean task time of the whole trace, and so flattened DollyMP's and the other
+size-based policies' priorities.)
+"""
 
 from __future__ import annotations
 

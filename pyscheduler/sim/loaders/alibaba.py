@@ -120,7 +120,9 @@ def _build(job: _Job, report: LoadReport, replay: bool) -> JobSpec | None:
     except ValueError as exc:
         report.skip("invalid DAG", f"line {job.first_line}: {exc}")
         return None
-    return JobSpec(id=job.name, arrival=job.arrival, phases=tuple(phases), name="alibaba")
+    return JobSpec(
+        id=job.name, arrival=job.arrival, phases=tuple(phases), name=""
+    )  # no recurring-job identity in the trace (see loaders/__init__.py)
 
 
 def _float(text: str, field_name: str, where: str) -> float:

@@ -129,6 +129,6 @@ def iter_google(path: str | Path, report: LoadReport) -> Iterator[JobSpec]:
         yield JobSpec(
             id=jid,
             arrival=arrival - origin,
-            name="google",
+            name="",  # no recurring-job identity in the trace (see loaders/__init__.py)
             phases=(PhaseSpec(id="tasks", tasks=n, cpu=cpu, mem_mb=mem, mean=mean, sd=sd, durations=durs),),
         )

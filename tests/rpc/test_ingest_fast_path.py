@@ -1,0 +1,106 @@
+"""The cheap paths of the decision service: identical heartbeats, the collector's pacing, the load
+generator's pretend shim committing on heartbeats."""
+
+from __future__ import annotations
+
+import gc
+import time
+import weakref
+
+import pytest
+from rpc_harness import full_batch, node
+
+from pyscheduler.rpc import validate
+from pyscheduler.rpc.gcpace import GcPacer
+from pyscheduler.rpc.mirror import Mirror
+from pyscheduler.rpc.res import Res
+from pyscheduler.rpc.shimmodel import ShimModel
+from pyscheduler.wire import pb
+
+
+def test_an_identical_heartbeat_changes_nothing_and_a_changed_one_is_applied() -> None:
+    m = Mirror()
+    m.apply(full_batch("s", nodes_upserted=[node("h1:1", 8192, 8), node("h2:1", 8192, 8)]))
+    m.dirty.clear()
+    same = pb.StateBatch(session_id="s", seq=2, nodes_upserted=[node("h1:1", 8192, 8)])
+    m.apply(same, validate.state_batch(same))
+    assert not m.dirty and m.nodes["h1:1"].free() == Res(8192, 8)
+    busy = pb.StateBatch(session_id="s", seq=3, nodes_upserted=[node("h1:1", 8192, 8, alloc=(2048, 2))])
+    m.apply(busy)  # without precomputed wires: the mirror serializes itself
+    assert m.dirty == {"h1:1"} and m.nodes["h1:1"].free() == Res(6144, 6)
+    back = pb.StateBatch(session_id="s", seq=4, nodes_upserted=[node("h1:1", 8192, 8)])
+    m.apply(back, validate.state_batch(back))
+    assert m.nodes["h1:1"].free() == Res(8192, 8) and m.nodes["h2:1"].free() == Res(8192, 8)
+
+
+def test_the_node_memo_never_lets_a_bad_node_through() -> None:
+    memo = validate.NodeMemo()
+    good = pb.StateBatch(session_id="s", seq=2, nodes_upserted=[node("h1:1", 8192, 8)])
+    assert validate.state_batch(good, memo) == [("h1:1", good.nodes_upserted[0].SerializeToString())]
+    bad = pb.StateBatch(session_id="s", seq=3, nodes_upserted=[node("h1:1", 8192, 8)])
+    bad.nodes_upserted[0].capacity.vcores = -1  # same node id, different (invalid) bytes
+    with pytest.raises(validate.InvalidMessage, match=r"nodes_upserted\[0\]\.capacity\.vcores"):
+        validate.state_batch(bad, memo)
+    twice = pb.StateBatch(
+        session_id="s", seq=4, nodes_upserted=[node("h1:1", 8192, 8), node("h1:1", 8192, 8)]
+    )
+    with pytest.raises(validate.InvalidMessage, match=r"nodes_upserted\[1\]\.node_id: duplicate"):
+        validate.state_batch(twice, memo)  # both copies are in the memo: the duplicate check still runs
+    memo.limit = 0
+    validate.state_batch(good, memo)  # past the limit the memo starts again
+    assert list(memo.valid) == ["h1:1"]
+
+
+def test_the_pacer_collects_cycles_between_rounds_and_restores_the_collector() -> None:
+    class Cycle:
+        def __init__(self) -> None:
+            self.me = self
+
+    was = gc.isenabled()
+    pacer = GcPacer(young_every_s=0.01, full_every_s=0.02, thaw_every_s=10.0)
+    pacer.start()
+    try:
+        assert not gc.isenabled()
+        refs = [weakref.ref(Cycle()) for _ in range(100)]
+        assert all(r() is not None for r in refs)  # cycles: refcounting alone never frees them
+        time.sleep(0.03)
+        pacer.between_rounds()  # a full collection is due: the cycles go
+        assert all(r() is None for r in refs)
+        assert pacer.summary()["gc_collections"] >= 1
+    finally:
+        pacer.stop()
+    assert gc.isenabled() == was
+    with pytest.raises(ValueError):
+        GcPacer(young_every_s=2.0, full_every_s=1.0)
+
+
+def test_the_pretend_shim_commits_a_placement_on_its_nodes_next_heartbeat() -> None:
+    model = ShimModel(nodes=4, apps=1, seed=1, tasks=(3, 3))
+    first = model.full_resync("s")
+    assert len(first.nodes_upserted) == 4 and first.asks[0].num_containers == 3
+    plan = pb.Plan(session_id="s", epoch=1, in_reply_to_seq=1)
+    plan.placements.add(
+        placement_id="p1", attempt_id=ShimModel.attempt(1), priority=20, node_id=ShimModel.node_id(2), count=2
+    )
+    model.on_plan(plan, now=0.0)
+    early = model.tick("s", 2, 0.1, heartbeats=2)  # nodes 0 and 1 beat: node 2's proposal waits
+    assert not early.containers_allocated and not early.asks
+    late = model.tick("s", 3, 0.2, heartbeats=2)  # nodes 2 and 3 beat: committed now
+    assert [c.placement_id for c in late.containers_allocated] == ["p1", "p1"]
+    assert [a.num_containers for a in late.asks] == [1]
+    assert any(n.node_id == ShimModel.node_id(2) and n.allocated.vcores == 2 for n in late.nodes_upserted)
+    with pytest.raises(ValueError, match="commit"):
+        ShimModel(nodes=1, apps=1, commit="never")
+
+
+def test_a_plan_commit_shim_commits_at_once() -> None:
+    model = ShimModel(nodes=2, apps=1, seed=1, tasks=(2, 2), commit="plan")
+    model.full_resync("s")
+    plan = pb.Plan(session_id="s", epoch=1, in_reply_to_seq=1)
+    plan.placements.add(
+        placement_id="p1", attempt_id=ShimModel.attempt(1), node_id=ShimModel.node_id(1), count=5
+    )
+    model.on_plan(plan, now=0.0)
+    batch = model.tick("s", 2, 0.1, heartbeats=0)
+    assert len(batch.containers_allocated) == 2  # the ask had 2 pending: 3 dropped, and said so
+    assert [(o.placement_id, o.containers) for o in batch.outcomes] == [("p1", 3)]
