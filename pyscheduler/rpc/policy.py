@@ -19,6 +19,13 @@ from pyscheduler.wire import pb
 RoundFn = Callable[[Mirror], RoundResult]
 YARN_FCFS = "yarn-fcfs"
 
+# Options the live service sets unless `policy.options` says otherwise. DollyMP's clones on a cluster
+# follow Algorithm 2's clone passes (paper 000): a running task gets its copies when capacity is idle
+# after every original is placed. That is what the AM helper can act on: it clones a task once, when
+# the task starts, by the per-phase counts of its plan. (The simulator's default clone rule may time
+# clones by a task's age instead; pass {"clone_rule": ...} to choose another rule here.)
+LIVE_DEFAULTS: dict[str, dict[str, Any]] = {"dollymp": {"clone_rule": "idle"}}
+
 
 def _yarn_fcfs_round(mirror: Mirror) -> RoundResult:
     return place(mirror, fcfs_order(mirror), pb.REASON_FCFS_ORDER)
@@ -36,7 +43,7 @@ def resolve(name: str, options: dict[str, Any] | None = None) -> policies.Policy
         return None
     if name not in policies.policy_names():
         raise ValueError(f"unknown policy {name!r}; known: {', '.join(available())}")
-    return policies.get_policy(name, **(options or {}))
+    return policies.get_policy(name, **{**LIVE_DEFAULTS.get(name, {}), **(options or {})})
 
 
 def round_for(name: str, options: dict[str, Any] | None = None, hints: HintSource | None = None) -> RoundFn:
