@@ -192,7 +192,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--shape", type=float, default=1.5, help="Pareto shape of the straggler factor")
     p.add_argument("--cap", type=float, default=10.0, help="cap of the straggler factor")
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--nm-vcores", type=int, default=2, help="containers per NodeManager (vcores; default 2)")
+    p.add_argument("--nm-vcores", type=int, default=4, help="vcores per NodeManager (default 4)")
     p.add_argument(
         "--gap-s",
         type=float,

@@ -59,6 +59,11 @@ CAPACITY_SCHEDULER: Props = {
     "yarn.scheduler.capacity.root.default.maximum-capacity": 100,
     # Hadoop's default 0.1 would run one AM at a time on a small cluster; the shim has no such cap.
     "yarn.scheduler.capacity.maximum-am-resource-percent": 0.5,
+    # Count vcores as well as memory, as the shim does (Hadoop's default calculator looks at memory only
+    # and would run more containers per NodeManager than it has vcores: not the same cluster).
+    "yarn.scheduler.capacity.resource-calculator": (
+        "org.apache.hadoop.yarn.util.resource.DominantResourceCalculator"
+    ),
 }
 
 
