@@ -8,6 +8,16 @@ tasks per pass, same order, only with what pass 1 left; (4) delay assignment's o
 downstream phase got clones; (5) kills of copies whose task already finished (losers in upstream phases
 are left to the AM's delay assignment, which kills whatever is unfinished when omega ends, Dolly 4.4).
 
+Clone rules (option clone_rule; the paper leaves which running tasks get clones, and when, open):
+* "residual" (default): once every task of a phase has been scheduled (Section 5), a running task gets one
+  more copy when its expected remaining time under the fitted Pareto of Eq. 2-3 reaches residual_factor x
+  a fresh copy's (policies/residual.py); the round asks to be woken (Decisions.wake_at) when the next task
+  becomes late. At high load this keeps clones within a few percent of the resources (docs/reproduction.md).
+* "paper": "residual" plus Corollary 4.1's clones at launch, granted only when r_j v_j fits the slack of
+  Algorithm 1's level-(l-1) knapsack and no original waits for room (policies/model.py).
+* "idle": Algorithm 2 read literally, up to max_clones clones of every running task whenever capacity is
+  idle; "corollary": Corollary 4.1 alone; "dolly": Dolly's budget (Pseudocode 1).
+
 Choices: every ready phase with waiting tasks is available (for chain DAGs, the common case, that is the
 single "first available phase" of Section 5; for parallel branches it lets a later branch use what an
 earlier one cannot, so an original never waits behind a clone while it fits). Jobs of one class are
@@ -64,7 +74,8 @@ CLONE_RULES = ("residual", "paper", "idle", "corollary", "dolly")
 
 @register_policy("dollymp")
 class DollyMPPolicy:
-    """Options: max_clones 0..3 (DollyMP0..3), clone_rule ("idle" | "corollary" | "dolly"), sigma_factor,
+    """Options: max_clones 0..3 (DollyMP0..3), clone_rule (see the module docstring), residual_factor,
+    sigma_factor,
     recompute ("arrival" | "every_round"), order ("size_class" | "arrival"), Dolly's beta/tau/epsilon/
     straggler_p, delay assignment's output_bytes (per upstream task) and transfer statistics."""
 
