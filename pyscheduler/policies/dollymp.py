@@ -66,9 +66,10 @@ from pyscheduler.policies.delay import choose_omega, sample_pairs
 from pyscheduler.policies.dolly import DollyBudget
 from pyscheduler.policies.kernel import place_pass, warm_up
 from pyscheduler.policies.model import corollary_grants, transient_priorities
-from pyscheduler.policies.residual import REASON_RESIDUAL, StartTimes, residual_threshold
+from pyscheduler.policies.residual import REASON_RESIDUAL, StartTimes, residual_thresholds
 from pyscheduler.policies.table import FlatTasks, PhaseTable, RoundView, pass_input
 
+_RUNNING = int(TaskState.RUNNING)  # enum attribute access is slow in hot loops
 CLONE_RULES = ("residual", "paper", "idle", "corollary", "dolly")
 
 
@@ -353,30 +354,38 @@ class DollyMPPolicy:
         if not math.isfinite(now):
             return late, wake
         self._starts.keep_only({j.job_id for j in t.jobs})
-        for r in np.unique(flat.owner[flat.copies > 0]).tolist():
-            row = int(flat.rows[r])
-            clones, _ = reasons.get(row, (self.max_clones, REASON_IDLE))
+        running = np.unique(flat.owner[flat.copies > 0])
+        rows = flat.rows[running]
+        caps = np.full(running.size, 1 + self.max_clones, np.int64)
+        for i in np.flatnonzero(t.has_parent[rows]).tolist():  # Dolly 3.2: no more copies than upstream had
+            row = int(rows[i])
+            job = t.jobs[t.row_job[row]]
+            ups = job.parent_idx[int(t.row_k[row])]
+            caps[i] = min(int(caps[i]), *(int(job.phases[q].peak.min()) for q in ups))
+            if caps[i] <= 1:
+                reasons[row] = (0, REASON_UPSTREAM)
+        thr = residual_thresholds(view.theta[rows], view.sigma[rows], self.residual_factor)
+        # Section 5: clones once every task of the phase has been scheduled
+        keep = np.flatnonzero((caps > 1) & np.isfinite(thr) & (view.n_pending[rows] == 0))
+        if keep.size == 0:
+            return late, wake
+        due = np.full(flat.copies.size, math.inf)
+        cap_task = np.zeros(flat.copies.size, np.int64)
+        for i in keep.tolist():
+            r, row, cap = int(running[i]), int(rows[i]), int(caps[i])
             job = t.jobs[t.row_job[row]]
             k = int(t.row_k[row])
-            cap = 1 + self.max_clones
-            if t.has_parent[row]:  # Dolly 3.2: no more copies than the fewest upstream copies
-                cap = min(cap, min(int(job.phases[q].peak.min()) for q in job.parent_idx[k]))
-            thr = residual_threshold(float(view.theta[row]), float(view.sigma[row]), self.residual_factor)
-            if cap <= 1 and t.has_parent[row]:
-                reasons[row] = (0, REASON_UPSTREAM)
-            if cap <= 1 or math.isinf(thr) or view.n_pending[row] > 0:
-                continue  # Section 5: clones once every task of the phase has been scheduled
-            start = self._starts.observe(job.job_id, k, job.phases[k], now)
             lo, hi = int(flat.offset[r]), int(flat.offset[r + 1])
-            c = flat.copies[lo:hi]
-            room = (c > 0) & (c < cap) & (flat.state[lo:hi] == TaskState.RUNNING)
-            due = start + thr
-            late[lo:hi] = room & (due < now)
-            soon = due[room & (due >= now)]
-            if soon.size:
-                wake = min(wake, float(soon.min()))
-            if clones < cap - 1:
+            due[lo:hi] = self._starts.observe(job.job_id, k, job.phases[k], now) + thr[i]
+            cap_task[lo:hi] = cap
+            if reasons.get(row, (self.max_clones, REASON_IDLE))[0] < cap - 1:
                 reasons[row] = (cap - 1, REASON_RESIDUAL)
+        c = flat.copies
+        room = (c > 0) & (c < cap_task) & (flat.state == _RUNNING)
+        late = room & (due < now)
+        soon = due[room & (due >= now)]
+        if soon.size:
+            wake = float(soon.min())
         return late, wake
 
     def _corollary(
