@@ -39,13 +39,15 @@ Decisions (pyscheduler.policies.base.Decisions), every item with a machine-reada
     clone_grants  [CloneGrant(job_id, phase_id, clones, reason)]  DollyMP: one per phase that runs tasks
     omegas        [OmegaDecision(job_id, omega, reason)]      delay-assignment wait (Dolly Section 4.4)
     kills         [Kill(attempt_id, job_id, phase_id, task_index, node_id, reason)]
+    wake_at       time of the next round the policy wants although nothing changes (inf: none)
     deferrals     [Deferral(job_id, phase_id, tasks, reason, detail)]  reason "waiting_for_resources" or
                   "infeasible" (larger than every node)
     `.to_records()` converts everything to pyscheduler.objects.Decision for the decision log.
 
 A placement is a proposal: the driver commits it (starting a copy with Phase.start_copy and
 ClusterState.allocate) or drops it. Core policies: "fcfs", "dollymp" (options max_clones 0..3 for
-DollyMP0..3, clone_rule "idle" | "corollary" | "dolly", ...; see dollymp.py), "dolly" (arrival order with
+DollyMP0..3, clone_rule "residual" (default) | "paper" | "idle" | "corollary" | "dolly", ...; see
+dollymp.py), "dolly" (arrival order with
 Dolly's budgeted cloning, options beta, tau, epsilon, straggler_p); baselines in their own files.
 """
 

@@ -8,6 +8,16 @@ tasks per pass, same order, only with what pass 1 left; (4) delay assignment's o
 downstream phase got clones; (5) kills of copies whose task already finished (losers in upstream phases
 are left to the AM's delay assignment, which kills whatever is unfinished when omega ends, Dolly 4.4).
 
+Clone rules (option clone_rule; the paper leaves which running tasks get clones, and when, open):
+* "residual" (default): once every task of a phase has been scheduled (Section 5), a running task gets one
+  more copy when its expected remaining time under the fitted Pareto of Eq. 2-3 reaches residual_factor x
+  a fresh copy's (policies/residual.py); the round asks to be woken (Decisions.wake_at) when the next task
+  becomes late. At high load this keeps clones within a few percent of the resources (docs/reproduction.md).
+* "paper": "residual" plus Corollary 4.1's clones at launch, granted only when r_j v_j fits the slack of
+  Algorithm 1's level-(l-1) knapsack and no original waits for room (policies/model.py).
+* "idle": Algorithm 2 read literally, up to max_clones clones of every running task whenever capacity is
+  idle; "corollary": Corollary 4.1 alone; "dolly": Dolly's budget (Pseudocode 1).
+
 Choices: every ready phase with waiting tasks is available (for chain DAGs, the common case, that is the
 single "first available phase" of Section 5; for parallel branches it lets a later branch use what an
 earlier one cannot, so an original never waits behind a clone while it fits). Jobs of one class are
@@ -56,15 +66,17 @@ from pyscheduler.policies.delay import choose_omega, sample_pairs
 from pyscheduler.policies.dolly import DollyBudget
 from pyscheduler.policies.kernel import place_pass, warm_up
 from pyscheduler.policies.model import corollary_grants, transient_priorities
-from pyscheduler.policies.residual import REASON_RESIDUAL, StartTimes, residual_threshold
+from pyscheduler.policies.residual import REASON_RESIDUAL, StartTimes, residual_thresholds
 from pyscheduler.policies.table import FlatTasks, PhaseTable, RoundView, pass_input
 
+_RUNNING = int(TaskState.RUNNING)  # enum attribute access is slow in hot loops
 CLONE_RULES = ("residual", "paper", "idle", "corollary", "dolly")
 
 
 @register_policy("dollymp")
 class DollyMPPolicy:
-    """Options: max_clones 0..3 (DollyMP0..3), clone_rule ("idle" | "corollary" | "dolly"), sigma_factor,
+    """Options: max_clones 0..3 (DollyMP0..3), clone_rule (see the module docstring), residual_factor,
+    sigma_factor,
     recompute ("arrival" | "every_round"), order ("size_class" | "arrival"), Dolly's beta/tau/epsilon/
     straggler_p, delay assignment's output_bytes (per upstream task) and transfer statistics."""
 
@@ -342,30 +354,38 @@ class DollyMPPolicy:
         if not math.isfinite(now):
             return late, wake
         self._starts.keep_only({j.job_id for j in t.jobs})
-        for r in np.unique(flat.owner[flat.copies > 0]).tolist():
-            row = int(flat.rows[r])
-            clones, _ = reasons.get(row, (self.max_clones, REASON_IDLE))
+        running = np.unique(flat.owner[flat.copies > 0])
+        rows = flat.rows[running]
+        caps = np.full(running.size, 1 + self.max_clones, np.int64)
+        for i in np.flatnonzero(t.has_parent[rows]).tolist():  # Dolly 3.2: no more copies than upstream had
+            row = int(rows[i])
+            job = t.jobs[t.row_job[row]]
+            ups = job.parent_idx[int(t.row_k[row])]
+            caps[i] = min(int(caps[i]), *(int(job.phases[q].peak.min()) for q in ups))
+            if caps[i] <= 1:
+                reasons[row] = (0, REASON_UPSTREAM)
+        thr = residual_thresholds(view.theta[rows], view.sigma[rows], self.residual_factor)
+        # Section 5: clones once every task of the phase has been scheduled
+        keep = np.flatnonzero((caps > 1) & np.isfinite(thr) & (view.n_pending[rows] == 0))
+        if keep.size == 0:
+            return late, wake
+        due = np.full(flat.copies.size, math.inf)
+        cap_task = np.zeros(flat.copies.size, np.int64)
+        for i in keep.tolist():
+            r, row, cap = int(running[i]), int(rows[i]), int(caps[i])
             job = t.jobs[t.row_job[row]]
             k = int(t.row_k[row])
-            cap = 1 + self.max_clones
-            if t.has_parent[row]:  # Dolly 3.2: no more copies than the fewest upstream copies
-                cap = min(cap, min(int(job.phases[q].peak.min()) for q in job.parent_idx[k]))
-            thr = residual_threshold(float(view.theta[row]), float(view.sigma[row]), self.residual_factor)
-            if cap <= 1 and t.has_parent[row]:
-                reasons[row] = (0, REASON_UPSTREAM)
-            if cap <= 1 or math.isinf(thr) or view.n_pending[row] > 0:
-                continue  # Section 5: clones once every task of the phase has been scheduled
-            start = self._starts.observe(job.job_id, k, job.phases[k], now)
             lo, hi = int(flat.offset[r]), int(flat.offset[r + 1])
-            c = flat.copies[lo:hi]
-            room = (c > 0) & (c < cap) & (flat.state[lo:hi] == TaskState.RUNNING)
-            due = start + thr
-            late[lo:hi] = room & (due < now)
-            soon = due[room & (due >= now)]
-            if soon.size:
-                wake = min(wake, float(soon.min()))
-            if clones < cap - 1:
+            due[lo:hi] = self._starts.observe(job.job_id, k, job.phases[k], now) + thr[i]
+            cap_task[lo:hi] = cap
+            if reasons.get(row, (self.max_clones, REASON_IDLE))[0] < cap - 1:
                 reasons[row] = (cap - 1, REASON_RESIDUAL)
+        c = flat.copies
+        room = (c > 0) & (c < cap_task) & (flat.state == _RUNNING)
+        late = room & (due < now)
+        soon = due[room & (due >= now)]
+        if soon.size:
+            wake = float(soon.min())
         return late, wake
 
     def _corollary(

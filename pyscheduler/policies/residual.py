@@ -42,6 +42,18 @@ def residual_threshold(theta: float, sigma: float, factor: float = 1.0) -> float
     return factor * (alpha - 1.0) * theta if math.isfinite(alpha) else math.inf
 
 
+def residual_thresholds(
+    theta: npt.NDArray[np.float64], sigma: npt.NDArray[np.float64], factor: float = 1.0
+) -> npt.NDArray[np.float64]:
+    """`residual_threshold` for many phases at once (same formula, Eq. 2-3's fit done elementwise)."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        ok = np.isfinite(theta) & (theta > 0) & np.isfinite(sigma) & (sigma > 0)
+        cv2 = np.where(ok, (sigma / np.where(ok, theta, 1.0)) ** 2, 1.0)
+        alpha = 1.0 + np.sqrt(1.0 + 1.0 / cv2)  # fit_pareto: alpha = 1 + sqrt(1 + 1/CV^2)
+        out: npt.NDArray[np.float64] = np.where(ok, factor * (alpha - 1.0) * theta, math.inf)
+    return out
+
+
 class StartTimes:
     """When each task was first seen running, per (job id, phase index); forgotten with the job."""
 

@@ -14,7 +14,10 @@ What: automatic collection is switched off and the service collects at points of
   became garbage after they were frozen are collected too (the only full-heap walk; rare).
 Collections run in `between_rounds()`, which the Sync handler calls after a plan went out and before it
 waits for the next batch, so they fall in the gap between rounds; a keeper thread runs them when no
-round has come for a while (an idle service still collects). `pauses_ms` keeps how long each took.
+round has come for a while (an idle service still collects). After a full resync (a whole cluster's
+records just built) the handler asks for the full collection and freeze at once (`settle=True`), in
+the resync's own slow round, instead of paying for it in a steady-state gap later.
+`pauses_ms` keeps how long each took.
 """
 
 from __future__ import annotations
@@ -58,25 +61,26 @@ class GcPacer:
         if self._was_enabled:
             gc.enable()
 
-    def between_rounds(self) -> None:
-        """Run whatever collection is due (non-blocking: another thread may be collecting)."""
-        if time.monotonic() - self._young < self.young_every_s:
+    def between_rounds(self, settle: bool = False) -> None:
+        """Run whatever collection is due (non-blocking: another thread may be collecting);
+        `settle`: a full collection and freeze now (after a full resync)."""
+        if not settle and time.monotonic() - self._young < self.young_every_s:
             return
-        if not self._lock.acquire(blocking=False):
+        if not self._lock.acquire(blocking=settle):  # a settle waits for a collection in progress
             return
         try:
-            self._collect(time.monotonic())
+            self._collect(time.monotonic(), settle)
         finally:
             self._lock.release()
 
-    def _collect(self, now: float) -> None:
+    def _collect(self, now: float, settle: bool = False) -> None:
         start = time.perf_counter()
         if now - self._thaw >= self.thaw_every_s:
             gc.unfreeze()
             gc.collect()
             gc.freeze()
             self._thaw = self._full = now
-        elif now - self._full >= self.full_every_s:
+        elif settle or now - self._full >= self.full_every_s:
             gc.collect()
             gc.freeze()
             self._full = now

@@ -13,7 +13,8 @@ Figures (measured over the run after the initial resync):
                       includes queueing, coalescing and both sockets)
   placements_per_s    containers placed by the plans received, per second
   peak_rss_mb         the service process's peak resident memory (VmHWM); rss_start_mb/rss_end_mb are
-                      its resident memory after the resync and at the end (memory flat: end ~ start)
+                      its resident memory after the resync and at the end (memory flat: end ~ start);
+                      rss_every_5s_mb samples it every 5 s of the window, to tell growth from swings
   service_cpu_wait_per_s  seconds per second the service's threads were runnable but waited for a CPU
                       (/proc schedstat): when high, the machine, not the service, set the latencies
   load_avg            the machine's 1-minute load average at the start and the end of the window
@@ -132,6 +133,7 @@ def drive(
     next_tick = time.monotonic()
     start = next_tick + warmup_s
     rss_start, cpu_service, cpu_self, wait_service, load_start = 0.0, 0.0, 0.0, 0.0, 0.0
+    rss_samples: list[float] = []
     while (now := time.monotonic()) - start < seconds:
         if failed:
             raise RuntimeError(f"the Sync stream failed: {failed[0]}")
@@ -156,6 +158,8 @@ def drive(
                 if failed:
                     raise RuntimeError(f"the Sync stream failed: {failed[0]}") from None
         next_tick += tick_s
+        if measuring.is_set() and now - start >= 5.0 * len(rss_samples):
+            rss_samples.append(round(_rss_mb(pid, "VmRSS"), 1))
         if seq % 20 == 0:
             gc.freeze()  # the generator's own collector pauses would count as service latency
         time.sleep(max(0.0, next_tick - time.monotonic()))
@@ -177,6 +181,7 @@ def drive(
         "peak_rss_mb": round(_rss_mb(pid, "VmHWM"), 1),
         "rss_start_mb": round(rss_start, 1),
         "rss_end_mb": round(_rss_mb(pid, "VmRSS"), 1),
+        "rss_every_5s_mb": rss_samples,
         "service_cpu_per_s": round(cpu_service / elapsed, 2),
         "loadgen_cpu_per_s": round(cpu_self / elapsed, 2),
         "service_cpu_wait_per_s": round(wait_service / elapsed, 2),

@@ -181,7 +181,8 @@ class SchedulerServicer:
                 plans, error, ended = self._process(items)
                 yield from plans
                 if self.pacer is not None:  # the gap before the next batch: collect there, not mid-round
-                    self.pacer.between_rounds()
+                    resync = any(isinstance(i, _Checked) and i.batch.full_resync for i in items)
+                    self.pacer.between_rounds(settle=resync)
                 if error is not None:
                     with self.stats.lock:
                         self.stats.rejected_batches += 1

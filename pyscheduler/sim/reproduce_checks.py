@@ -34,7 +34,15 @@ def _frac_with_reduction(new: RunMetrics, ref: RunMetrics, at_least: float) -> f
     return float((red >= at_least).mean())
 
 
-HEADLINE = ["capacity", "drf", "tetris", "dollymp0", "dollymp2", "dollymp(clone_rule=paper)"]
+HEADLINE = [
+    "capacity",
+    "drf",
+    "tetris",
+    "dollymp0",
+    "dollymp2",
+    "dollymp(residual_factor=1)",
+    "dollymp(clone_rule=paper)",
+]
 SEED_POLICIES = ["capacity", "tetris", "dollymp0", "dollymp2"]
 
 

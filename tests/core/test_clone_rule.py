@@ -13,7 +13,7 @@ from pyscheduler.objects import Job
 from pyscheduler.policies import get_policy
 from pyscheduler.policies.base import Snapshot
 from pyscheduler.policies.model import corollary_grants
-from pyscheduler.policies.residual import StartTimes, residual_threshold
+from pyscheduler.policies.residual import StartTimes, residual_threshold, residual_thresholds
 
 from .helpers import cluster, job
 
@@ -137,3 +137,11 @@ def test_late_downstream_tasks_respect_the_upstream_copies_limit() -> None:
     assert [(g.phase_id, g.clones, g.reason) for g in late.clone_grants] == [
         ("red", 0, "upstream_copies_limit")
     ]
+
+
+def test_vectorised_thresholds_match_the_scalar_formula() -> None:
+    theta = np.array([10.0, 10.0, 0.0, 5.0, math.nan, 30.0])
+    sigma = np.array([10.0, 0.0, 1.0, 1.0, 1.0, 60.0])
+    got = residual_thresholds(theta, sigma, 2.0)
+    want = [residual_threshold(float(a), float(b), 2.0) for a, b in zip(theta, sigma, strict=True)]
+    assert got.tolist() == want

@@ -67,6 +67,9 @@ def test_the_pacer_collects_cycles_between_rounds_and_restores_the_collector() -
         pacer.between_rounds()  # a full collection is due: the cycles go
         assert all(r() is None for r in refs)
         assert pacer.summary()["gc_collections"] >= 1
+        late = weakref.ref(Cycle())
+        pacer.between_rounds(settle=True)  # after a full resync: a full collection whatever is due
+        assert late() is None
     finally:
         pacer.stop()
     assert gc.isenabled() == was
