@@ -295,6 +295,7 @@ def run(args: argparse.Namespace) -> int:
         "gc_collections",
         "gc_pause_p50_ms",
         "gc_pause_max_ms",
+        "gc_pause_cpu_max_ms",
     ):
         if key in stats:
             result[f"service_{key}"] = stats[key]

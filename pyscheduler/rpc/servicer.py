@@ -92,6 +92,7 @@ class ServiceStats:
             self.round_cpu_ms.clear()
             if self.gc is not None:
                 self.gc.pauses_ms.clear()
+                self.gc.pauses_cpu_ms.clear()
 
     def summary(self) -> dict[str, float | int]:
         """Counters and round-time percentiles (ms) as one JSON-able dict."""

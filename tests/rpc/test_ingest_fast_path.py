@@ -77,6 +77,27 @@ def test_the_pacer_collects_cycles_between_rounds_and_restores_the_collector() -
         GcPacer(young_every_s=2.0, full_every_s=1.0)
 
 
+def test_a_wave_is_frozen_uncollected_and_its_cycles_wait_for_the_thaw() -> None:
+    class Cycle:
+        def __init__(self) -> None:
+            self.me = self
+
+    pacer = GcPacer(young_every_s=0.01, full_every_s=0.01, thaw_every_s=3600.0, max_young=50)
+    pacer.start()
+    try:
+        refs = [weakref.ref(Cycle()) for _ in range(200)]  # more new objects than max_young
+        time.sleep(0.02)
+        pacer.between_rounds()
+        assert pacer.frozen_uncollected == 1 and all(r() is not None for r in refs)
+        pacer._thaw -= 3600.0  # the thaw is due: unfreeze, collect everything, freeze again
+        time.sleep(0.02)
+        pacer.between_rounds()
+        assert all(r() is None for r in refs)
+        assert pacer.summary()["gc_frozen_uncollected"] == 1
+    finally:
+        pacer.stop()
+
+
 def test_the_pretend_shim_commits_a_placement_on_its_nodes_next_heartbeat() -> None:
     model = ShimModel(nodes=4, apps=1, seed=1, tasks=(3, 3))
     first = model.full_resync("s")
