@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import org.apache.commons.io.IOUtils;
 import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.ChecksumFileSystem;
 import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
@@ -88,8 +89,21 @@ public final class MapCopies {
 
   /** The current file, or an empty view when the AM has not written one (yet). */
   public static MapCopies read(Configuration conf, Path file) {
+    MapCopies now = readOrNull(conf, file);
+    return now == null ? new MapCopies(0, Map.of(), Map.of()) : now;
+  }
+
+  /**
+   * The current file; an empty view when there is none yet; null when it exists but cannot be read now
+   * (the caller keeps what it read last). A local file system's checksum file is renamed after the data
+   * file, so the data is read without it: the rename of the data itself is atomic.
+   */
+  public static MapCopies readOrNull(Configuration conf, Path file) {
     try {
       FileSystem fs = file.getFileSystem(conf);
+      if (fs instanceof ChecksumFileSystem checksummed) {
+        fs = checksummed.getRawFileSystem();
+      }
       if (!fs.exists(file)) {
         return new MapCopies(0, Map.of(), Map.of());
       }
@@ -97,7 +111,7 @@ public final class MapCopies {
         return parse(IOUtils.toString(in, StandardCharsets.UTF_8));
       }
     } catch (IOException | RuntimeException e) {
-      return new MapCopies(0, Map.of(), Map.of()); // unreadable now: the next poll reads it again
+      return null;
     }
   }
 }

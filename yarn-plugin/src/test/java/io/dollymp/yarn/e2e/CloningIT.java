@@ -105,7 +105,10 @@ class CloningIT {
     assertTrue(clones >= 1, "the dollymp policy granted no clone for a small job:\n" + rows);
     for (Map.Entry<String, List<Row>> e : rows.entrySet()) {
       List<Row> as = e.getValue();
-      assertTrue(as.size() <= 3, "more than three copies of " + e.getKey() + ": " + as);
+      // A copy is an attempt that got a container. Hadoop itself may add an attempt that never runs: when
+      // a copy reaches COMMIT_PENDING after another got the commit go-ahead, TaskImpl kills it and
+      // schedules a replacement, which is killed unlaunched once the committing copy succeeds.
+      assertTrue(launched(as) <= 3, "more than three copies of " + e.getKey() + ": " + as);
       List<Row> winners = as.stream().filter(Row::winner).toList();
       assertEquals(1, winners.size(), "exactly one winner per task: " + as);
       assertEquals("SUCCEEDED", winners.get(0).state());
@@ -115,13 +118,17 @@ class CloningIT {
         }
       }
     }
-    // Killed copies that had a container: their containers ran and were stopped (Hadoop's
-    // KILLED_MAPS/REDUCES counters count exactly these kills).
+    // Killed copies that had a container: their containers ran and were stopped. Hadoop's
+    // KILLED_MAPS/REDUCES counters count these kills, except a reduce copy killed in the commit race
+    // (it reached COMMIT_PENDING after another copy got the go-ahead), which Hadoop does not count.
     long killedWithContainer = rows.values().stream().flatMap(List::stream)
         .filter(r -> r.state().equals("KILLED") && !r.container().isEmpty()).count();
-    long killedCounter = cloned.getCounters().findCounter(JobCounter.NUM_KILLED_MAPS).getValue()
-        + cloned.getCounters().findCounter(JobCounter.NUM_KILLED_REDUCES).getValue();
-    assertEquals(killedWithContainer, killedCounter, "kills recorded by the AM vs Hadoop's counters");
+    long killedReducesWithContainer = rows.values().stream().flatMap(List::stream)
+        .filter(r -> r.state().equals("KILLED") && !r.container().isEmpty() && r.phase().equals("reduce")).count();
+    long killedMaps = cloned.getCounters().findCounter(JobCounter.NUM_KILLED_MAPS).getValue();
+    long killedReduces = cloned.getCounters().findCounter(JobCounter.NUM_KILLED_REDUCES).getValue();
+    assertEquals(killedWithContainer - killedReducesWithContainer, killedMaps, "map kills: AM record vs Hadoop");
+    assertTrue(killedReduces <= killedReducesWithContainer, "reduce kills: AM record vs Hadoop");
   }
 
   @Test
@@ -202,10 +209,15 @@ class CloningIT {
     long keptFor = byAttempt.get("attempt_" + jobNo + "_m_000001_1").finishMs()
         - byAttempt.get("attempt_" + jobNo + "_m_000001_0").finishMs();
     assertTrue(keptFor >= OMEGA_S * 1000L, "the losing map copy was killed " + keptFor + " ms after the win, before ω");
-    assertTrue(rows.values().stream().allMatch(as -> as.size() <= 3), "more than three copies: " + rows);
+    assertTrue(rows.values().stream().allMatch(as -> launched(as) <= 3), "more than three copies: " + rows);
   }
 
   private static final int OMEGA_S = 20;
+
+  /** Attempts of a task that got a container (its copies). */
+  private static long launched(List<Row> attempts) {
+    return attempts.stream().filter(r -> !r.container().isEmpty()).count();
+  }
 
   private static Map<String, String[]> fetchRows(Path file) throws Exception {
     long deadline = System.currentTimeMillis() + 30_000;

@@ -65,7 +65,10 @@ public class DollyMPShuffleScheduler<K, V> extends ShuffleSchedulerImpl<K, V> {
   public void tick() {
     long now = System.currentTimeMillis();
     if (now - copiesReadMs >= 500) {
-      copies = MapCopies.read(job, copiesFile);
+      MapCopies fresh = MapCopies.readOrNull(job, copiesFile);
+      if (fresh != null) { // unreadable this time: decide on what was read last
+        copies = fresh;
+      }
       copiesReadMs = now;
     }
     synchronized (this) {
