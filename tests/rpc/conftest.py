@@ -4,7 +4,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from rpc_harness import Service
+from rpc_harness import Service, in_process_service
+
+from pyscheduler.rpc.service import DecisionService
 
 
 @pytest.fixture
@@ -16,3 +18,13 @@ def service(tmp_path: Path) -> Iterator[Service]:
     finally:
         code = svc.stop()
         assert code == 0, f"serve exited {code} on SIGTERM: {svc.stderr.read_text()}"
+
+
+@pytest.fixture
+def inproc(tmp_path: Path) -> Iterator[DecisionService]:
+    """`in_process_service` with the dollymp policy (the live defaults)."""
+    svc = in_process_service(tmp_path, **{"policy.name": "dollymp"})
+    try:
+        yield svc
+    finally:
+        svc.stop()

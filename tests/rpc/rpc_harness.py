@@ -13,6 +13,8 @@ from typing import Any
 
 import grpc
 
+from pyscheduler import config
+from pyscheduler.rpc.service import DecisionService
 from pyscheduler.wire import pb, pb_grpc
 
 REPO = Path(__file__).resolve().parents[2]
@@ -166,3 +168,11 @@ def placed_per_node(plan: Any) -> dict[str, tuple[int, int]]:
 def full_batch(session_id: str, seq: int = 1, **fields: Any) -> Any:
     """A full-resync StateBatch (the first batch after Register)."""
     return pb.StateBatch(session_id=session_id, seq=seq, full_resync=True, rm_time_ms=1, **fields)
+
+
+def in_process_service(tmp_path: Path, **overrides: Any) -> DecisionService:
+    """The assembled DecisionService in this process, on a real loopback socket, with a SQLite log."""
+    cfg = config.load(None, env={}, overrides={"store.url": str(tmp_path / "d.db"), **overrides})
+    svc = DecisionService(cfg)
+    svc.start()
+    return svc

@@ -4,15 +4,11 @@ maps' copies (Dolly 3.2), and a delay-assignment decision."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import grpc
-import pytest
 from rpc_harness import Stream, app, ask, full_batch, node, register
 
-from pyscheduler import config
 from pyscheduler.objects import Job, Phase, Resources
 from pyscheduler.rpc.appmaster import _replay
 from pyscheduler.rpc.service import DecisionService
@@ -32,6 +28,13 @@ def _attempt(phase: str, task: int, copy: int, state: int, clone: bool = False) 
         state=state,
         duration_s=20.0 if state != pb.ATTEMPT_RUNNING else 0.0,
         time_ms=5,
+    )
+
+
+def _phase(phase_id: str, tasks: int, priority: int, parents: tuple[str, ...] = ()) -> Any:
+    demand = pb.Resource(memory_mb=1024, vcores=1)
+    return pb.PhaseProfile(
+        phase_id=phase_id, tasks=tasks, demand=demand, parents=parents, yarn_priority=priority
     )
 
 
@@ -63,19 +66,8 @@ def test_replay_finishes_tasks_and_keeps_the_copies_peak() -> None:
     assert not job.phases[1].num_finished
 
 
-@pytest.fixture
-def service(tmp_path: Path) -> Iterator[DecisionService]:
-    cfg = config.load(None, env={}, overrides={"store.url": str(tmp_path / "d.db"), "policy.name": "dollymp"})
-    svc = DecisionService(cfg)
-    svc.start()
-    try:
-        yield svc
-    finally:
-        svc.stop()
-
-
-def test_reduce_clones_and_omega_once_the_cloned_maps_finish(service: DecisionService) -> None:
-    with grpc.insecure_channel(f"127.0.0.1:{service.port}") as ch:
+def test_reduce_clones_and_omega_once_the_cloned_maps_finish(inproc: DecisionService) -> None:
+    with grpc.insecure_channel(f"127.0.0.1:{inproc.port}") as ch:
         reg = register(ch)
         s = Stream(ch)
         s.send(
@@ -91,16 +83,8 @@ def test_reduce_clones_and_omega_once_the_cloned_maps_finish(service: DecisionSe
             job_name="straggler",
             submit_time_ms=1,
             phases=[
-                pb.PhaseProfile(
-                    phase_id="map", tasks=2, demand=pb.Resource(memory_mb=1024, vcores=1), yarn_priority=20
-                ),
-                pb.PhaseProfile(
-                    phase_id="reduce",
-                    tasks=1,
-                    demand=pb.Resource(memory_mb=1024, vcores=1),
-                    parents=["map"],
-                    yarn_priority=10,
-                ),
+                _phase("map", 2, 20),
+                _phase("reduce", 1, 10, ("map",)),
             ],
         )
         first = am.ReportJobProfile(profile, timeout=10)
@@ -122,9 +106,9 @@ def test_reduce_clones_and_omega_once_the_cloned_maps_finish(service: DecisionSe
         s.close()
 
 
-def test_no_clones_while_other_jobs_originals_wait(service: DecisionService) -> None:
+def test_no_clones_while_other_jobs_originals_wait(inproc: DecisionService) -> None:
     """The plan is decided among the jobs the application competes with: a busy cluster grants none."""
-    with grpc.insecure_channel(f"127.0.0.1:{service.port}") as ch:
+    with grpc.insecure_channel(f"127.0.0.1:{inproc.port}") as ch:
         reg = register(ch)
         s = Stream(ch)
         s.send(
@@ -141,9 +125,7 @@ def test_no_clones_while_other_jobs_originals_wait(service: DecisionService) -> 
             job_name="small",
             submit_time_ms=1,
             phases=[
-                pb.PhaseProfile(
-                    phase_id="map", tasks=2, demand=pb.Resource(memory_mb=1024, vcores=1), yarn_priority=20
-                )
+                _phase("map", 2, 20),
             ],
         )
         busy = am.ReportJobProfile(profile, timeout=10)

@@ -3,12 +3,9 @@ that no original container of any application can use this round."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import grpc
 from rpc_harness import Stream, app, ask, attempt, full_batch, node, register, res
 
-from pyscheduler import config
 from pyscheduler.policies import get_policy
 from pyscheduler.rpc.clones import clone_counts
 from pyscheduler.rpc.mirror import Mirror
@@ -89,68 +86,58 @@ def test_clones_fill_only_what_is_left_and_defer_the_rest() -> None:
     assert [d.reason for d in result.deferrals] == [pb.REASON_WAITING_FOR_RESOURCES]
 
 
-def test_the_service_places_an_ams_waiting_clone_only_in_idle_capacity(tmp_path: Path) -> None:
+def test_the_service_places_an_ams_waiting_clone_only_in_idle_capacity(inproc: DecisionService) -> None:
     """Over the real socket: the AM reports a clone waiting for its container (ATTEMPT_WAITING); the
     shim's next batches get that container only once no original of any application waits."""
-    cfg = config.load(None, env={}, overrides={"store.url": str(tmp_path / "d.db"), "policy.name": "dollymp"})
-    svc = DecisionService(cfg)
-    svc.start()
-    try:
-        with grpc.insecure_channel(f"127.0.0.1:{svc.port}") as ch:
-            reg = register(ch)
-            s = Stream(ch)
-            am = pb_grpc.AppMasterServiceStub(ch)
-            s.send(
-                full_batch(
-                    reg.session_id, nodes_upserted=[node("h1:1", 2048, 2)], apps_upserted=[app(1), app(2)]
-                )
+    with grpc.insecure_channel(f"127.0.0.1:{inproc.port}") as ch:
+        reg = register(ch)
+        s = Stream(ch)
+        am = pb_grpc.AppMasterServiceStub(ch)
+        s.send(
+            full_batch(reg.session_id, nodes_upserted=[node("h1:1", 2048, 2)], apps_upserted=[app(1), app(2)])
+        )
+        profile = pb.JobProfile(
+            application_id=APP1,
+            job_name="j1",
+            submit_time_ms=1000,
+            phases=[pb.PhaseProfile(phase_id="map", tasks=1, demand=res(1024, 1), yarn_priority=20)],
+        )
+        am.ReportJobProfile(profile, timeout=10)
+        waiting = pb.AttemptReport(
+            task_id="task_m_0",
+            attempt_id="attempt_m_0_1",
+            phase_id="map",
+            is_clone=True,
+            state=pb.ATTEMPT_WAITING,
+            time_ms=5,
+        )
+        am.ReportAttempts(pb.AttemptReports(application_id=APP1, attempts=[waiting]), timeout=10)
+        # 2 cores: app 1's clone + app 2's three originals: one original waits, so the clone waits.
+        plan = s.send(pb.StateBatch(session_id=reg.session_id, seq=2, asks=[ask(1, 20, 1), ask(2, 20, 3)]))
+        got = {(p.attempt_id, p.reason): p.count for p in plan.placements}
+        assert got == {(attempt(2), pb.REASON_PRIORITY_ORDER): 2} or got == {
+            (attempt(2), pb.REASON_BEST_FIT): 2
+        }, got
+        held = [d for d in plan.deferrals if d.attempt_id == attempt(1)]
+        assert held and held[0].reason == pb.REASON_LOWER_PRIORITY
+        # Once the clone has a container the AM reports it RUNNING and it is no clone ask any more.
+        assert not any(p.is_clone for p in plan.placements)
+        # App 2 wants no more than it got, and a node joins: the clone takes the idle room.
+        plan = s.send(
+            pb.StateBatch(
+                session_id=reg.session_id,
+                seq=3,
+                asks=[ask(2, 20, 2)],
+                nodes_upserted=[node("h2:1", 2048, 2)],
             )
-            profile = pb.JobProfile(
-                application_id=APP1,
-                job_name="j1",
-                submit_time_ms=1000,
-                phases=[pb.PhaseProfile(phase_id="map", tasks=1, demand=res(1024, 1), yarn_priority=20)],
-            )
-            am.ReportJobProfile(profile, timeout=10)
-            waiting = pb.AttemptReport(
-                task_id="task_m_0",
-                attempt_id="attempt_m_0_1",
-                phase_id="map",
-                is_clone=True,
-                state=pb.ATTEMPT_WAITING,
-                time_ms=5,
-            )
-            am.ReportAttempts(pb.AttemptReports(application_id=APP1, attempts=[waiting]), timeout=10)
-            # 2 cores: app 1's clone + app 2's three originals: one original waits, so the clone waits.
-            plan = s.send(
-                pb.StateBatch(session_id=reg.session_id, seq=2, asks=[ask(1, 20, 1), ask(2, 20, 3)])
-            )
-            got = {(p.attempt_id, p.reason): p.count for p in plan.placements}
-            assert got == {(attempt(2), pb.REASON_PRIORITY_ORDER): 2} or got == {
-                (attempt(2), pb.REASON_BEST_FIT): 2
-            }, got
-            held = [d for d in plan.deferrals if d.attempt_id == attempt(1)]
-            assert held and held[0].reason == pb.REASON_LOWER_PRIORITY
-            # Once the clone has a container the AM reports it RUNNING and it is no clone ask any more.
-            assert not any(p.is_clone for p in plan.placements)
-            # App 2 wants no more than it got, and a node joins: the clone takes the idle room.
-            plan = s.send(
-                pb.StateBatch(
-                    session_id=reg.session_id,
-                    seq=3,
-                    asks=[ask(2, 20, 2)],
-                    nodes_upserted=[node("h2:1", 2048, 2)],
-                )
-            )
-            clones = [p for p in plan.placements if p.attempt_id == attempt(1)]
-            assert [(p.count, p.is_clone, p.reason) for p in clones] == [
-                (1, True, pb.REASON_CLONE_IDLE_CAPACITY)
-            ], plan
-            running = pb.AttemptReport()
-            running.CopyFrom(waiting)
-            running.state, running.container_id = pb.ATTEMPT_RUNNING, "container_1"
-            am.ReportAttempts(pb.AttemptReports(application_id=APP1, attempts=[running]), timeout=10)
-            assert svc.appmaster.hints(APP1)[20].waiting_clones == 0
-            s.close()
-    finally:
-        svc.stop()
+        )
+        clones = [p for p in plan.placements if p.attempt_id == attempt(1)]
+        assert [(p.count, p.is_clone, p.reason) for p in clones] == [
+            (1, True, pb.REASON_CLONE_IDLE_CAPACITY)
+        ], plan
+        running = pb.AttemptReport()
+        running.CopyFrom(waiting)
+        running.state, running.container_id = pb.ATTEMPT_RUNNING, "container_1"
+        am.ReportAttempts(pb.AttemptReports(application_id=APP1, attempts=[running]), timeout=10)
+        assert inproc.appmaster.hints(APP1)[20].waiting_clones == 0
+        s.close()

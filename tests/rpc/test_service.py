@@ -10,27 +10,10 @@ from typing import Any
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from rpc_harness import Service, Stream, app, ask, attempt, full_batch, node, register
+from rpc_harness import Service, Stream, app, ask, attempt, full_batch, in_process_service, node, register
 
-from pyscheduler import config
 from pyscheduler.rpc.service import DecisionService
 from pyscheduler.wire import pb, pb_grpc
-
-
-def _service(tmp_path: Path, **overrides: Any) -> DecisionService:
-    cfg = config.load(None, env={}, overrides={"store.url": str(tmp_path / "d.db"), **overrides})
-    svc = DecisionService(cfg)
-    svc.start()
-    return svc
-
-
-@pytest.fixture
-def inproc(tmp_path: Path) -> Iterator[DecisionService]:
-    svc = _service(tmp_path, **{"policy.name": "dollymp"})
-    try:
-        yield svc
-    finally:
-        svc.stop()
 
 
 def _health(ch: grpc.Channel, name: str) -> int:
@@ -70,7 +53,7 @@ def _profile(app_id: str = "application_1700000000000_0001") -> Any:
 def idle_cloning(tmp_path: Path) -> Iterator[DecisionService]:
     """DollyMP with the clone rule that fills idle capacity: this test is about the AM helper's
     plumbing (the core's clone counts reach the AM), not about when the default rule clones."""
-    svc = _service(tmp_path, **{"policy.name": "dollymp", "policy.options": {"clone_rule": "idle"}})
+    svc = in_process_service(tmp_path, **{"policy.name": "dollymp", "policy.options": {"clone_rule": "idle"}})
     try:
         yield svc
     finally:
