@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -176,3 +177,17 @@ def in_process_service(tmp_path: Path, **overrides: Any) -> DecisionService:
     svc = DecisionService(cfg)
     svc.start()
     return svc
+
+
+@contextlib.contextmanager
+def am_session(port: int, **first_batch: Any) -> Iterator[tuple[Any, Stream, Any]]:
+    """A registered shim session on a real socket whose first (full-resync) batch carries `first_batch`,
+    its Sync stream and an AppMasterService stub on the same channel: (registration, stream, stub)."""
+    with grpc.insecure_channel(f"127.0.0.1:{port}") as ch:
+        reg = register(ch)
+        stream = Stream(ch)
+        stream.send(full_batch(reg.session_id, **first_batch))
+        try:
+            yield reg, stream, pb_grpc.AppMasterServiceStub(ch)
+        finally:
+            stream.close()

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import grpc
-from rpc_harness import Stream, app, ask, full_batch, node, register
+from rpc_harness import am_session, app, ask, node
 
 from pyscheduler.objects import Job, Phase, Resources
 from pyscheduler.rpc.appmaster import _replay
 from pyscheduler.rpc.service import DecisionService
-from pyscheduler.wire import pb, pb_grpc
+from pyscheduler.wire import pb
 
 APP = "application_1700000000000_0001"
 
@@ -67,17 +66,9 @@ def test_replay_finishes_tasks_and_keeps_the_copies_peak() -> None:
 
 
 def test_reduce_clones_and_omega_once_the_cloned_maps_finish(inproc: DecisionService) -> None:
-    with grpc.insecure_channel(f"127.0.0.1:{inproc.port}") as ch:
-        reg = register(ch)
-        s = Stream(ch)
-        s.send(
-            full_batch(
-                reg.session_id,
-                nodes_upserted=[node(f"h{i}:1", 8192, 8) for i in range(4)],
-                apps_upserted=[app(1)],
-            )
-        )
-        am = pb_grpc.AppMasterServiceStub(ch)
+    with am_session(
+        inproc.port, nodes_upserted=[node(f"h{i}:1", 8192, 8) for i in range(4)], apps_upserted=[app(1)]
+    ) as (_reg, _s, am):
         profile = pb.JobProfile(
             application_id=APP,
             job_name="straggler",
@@ -103,23 +94,16 @@ def test_reduce_clones_and_omega_once_the_cloned_maps_finish(inproc: DecisionSer
         # ω is the delay-assignment model's choice (policies/delay.py); with the default tiny map
         # outputs reading with contention costs nothing, so the model may answer 0 — but it answers.
         assert "delay_assignment" in later.detail and later.delay_assignment_wait_s >= 0, later
-        s.close()
 
 
 def test_no_clones_while_other_jobs_originals_wait(inproc: DecisionService) -> None:
     """The plan is decided among the jobs the application competes with: a busy cluster grants none."""
-    with grpc.insecure_channel(f"127.0.0.1:{inproc.port}") as ch:
-        reg = register(ch)
-        s = Stream(ch)
-        s.send(
-            full_batch(
-                reg.session_id,
-                nodes_upserted=[node("h0:1", 8192, 8)],
-                apps_upserted=[app(1), app(2, submit_ms=0)],
-                asks=[ask(2, 20, 12)],
-            )
-        )
-        am = pb_grpc.AppMasterServiceStub(ch)
+    with am_session(
+        inproc.port,
+        nodes_upserted=[node("h0:1", 8192, 8)],
+        apps_upserted=[app(1), app(2, submit_ms=0)],
+        asks=[ask(2, 20, 12)],
+    ) as (reg, s, am):
         profile = pb.JobProfile(
             application_id=APP,
             job_name="small",
@@ -142,4 +126,3 @@ def test_no_clones_while_other_jobs_originals_wait(inproc: DecisionService) -> N
         )
         idle = am.GetClonePlan(pb.ClonePlanRequest(application_id=APP), timeout=10)
         assert idle.clones_per_phase["map"] >= 1, idle
-        s.close()

@@ -3,15 +3,14 @@ that no original container of any application can use this round."""
 
 from __future__ import annotations
 
-import grpc
-from rpc_harness import Stream, app, ask, attempt, full_batch, node, register, res
+from rpc_harness import am_session, app, ask, attempt, full_batch, node, res
 
 from pyscheduler.policies import get_policy
 from pyscheduler.rpc.clones import clone_counts
 from pyscheduler.rpc.mirror import Mirror
 from pyscheduler.rpc.service import DecisionService
 from pyscheduler.rpc.translate import PhaseHint, core_round, snapshot_and_clones
-from pyscheduler.wire import pb, pb_grpc
+from pyscheduler.wire import pb
 
 APP1 = "application_1700000000000_0001"
 APP2 = "application_1700000000000_0002"
@@ -89,13 +88,11 @@ def test_clones_fill_only_what_is_left_and_defer_the_rest() -> None:
 def test_the_service_places_an_ams_waiting_clone_only_in_idle_capacity(inproc: DecisionService) -> None:
     """Over the real socket: the AM reports a clone waiting for its container (ATTEMPT_WAITING); the
     shim's next batches get that container only once no original of any application waits."""
-    with grpc.insecure_channel(f"127.0.0.1:{inproc.port}") as ch:
-        reg = register(ch)
-        s = Stream(ch)
-        am = pb_grpc.AppMasterServiceStub(ch)
-        s.send(
-            full_batch(reg.session_id, nodes_upserted=[node("h1:1", 2048, 2)], apps_upserted=[app(1), app(2)])
-        )
+    with am_session(inproc.port, nodes_upserted=[node("h1:1", 2048, 2)], apps_upserted=[app(1), app(2)]) as (
+        reg,
+        s,
+        am,
+    ):
         profile = pb.JobProfile(
             application_id=APP1,
             job_name="j1",
@@ -140,4 +137,3 @@ def test_the_service_places_an_ams_waiting_clone_only_in_idle_capacity(inproc: D
         running.state, running.container_id = pb.ATTEMPT_RUNNING, "container_1"
         am.ReportAttempts(pb.AttemptReports(application_id=APP1, attempts=[running]), timeout=10)
         assert inproc.appmaster.hints(APP1)[20].waiting_clones == 0
-        s.close()
