@@ -33,6 +33,11 @@ def register(subparsers: Any) -> None:
     p.add_argument("--db", default=None, help="decision log: SQLite path, sqlite:/// or postgresql:// URL")
     p.add_argument("--policy", default=None, help="policy name (policy.name, default fcfs)")
     p.add_argument(
+        "--policy-options",
+        default=None,
+        help="policy options as JSON (policy.options), e.g. '{\"max_clones\": 1}'",
+    )
+    p.add_argument(
         "--http-port", type=int, default=None, help="HTTP API port; 0 ephemeral, -1 off (http.port)"
     )
     p.add_argument("--grace", type=float, default=None, help="seconds for rounds in flight on shutdown")
@@ -64,10 +69,20 @@ def run(args: argparse.Namespace) -> int:
         "service.port_file": args.port_file,
         "store.url": args.db,
         "policy.name": args.policy,
+        "policy.options": None,
         "grpc.grace_s": args.grace,
         "http.port": args.http_port,
         "service.log_level": args.log_level.upper() if args.log_level else None,
     }
+    if args.policy_options is not None:
+        try:
+            overrides["policy.options"] = json.loads(args.policy_options)
+        except json.JSONDecodeError as exc:
+            print(
+                f"dollymp serve: --policy-options (policy.options): must be a JSON object: {exc}",
+                file=sys.stderr,
+            )
+            return 2
     try:
         cfg = config.load(args.config, overrides=overrides)
     except config.ConfigError as exc:

@@ -129,6 +129,7 @@ def run_scheduler(scheduler: str, args: argparse.Namespace, show: Display) -> Ru
         base_dir=base,
         slow_nodes=1,
         nm_vcores=args.nm_vcores,
+        service_args=() if args.policy_options is None else ("--policy-options", args.policy_options),
         progress=lambda m: show.say(f"  {m}"),
     )
     with cluster:
@@ -198,6 +199,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         type=float,
         default=DEFAULT_GAP_S,
         help=f"seconds between job arrivals (default {DEFAULT_GAP_S:g}; smaller saturates the cluster)",
+    )
+    p.add_argument(
+        "--policy-options",
+        default=None,
+        help="the service's dollymp options as JSON (default: the live defaults), e.g. "
+        '\'{"clone_rule": "idle"}\'',
     )
     p.add_argument("--timeout-s", type=float, default=1200.0)
     p.add_argument("--work-dir", type=Path, default=artifacts.ROOT / "build" / "bench-cluster")

@@ -23,8 +23,9 @@ from typing import Any
 import grpc
 
 from pyscheduler import metrics
-from pyscheduler.objects import ClusterState, DecisionKind, Job, Phase, Resources
+from pyscheduler.objects import Attempt, ClusterState, DecisionKind, Job, Phase, Resources
 from pyscheduler.policies import Policy, Snapshot
+from pyscheduler.policies.residual import REASON_RESIDUAL
 from pyscheduler.rpc import validate
 from pyscheduler.rpc.servicer import Malformed, lenient
 from pyscheduler.rpc.session import DecisionRecorder, SessionRegistry
@@ -72,6 +73,10 @@ def _reports(r: Any) -> None:
         validate.enum_value(a.state, pb.AttemptState, f"{at}.state")
         validate.finite_nonneg(a.duration_s, f"{at}.duration_s")
         validate.at_least(a.time_ms, 0, f"{at}.time_ms")
+        validate.finite_nonneg(a.progress, f"{at}.progress")
+        if a.progress > 1.0:
+            raise validate.InvalidMessage(f"{at}.progress", f"must be at most 1, got {a.progress!r}")
+        validate.at_least(a.launch_time_ms, 0, f"{at}.launch_time_ms")
 
 
 def _waiting_clone(a: Any) -> bool:
@@ -121,6 +126,55 @@ def _replay(job: Job, attempts: Sequence[Any]) -> None:
                 ph.end_copy(i, False)
         if any(a.state == pb.ATTEMPT_SUCCEEDED for a in copies):
             ph.end_copy(i, True)
+
+
+@dataclass(frozen=True, slots=True)
+class ReportedAttempt(Attempt):
+    """A running attempt as the AM reported it, with Hadoop's progress score (fraction of its work done):
+    the attribute policies read for a copy's progress, as from the simulator's attempts."""
+
+    progress: float = 0.0
+
+
+def _running(job_id: str, attempts: Sequence[Any], now: float) -> list[ReportedAttempt]:
+    """The job's running copies (in a container) for the snapshot; start = launch time, else report time."""
+    out: list[ReportedAttempt] = []
+    for a in attempts:
+        i = _task_index(a.task_id)
+        if i is None or a.state != pb.ATTEMPT_RUNNING or not a.container_id:
+            continue
+        start = (a.launch_time_ms or a.time_ms) / 1000.0
+        out.append(
+            ReportedAttempt(
+                a.attempt_id, job_id, a.phase_id, i, a.node_id, a.is_clone, min(start, now), a.progress
+            )
+        )
+    return out
+
+
+def _task_clones(app_id: str, decisions: Any, attempts: Sequence[Any]) -> dict[str, int]:
+    """Hadoop task id -> clones the task should have in all, for tasks the core placed a clone of this
+    round: the clones the AM already launched (any not failed or killed) plus the clones placed now."""
+    placed: dict[tuple[str, int], int] = {}
+    for pl in decisions.iter_placements():
+        if pl.job_id == app_id and pl.is_clone:
+            placed[(pl.phase_id, pl.task_index)] = placed.get((pl.phase_id, pl.task_index), 0) + 1
+    if not placed:
+        return {}
+    ids: dict[tuple[str, int], str] = {}
+    have: dict[str, int] = {}
+    for a in attempts:
+        i = _task_index(a.task_id)
+        if i is not None:
+            ids[(a.phase_id, i)] = a.task_id
+            live = a.is_clone and a.state not in (pb.ATTEMPT_FAILED, pb.ATTEMPT_KILLED)
+            have[a.task_id] = have.get(a.task_id, 0) + live
+    out: dict[str, int] = {}
+    for key, n in placed.items():
+        task_id = ids.get(key)
+        if task_id is not None:
+            out[task_id] = min(MAX_CLONES, have.get(task_id, 0) + n)
+    return out
 
 
 @dataclass
@@ -282,10 +336,12 @@ class AppMasterServicer:
         return c, others
 
     def _plan(self, app_id: str) -> Any:
+        now = time.time()
         with self._lock:
             st = self._apps[app_id]
             job = _job_of(st.profile, self._stats(st))
-            _replay(job, list(st.attempts.values()))
+            reported = list(st.attempts.values())
+            _replay(job, reported)
         plan = pb.ClonePlan(application_id=app_id)
         for ph in st.profile.phases:
             plan.clones_per_phase[ph.phase_id] = 0
@@ -293,27 +349,50 @@ class AppMasterServicer:
             plan.detail = "the policy grants no clones"
             return plan
         cluster, others = self._context(app_id)
-        decisions = self.policy.decide(Snapshot(time.time(), cluster, [*others, job]))
+        running = _running(app_id, reported, now)
+        decisions = self.policy.decide(Snapshot(now, cluster, [*others, job], running))
         for g in decisions.clone_grants:
-            if g.job_id == app_id and g.phase_id in plan.clones_per_phase:
+            # clones at launch for every task of the phase; a late-tasks-only grant (residual rule) is
+            # carried out by the per-task clones below
+            if g.job_id == app_id and g.phase_id in plan.clones_per_phase and g.reason != REASON_RESIDUAL:
                 plan.clones_per_phase[g.phase_id] = max(0, min(MAX_CLONES, g.clones))
+        for task_id, n in sorted(_task_clones(app_id, decisions, reported).items()):
+            plan.task_clones.add(
+                task_id=task_id,
+                clones=n,
+                reason=pb.REASON_CLONE_IDLE_CAPACITY,
+                detail="clone placed by the core",
+            )
         for o in decisions.omegas:
             if o.job_id == app_id and math.isfinite(o.omega) and o.omega >= 0:
                 plan.delay_assignment_wait_s = o.omega
         records = [
-            r for r in decisions.to_records() if r.kind in (DecisionKind.CLONE_GRANT, DecisionKind.OMEGA)
+            r
+            for r in decisions.to_records()
+            if r.job_id == app_id
+            and (
+                r.kind in (DecisionKind.CLONE_GRANT, DecisionKind.OMEGA)
+                or (r.kind == DecisionKind.PLACEMENT and r.inputs.get("is_clone"))
+            )
         ]
         plan.detail = f"policy {self.policy.name}: " + (
             ", ".join(sorted({r.reason for r in records})) if records else "no clone grants"
         )
-        memo = repr((sorted(plan.clones_per_phase.items()), plan.delay_assignment_wait_s))
+        memo = repr(
+            (
+                sorted(plan.clones_per_phase.items()),
+                plan.delay_assignment_wait_s,
+                [(t.task_id, t.clones) for t in plan.task_clones],
+            )
+        )
         with self._lock:
             changed = st.last_plan != memo
             st.last_plan = memo
         if records and changed:  # log grants and ω when they change, not on every report
             self.recorder.append(records)
             tasks = {ph.phase_id: ph.tasks for ph in st.profile.phases}
-            metrics.CLONES_GRANTED.inc(sum(c * tasks.get(p, 0) for p, c in plan.clones_per_phase.items()))
+            per_phase = sum(c * tasks.get(p, 0) for p, c in plan.clones_per_phase.items())
+            metrics.CLONES_GRANTED.inc(per_phase + sum(t.clones for t in plan.task_clones))
         return plan
 
 

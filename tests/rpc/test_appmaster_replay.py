@@ -4,9 +4,13 @@ maps' copies (Dolly 3.2), and a delay-assignment decision."""
 
 from __future__ import annotations
 
+import time
+from pathlib import Path
 from typing import Any
 
-from rpc_harness import am_session, app, ask, node
+import grpc
+import pytest
+from rpc_harness import am_session, app, ask, in_process_service, node
 
 from pyscheduler.objects import Job, Phase, Resources
 from pyscheduler.rpc.appmaster import _replay
@@ -126,3 +130,58 @@ def test_no_clones_while_other_jobs_originals_wait(inproc: DecisionService) -> N
         )
         idle = am.GetClonePlan(pb.ClonePlanRequest(application_id=APP), timeout=10)
         assert idle.clones_per_phase["map"] >= 1, idle
+
+
+def test_a_late_running_task_is_named_in_the_plan_with_its_clone(tmp_path: Path) -> None:
+    """Residual rule on the live path: a map still running well past its phase's fitted residual-life
+    threshold (policies/residual.py) gets a per-task clone in the plan; a task that finished does not;
+    the phase itself gets no clones at launch."""
+    svc = in_process_service(
+        tmp_path, **{"policy.name": "dollymp", "policy.options": {"clone_rule": "residual"}}
+    )
+    try:
+        with am_session(
+            svc.port, nodes_upserted=[node(f"h{i}:1", 8192, 8) for i in range(4)], apps_upserted=[app(1)]
+        ) as (_reg, _s, am):
+            profile = pb.JobProfile(
+                application_id=APP, job_name="late", submit_time_ms=1, phases=[_phase("map", 4, 20)]
+            )
+            first = am.ReportJobProfile(profile, timeout=10)
+            assert first.clones_per_phase["map"] == 0 and not first.task_clones, first
+            now_ms = int(time.time() * 1000)
+
+            def report(i: int, state: int, run_s: float, **more: Any) -> Any:
+                return pb.AttemptReport(
+                    task_id=f"task_1700000000000_0001_m_{i:06d}",
+                    attempt_id=f"attempt_1700000000000_0001_m_{i:06d}_0",
+                    phase_id="map",
+                    container_id=f"container_{i}",
+                    state=state,
+                    time_ms=now_ms,
+                    launch_time_ms=now_ms - int(run_s * 1000),
+                    **more,
+                )
+
+            done = [report(i, pb.ATTEMPT_SUCCEEDED, d, duration_s=d) for i, d in ((0, 0.2), (1, 0.4))]
+            slow = [report(i, pb.ATTEMPT_RUNNING, 5.0, node_id="h1:1", progress=0.05) for i in (2, 3)]
+            am.ReportAttempts(pb.AttemptReports(application_id=APP, attempts=[*done, *slow]), timeout=10)
+            # theta 0.3 s, sigma 0.1 s: late once seen running for 2 (alpha - 1) theta, about 1.9 s
+            deadline = time.monotonic() + 10
+            plan = am.GetClonePlan(pb.ClonePlanRequest(application_id=APP), timeout=10)
+            while not plan.task_clones and time.monotonic() < deadline:
+                time.sleep(0.5)
+                plan = am.GetClonePlan(pb.ClonePlanRequest(application_id=APP), timeout=10)
+            named = {t.task_id: t.clones for t in plan.task_clones}
+            assert named == {
+                "task_1700000000000_0001_m_000002": 1,
+                "task_1700000000000_0001_m_000003": 1,
+            }, plan
+            assert plan.clones_per_phase["map"] == 0, plan
+            bad = pb.AttemptReports(application_id=APP, attempts=[slow[0]])
+            bad.attempts[0].progress = 1.5
+            with pytest.raises(grpc.RpcError) as err:
+                am.ReportAttempts(bad, timeout=10)
+            assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+            assert "attempts[0].progress" in (err.value.details() or "")
+    finally:
+        svc.stop()

@@ -16,6 +16,10 @@ public final class AmConfig {
   public static final String POLL_MS = PREFIX + "poll-ms";
   public static final long DEFAULT_POLL_MS = 200;
   /** After a failed call, the helper waits this long before calling again (no clones meanwhile). */
+  /** How often the helper asks for the plan when it has nothing to report (late tasks get clones). */
+  public static final String PLAN_POLL_MS = PREFIX + "plan-poll-ms";
+  public static final long DEFAULT_PLAN_POLL_MS = 1000;
+
   public static final String RETRY_MS = PREFIX + "retry-ms";
   public static final long DEFAULT_RETRY_MS = 2000;
   /** Directory (any Hadoop file system) where the AM writes its per-attempt record at the end. */

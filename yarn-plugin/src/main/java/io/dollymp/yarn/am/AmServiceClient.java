@@ -3,6 +3,7 @@ package io.dollymp.yarn.am;
 import io.dollymp.proto.v1.AppMasterServiceGrpc;
 import io.dollymp.proto.v1.AttemptReports;
 import io.dollymp.proto.v1.ClonePlan;
+import io.dollymp.proto.v1.ClonePlanRequest;
 import io.dollymp.proto.v1.JobProfile;
 import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
@@ -53,6 +54,11 @@ public final class AmServiceClient implements AutoCloseable {
 
   public Optional<ClonePlan> reportAttempts(AttemptReports r) {
     return call("ReportAttempts", () -> stub().reportAttempts(r));
+  }
+
+  public Optional<ClonePlan> getClonePlan(String applicationId) {
+    return call("GetClonePlan",
+        () -> stub().getClonePlan(ClonePlanRequest.newBuilder().setApplicationId(applicationId).build()));
   }
 
   private Optional<ClonePlan> call(String what, Supplier<ClonePlan> rpc) {

@@ -20,6 +20,10 @@ final class AtomicFiles {
    * exit between the two steps leaves the old file in place.
    */
   static void replace(Configuration conf, Path file, String text) throws IOException {
+    if ("file".equals(file.toUri().getScheme())) {
+      replaceLocal(java.nio.file.Paths.get(file.toUri()), text);
+      return;
+    }
     FileContext fc = FileContext.getFileContext(file.toUri(), conf);
     Path tmp = new Path(file.getParent(), "." + file.getName() + ".tmp");
     try (OutputStream out = fc.create(tmp, EnumSet.of(CreateFlag.CREATE, CreateFlag.OVERWRITE),
@@ -27,5 +31,19 @@ final class AtomicFiles {
       out.write(text.getBytes(StandardCharsets.UTF_8));
     }
     fc.rename(tmp, file, Options.Rename.OVERWRITE);
+  }
+
+  /**
+   * The same on a local disk through java.nio: one atomic rename, and no child process (Hadoop's local
+   * file system forks {@code readlink} on rename, which is slow on a loaded node and fails when the AM
+   * is stopping) and no checksum file to keep in step.
+   */
+  static void replaceLocal(java.nio.file.Path file, String text) throws IOException {
+    java.nio.file.Path dir = file.toAbsolutePath().getParent();
+    java.nio.file.Files.createDirectories(dir);
+    java.nio.file.Path tmp = dir.resolve("." + file.getFileName() + ".tmp");
+    java.nio.file.Files.write(tmp, text.getBytes(StandardCharsets.UTF_8));
+    java.nio.file.Files.move(tmp, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE,
+        java.nio.file.StandardCopyOption.REPLACE_EXISTING);
   }
 }

@@ -17,18 +17,26 @@ import java.util.Set;
  * which were launched, which attempts are clones, which attempt won, and which attempt changes the
  * service has not heard of yet. Pure bookkeeping over {@link TaskView}s, so it is tested without an AM.
  *
- * <p>A task is cloned at most once, only while its state is RUNNING (the one state in which Hadoop's
- * TaskImpl accepts an extra attempt), only before any attempt succeeded, and with at most
- * {@code maxClones} (≤ 2) extra attempts, so a task never has more than three copies at once.
+ * <p>A task gets the clones its plan gives it: the phase's count when it starts, and more later when
+ * the plan names the task (a late copy: per-task clones). Clones are launched only while the task's
+ * state is RUNNING (the one state in which Hadoop's TaskImpl accepts an extra attempt), only before
+ * any attempt succeeded, at most {@code maxClones} (≤ 2) in all and never beyond three live copies.
  *
- * <p>Reports: an attempt in a container on each state change; a clone also while it waits for its
- * container ({@code ATTEMPT_WAITING}), so the service can tell the clone part of the job's asks from
- * the originals and place it only in idle capacity.
+ * <p>Reports: an attempt in a container on each state change and, while it runs, each time its
+ * progress passes another tenth (so the service can tell a late copy); a clone also while it waits for
+ * its container ({@code ATTEMPT_WAITING}), so the service can tell the clone part of the job's asks
+ * from the originals and place it only in idle capacity.
  */
 public final class CloneBook {
   /** One attempt as the AM sees it. {@code state} is Hadoop's TaskAttemptState name. */
   public record AttemptView(String attemptId, String containerId, String nodeId, String state, long launchMs,
-      long finishMs, String shuffleUrl) {}
+      long finishMs, String shuffleUrl, float progress) {
+    /** An attempt with no progress reported (0). */
+    public AttemptView(String attemptId, String containerId, String nodeId, String state, long launchMs,
+        long finishMs, String shuffleUrl) {
+      this(attemptId, containerId, nodeId, state, launchMs, finishMs, shuffleUrl, 0f);
+    }
+  }
 
   /** One task as the AM sees it. {@code state} is Hadoop's TaskState name. */
   public record TaskView(String taskId, String phase, String state, List<AttemptView> attempts) {}
@@ -44,7 +52,7 @@ public final class CloneBook {
   private final Map<String, TaskBook> tasks = new LinkedHashMap<>();
   private final Map<String, String> lastReported = new HashMap<>();
   private final Map<String, Integer> perPhase = new HashMap<>();
-  private final Map<String, Integer> perTask = new HashMap<>();
+  private final Map<String, Integer> granted = new HashMap<>();
   private double omegaS;
   private boolean planKnown;
 
@@ -55,9 +63,8 @@ public final class CloneBook {
   public void setPlan(ClonePlan plan) {
     perPhase.clear();
     perPhase.putAll(plan.getClonesPerPhaseMap());
-    perTask.clear();
     for (TaskClones tc : plan.getTaskClonesList()) {
-      perTask.put(tc.getTaskId(), tc.getClones());
+      granted.merge(tc.getTaskId(), tc.getClones(), Math::max);
     }
     double w = plan.getDelayAssignmentWaitS();
     omegaS = Double.isFinite(w) && w > 0 ? w : 0.0;
@@ -72,10 +79,14 @@ public final class CloneBook {
     return omegaS;
   }
 
-  /** Clones the plan gives this task, clamped to [0, maxClones]. */
+  /**
+   * Clones the plan gives this task, clamped to [0, maxClones]: the larger of its phase's count and its
+   * own. A per-task count is kept once seen (the service names a task only in the plan right after it
+   * placed the task's clone), so a later plan without it never takes a clone back.
+   */
   public int clonesFor(String taskId, String phase) {
-    Integer c = perTask.containsKey(taskId) ? perTask.get(taskId) : perPhase.getOrDefault(phase, 0);
-    return Math.max(0, Math.min(maxClones, c == null ? 0 : c));
+    int c = Math.max(perPhase.getOrDefault(phase, 0), granted.getOrDefault(taskId, 0));
+    return Math.max(0, Math.min(maxClones, c));
   }
 
   /**
@@ -89,19 +100,21 @@ public final class CloneBook {
     }
     for (TaskView t : views) {
       TaskBook b = tasks.computeIfAbsent(t.taskId(), k -> new TaskBook());
-      if (b.clonesSent > 0 || !"RUNNING".equals(t.state())) {
+      if (!"RUNNING".equals(t.state())) {
         continue;
       }
       boolean anySuccess = t.attempts().stream().anyMatch(a -> "SUCCEEDED".equals(a.state()));
       int live = (int) t.attempts().stream().filter(a -> !isFinal(a.state())).count();
-      int c = Math.min(clonesFor(t.taskId(), t.phase()), 1 + maxClones - live);
-      if (anySuccess || c <= 0) {
-        continue;
+      int c = Math.min(clonesFor(t.taskId(), t.phase()) - b.clonesSent, 1 + maxClones - live);
+      if (anySuccess || c <= 0 || b.clones.size() < b.clonesSent) {
+        continue; // (the last clones sent must appear first, so each new attempt is told apart)
       }
       for (AttemptView a : t.attempts()) {
-        b.originals.add(a.attemptId());
+        if (!b.clones.contains(a.attemptId())) {
+          b.originals.add(a.attemptId());
+        }
       }
-      b.clonesSent = c;
+      b.clonesSent += c;
       out.put(t.taskId(), c);
     }
     return out;
@@ -127,7 +140,8 @@ public final class CloneBook {
         } else if (st == AttemptState.ATTEMPT_STATE_UNSPECIFIED || a.containerId().isEmpty()) {
           continue; // an original not yet in a container: its ask is all the service needs
         }
-        String key = st + "|" + a.containerId();
+        int tenth = st == AttemptState.ATTEMPT_RUNNING ? (int) Math.floor(10 * clamp01(a.progress())) : 0;
+        String key = st + "|" + a.containerId() + "|" + tenth;
         if (key.equals(lastReported.put(a.attemptId(), key))) {
           continue;
         }
@@ -136,6 +150,8 @@ public final class CloneBook {
         out.add(AttemptReport.newBuilder().setTaskId(t.taskId()).setAttemptId(a.attemptId())
             .setPhaseId(t.phase()).setContainerId(a.containerId()).setNodeId(a.nodeId())
             .setIsClone(clone).setState(st).setDurationS(dur).setTimeMs(nowMs)
+            .setProgress(st == AttemptState.ATTEMPT_RUNNING ? clamp01(a.progress()) : 0.0)
+            .setLaunchTimeMs(Math.max(0, a.launchMs()))
             .build());
       }
     }
@@ -167,6 +183,10 @@ public final class CloneBook {
 
   public int totalClonesSent() {
     return tasks.values().stream().mapToInt(b -> b.clonesSent).sum();
+  }
+
+  private static double clamp01(float p) {
+    return Float.isFinite(p) ? Math.max(0.0, Math.min(1.0, p)) : 0.0;
   }
 
   static boolean isFinal(String attemptState) {

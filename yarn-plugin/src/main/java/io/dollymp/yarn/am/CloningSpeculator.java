@@ -43,6 +43,8 @@ public class CloningSpeculator extends AbstractService implements Speculator {
   private final CloneBook book;
   private final AmServiceClient client;
   private final long pollMs;
+  private final long planPollMs;
+  private long lastPlanMs;
   private final AttemptRecord record;
   private volatile boolean stopping;
   private Thread worker;
@@ -60,6 +62,7 @@ public class CloningSpeculator extends AbstractService implements Speculator {
         AmConfig.positive(conf, AmConfig.RPC_TIMEOUT_MS, AmConfig.DEFAULT_RPC_TIMEOUT_MS),
         AmConfig.positive(conf, AmConfig.RETRY_MS, AmConfig.DEFAULT_RETRY_MS));
     this.pollMs = AmConfig.positive(conf, AmConfig.POLL_MS, AmConfig.DEFAULT_POLL_MS);
+    this.planPollMs = AmConfig.positive(conf, AmConfig.PLAN_POLL_MS, AmConfig.DEFAULT_PLAN_POLL_MS);
     this.record = new AttemptRecord(conf);
     this.delay = conf.getBoolean(AmConfig.DELAY_ASSIGNMENT, false);
     current = this;
@@ -97,8 +100,13 @@ public class CloningSpeculator extends AbstractService implements Speculator {
   protected void serviceStop() throws Exception {
     stopping = true;
     if (worker != null) {
-      worker.interrupt();
-      worker.join(5000);
+      // Let a tick in flight finish (it may be writing the attempt record: an interrupt would break
+      // Hadoop's file operations); interrupt only a worker that does not stop by itself.
+      worker.join(Math.max(2000, 5 * pollMs));
+      if (worker.isAlive()) {
+        worker.interrupt();
+        worker.join(5000);
+      }
     }
     Job job = job();
     if (job != null) {
@@ -164,6 +172,8 @@ public class CloningSpeculator extends AbstractService implements Speculator {
       } else {
         book.unreport(reports);
       }
+    } else if (profileSent && !stopping && System.currentTimeMillis() - lastPlanMs >= planPollMs) {
+      client.getClonePlan(appId).ifPresent(this::adopt); // a task may have become late meanwhile
     }
     if (!stopping) {
       for (Map.Entry<String, Integer> e : book.toClone(views).entrySet()) {
@@ -231,6 +241,7 @@ public class CloningSpeculator extends AbstractService implements Speculator {
   }
 
   private void adopt(ClonePlan plan) {
+    lastPlanMs = System.currentTimeMillis();
     book.setPlan(PlanOverride.apply(conf, plan));
     omegaS = book.omegaS();
   }
@@ -244,7 +255,7 @@ public class CloningSpeculator extends AbstractService implements Speculator {
           a.getAssignedContainerID() == null ? "" : a.getAssignedContainerID().toString(),
           a.getNodeId() == null ? "" : a.getNodeId().toString(), a.getState().toString(), a.getLaunchTime(),
           a.getFinishTime(), a.getNodeHttpAddress() == null ? ""
-              : scheme + a.getNodeHttpAddress().split(":")[0] + ":" + a.getShufflePort()));
+              : scheme + a.getNodeHttpAddress().split(":")[0] + ":" + a.getShufflePort(), a.getProgress()));
     }
     String phase = t.getType() == org.apache.hadoop.mapreduce.v2.api.records.TaskType.MAP ? "map" : "reduce";
     return new CloneBook.TaskView(t.getID().toString(), phase, t.getState().toString(), as);

@@ -33,6 +33,10 @@ import org.apache.hadoop.util.ToolRunner;
  *
  * <p>Each map emits {@code records} integers keyed over the reducers; reducers count them into the
  * counter group {@code dollymp} so a test can check that clones changed no result.
+ *
+ * <p>Tasks report progress as real ones do (Hadoop's progress score, which speculation reads): a map
+ * reads {@code progress-steps} input records and sleeps its duration in equal parts over them; a
+ * reduce sleeps in equal parts over the values it reads.
  */
 public class StragglerJob extends Configured implements Tool {
   public static final String MAPS = "dollymp.straggler.maps";
@@ -43,6 +47,8 @@ public class StragglerJob extends Configured implements Tool {
   public static final String CAP = "dollymp.straggler.cap";
   public static final String SEED = "dollymp.straggler.seed";
   public static final String RECORDS = "dollymp.straggler.records-per-map";
+  /** Steps in which a map's sleep advances its progress (input records of the map). */
+  public static final String STEPS = "dollymp.straggler.progress-steps";
   /** Comma list of {@code host:port=factor} (NodeManager id as in NM_HOST:NM_PORT). */
   public static final String SLOW_NODES = "dollymp.straggler.slow-nodes";
   /** Comma list of {@code <m|r><task index>.<attempt number>=factor}, e.g. {@code m1.1=30}: pinned slow attempts. */
@@ -143,21 +149,24 @@ public class StragglerJob extends Configured implements Tool {
     @Override
     public RecordReader<LongWritable, NullWritable> createRecordReader(InputSplit split, TaskAttemptContext ctx) {
       return new RecordReader<>() {
-        private boolean done;
-
         @Override
         public void initialize(InputSplit s, TaskAttemptContext c) {}
 
+        private final int steps = steps(ctx.getConfiguration());
+        private int read;
+
         @Override
         public boolean nextKeyValue() {
-          boolean had = !done;
-          done = true;
-          return had;
+          if (read >= steps) {
+            return false;
+          }
+          read++;
+          return true;
         }
 
         @Override
         public LongWritable getCurrentKey() {
-          return new LongWritable(0);
+          return new LongWritable(read - 1);
         }
 
         @Override
@@ -167,7 +176,7 @@ public class StragglerJob extends Configured implements Tool {
 
         @Override
         public float getProgress() {
-          return done ? 1f : 0f;
+          return steps == 0 ? 1f : (float) Math.max(0, read - 1) / steps;
         }
 
         @Override
@@ -176,8 +185,20 @@ public class StragglerJob extends Configured implements Tool {
     }
   }
 
-  static void sleepAttempt(TaskAttemptContext ctx, long baseMs) throws InterruptedException {
-    long ms = attemptMs(ctx.getConfiguration(), ctx.getTaskAttemptID().toString(), baseMs, nodeId());
+  static int steps(Configuration conf) {
+    int steps = conf.getInt(STEPS, 20);
+    if (steps < 1) {
+      throw new IllegalArgumentException(STEPS + " must be >= 1, got " + steps);
+    }
+    return steps;
+  }
+
+  static long attemptMs(TaskAttemptContext ctx, String baseKey) {
+    return attemptMs(ctx.getConfiguration(), ctx.getTaskAttemptID().toString(),
+        ctx.getConfiguration().getLong(baseKey, 1000), nodeId());
+  }
+
+  static void sleepFor(TaskAttemptContext ctx, long ms) throws InterruptedException {
     long end = System.currentTimeMillis() + ms;
     while (System.currentTimeMillis() < end) {
       Thread.sleep(Math.min(500, Math.max(1, end - System.currentTimeMillis())));
@@ -186,9 +207,21 @@ public class StragglerJob extends Configured implements Tool {
   }
 
   public static class Map extends Mapper<LongWritable, NullWritable, IntWritable, IntWritable> {
+    private long stepMs;
+    private int steps;
+
+    @Override
+    protected void setup(Context ctx) {
+      steps = steps(ctx.getConfiguration());
+      stepMs = attemptMs(ctx, MAP_BASE_MS) / steps;
+    }
+
     @Override
     protected void map(LongWritable k, NullWritable v, Context ctx) throws IOException, InterruptedException {
-      sleepAttempt(ctx, ctx.getConfiguration().getLong(MAP_BASE_MS, 1000));
+      sleepFor(ctx, stepMs);
+      if (k.get() < steps - 1) {
+        return; // the output once, with the last input record
+      }
       int records = ctx.getConfiguration().getInt(RECORDS, 100);
       int reduces = Math.max(1, ctx.getNumReduceTasks());
       for (int i = 0; i < records; i++) {
@@ -198,18 +231,42 @@ public class StragglerJob extends Configured implements Tool {
   }
 
   public static class Reduce extends Reducer<IntWritable, IntWritable, NullWritable, NullWritable> {
+    private long ms;
+    private double msPerValue;
+    private long slept;
+    private long values;
+
     @Override
-    protected void setup(Context ctx) throws InterruptedException {
-      sleepAttempt(ctx, ctx.getConfiguration().getLong(REDUCE_BASE_MS, 1000));
+    protected void setup(Context ctx) {
+      // This reducer's values: every map's records i < records with i % reduces == its partition.
+      Configuration conf = ctx.getConfiguration();
+      int reduces = Math.max(1, ctx.getNumReduceTasks());
+      int records = conf.getInt(RECORDS, 100);
+      int part = ctx.getTaskAttemptID().getTaskID().getId();
+      long perMap = part < records ? (records - part + reduces - 1) / reduces : 0;
+      long total = perMap * conf.getInt(MAPS, 4);
+      ms = attemptMs(ctx, REDUCE_BASE_MS);
+      msPerValue = total > 0 ? (double) ms / total : 0;
     }
 
     @Override
-    protected void reduce(IntWritable k, Iterable<IntWritable> vs, Context ctx) {
+    protected void reduce(IntWritable k, Iterable<IntWritable> vs, Context ctx) throws InterruptedException {
       long n = 0;
       for (IntWritable v : vs) {
         n += v.get();
+        values++;
+        long due = Math.round(values * msPerValue) - slept;
+        if (due >= 50) { // sleep in slices of at least 50 ms as the values are read
+          sleepFor(ctx, due);
+          slept += due;
+        }
       }
       ctx.getCounter("dollymp", "records").increment(n);
+    }
+
+    @Override
+    protected void cleanup(Context ctx) throws InterruptedException {
+      sleepFor(ctx, Math.max(0, ms - slept)); // the rest (all of it for a reducer with no input)
     }
   }
 

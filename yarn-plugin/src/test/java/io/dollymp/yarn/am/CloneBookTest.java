@@ -51,6 +51,56 @@ class CloneBookTest {
     assertEquals(Map.of("task_1_m_0", 1), c);
   }
 
+  private static ClonePlan late(String taskId, int clones) {
+    return plan(0, 0).toBuilder().addTaskClones(TaskClones.newBuilder().setTaskId(taskId).setClones(clones))
+        .build();
+  }
+
+  private static CloneBook.AttemptView running(String id, String container, float progress) {
+    return new CloneBook.AttemptView(id, container, "n1:1", "RUNNING", 1000, 0, "", progress);
+  }
+
+  @Test
+  void aLateTaskGetsItsClonesWhenThePlanNamesItAndKeepsThem() {
+    CloneBook b = new CloneBook(2);
+    b.setPlan(plan(0, 0));
+    List<CloneBook.TaskView> v1 = List.of(t("task_1_m_0", "RUNNING", running("a0", "c0", 0.05f)));
+    assertTrue(b.toClone(v1).isEmpty(), "no clones at launch");
+    b.setPlan(late("task_1_m_0", 1));
+    assertEquals(Map.of("task_1_m_0", 1), b.toClone(v1), "named late: one clone");
+    assertTrue(b.toClone(v1).isEmpty(), "not again before the clone's attempt appears");
+    List<CloneBook.TaskView> v2 = List.of(t("task_1_m_0", "RUNNING", running("a0", "c0", 0.05f),
+        a("a1", "", "UNASSIGNED")));
+    b.changes(v2, 5);
+    assertTrue(b.isClone("task_1_m_0", "a1") && !b.isClone("task_1_m_0", "a0"));
+    b.setPlan(plan(0, 0)); // a later plan that does not name the task takes nothing back
+    assertEquals(1, b.clonesFor("task_1_m_0", "map"));
+    b.setPlan(late("task_1_m_0", 2)); // the first clone is late too
+    assertEquals(Map.of("task_1_m_0", 1), b.toClone(v2), "the second clone, within three copies");
+    List<CloneBook.TaskView> v3 = List.of(t("task_1_m_0", "RUNNING", running("a0", "c0", 0.05f),
+        a("a1", "", "UNASSIGNED"), a("a2", "", "UNASSIGNED")));
+    b.changes(v3, 6);
+    assertTrue(b.isClone("task_1_m_0", "a2"));
+    assertEquals(2, b.clonesSent("task_1_m_0"));
+    b.setPlan(late("task_1_m_0", 5));
+    assertTrue(b.toClone(v3).isEmpty(), "never more than two clones");
+  }
+
+  @Test
+  void aRunningAttemptIsReportedAgainAsItsProgressPassesEachTenth() {
+    CloneBook b = new CloneBook(2);
+    b.setPlan(plan(0, 0));
+    List<AttemptReport> r1 = b.changes(List.of(t("task_1_m_0", "RUNNING", running("a0", "c0", 0.05f))), 1);
+    assertEquals(1, r1.size());
+    assertEquals(0.05, r1.get(0).getProgress(), 1e-6);
+    assertEquals(1000, r1.get(0).getLaunchTimeMs());
+    assertTrue(b.changes(List.of(t("task_1_m_0", "RUNNING", running("a0", "c0", 0.08f))), 2).isEmpty(),
+        "same tenth: no report");
+    List<AttemptReport> r2 = b.changes(List.of(t("task_1_m_0", "RUNNING", running("a0", "c0", 0.31f))), 3);
+    assertEquals(1, r2.size());
+    assertEquals(0.31, r2.get(0).getProgress(), 1e-6);
+  }
+
   @Test
   void perTaskOverridesAndMaxClonesSetting() {
     CloneBook b = new CloneBook(1);
