@@ -7,6 +7,14 @@ reduce phase is runnable, and clonable, once its maps finished), the cluster and
 those of the mirror of the session that knows the application (any session if none does), and the
 policy's `clone_grants` / `omegas` for that job are the answer. A policy that grants no clones
 (fcfs, yarn-fcfs) answers 0 clones and ω = 0 with its reason.
+
+Two kinds of clones reach the AM:
+* per phase (`clones_per_phase`): clones of every task of the phase at its start (Algorithm 2's idle
+  passes, Corollary 4.1); a grant for late tasks only (the residual rule) is not one of these;
+* per task (`task_clones`): the tasks the core placed a clone of in this decision (a late copy under the
+  residual rule, or idle capacity), with the clones each should have in all. The running copies the AM
+  reported, with their progress and launch time, are the snapshot's attempts, so a rule that reads a
+  copy's progress sees it as in the simulator. The AM asks again every `dollymp.am.plan-poll-ms`.
 """
 
 from __future__ import annotations
