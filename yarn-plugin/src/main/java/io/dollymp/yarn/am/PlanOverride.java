@@ -5,8 +5,9 @@ import org.apache.hadoop.conf.Configuration;
 
 /**
  * An operator's override of the service's clone plan, {@code dollymp.am.plan.override}, e.g.
- * {@code map=1,reduce=1,omega=15}: the named phases' clone counts and ω replace the service's answer
- * (reports still go to the service). Used to pin a job's cloning for experiments and tests.
+ * {@code map=1,reduce=1,omega=15}: the named phases' clone counts and ω replace the service's answer,
+ * per-task clones of those phases included (reports still go to the service). Used to pin a job's
+ * cloning for experiments and tests.
  */
 public final class PlanOverride {
   public static final String KEY = AmConfig.PREFIX + "plan.override";
@@ -19,6 +20,7 @@ public final class PlanOverride {
       return plan;
     }
     ClonePlan.Builder b = plan.toBuilder();
+    java.util.Set<String> pinned = new java.util.HashSet<>();
     for (String part : parts) {
       int eq = part.indexOf('=');
       if (eq <= 0) {
@@ -31,11 +33,23 @@ public final class PlanOverride {
           b.setDelayAssignmentWaitS(Double.parseDouble(v));
         } else {
           b.putClonesPerPhase(k, Integer.parseInt(v));
+          pinned.add(k);
         }
       } catch (NumberFormatException e) {
         throw new IllegalArgumentException(KEY + ": '" + v + "' is not a number (in '" + part + "')", e);
       }
     }
+    b.clearTaskClones();
+    for (io.dollymp.proto.v1.TaskClones tc : plan.getTaskClonesList()) {
+      if (!pinned.contains(phaseOf(tc.getTaskId()))) {
+        b.addTaskClones(tc);
+      }
+    }
     return b.setDetail(plan.getDetail() + " [overridden by " + KEY + "]").build();
+  }
+
+  /** "map" or "reduce" for a MapReduce task id (task_<ts>_<job>_m_000003), else "". */
+  static String phaseOf(String taskId) {
+    return taskId.contains("_m_") ? "map" : taskId.contains("_r_") ? "reduce" : "";
   }
 }

@@ -87,6 +87,18 @@ class CloneBookTest {
   }
 
   @Test
+  void anOverriddenPhaseKeepsItsPinnedCountAgainstPerTaskClones() {
+    Configuration conf = new Configuration(false);
+    conf.set(PlanOverride.KEY, "map=1");
+    ClonePlan p = PlanOverride.apply(conf, late("task_1_m_0", 2).toBuilder()
+        .addTaskClones(TaskClones.newBuilder().setTaskId("task_1_r_0").setClones(1)).build());
+    CloneBook b = new CloneBook(2);
+    b.setPlan(p);
+    assertEquals(1, b.clonesFor("task_1_m_0", "map"), "the pinned phase count, not the service's per-task 2");
+    assertEquals(1, b.clonesFor("task_1_r_0", "reduce"), "phases not pinned keep their per-task clones");
+  }
+
+  @Test
   void aRunningAttemptIsReportedAgainAsItsProgressPassesEachTenth() {
     CloneBook b = new CloneBook(2);
     b.setPlan(plan(0, 0));
