@@ -33,6 +33,7 @@ from pyscheduler.deploy.localcluster import LocalCluster
 
 STRAGGLER_JOB = "io.dollymp.yarn.workload.StragglerJob"
 TASK_JVM_OPTS = "-Xmx256m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:CICompilerCount=1"
+AM_JVM_OPTS = "-Xmx384m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:CICompilerCount=1"
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,8 @@ def job_args(args: argparse.Namespace, scheduler: str, records: Path, job: MixJo
         # start-up CPU, not its slot, would otherwise be what every extra copy costs.
         "mapreduce.map.java.opts": TASK_JVM_OPTS,
         "mapreduce.reduce.java.opts": TASK_JVM_OPTS,
+        # The same for the job's ApplicationMaster, whose start-up is most of a small job's flowtime here.
+        "yarn.app.mapreduce.am.command-opts": AM_JVM_OPTS,
     }
     if scheduler == "dollymp":
         common["mapreduce.framework.name"] = "dollymp"
@@ -191,7 +194,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--nodes", type=int, default=4, help="NodeManagers (default 4)")
     p.add_argument("--base-ms", type=int, default=6000, help="map base duration, ms (reduce: half)")
     p.add_argument("--shape", type=float, default=1.5, help="Pareto shape of the straggler factor")
-    p.add_argument("--cap", type=float, default=10.0, help="cap of the straggler factor")
+    p.add_argument(
+        "--cap", type=float, default=20.0, help="cap of the straggler factor (default 20, as the simulator's)"
+    )
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--nm-vcores", type=int, default=4, help="vcores per NodeManager (default 4)")
     p.add_argument(
