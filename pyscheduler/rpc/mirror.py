@@ -18,11 +18,14 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
-from pyscheduler.rpc.res import ZERO, Res, res_add, res_max, res_of_wire, same_as_wire
+import numpy as np
+
+from pyscheduler.rpc.nodearrays import ALLOC, CAP, OUT, USED, NodeArrays
+from pyscheduler.rpc.res import Res, res_of_wire, same_as_wire
 from pyscheduler.wire import pb
 
 AskKey = tuple[str, int, int]  # (attempt_id, priority, allocation_request_id), YARN's scheduler key
@@ -53,32 +56,58 @@ def _discard(index: dict[str, set[str]], key: str, item: str) -> None:
             del index[key]
 
 
-@dataclass(slots=True)
 class NodeRec:
-    node_id: str
-    rack: str
-    capacity: Res
-    allocated: Res
-    state: int
-    speed: float
-    host: str = ""
-    containers_used: Res = ZERO  # sum of mirrored containers on this node
-    outstanding: Res = ZERO  # room reserved by placements not yet confirmed
-    wire: bytes = b""  # the last upsert as sent: an identical heartbeat is skipped by comparing bytes
+    """One mirrored node: what the RM said of it, and its row in the mirror's NodeArrays, which hold
+    the numeric figures (capacity and allocated as upserted; the service's container and outstanding
+    sums). `capacity` and `allocated` are also kept as Res; the sums are read from the arrays."""
+
+    __slots__ = (
+        "allocated",
+        "arrays",
+        "capacity",
+        "host",
+        "node_id",
+        "rack",
+        "row",
+        "speed",
+        "state",
+        "wire",
+    )
+
+    def __init__(
+        self,
+        node_id: str,
+        rack: str,
+        capacity: Res,
+        allocated: Res,
+        state: int,
+        speed: float,
+        host: str,
+        wire: bytes,
+        row: int,
+        arrays: NodeArrays,
+    ) -> None:
+        self.node_id, self.rack, self.state, self.speed, self.host = node_id, rack, state, speed, host
+        self.capacity, self.allocated = capacity, allocated
+        self.wire = wire  # the last upsert as sent: an identical heartbeat is skipped by comparing bytes
+        self.row, self.arrays = row, arrays
+
+    @property
+    def containers_used(self) -> Res:
+        """Sum of the containers mirrored on this node."""
+        return self.arrays.res(USED, self.row)
+
+    @property
+    def outstanding(self) -> Res:
+        """Room reserved by placements not yet confirmed."""
+        return self.arrays.res(OUT, self.row)
 
     def free(self) -> Res:
-        cap, a, c, o = self.capacity, self.allocated, self.containers_used, self.outstanding
-        if not (cap.others or a.others or c.others or o.others):  # the common case, without dicts
-            return Res(
-                cap.memory_mb - max(a.memory_mb, c.memory_mb) - o.memory_mb,
-                cap.vcores - max(a.vcores, c.vcores) - o.vcores,
-            )
-        used = res_max(self.allocated, self.containers_used)
-        total = res_add(used, self.outstanding)
-        keys = {k for k, _ in self.capacity.others} | {k for k, _ in total.others}
-        cap_o, tot_o = dict(self.capacity.others), dict(total.others)
-        others = tuple(sorted((k, cap_o.get(k, 0) - tot_o.get(k, 0)) for k in keys))
-        return Res(self.capacity.memory_mb - total.memory_mb, self.capacity.vcores - total.vcores, others)
+        """capacity - max(allocated, containers) - outstanding; further types: those the capacity
+        names, and those the node's figures use."""
+        return self.arrays.free(
+            self.row, [k for k, _ in self.capacity.others] if self.capacity.others else ()
+        )
 
 
 @dataclass(slots=True)
@@ -104,8 +133,9 @@ class AskRec:
     outstanding: int = 0  # containers placed but not yet confirmed
 
 
-@dataclass(slots=True)
-class ContainerRec:
+class ContainerRec(NamedTuple):
+    """A mirrored container (built by pyscheduler.rpc.validate.state_batch as it checks the batch)."""
+
     container_id: str
     attempt_id: str
     node_id: str
@@ -134,6 +164,33 @@ class OutstandingPlacement:
         return max(self.count - max(self.by_containers, self.by_outcomes) - self.dropped, 0)
 
 
+@dataclass(slots=True)
+class _Release:
+    """Outstanding room to release from nodes, gathered to be applied at once (NodeArrays.add_many)."""
+
+    rows: list[int] = field(default_factory=list)
+    amounts: list[Res] = field(default_factory=list)
+    times: list[int] = field(default_factory=list)
+
+
+def records(cs: Sequence[Any]) -> list[ContainerRec]:
+    """The ContainerRecs of wire ContainerInfos."""
+    return [
+        ContainerRec(
+            c.container_id,
+            c.attempt_id,
+            c.node_id,
+            c.priority,
+            c.allocation_request_id,
+            res_of_wire(c.resource),
+            c.placement_id,
+            c.am_container,
+            c.start_time_ms,
+        )
+        for c in cs
+    ]
+
+
 class Mirror:
     """Everything the service knows about one RM, rebuilt from scratch by a full resync."""
 
@@ -156,12 +213,19 @@ class Mirror:
         self.resource_types: set[str] = set()  # names beyond memory and vcores seen (until a resync)
         self.layout = 0
         self.cache: dict[str, Any] = {}  # the translation's per-mirror caches (rows, jobs)
+        self.arrays = NodeArrays()  # the nodes' numeric figures, one row per node (NodeRec.row)
 
     # ---- applying a validated batch ------------------------------------------------------------
 
-    def apply(self, batch: Any, node_wires: Sequence[tuple[str, bytes]] | None = None) -> None:
+    def apply(
+        self,
+        batch: Any,
+        node_wires: Sequence[tuple[str, bytes]] | None = None,
+        containers: Sequence[ContainerRec] | None = None,
+    ) -> None:
         """Apply a validated batch. `node_wires`: (node_id, wire bytes) of each upserted node, as
-        pyscheduler.rpc.validate.state_batch returns them (computed here when not given)."""
+        pyscheduler.rpc.validate.state_batch returns them; `containers`: the records of
+        `containers_allocated`, as it collects them (both computed here when not given)."""
         if batch.full_resync:
             self.nodes.clear()
             self.apps.clear()
@@ -171,6 +235,7 @@ class Mirror:
             self._app_containers.clear()
             self._app_asks.clear()
             self.resource_types.clear()
+            self.arrays.clear()
             self.layout += 1
         self.rm_time_ms = batch.rm_time_ms
         self.fallback_active = batch.fallback_active
@@ -192,8 +257,10 @@ class Mirror:
             self._remove_app(app_id)
         for ask in batch.asks:
             self._replace_ask(ask)
-        for c in batch.containers_allocated:
-            self._add_container(c)
+        if batch.containers_allocated:
+            self._add_containers(
+                containers if containers is not None else records(batch.containers_allocated)
+            )
         for done in batch.containers_completed:
             self._remove_container(done.container_id)
         for o in batch.outcomes:
@@ -211,32 +278,43 @@ class Mirror:
             if old.state != state:
                 self.layout += 1
             self.dirty.add(old.node_id)
-            if not same_cap:
+            if not same_cap:  # may make the node a row of the core's cluster or not: a new layout
+                self.layout += 1
                 old.capacity = res_of_wire(cap)
                 self.resource_types.update(cap.others)
+                self.arrays.put(CAP, old.row, old.capacity)
             if not same_alloc:
                 old.allocated = res_of_wire(alloc)
+                self.arrays.put(ALLOC, old.row, old.allocated)
             old.rack, old.state, old.speed = n.rack, state, n.speed
             return
         self.layout += 1
         self.dirty.add(n.node_id)
         self.resource_types.update(n.capacity.others)
+        arrays = self.arrays
+        row = arrays.take_row()
         rec = NodeRec(
-            node_id=n.node_id,
-            rack=n.rack,
-            capacity=res_of_wire(n.capacity),
-            allocated=res_of_wire(n.allocated),
-            state=n.state,
-            speed=n.speed,
-            host=n.node_id.rsplit(":", 1)[0],
-            wire=raw,
+            n.node_id,
+            n.rack,
+            res_of_wire(n.capacity),
+            res_of_wire(n.allocated),
+            n.state,
+            n.speed,
+            n.node_id.rsplit(":", 1)[0],
+            raw,
+            row,
+            arrays,
         )
+        arrays.put(CAP, row, rec.capacity)
+        arrays.put(ALLOC, row, rec.allocated)
         for cid in self._node_containers.get(n.node_id, ()):  # containers reported before their node
-            rec.containers_used = res_add(rec.containers_used, self.containers[cid].resource)
+            arrays.add(USED, row, self.containers[cid].resource)
         self.nodes[n.node_id] = rec
 
     def _remove_node(self, node_id: str) -> None:
-        if self.nodes.pop(node_id, None) is not None:
+        rec = self.nodes.pop(node_id, None)
+        if rec is not None:
+            self.arrays.release(rec.row)
             self.layout += 1
         for cid in list(self._node_containers.get(node_id, ())):
             self._remove_container(cid)
@@ -277,39 +355,48 @@ class Mirror:
             outstanding=old.outstanding if old is not None else 0,
         )
 
-    def _add_container(self, c: Any) -> None:
-        cid, attempt, node_id, pid = c.container_id, c.attempt_id, c.node_id, c.placement_id
-        if cid in self.containers:
-            self._remove_container(cid)
-        res = res_of_wire(c.resource)
-        self.containers[cid] = ContainerRec(
-            cid,
-            attempt,
-            node_id,
-            c.priority,
-            c.allocation_request_id,
-            res,
-            pid,
-            c.am_container,
-            c.start_time_ms,
-        )
-        _index(self._node_containers, node_id, cid)
-        _index(self._app_containers, application_of_attempt(attempt), cid)
-        node = self.nodes.get(node_id)
-        if node is not None:
-            used = node.containers_used
-            node.containers_used = (
-                Res(used.memory_mb + res.memory_mb, used.vcores + res.vcores)
-                if not (used.others or res.others)
-                else res_add(used, res)
-            )
-            self.dirty.add(node_id)
-        p = self.outstanding.get(pid) if pid else None
-        if p is not None and cid not in p.container_ids:
+    def _add_containers(self, recs: Sequence[ContainerRec]) -> None:
+        """Add the batch's containers: their records and indexes, then, once for the lot, the node sums
+        (NodeArrays.add_many) and each placement's confirmation count (the room released by k
+        containers of one placement at once equals that of k steps of one: `remaining` only depends on
+        the count, clipped at 0). A container reported again replaces its earlier record."""
+        ids = [r[0] for r in recs]
+        containers, outstanding = self.containers, self.outstanding
+        if len(set(ids)) != len(ids) or not containers.keys().isdisjoint(ids):  # re-reports: in order
+            for r in recs:
+                if r.container_id in containers:
+                    self._remove_container(r.container_id)
+                self._add_containers([r])
+            return
+        containers.update(zip(ids, recs, strict=True))
+        node_index, app_index, app_of = self._node_containers, self._app_containers, application_of_attempt
+        for cid, attempt, node_id, *_ in recs:
+            _index(node_index, node_id, cid)
+            _index(app_index, app_of(attempt), cid)
+        node_ids = [r[2] for r in recs]
+        amounts = [r[5] for r in recs]
+        pids = [r[6] for r in recs]
+        nodes = self.nodes
+        if nodes.keys() >= set(node_ids):  # every node mirrored (the usual case)
+            self.arrays.add_many(USED, [nodes[n].row for n in node_ids], amounts)
+            self.dirty.update(node_ids)
+        else:
+            known = [i for i, n in enumerate(node_ids) if n in nodes]
+            self.arrays.add_many(USED, [nodes[node_ids[i]].row for i in known], [amounts[i] for i in known])
+            self.dirty.update(node_ids[i] for i in known)
+        confirmed: dict[str, int] = {}
+        for cid, pid in zip(ids, pids, strict=True):
+            p = outstanding.get(pid) if pid else None
+            if p is not None and cid not in p.container_ids:
+                p.container_ids.add(cid)
+                confirmed[pid] = confirmed.get(pid, 0) + 1
+        release = _Release()
+        for pid, k in confirmed.items():
+            p = outstanding[pid]
             before = p.remaining()
-            p.container_ids.add(cid)
-            p.by_containers += 1
-            self._settle(p, before)
+            p.by_containers += k
+            self._settle(p, before, release)
+        self.arrays.add_many(OUT, release.rows, release.amounts, release.times)
 
     def _remove_container(self, container_id: str) -> None:
         rec = self.containers.pop(container_id, None)
@@ -319,7 +406,7 @@ class Mirror:
         _discard(self._app_containers, application_of_attempt(rec.attempt_id), container_id)
         node = self.nodes.get(rec.node_id)
         if node is not None:
-            node.containers_used = res_add(node.containers_used, rec.resource, -1)
+            self.arrays.add(USED, node.row, rec.resource, -1)
             self.dirty.add(rec.node_id)
 
     def _outcome(self, o: Any) -> None:
@@ -336,22 +423,34 @@ class Mirror:
     # ---- outstanding placements ----------------------------------------------------------------
 
     def add_placement(self, p: OutstandingPlacement) -> None:
-        self.outstanding[p.placement_id] = p
-        node = self.nodes[p.node_id]
-        node.outstanding = res_add(node.outstanding, p.capability, p.count)
-        self.dirty.add(p.node_id)
-        ask = self.asks.get(p.key)
-        if ask is not None:
-            ask.outstanding += p.count
+        self.add_placements([p])
 
-    def _settle(self, p: OutstandingPlacement, before: int) -> None:
-        """Release the room of the containers of `p` that are no longer outstanding."""
+    def add_placements(self, ps: Sequence[OutstandingPlacement]) -> None:
+        """Hold room for placements just sent (their nodes must be mirrored)."""
+        rows = [self.nodes[p.node_id].row for p in ps]
+        asks, outstanding, dirty = self.asks, self.outstanding, self.dirty
+        for p in ps:
+            outstanding[p.placement_id] = p
+            dirty.add(p.node_id)
+            ask = asks.get(p.key)
+            if ask is not None:
+                ask.outstanding += p.count
+        self.arrays.add_many(OUT, rows, [p.capability for p in ps], [p.count for p in ps])
+
+    def _settle(self, p: OutstandingPlacement, before: int, release: _Release | None = None) -> None:
+        """Release the room of the containers of `p` that are no longer outstanding (into `release`
+        when given, to be applied at once with others)."""
         after = p.remaining()
         released = before - after
         if released > 0:
             node = self.nodes.get(p.node_id)
             if node is not None:
-                node.outstanding = res_add(node.outstanding, p.capability, -released)
+                if release is None:
+                    self.arrays.add(OUT, node.row, p.capability, -released)
+                else:
+                    release.rows.append(node.row)
+                    release.amounts.append(p.capability)
+                    release.times.append(-released)
                 self.dirty.add(p.node_id)
             ask = self.asks.get(p.key)
             if ask is not None:
@@ -376,13 +475,16 @@ class Mirror:
     def _recount(self) -> None:
         """After a full resync: recompute per-node and per-ask sums from the mirrored records."""
         self.layout += 1
-        for rec in self.nodes.values():
-            rec.containers_used = ZERO
-            rec.outstanding = ZERO
+        arrays = self.arrays
+        arrays.t[USED][:] = 0
+        arrays.t[OUT][:] = 0
+        rows, amounts = [], []
         for c in self.containers.values():
             node = self.nodes.get(c.node_id)
             if node is not None:
-                node.containers_used = res_add(node.containers_used, c.resource)
+                rows.append(node.row)
+                amounts.append(c.resource)
+        arrays.add_many(USED, rows, amounts)
         for a in self.asks.values():
             a.outstanding = 0
         for pid in list(self.outstanding):
@@ -391,12 +493,21 @@ class Mirror:
             if node is None:
                 del self.outstanding[pid]
                 continue
-            node.outstanding = res_add(node.outstanding, p.capability, p.remaining())
+            arrays.add(OUT, node.row, p.capability, p.remaining())
             ask = self.asks.get(p.key)
             if ask is not None:
                 ask.outstanding += p.remaining()
 
     # ---- inspection ----------------------------------------------------------------------------
+
+    def free_of(self, node_ids: Collection[str]) -> dict[str, Res]:
+        """`NodeRec.free()` of each of the mirrored nodes `node_ids`, computed at once."""
+        if len(self.arrays.names) > 2:  # further resource types: node by node
+            return {nid: self.nodes[nid].free() for nid in node_ids}
+        ids = list(node_ids)
+        rows = np.fromiter((self.nodes[nid].row for nid in ids), np.intp, len(ids))
+        free = self.arrays.free_rows(rows, ("memory_mb", "vcores")).tolist()
+        return {nid: Res(mem, cores) for nid, (mem, cores) in zip(ids, free, strict=True)}
 
     def app_ids_with_asks(self) -> set[str]:
         return set(self._app_asks)

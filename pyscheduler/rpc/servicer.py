@@ -26,6 +26,7 @@ import grpc
 from pyscheduler import __version__, metrics
 from pyscheduler.rpc import validate
 from pyscheduler.rpc.gcpace import GcPacer
+from pyscheduler.rpc.mirror import ContainerRec
 from pyscheduler.rpc.session import DecisionRecorder, RoundFn, Session, SessionRegistry
 from pyscheduler.wire import pb
 
@@ -124,10 +125,12 @@ _END = object()
 
 @dataclass(frozen=True, slots=True)
 class _Checked:
-    """A validated batch, with its upserted nodes' (node_id, wire bytes) for Mirror.apply."""
+    """A validated batch, with its upserted nodes' (node_id, wire bytes) and its containers' records
+    (for Mirror.apply)."""
 
     batch: Any
     node_wires: validate.NodeWires
+    containers: list[ContainerRec]
 
 
 class SchedulerServicer:
@@ -202,7 +205,8 @@ class SchedulerServicer:
                 else:
                     c0 = time.thread_time()
                     try:
-                        item = _Checked(msg, validate.state_batch(msg, memo))
+                        records: list[ContainerRec] = []
+                        item = _Checked(msg, validate.state_batch(msg, memo, records), records)
                     except validate.InvalidMessage as exc:
                         item = str(exc)
                     with self.stats.lock:
@@ -292,7 +296,7 @@ class SchedulerServicer:
                 why = s.admit(batch)
                 if why is None:
                     ca = time.thread_time()
-                    s.apply(batch, item.node_wires)
+                    s.apply(batch, item.node_wires, item.containers)
                     self.stats.apply_cpu_s += time.thread_time() - ca  # one writer per stream: no lock
             if why is not None:
                 flush()

@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 from pyscheduler import metrics
 from pyscheduler.objects.decision import Decision, DecisionKind
-from pyscheduler.rpc.mirror import AskKey, Mirror, OutstandingPlacement, application_of_attempt
+from pyscheduler.rpc.mirror import AskKey, ContainerRec, Mirror, OutstandingPlacement, application_of_attempt
 from pyscheduler.rpc.placer import RoundResult
 from pyscheduler.rpc.res import Res
 from pyscheduler.wire import pb
@@ -130,14 +130,19 @@ class Session:
         p = self._priorities.get(app_id)
         return (p[0], p[1]) if p is not None else (None, None)
 
-    def apply(self, batch: Any, node_wires: Sequence[tuple[str, bytes]] | None = None) -> None:
+    def apply(
+        self,
+        batch: Any,
+        node_wires: Sequence[tuple[str, bytes]] | None = None,
+        containers: Sequence[ContainerRec] | None = None,
+    ) -> None:
         if (
             batch.fallback_active
             and self.mirror.fallback_active
             and batch.rm_time_ms > self.mirror.rm_time_ms
         ):
             metrics.FALLBACK_SECONDS.inc((batch.rm_time_ms - self.mirror.rm_time_ms) / 1000.0)
-        self.mirror.apply(batch, node_wires)
+        self.mirror.apply(batch, node_wires, containers)
         self.last_seq = batch.seq
         self.state = SessionState.ACTIVE
 
@@ -155,15 +160,12 @@ class Session:
         prefix = f"{self.session_id[:8]}-{epoch}-"
         wire_caps: dict[Res, Any] = {}  # one wire Resource and one JSON form per distinct capability
         json_caps: dict[Res, dict[str, Any]] = {}
-        add_placement, last_deferral, add_wire = (
-            self.mirror.add_placement,
-            self._last_deferral,
-            plan.placements.add,
-        )
+        sent: list[OutstandingPlacement] = []
+        last_deferral, add_wire = self._last_deferral, plan.placements.add
         for c in choices:
             pid = prefix + str(next(self._placement_ids))
             cap = c.capability
-            add_placement(OutstandingPlacement(pid, c.key, c.node_id, cap, c.count, now_s))
+            sent.append(OutstandingPlacement(pid, c.key, c.node_id, cap, c.count, now_s))
             last_deferral.pop(c.key, None)
             attempt, prio, alloc = c.key
             wire_cap = wire_caps.get(cap)
@@ -203,6 +205,7 @@ class Session:
                     },
                 )
             )
+        self.mirror.add_placements(sent)
         for d in deferred:
             attempt, prio, alloc = d.key
             plan.deferrals.add(
