@@ -203,9 +203,13 @@ class Mirror:
         self._arrivals = 0
         self.fallback_active = False
         self.rm_time_ms = 0
-        # Indexes, so that removing a node or an application costs its own records only.
-        self._node_containers: dict[str, set[str]] = {}
-        self._app_containers: dict[str, set[str]] = {}
+        # Indexes, so that removing an application costs its own records only: containers by attempt,
+        # attempts by application (one set per attempt, not per application: no id parsing per
+        # container). Removing a node (rare) scans the containers instead; containers whose node was
+        # not mirrored when they came are indexed by node until it comes (`_orphans`).
+        self._attempt_containers: dict[str, set[str]] = {}
+        self._app_attempts: dict[str, set[str]] = {}
+        self._orphans: dict[str, set[str]] = {}
         self._app_asks: dict[str, set[AskKey]] = {}
         # Change tracking for the translation's cached cluster arrays: rows to recompute, and a
         # counter bumped whenever the set of running nodes (the rows themselves) changes.
@@ -231,8 +235,9 @@ class Mirror:
             self.apps.clear()
             self.asks.clear()
             self.containers.clear()
-            self._node_containers.clear()
-            self._app_containers.clear()
+            self._attempt_containers.clear()
+            self._app_attempts.clear()
+            self._orphans.clear()
             self._app_asks.clear()
             self.resource_types.clear()
             self.arrays.clear()
@@ -247,8 +252,8 @@ class Mirror:
             old = known(node_id)
             if old is None or old.wire != raw:  # most heartbeats change nothing: one bytes comparison
                 self._upsert_node(upserted[i], old, raw)
-        for node_id in batch.nodes_removed:
-            self._remove_node(node_id)
+        if batch.nodes_removed:
+            self._remove_nodes(batch.nodes_removed)
         for a in batch.apps_upserted:
             self.apps[a.application_id] = AppRec(
                 a.application_id, a.attempt_id, a.queue, a.user, a.name, a.submit_time_ms, a.application_type
@@ -307,26 +312,31 @@ class Mirror:
         )
         arrays.put(CAP, row, rec.capacity)
         arrays.put(ALLOC, row, rec.allocated)
-        for cid in self._node_containers.get(n.node_id, ()):  # containers reported before their node
+        for cid in self._orphans.pop(n.node_id, ()):  # containers reported before their node
             arrays.add(USED, row, self.containers[cid].resource)
+            arrays.count[row] += 1
         self.nodes[n.node_id] = rec
 
-    def _remove_node(self, node_id: str) -> None:
-        rec = self.nodes.pop(node_id, None)
-        if rec is not None:
-            self.arrays.release(rec.row)
-            self.layout += 1
-        for cid in list(self._node_containers.get(node_id, ())):
+    def _remove_nodes(self, node_ids: Collection[str]) -> None:
+        """Forget nodes, the containers on them and the placements sent to them (one scan for all)."""
+        gone = set(node_ids)
+        for node_id in gone:
+            rec = self.nodes.pop(node_id, None)
+            if rec is not None:
+                self.arrays.release(rec.row)
+                self.layout += 1
+        for cid in [cid for cid, c in self.containers.items() if c.node_id in gone]:
             self._remove_container(cid)
-        for pid in [p.placement_id for p in self.outstanding.values() if p.node_id == node_id]:
+        for pid in [p.placement_id for p in self.outstanding.values() if p.node_id in gone]:
             self._forget_placement(pid)
 
     def _remove_app(self, app_id: str) -> None:
         self.apps.pop(app_id, None)
         for key in self._app_asks.pop(app_id, set()):
             self.asks.pop(key, None)
-        for cid in list(self._app_containers.get(app_id, ())):
-            self._remove_container(cid)
+        for attempt in list(self._app_attempts.get(app_id, ())):
+            for cid in list(self._attempt_containers.get(attempt, ())):
+                self._remove_container(cid)
 
     def _replace_ask(self, ask: Any) -> None:
         key: AskKey = (ask.attempt_id, ask.priority, ask.allocation_request_id)
@@ -369,21 +379,32 @@ class Mirror:
                 self._add_containers([r])
             return
         containers.update(zip(ids, recs, strict=True))
-        node_index, app_index, app_of = self._node_containers, self._app_containers, application_of_attempt
-        for cid, attempt, node_id, *_ in recs:
-            _index(node_index, node_id, cid)
-            _index(app_index, app_of(attempt), cid)
+        by_attempt = self._attempt_containers
+        for cid, attempt, *_ in recs:
+            items = by_attempt.get(attempt)
+            if items is None:
+                by_attempt[attempt] = {cid}
+                _index(self._app_attempts, application_of_attempt(attempt), attempt)
+            else:
+                items.add(cid)
         node_ids = [r[2] for r in recs]
         amounts = [r[5] for r in recs]
         pids = [r[6] for r in recs]
         nodes = self.nodes
         if nodes.keys() >= set(node_ids):  # every node mirrored (the usual case)
-            self.arrays.add_many(USED, [nodes[n].row for n in node_ids], amounts)
+            rows = [nodes[n].row for n in node_ids]
+            self.arrays.add_many(USED, rows, amounts)
             self.dirty.update(node_ids)
         else:
             known = [i for i, n in enumerate(node_ids) if n in nodes]
-            self.arrays.add_many(USED, [nodes[node_ids[i]].row for i in known], [amounts[i] for i in known])
+            rows = [nodes[node_ids[i]].row for i in known]
+            self.arrays.add_many(USED, rows, [amounts[i] for i in known])
             self.dirty.update(node_ids[i] for i in known)
+            for i in set(range(len(recs))).difference(known):
+                _index(self._orphans, node_ids[i], ids[i])
+        if rows:
+            counts = np.bincount(np.fromiter(rows, np.intp, len(rows)), minlength=len(self.arrays.count))
+            self.arrays.count += counts
         confirmed: dict[str, int] = {}
         for cid, pid in zip(ids, pids, strict=True):
             p = outstanding.get(pid) if pid else None
@@ -402,12 +423,19 @@ class Mirror:
         rec = self.containers.pop(container_id, None)
         if rec is None:
             return
-        _discard(self._node_containers, rec.node_id, container_id)
-        _discard(self._app_containers, application_of_attempt(rec.attempt_id), container_id)
+        items = self._attempt_containers.get(rec.attempt_id)
+        if items is not None:
+            items.discard(container_id)
+            if not items:
+                del self._attempt_containers[rec.attempt_id]
+                _discard(self._app_attempts, application_of_attempt(rec.attempt_id), rec.attempt_id)
         node = self.nodes.get(rec.node_id)
         if node is not None:
             self.arrays.add(USED, node.row, rec.resource, -1)
+            self.arrays.count[node.row] -= 1
             self.dirty.add(rec.node_id)
+        else:
+            _discard(self._orphans, rec.node_id, container_id)
 
     def _outcome(self, o: Any) -> None:
         p = self.outstanding.get(o.placement_id)
@@ -478,12 +506,16 @@ class Mirror:
         arrays = self.arrays
         arrays.t[USED][:] = 0
         arrays.t[OUT][:] = 0
+        arrays.count[:] = 0
         rows, amounts = [], []
         for c in self.containers.values():
             node = self.nodes.get(c.node_id)
             if node is not None:
                 rows.append(node.row)
                 amounts.append(c.resource)
+                arrays.count[node.row] += 1
+            else:
+                _index(self._orphans, c.node_id, c.container_id)
         arrays.add_many(USED, rows, amounts)
         for a in self.asks.values():
             a.outstanding = 0
@@ -513,10 +545,11 @@ class Mirror:
         return set(self._app_asks)
 
     def containers_on(self, node_id: str) -> int:
-        return len(self._node_containers.get(node_id, ()))
+        node = self.nodes.get(node_id)
+        return int(self.arrays.count[node.row]) if node is not None else len(self._orphans.get(node_id, ()))
 
     def containers_of(self, app_id: str) -> int:
-        return len(self._app_containers.get(app_id, ()))
+        return sum(len(self._attempt_containers[a]) for a in self._app_attempts.get(app_id, ()))
 
     def dump(self) -> dict[str, Any]:
         """A canonical JSON-able dump of the mirrored RM state (not the service's own bookkeeping)."""

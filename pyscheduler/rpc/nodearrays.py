@@ -2,8 +2,9 @@
 
 Four int64 tables, indexed [row, column]: `capacity` and `allocated` (the RM's figures, as last
 upserted), `used` (the sum of the containers mirrored on the node) and `outstanding` (room held by
-placements the shim has not confirmed). Columns: memory_mb, vcores, then every further resource type
-in the order it was first seen (a new type adds a zero column to every table).
+placements the shim has not confirmed), and `count`, the containers mirrored per row. Columns:
+memory_mb, vcores, then every further resource type in the order it was first seen (a new type adds
+a zero column to every table).
 
 Why arrays: a commit wave (10^4 containers in one batch) updates `used` with one `np.add.at` per
 column instead of one Res object per container, and the translation reads free room for every
@@ -42,6 +43,7 @@ class NodeArrays:
         self.names: list[str] = list(_BASE)
         self.col: dict[str, int] = {n: i for i, n in enumerate(_BASE)}
         self.t: list[IntTable] = [np.zeros((self._initial, len(_BASE)), np.int64) for _ in range(4)]
+        self.count: npt.NDArray[np.int64] = np.zeros(self._initial, np.int64)  # containers per row
         self.size = 0  # rows handed out so far (released ones are reused first)
         self._released: list[int] = []
 
@@ -50,6 +52,10 @@ class NodeArrays:
             g = np.zeros((rows, cols), np.int64)
             g[: t.shape[0], : t.shape[1]] = t
             self.t[i] = g
+        if rows != len(self.count):
+            count = np.zeros(rows, np.int64)
+            count[: len(self.count)] = self.count
+            self.count = count
 
     def take_row(self) -> int:
         """A zeroed row for a new node."""
@@ -63,6 +69,7 @@ class NodeArrays:
     def release(self, row: int) -> None:
         for t in self.t:
             t[row] = 0
+        self.count[row] = 0
         self._released.append(row)
 
     def column(self, name: str) -> int:
@@ -139,7 +146,7 @@ class NodeArrays:
         idx = np.fromiter(rows, np.intp, n)
         first = amounts[0]
         if times is None and all(r is first for r in amounts):  # one size (interned Res): counts per row
-            counts = np.bincount(idx, minlength=t.shape[0]).astype(np.int64)
+            counts = np.bincount(idx, minlength=t.shape[0])
             t[:, 0] += counts * first.memory_mb
             t[:, 1] += counts * first.vcores
             return

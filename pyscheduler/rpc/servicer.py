@@ -24,6 +24,7 @@ from typing import Any
 import grpc
 
 from pyscheduler import __version__, metrics
+from pyscheduler.objects.decision import Decision
 from pyscheduler.rpc import validate
 from pyscheduler.rpc.gcpace import GcPacer
 from pyscheduler.rpc.mirror import ContainerRec
@@ -182,8 +183,13 @@ class SchedulerServicer:
                     if self.draining.is_set():
                         context.abort(grpc.StatusCode.UNAVAILABLE, "service shutting down")
                     return
-                plans, error, ended = self._process(items)
-                yield from plans
+                records: list[list[Decision]] = []
+                plans, error, ended = self._process(items, records)
+                try:
+                    yield from plans
+                finally:  # the decisions are logged once their plans are out (or the stream ended)
+                    for decisions in records:
+                        self.recorder.append(decisions)
                 if self.pacer is not None:  # the gap before the next batch: collect there, not mid-round
                     resync = any(isinstance(i, _Checked) and i.batch.full_resync for i in items)
                     self.pacer.between_rounds(settle=resync)
@@ -253,8 +259,11 @@ class SchedulerServicer:
             self.stats.max_coalesced = max(self.stats.max_coalesced, len(items))
         return items
 
-    def _process(self, items: list[object]) -> tuple[list[Any], str | None, bool]:
-        """Apply the items in order; one decision round per run of batches of the same session."""
+    def _process(
+        self, items: list[object], records: list[list[Decision]]
+    ) -> tuple[list[Any], str | None, bool]:
+        """Apply the items in order; one decision round per run of batches of the same session (each
+        round's decisions go to `records`, for the recorder)."""
         t0, c0 = time.perf_counter(), time.thread_time()
         plans: list[Any] = []
         pending: Session | None = None  # session with applied batches not yet decided on
@@ -262,7 +271,7 @@ class SchedulerServicer:
         def flush() -> None:
             nonlocal pending, t0, c0
             if pending is not None:
-                plans.append(self._round(pending, t0, c0))
+                plans.append(self._round(pending, t0, c0, records))
                 pending = None
                 t0, c0 = time.perf_counter(), time.thread_time()
 
@@ -309,12 +318,12 @@ class SchedulerServicer:
         flush()
         return plans, None, False
 
-    def _round(self, s: Session, t0: float, c0_batches: float) -> Any:
+    def _round(self, s: Session, t0: float, c0_batches: float, records: list[list[Decision]]) -> Any:
         c0 = time.thread_time()
         with s.lock:
             plan, decisions = s.decide(self.round_fn, time.monotonic(), self.options.outstanding_ttl_s)
         if decisions:
-            self.recorder.append(decisions)
+            records.append(decisions)
         cpu = time.thread_time() - c0
         ms = (time.perf_counter() - t0) * 1000.0
         with self.stats.lock:

@@ -189,6 +189,7 @@ def state_batch(
             raise InvalidMessage(p, f"duplicate scheduler key {key} in one batch")
         seen_keys.add(key)
     add = containers.append if containers is not None else None
+    make = ContainerRec._make  # tuple.__new__: cheaper than the NamedTuple's Python-level __new__
     for i, c in enumerate(b.containers_allocated):
         cid, attempt, node_id, prio, alloc = (
             c.container_id,
@@ -214,7 +215,7 @@ def state_batch(
             container(c, f"containers_allocated[{i}]")  # raises for a bad one (further types are fine)
         if add is not None:
             res = interned(mem, cores) if not others else Res.of(r)
-            add(ContainerRec(cid, attempt, node_id, prio, alloc, res, c.placement_id, c.am_container, start))
+            add(make((cid, attempt, node_id, prio, alloc, res, c.placement_id, c.am_container, start)))
     for i, d in enumerate(b.containers_completed):
         if d.container_id and d.exit_kind in _EXIT_KINDS and d.finish_time_ms >= 0:
             continue

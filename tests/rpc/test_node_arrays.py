@@ -17,7 +17,7 @@ from collections import defaultdict
 import numpy as np
 from rpc_harness import app, ask, attempt, full_batch, node
 
-from pyscheduler.rpc.mirror import Mirror, OutstandingPlacement
+from pyscheduler.rpc.mirror import Mirror, OutstandingPlacement, application_of_attempt
 from pyscheduler.rpc.res import Res
 from pyscheduler.rpc.translate import cluster_of
 from pyscheduler.wire import pb
@@ -89,6 +89,12 @@ def _container(rng: random.Random, cid: str, pid: str, nid: str, gpus: bool) -> 
 
 def _check(m: Mirror, label: str) -> None:
     ref = _reference_free(m)
+    per_node: dict[str, int] = defaultdict(int)
+    for c in m.containers.values():
+        per_node[c.node_id] += 1
+    for nid in set(NODES) | set(per_node):
+        assert m.containers_on(nid) == per_node[nid], (label, nid)
+    assert m.containers_of(application_of_attempt(attempt(1))) == len(m.containers), label
     for nid, n in m.nodes.items():
         assert _nonzero(n.free()) == ref[nid], (label, nid)
     assert {nid: _nonzero(r) for nid, r in m.free_of(list(m.nodes)).items()} == ref, label
