@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -266,8 +266,8 @@ class Mirror:
             self._add_containers(
                 containers if containers is not None else records(batch.containers_allocated)
             )
-        for done in batch.containers_completed:
-            self._remove_container(done.container_id)
+        if batch.containers_completed:
+            self._remove_containers([d.container_id for d in batch.containers_completed])
         for o in batch.outcomes:
             self._outcome(o)
         if batch.full_resync:
@@ -325,8 +325,7 @@ class Mirror:
             if rec is not None:
                 self.arrays.release(rec.row)
                 self.layout += 1
-        for cid in [cid for cid, c in self.containers.items() if c.node_id in gone]:
-            self._remove_container(cid)
+        self._remove_containers([cid for cid, c in self.containers.items() if c.node_id in gone])
         for pid in [p.placement_id for p in self.outstanding.values() if p.node_id in gone]:
             self._forget_placement(pid)
 
@@ -334,9 +333,10 @@ class Mirror:
         self.apps.pop(app_id, None)
         for key in self._app_asks.pop(app_id, set()):
             self.asks.pop(key, None)
-        for attempt in list(self._app_attempts.get(app_id, ())):
-            for cid in list(self._attempt_containers.get(attempt, ())):
-                self._remove_container(cid)
+        attempts = self._attempt_containers
+        self._remove_containers(
+            [c for a in list(self._app_attempts.get(app_id, ())) for c in attempts.get(a, ())]
+        )
 
     def _replace_ask(self, ask: Any) -> None:
         key: AskKey = (ask.attempt_id, ask.priority, ask.allocation_request_id)
@@ -420,22 +420,34 @@ class Mirror:
         self.arrays.add_many(OUT, release.rows, release.amounts, release.times)
 
     def _remove_container(self, container_id: str) -> None:
-        rec = self.containers.pop(container_id, None)
-        if rec is None:
-            return
-        items = self._attempt_containers.get(rec.attempt_id)
-        if items is not None:
-            items.discard(container_id)
-            if not items:
-                del self._attempt_containers[rec.attempt_id]
-                _discard(self._app_attempts, application_of_attempt(rec.attempt_id), rec.attempt_id)
-        node = self.nodes.get(rec.node_id)
-        if node is not None:
-            self.arrays.add(USED, node.row, rec.resource, -1)
-            self.arrays.count[node.row] -= 1
-            self.dirty.add(rec.node_id)
-        else:
-            _discard(self._orphans, rec.node_id, container_id)
+        self._remove_containers([container_id])
+
+    def _remove_containers(self, container_ids: Iterable[str]) -> None:
+        """Forget containers (unknown ids are ignored); their nodes' sums change once for the lot."""
+        containers, nodes, by_attempt = self.containers, self.nodes, self._attempt_containers
+        rows: list[int] = []
+        amounts: list[Res] = []
+        for cid in container_ids:
+            rec = containers.pop(cid, None)
+            if rec is None:
+                continue
+            items = by_attempt.get(rec.attempt_id)
+            if items is not None:
+                items.discard(cid)
+                if not items:
+                    del by_attempt[rec.attempt_id]
+                    _discard(self._app_attempts, application_of_attempt(rec.attempt_id), rec.attempt_id)
+            node = nodes.get(rec.node_id)
+            if node is not None:
+                rows.append(node.row)
+                amounts.append(rec.resource)
+                self.dirty.add(rec.node_id)
+            else:
+                _discard(self._orphans, rec.node_id, cid)
+        if rows:
+            arrays = self.arrays
+            arrays.add_many(USED, rows, amounts, sign=-1)
+            arrays.count -= np.bincount(np.fromiter(rows, np.intp, len(rows)), minlength=len(arrays.count))
 
     def _outcome(self, o: Any) -> None:
         p = self.outstanding.get(o.placement_id)

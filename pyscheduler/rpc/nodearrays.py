@@ -84,6 +84,10 @@ class NodeArrays:
 
     def put(self, table: int, row: int, r: Res) -> None:
         """t[table][row] = r."""
+        t = self.t[table]
+        if not r.others and t.shape[1] == 2:  # memory and vcores only: one assignment
+            t[row] = (r.memory_mb, r.vcores)
+            return
         cols = [(self.column(name), v) for name, v in r.others]
         t = self.t[table]
         t[row] = 0
@@ -131,26 +135,31 @@ class NodeArrays:
     # ---- many rows at once -----------------------------------------------------------------------
 
     def add_many(
-        self, table: int, rows: Sequence[int], amounts: Sequence[Res], times: Sequence[int] | None = None
+        self,
+        table: int,
+        rows: Sequence[int],
+        amounts: Sequence[Res],
+        times: Sequence[int] | None = None,
+        sign: int = 1,
     ) -> None:
-        """t[table][rows[i]] += times[i] * amounts[i] (times 1 when not given) for every i; rows may
-        repeat."""
+        """t[table][rows[i]] += sign * times[i] * amounts[i] (times 1 when not given) for every i; rows
+        may repeat."""
         if not rows:
             return
         if any(r.others for r in amounts):
             for i, (row, r) in enumerate(zip(rows, amounts, strict=True)):
-                self.add(table, row, r, times[i] if times is not None else 1)
+                self.add(table, row, r, sign * (times[i] if times is not None else 1))
             return
         t = self.t[table]
         n = len(rows)
         idx = np.fromiter(rows, np.intp, n)
         first = amounts[0]
         if times is None and all(r is first for r in amounts):  # one size (interned Res): counts per row
-            counts = np.bincount(idx, minlength=t.shape[0])
+            counts = np.bincount(idx, minlength=t.shape[0]) * sign
             t[:, 0] += counts * first.memory_mb
             t[:, 1] += counts * first.vcores
             return
-        k = np.fromiter(times, np.int64, n) if times is not None else 1
+        k = sign * (np.fromiter(times, np.int64, n) if times is not None else 1)
         np.add.at(t[:, 0], idx, np.fromiter((r.memory_mb for r in amounts), np.int64, n) * k)
         np.add.at(t[:, 1], idx, np.fromiter((r.vcores for r in amounts), np.int64, n) * k)
 
