@@ -8,6 +8,8 @@ Accounting choices (documented here, tested in tests/rpc):
 - A node's used resources are the larger, per dimension, of the RM's `allocated` and the sum of
   the containers mirrored on it, so a container that arrives before the node's next upsert is
   never counted as free room.
+- The per-node figures live in numeric arrays (pyscheduler.rpc.nodearrays), one row per node, so a
+  commit wave and the core's view of free room are array operations; `NodeRec.free()` reads them.
 - A placement stays outstanding (its room reserved on the node and its count subtracted from the
   ask) until the shim confirms it: by containers carrying its placement_id, by PLACEMENT_COMMITTED
   outcomes (the larger of the two counts, never their sum), by dropped outcomes, or until it ages
@@ -16,179 +18,39 @@ Accounting choices (documented here, tested in tests/rpc):
 
 from __future__ import annotations
 
-import functools
-import re
 from collections.abc import Collection, Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
 from pyscheduler.rpc.nodearrays import ALLOC, CAP, OUT, USED, NodeArrays
+from pyscheduler.rpc.records import (
+    AppRec,
+    AskKey,
+    AskRec,
+    ContainerRec,
+    NodeRec,
+    OutstandingPlacement,
+    Release,
+    application_of_attempt,
+    index_add,
+    index_discard,
+    records,
+)
 from pyscheduler.rpc.res import Res, res_of_wire, same_as_wire
 from pyscheduler.wire import pb
 
-AskKey = tuple[str, int, int]  # (attempt_id, priority, allocation_request_id), YARN's scheduler key
-
-_ATTEMPT_RE = re.compile(r"^appattempt_(\d+)_(\d+)_\d+$")
-
-
-@functools.lru_cache(maxsize=1 << 16)  # called per container and ask; attempt ids repeat
-def application_of_attempt(attempt_id: str) -> str:
-    """application_<ts>_<seq> for appattempt_<ts>_<seq>_<n>; the attempt id itself otherwise."""
-    m = _ATTEMPT_RE.match(attempt_id)
-    return f"application_{m.group(1)}_{m.group(2)}" if m else attempt_id
-
-
-def _index(index: dict[str, set[str]], key: str, item: str) -> None:
-    items = index.get(key)
-    if items is None:
-        index[key] = {item}
-    else:
-        items.add(item)
-
-
-def _discard(index: dict[str, set[str]], key: str, item: str) -> None:
-    items = index.get(key)
-    if items is not None:
-        items.discard(item)
-        if not items:
-            del index[key]
-
-
-class NodeRec:
-    """One mirrored node: what the RM said of it, and its row in the mirror's NodeArrays, which hold
-    the numeric figures (capacity and allocated as upserted; the service's container and outstanding
-    sums). `capacity` and `allocated` are also kept as Res; the sums are read from the arrays."""
-
-    __slots__ = (
-        "allocated",
-        "arrays",
-        "capacity",
-        "host",
-        "node_id",
-        "rack",
-        "row",
-        "speed",
-        "state",
-        "wire",
-    )
-
-    def __init__(
-        self,
-        node_id: str,
-        rack: str,
-        capacity: Res,
-        allocated: Res,
-        state: int,
-        speed: float,
-        host: str,
-        wire: bytes,
-        row: int,
-        arrays: NodeArrays,
-    ) -> None:
-        self.node_id, self.rack, self.state, self.speed, self.host = node_id, rack, state, speed, host
-        self.capacity, self.allocated = capacity, allocated
-        self.wire = wire  # the last upsert as sent: an identical heartbeat is skipped by comparing bytes
-        self.row, self.arrays = row, arrays
-
-    @property
-    def containers_used(self) -> Res:
-        """Sum of the containers mirrored on this node."""
-        return self.arrays.res(USED, self.row)
-
-    @property
-    def outstanding(self) -> Res:
-        """Room reserved by placements not yet confirmed."""
-        return self.arrays.res(OUT, self.row)
-
-    def free(self) -> Res:
-        """capacity - max(allocated, containers) - outstanding; further types: those the capacity
-        names, and those the node's figures use."""
-        return self.arrays.free(
-            self.row, [k for k, _ in self.capacity.others] if self.capacity.others else ()
-        )
-
-
-@dataclass(slots=True)
-class AppRec:
-    application_id: str
-    attempt_id: str
-    queue: str
-    user: str
-    name: str
-    submit_time_ms: int
-    application_type: str
-
-
-@dataclass(slots=True)
-class AskRec:
-    key: AskKey
-    capability: Res
-    num_containers: int
-    locations: tuple[str, ...]
-    relax_locality: bool
-    am_container: bool
-    arrival: int  # order in which the key first appeared (FCFS tie-break)
-    outstanding: int = 0  # containers placed but not yet confirmed
-
-
-class ContainerRec(NamedTuple):
-    """A mirrored container (built by pyscheduler.rpc.validate.state_batch as it checks the batch)."""
-
-    container_id: str
-    attempt_id: str
-    node_id: str
-    priority: int
-    allocation_request_id: int
-    resource: Res
-    placement_id: str
-    am_container: bool
-    start_time_ms: int
-
-
-@dataclass(slots=True)
-class OutstandingPlacement:
-    placement_id: str
-    key: AskKey
-    node_id: str
-    capability: Res
-    count: int
-    created_s: float
-    by_containers: int = 0
-    by_outcomes: int = 0
-    dropped: int = 0
-    container_ids: set[str] = field(default_factory=set)
-
-    def remaining(self) -> int:
-        return max(self.count - max(self.by_containers, self.by_outcomes) - self.dropped, 0)
-
-
-@dataclass(slots=True)
-class _Release:
-    """Outstanding room to release from nodes, gathered to be applied at once (NodeArrays.add_many)."""
-
-    rows: list[int] = field(default_factory=list)
-    amounts: list[Res] = field(default_factory=list)
-    times: list[int] = field(default_factory=list)
-
-
-def records(cs: Sequence[Any]) -> list[ContainerRec]:
-    """The ContainerRecs of wire ContainerInfos."""
-    return [
-        ContainerRec(
-            c.container_id,
-            c.attempt_id,
-            c.node_id,
-            c.priority,
-            c.allocation_request_id,
-            res_of_wire(c.resource),
-            c.placement_id,
-            c.am_container,
-            c.start_time_ms,
-        )
-        for c in cs
-    ]
+__all__ = [
+    "AppRec",
+    "AskKey",
+    "AskRec",
+    "ContainerRec",
+    "Mirror",
+    "NodeRec",
+    "OutstandingPlacement",
+    "application_of_attempt",
+    "records",
+]
 
 
 class Mirror:
@@ -384,7 +246,7 @@ class Mirror:
             items = by_attempt.get(attempt)
             if items is None:
                 by_attempt[attempt] = {cid}
-                _index(self._app_attempts, application_of_attempt(attempt), attempt)
+                index_add(self._app_attempts, application_of_attempt(attempt), attempt)
             else:
                 items.add(cid)
         node_ids = [r[2] for r in recs]
@@ -401,7 +263,7 @@ class Mirror:
             self.arrays.add_many(USED, rows, [amounts[i] for i in known])
             self.dirty.update(node_ids[i] for i in known)
             for i in set(range(len(recs))).difference(known):
-                _index(self._orphans, node_ids[i], ids[i])
+                index_add(self._orphans, node_ids[i], ids[i])
         if rows:
             counts = np.bincount(np.fromiter(rows, np.intp, len(rows)), minlength=len(self.arrays.count))
             self.arrays.count += counts
@@ -411,7 +273,7 @@ class Mirror:
             if p is not None and cid not in p.container_ids:
                 p.container_ids.add(cid)
                 confirmed[pid] = confirmed.get(pid, 0) + 1
-        release = _Release()
+        release = Release()
         for pid, k in confirmed.items():
             p = outstanding[pid]
             before = p.remaining()
@@ -436,14 +298,14 @@ class Mirror:
                 items.discard(cid)
                 if not items:
                     del by_attempt[rec.attempt_id]
-                    _discard(self._app_attempts, application_of_attempt(rec.attempt_id), rec.attempt_id)
+                    index_discard(self._app_attempts, application_of_attempt(rec.attempt_id), rec.attempt_id)
             node = nodes.get(rec.node_id)
             if node is not None:
                 rows.append(node.row)
                 amounts.append(rec.resource)
                 self.dirty.add(rec.node_id)
             else:
-                _discard(self._orphans, rec.node_id, cid)
+                index_discard(self._orphans, rec.node_id, cid)
         if rows:
             arrays = self.arrays
             arrays.add_many(USED, rows, amounts, sign=-1)
@@ -477,7 +339,7 @@ class Mirror:
                 ask.outstanding += p.count
         self.arrays.add_many(OUT, rows, [p.capability for p in ps], [p.count for p in ps])
 
-    def _settle(self, p: OutstandingPlacement, before: int, release: _Release | None = None) -> None:
+    def _settle(self, p: OutstandingPlacement, before: int, release: Release | None = None) -> None:
         """Release the room of the containers of `p` that are no longer outstanding (into `release`
         when given, to be applied at once with others)."""
         after = p.remaining()
@@ -527,7 +389,7 @@ class Mirror:
                 amounts.append(c.resource)
                 arrays.count[node.row] += 1
             else:
-                _index(self._orphans, c.node_id, c.container_id)
+                index_add(self._orphans, c.node_id, c.container_id)
         arrays.add_many(USED, rows, amounts)
         for a in self.asks.values():
             a.outstanding = 0
