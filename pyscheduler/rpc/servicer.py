@@ -24,11 +24,10 @@ from typing import Any
 import grpc
 
 from pyscheduler import __version__, metrics
-from pyscheduler.objects.decision import Decision
 from pyscheduler.rpc import validate
 from pyscheduler.rpc.gcpace import GcPacer
 from pyscheduler.rpc.mirror import ContainerRec
-from pyscheduler.rpc.session import DecisionRecorder, RoundFn, Session, SessionRegistry
+from pyscheduler.rpc.session import DecisionRecorder, RoundFn, RoundRecords, Session, SessionRegistry
 from pyscheduler.wire import pb
 
 SERVICE_NAME = "dollymp.v1.SchedulerService"
@@ -183,13 +182,13 @@ class SchedulerServicer:
                     if self.draining.is_set():
                         context.abort(grpc.StatusCode.UNAVAILABLE, "service shutting down")
                     return
-                records: list[list[Decision]] = []
+                records: list[RoundRecords] = []
                 plans, error, ended = self._process(items, records)
                 try:
                     yield from plans
                 finally:  # the decisions are logged once their plans are out (or the stream ended)
-                    for decisions in records:
-                        self.recorder.append(decisions)
+                    for r in records:
+                        self.recorder.append(r.build())
                 if self.pacer is not None:  # the gap before the next batch: collect there, not mid-round
                     resync = any(isinstance(i, _Checked) and i.batch.full_resync for i in items)
                     self.pacer.between_rounds(settle=resync)
@@ -211,8 +210,8 @@ class SchedulerServicer:
                 else:
                     c0 = time.thread_time()
                     try:
-                        records: list[ContainerRec] = []
-                        item = _Checked(msg, validate.state_batch(msg, memo, records), records)
+                        recs: list[ContainerRec] = []
+                        item = _Checked(msg, validate.state_batch(msg, memo, recs), recs)
                     except validate.InvalidMessage as exc:
                         item = str(exc)
                     with self.stats.lock:
@@ -260,7 +259,7 @@ class SchedulerServicer:
         return items
 
     def _process(
-        self, items: list[object], records: list[list[Decision]]
+        self, items: list[object], records: list[RoundRecords]
     ) -> tuple[list[Any], str | None, bool]:
         """Apply the items in order; one decision round per run of batches of the same session (each
         round's decisions go to `records`, for the recorder)."""
@@ -318,7 +317,7 @@ class SchedulerServicer:
         flush()
         return plans, None, False
 
-    def _round(self, s: Session, t0: float, c0_batches: float, records: list[list[Decision]]) -> Any:
+    def _round(self, s: Session, t0: float, c0_batches: float, records: list[RoundRecords]) -> Any:
         c0 = time.thread_time()
         with s.lock:
             plan, decisions = s.decide(self.round_fn, time.monotonic(), self.options.outstanding_ttl_s)
