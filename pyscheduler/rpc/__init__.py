@@ -3,6 +3,8 @@
 validate    every wire message checked before anything is applied; errors name the field path
 res         YARN resource vectors
 mirror      one ResourceManager's state (nodes, apps, asks, containers) + unconfirmed placements
+records     the mirror's records (nodes, apps, asks, containers, outstanding placements)
+nodearrays  the mirror's per-node figures (capacity, allocation, container and outstanding sums) as arrays
 session     sessions per rm_id (Register -> full resync -> batches), a decision round -> Plan
 placer      service-side FCFS placement with locality ("yarn-fcfs"); the fit/locality invariants
 translate   the mirror -> the decision core's Snapshot, its Decisions -> placements and deferrals

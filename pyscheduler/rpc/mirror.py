@@ -8,6 +8,8 @@ Accounting choices (documented here, tested in tests/rpc):
 - A node's used resources are the larger, per dimension, of the RM's `allocated` and the sum of
   the containers mirrored on it, so a container that arrives before the node's next upsert is
   never counted as free room.
+- The per-node figures live in numeric arrays (pyscheduler.rpc.nodearrays), one row per node, so a
+  commit wave and the core's view of free room are array operations; `NodeRec.free()` reads them.
 - A placement stays outstanding (its room reserved on the node and its count subtracted from the
   ask) until the shim confirms it: by containers carrying its placement_id, by PLACEMENT_COMMITTED
   outcomes (the larger of the two counts, never their sum), by dropped outcomes, or until it ages
@@ -16,122 +18,39 @@ Accounting choices (documented here, tested in tests/rpc):
 
 from __future__ import annotations
 
-import functools
-import re
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
-from pyscheduler.rpc.res import ZERO, Res, res_add, res_max, res_of_wire, same_as_wire
+import numpy as np
+
+from pyscheduler.rpc.nodearrays import ALLOC, CAP, OUT, USED, NodeArrays
+from pyscheduler.rpc.records import (
+    AppRec,
+    AskKey,
+    AskRec,
+    ContainerRec,
+    NodeRec,
+    OutstandingPlacement,
+    Release,
+    application_of_attempt,
+    index_add,
+    index_discard,
+    records,
+)
+from pyscheduler.rpc.res import Res, res_of_wire, same_as_wire
 from pyscheduler.wire import pb
 
-AskKey = tuple[str, int, int]  # (attempt_id, priority, allocation_request_id), YARN's scheduler key
-
-_ATTEMPT_RE = re.compile(r"^appattempt_(\d+)_(\d+)_\d+$")
-
-
-@functools.lru_cache(maxsize=1 << 16)  # called per container and ask; attempt ids repeat
-def application_of_attempt(attempt_id: str) -> str:
-    """application_<ts>_<seq> for appattempt_<ts>_<seq>_<n>; the attempt id itself otherwise."""
-    m = _ATTEMPT_RE.match(attempt_id)
-    return f"application_{m.group(1)}_{m.group(2)}" if m else attempt_id
-
-
-def _index(index: dict[str, set[str]], key: str, item: str) -> None:
-    items = index.get(key)
-    if items is None:
-        index[key] = {item}
-    else:
-        items.add(item)
-
-
-def _discard(index: dict[str, set[str]], key: str, item: str) -> None:
-    items = index.get(key)
-    if items is not None:
-        items.discard(item)
-        if not items:
-            del index[key]
-
-
-@dataclass(slots=True)
-class NodeRec:
-    node_id: str
-    rack: str
-    capacity: Res
-    allocated: Res
-    state: int
-    speed: float
-    host: str = ""
-    containers_used: Res = ZERO  # sum of mirrored containers on this node
-    outstanding: Res = ZERO  # room reserved by placements not yet confirmed
-    wire: bytes = b""  # the last upsert as sent: an identical heartbeat is skipped by comparing bytes
-
-    def free(self) -> Res:
-        cap, a, c, o = self.capacity, self.allocated, self.containers_used, self.outstanding
-        if not (cap.others or a.others or c.others or o.others):  # the common case, without dicts
-            return Res(
-                cap.memory_mb - max(a.memory_mb, c.memory_mb) - o.memory_mb,
-                cap.vcores - max(a.vcores, c.vcores) - o.vcores,
-            )
-        used = res_max(self.allocated, self.containers_used)
-        total = res_add(used, self.outstanding)
-        keys = {k for k, _ in self.capacity.others} | {k for k, _ in total.others}
-        cap_o, tot_o = dict(self.capacity.others), dict(total.others)
-        others = tuple(sorted((k, cap_o.get(k, 0) - tot_o.get(k, 0)) for k in keys))
-        return Res(self.capacity.memory_mb - total.memory_mb, self.capacity.vcores - total.vcores, others)
-
-
-@dataclass(slots=True)
-class AppRec:
-    application_id: str
-    attempt_id: str
-    queue: str
-    user: str
-    name: str
-    submit_time_ms: int
-    application_type: str
-
-
-@dataclass(slots=True)
-class AskRec:
-    key: AskKey
-    capability: Res
-    num_containers: int
-    locations: tuple[str, ...]
-    relax_locality: bool
-    am_container: bool
-    arrival: int  # order in which the key first appeared (FCFS tie-break)
-    outstanding: int = 0  # containers placed but not yet confirmed
-
-
-@dataclass(slots=True)
-class ContainerRec:
-    container_id: str
-    attempt_id: str
-    node_id: str
-    priority: int
-    allocation_request_id: int
-    resource: Res
-    placement_id: str
-    am_container: bool
-    start_time_ms: int
-
-
-@dataclass(slots=True)
-class OutstandingPlacement:
-    placement_id: str
-    key: AskKey
-    node_id: str
-    capability: Res
-    count: int
-    created_s: float
-    by_containers: int = 0
-    by_outcomes: int = 0
-    dropped: int = 0
-    container_ids: set[str] = field(default_factory=set)
-
-    def remaining(self) -> int:
-        return max(self.count - max(self.by_containers, self.by_outcomes) - self.dropped, 0)
+__all__ = [
+    "AppRec",
+    "AskKey",
+    "AskRec",
+    "ContainerRec",
+    "Mirror",
+    "NodeRec",
+    "OutstandingPlacement",
+    "application_of_attempt",
+    "records",
+]
 
 
 class Mirror:
@@ -146,9 +65,13 @@ class Mirror:
         self._arrivals = 0
         self.fallback_active = False
         self.rm_time_ms = 0
-        # Indexes, so that removing a node or an application costs its own records only.
-        self._node_containers: dict[str, set[str]] = {}
-        self._app_containers: dict[str, set[str]] = {}
+        # Indexes, so that removing an application costs its own records only: containers by attempt,
+        # attempts by application (one set per attempt, not per application: no id parsing per
+        # container). Removing a node (rare) scans the containers instead; containers whose node was
+        # not mirrored when they came are indexed by node until it comes (`_orphans`).
+        self._attempt_containers: dict[str, set[str]] = {}
+        self._app_attempts: dict[str, set[str]] = {}
+        self._orphans: dict[str, set[str]] = {}
         self._app_asks: dict[str, set[AskKey]] = {}
         # Change tracking for the translation's cached cluster arrays: rows to recompute, and a
         # counter bumped whenever the set of running nodes (the rows themselves) changes.
@@ -156,21 +79,30 @@ class Mirror:
         self.resource_types: set[str] = set()  # names beyond memory and vcores seen (until a resync)
         self.layout = 0
         self.cache: dict[str, Any] = {}  # the translation's per-mirror caches (rows, jobs)
+        self.arrays = NodeArrays()  # the nodes' numeric figures, one row per node (NodeRec.row)
 
     # ---- applying a validated batch ------------------------------------------------------------
 
-    def apply(self, batch: Any, node_wires: Sequence[tuple[str, bytes]] | None = None) -> None:
+    def apply(
+        self,
+        batch: Any,
+        node_wires: Sequence[tuple[str, bytes]] | None = None,
+        containers: Sequence[ContainerRec] | None = None,
+    ) -> None:
         """Apply a validated batch. `node_wires`: (node_id, wire bytes) of each upserted node, as
-        pyscheduler.rpc.validate.state_batch returns them (computed here when not given)."""
+        pyscheduler.rpc.validate.state_batch returns them; `containers`: the records of
+        `containers_allocated`, as it collects them (both computed here when not given)."""
         if batch.full_resync:
             self.nodes.clear()
             self.apps.clear()
             self.asks.clear()
             self.containers.clear()
-            self._node_containers.clear()
-            self._app_containers.clear()
+            self._attempt_containers.clear()
+            self._app_attempts.clear()
+            self._orphans.clear()
             self._app_asks.clear()
             self.resource_types.clear()
+            self.arrays.clear()
             self.layout += 1
         self.rm_time_ms = batch.rm_time_ms
         self.fallback_active = batch.fallback_active
@@ -182,8 +114,8 @@ class Mirror:
             old = known(node_id)
             if old is None or old.wire != raw:  # most heartbeats change nothing: one bytes comparison
                 self._upsert_node(upserted[i], old, raw)
-        for node_id in batch.nodes_removed:
-            self._remove_node(node_id)
+        if batch.nodes_removed:
+            self._remove_nodes(batch.nodes_removed)
         for a in batch.apps_upserted:
             self.apps[a.application_id] = AppRec(
                 a.application_id, a.attempt_id, a.queue, a.user, a.name, a.submit_time_ms, a.application_type
@@ -192,10 +124,12 @@ class Mirror:
             self._remove_app(app_id)
         for ask in batch.asks:
             self._replace_ask(ask)
-        for c in batch.containers_allocated:
-            self._add_container(c)
-        for done in batch.containers_completed:
-            self._remove_container(done.container_id)
+        if batch.containers_allocated:
+            self._add_containers(
+                containers if containers is not None else records(batch.containers_allocated)
+            )
+        if batch.containers_completed:
+            self._remove_containers([d.container_id for d in batch.containers_completed])
         for o in batch.outcomes:
             self._outcome(o)
         if batch.full_resync:
@@ -211,44 +145,60 @@ class Mirror:
             if old.state != state:
                 self.layout += 1
             self.dirty.add(old.node_id)
-            if not same_cap:
+            if not same_cap:  # may make the node a row of the core's cluster or not: a new layout
+                self.layout += 1
                 old.capacity = res_of_wire(cap)
                 self.resource_types.update(cap.others)
+                self.arrays.put(CAP, old.row, old.capacity)
             if not same_alloc:
                 old.allocated = res_of_wire(alloc)
+                self.arrays.put(ALLOC, old.row, old.allocated)
             old.rack, old.state, old.speed = n.rack, state, n.speed
             return
         self.layout += 1
         self.dirty.add(n.node_id)
         self.resource_types.update(n.capacity.others)
+        arrays = self.arrays
+        row = arrays.take_row()
         rec = NodeRec(
-            node_id=n.node_id,
-            rack=n.rack,
-            capacity=res_of_wire(n.capacity),
-            allocated=res_of_wire(n.allocated),
-            state=n.state,
-            speed=n.speed,
-            host=n.node_id.rsplit(":", 1)[0],
-            wire=raw,
+            n.node_id,
+            n.rack,
+            res_of_wire(n.capacity),
+            res_of_wire(n.allocated),
+            n.state,
+            n.speed,
+            n.node_id.rsplit(":", 1)[0],
+            raw,
+            row,
+            arrays,
         )
-        for cid in self._node_containers.get(n.node_id, ()):  # containers reported before their node
-            rec.containers_used = res_add(rec.containers_used, self.containers[cid].resource)
+        arrays.put(CAP, row, rec.capacity)
+        arrays.put(ALLOC, row, rec.allocated)
+        for cid in self._orphans.pop(n.node_id, ()):  # containers reported before their node
+            arrays.add(USED, row, self.containers[cid].resource)
+            arrays.count[row] += 1
         self.nodes[n.node_id] = rec
 
-    def _remove_node(self, node_id: str) -> None:
-        if self.nodes.pop(node_id, None) is not None:
-            self.layout += 1
-        for cid in list(self._node_containers.get(node_id, ())):
-            self._remove_container(cid)
-        for pid in [p.placement_id for p in self.outstanding.values() if p.node_id == node_id]:
+    def _remove_nodes(self, node_ids: Collection[str]) -> None:
+        """Forget nodes, the containers on them and the placements sent to them (one scan for all)."""
+        gone = set(node_ids)
+        for node_id in gone:
+            rec = self.nodes.pop(node_id, None)
+            if rec is not None:
+                self.arrays.release(rec.row)
+                self.layout += 1
+        self._remove_containers([cid for cid, c in self.containers.items() if c.node_id in gone])
+        for pid in [p.placement_id for p in self.outstanding.values() if p.node_id in gone]:
             self._forget_placement(pid)
 
     def _remove_app(self, app_id: str) -> None:
         self.apps.pop(app_id, None)
         for key in self._app_asks.pop(app_id, set()):
             self.asks.pop(key, None)
-        for cid in list(self._app_containers.get(app_id, ())):
-            self._remove_container(cid)
+        attempts = self._attempt_containers
+        self._remove_containers(
+            [c for a in list(self._app_attempts.get(app_id, ())) for c in attempts.get(a, ())]
+        )
 
     def _replace_ask(self, ask: Any) -> None:
         key: AskKey = (ask.attempt_id, ask.priority, ask.allocation_request_id)
@@ -277,50 +227,89 @@ class Mirror:
             outstanding=old.outstanding if old is not None else 0,
         )
 
-    def _add_container(self, c: Any) -> None:
-        cid, attempt, node_id, pid = c.container_id, c.attempt_id, c.node_id, c.placement_id
-        if cid in self.containers:
-            self._remove_container(cid)
-        res = res_of_wire(c.resource)
-        self.containers[cid] = ContainerRec(
-            cid,
-            attempt,
-            node_id,
-            c.priority,
-            c.allocation_request_id,
-            res,
-            pid,
-            c.am_container,
-            c.start_time_ms,
-        )
-        _index(self._node_containers, node_id, cid)
-        _index(self._app_containers, application_of_attempt(attempt), cid)
-        node = self.nodes.get(node_id)
-        if node is not None:
-            used = node.containers_used
-            node.containers_used = (
-                Res(used.memory_mb + res.memory_mb, used.vcores + res.vcores)
-                if not (used.others or res.others)
-                else res_add(used, res)
-            )
-            self.dirty.add(node_id)
-        p = self.outstanding.get(pid) if pid else None
-        if p is not None and cid not in p.container_ids:
+    def _add_containers(self, recs: Sequence[ContainerRec]) -> None:
+        """Add the batch's containers: their records and indexes, then, once for the lot, the node sums
+        (NodeArrays.add_many) and each placement's confirmation count (the room released by k
+        containers of one placement at once equals that of k steps of one: `remaining` only depends on
+        the count, clipped at 0). A container reported again replaces its earlier record."""
+        ids = [r[0] for r in recs]
+        containers, outstanding = self.containers, self.outstanding
+        if len(set(ids)) != len(ids) or not containers.keys().isdisjoint(ids):  # re-reports: in order
+            for r in recs:
+                if r.container_id in containers:
+                    self._remove_container(r.container_id)
+                self._add_containers([r])
+            return
+        containers.update(zip(ids, recs, strict=True))
+        by_attempt = self._attempt_containers
+        for cid, attempt, *_ in recs:
+            items = by_attempt.get(attempt)
+            if items is None:
+                by_attempt[attempt] = {cid}
+                index_add(self._app_attempts, application_of_attempt(attempt), attempt)
+            else:
+                items.add(cid)
+        node_ids = [r[2] for r in recs]
+        amounts = [r[5] for r in recs]
+        pids = [r[6] for r in recs]
+        nodes = self.nodes
+        if nodes.keys() >= set(node_ids):  # every node mirrored (the usual case)
+            rows = [nodes[n].row for n in node_ids]
+            self.arrays.add_many(USED, rows, amounts)
+            self.dirty.update(node_ids)
+        else:
+            known = [i for i, n in enumerate(node_ids) if n in nodes]
+            rows = [nodes[node_ids[i]].row for i in known]
+            self.arrays.add_many(USED, rows, [amounts[i] for i in known])
+            self.dirty.update(node_ids[i] for i in known)
+            for i in set(range(len(recs))).difference(known):
+                index_add(self._orphans, node_ids[i], ids[i])
+        if rows:
+            counts = np.bincount(np.fromiter(rows, np.intp, len(rows)), minlength=len(self.arrays.count))
+            self.arrays.count += counts
+        confirmed: dict[str, int] = {}
+        for cid, pid in zip(ids, pids, strict=True):
+            p = outstanding.get(pid) if pid else None
+            if p is not None and cid not in p.container_ids:
+                p.container_ids.add(cid)
+                confirmed[pid] = confirmed.get(pid, 0) + 1
+        release = Release()
+        for pid, k in confirmed.items():
+            p = outstanding[pid]
             before = p.remaining()
-            p.container_ids.add(cid)
-            p.by_containers += 1
-            self._settle(p, before)
+            p.by_containers += k
+            self._settle(p, before, release)
+        self.arrays.add_many(OUT, release.rows, release.amounts, release.times)
 
     def _remove_container(self, container_id: str) -> None:
-        rec = self.containers.pop(container_id, None)
-        if rec is None:
-            return
-        _discard(self._node_containers, rec.node_id, container_id)
-        _discard(self._app_containers, application_of_attempt(rec.attempt_id), container_id)
-        node = self.nodes.get(rec.node_id)
-        if node is not None:
-            node.containers_used = res_add(node.containers_used, rec.resource, -1)
-            self.dirty.add(rec.node_id)
+        self._remove_containers([container_id])
+
+    def _remove_containers(self, container_ids: Iterable[str]) -> None:
+        """Forget containers (unknown ids are ignored); their nodes' sums change once for the lot."""
+        containers, nodes, by_attempt = self.containers, self.nodes, self._attempt_containers
+        rows: list[int] = []
+        amounts: list[Res] = []
+        for cid in container_ids:
+            rec = containers.pop(cid, None)
+            if rec is None:
+                continue
+            items = by_attempt.get(rec.attempt_id)
+            if items is not None:
+                items.discard(cid)
+                if not items:
+                    del by_attempt[rec.attempt_id]
+                    index_discard(self._app_attempts, application_of_attempt(rec.attempt_id), rec.attempt_id)
+            node = nodes.get(rec.node_id)
+            if node is not None:
+                rows.append(node.row)
+                amounts.append(rec.resource)
+                self.dirty.add(rec.node_id)
+            else:
+                index_discard(self._orphans, rec.node_id, cid)
+        if rows:
+            arrays = self.arrays
+            arrays.add_many(USED, rows, amounts, sign=-1)
+            arrays.count -= np.bincount(np.fromiter(rows, np.intp, len(rows)), minlength=len(arrays.count))
 
     def _outcome(self, o: Any) -> None:
         p = self.outstanding.get(o.placement_id)
@@ -336,22 +325,34 @@ class Mirror:
     # ---- outstanding placements ----------------------------------------------------------------
 
     def add_placement(self, p: OutstandingPlacement) -> None:
-        self.outstanding[p.placement_id] = p
-        node = self.nodes[p.node_id]
-        node.outstanding = res_add(node.outstanding, p.capability, p.count)
-        self.dirty.add(p.node_id)
-        ask = self.asks.get(p.key)
-        if ask is not None:
-            ask.outstanding += p.count
+        self.add_placements([p])
 
-    def _settle(self, p: OutstandingPlacement, before: int) -> None:
-        """Release the room of the containers of `p` that are no longer outstanding."""
+    def add_placements(self, ps: Sequence[OutstandingPlacement]) -> None:
+        """Hold room for placements just sent (their nodes must be mirrored)."""
+        rows = [self.nodes[p.node_id].row for p in ps]
+        asks, outstanding, dirty = self.asks, self.outstanding, self.dirty
+        for p in ps:
+            outstanding[p.placement_id] = p
+            dirty.add(p.node_id)
+            ask = asks.get(p.key)
+            if ask is not None:
+                ask.outstanding += p.count
+        self.arrays.add_many(OUT, rows, [p.capability for p in ps], [p.count for p in ps])
+
+    def _settle(self, p: OutstandingPlacement, before: int, release: Release | None = None) -> None:
+        """Release the room of the containers of `p` that are no longer outstanding (into `release`
+        when given, to be applied at once with others)."""
         after = p.remaining()
         released = before - after
         if released > 0:
             node = self.nodes.get(p.node_id)
             if node is not None:
-                node.outstanding = res_add(node.outstanding, p.capability, -released)
+                if release is None:
+                    self.arrays.add(OUT, node.row, p.capability, -released)
+                else:
+                    release.rows.append(node.row)
+                    release.amounts.append(p.capability)
+                    release.times.append(-released)
                 self.dirty.add(p.node_id)
             ask = self.asks.get(p.key)
             if ask is not None:
@@ -376,13 +377,20 @@ class Mirror:
     def _recount(self) -> None:
         """After a full resync: recompute per-node and per-ask sums from the mirrored records."""
         self.layout += 1
-        for rec in self.nodes.values():
-            rec.containers_used = ZERO
-            rec.outstanding = ZERO
+        arrays = self.arrays
+        arrays.t[USED][:] = 0
+        arrays.t[OUT][:] = 0
+        arrays.count[:] = 0
+        rows, amounts = [], []
         for c in self.containers.values():
             node = self.nodes.get(c.node_id)
             if node is not None:
-                node.containers_used = res_add(node.containers_used, c.resource)
+                rows.append(node.row)
+                amounts.append(c.resource)
+                arrays.count[node.row] += 1
+            else:
+                index_add(self._orphans, c.node_id, c.container_id)
+        arrays.add_many(USED, rows, amounts)
         for a in self.asks.values():
             a.outstanding = 0
         for pid in list(self.outstanding):
@@ -391,21 +399,31 @@ class Mirror:
             if node is None:
                 del self.outstanding[pid]
                 continue
-            node.outstanding = res_add(node.outstanding, p.capability, p.remaining())
+            arrays.add(OUT, node.row, p.capability, p.remaining())
             ask = self.asks.get(p.key)
             if ask is not None:
                 ask.outstanding += p.remaining()
 
     # ---- inspection ----------------------------------------------------------------------------
 
+    def free_of(self, node_ids: Collection[str]) -> dict[str, Res]:
+        """`NodeRec.free()` of each of the mirrored nodes `node_ids`, computed at once."""
+        if len(self.arrays.names) > 2:  # further resource types: node by node
+            return {nid: self.nodes[nid].free() for nid in node_ids}
+        ids = list(node_ids)
+        rows = np.fromiter((self.nodes[nid].row for nid in ids), np.intp, len(ids))
+        free = self.arrays.free_rows(rows, ("memory_mb", "vcores")).tolist()
+        return {nid: Res(mem, cores) for nid, (mem, cores) in zip(ids, free, strict=True)}
+
     def app_ids_with_asks(self) -> set[str]:
         return set(self._app_asks)
 
     def containers_on(self, node_id: str) -> int:
-        return len(self._node_containers.get(node_id, ()))
+        node = self.nodes.get(node_id)
+        return int(self.arrays.count[node.row]) if node is not None else len(self._orphans.get(node_id, ()))
 
     def containers_of(self, app_id: str) -> int:
-        return len(self._app_containers.get(app_id, ()))
+        return sum(len(self._attempt_containers[a]) for a in self._app_attempts.get(app_id, ()))
 
     def dump(self) -> dict[str, Any]:
         """A canonical JSON-able dump of the mirrored RM state (not the service's own bookkeeping)."""

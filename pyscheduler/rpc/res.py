@@ -39,12 +39,17 @@ def res_of_wire(r: Any) -> Res:
     """`Res.of(r)`, sharing one Res per (memory, vcores) when there are no other resource types."""
     if r.others:
         return Res.of(r)
-    key = (r.memory_mb, r.vcores)
+    return interned(r.memory_mb, r.vcores)
+
+
+def interned(memory_mb: int, vcores: int) -> Res:
+    """Res(memory_mb, vcores), one shared object per pair."""
+    key = (memory_mb, vcores)
     hit = _INTERNED.get(key)
     if hit is None:
         if len(_INTERNED) >= 4096:
             _INTERNED.clear()
-        hit = _INTERNED[key] = Res(int(key[0]), int(key[1]))
+        hit = _INTERNED[key] = Res(int(memory_mb), int(vcores))
     return hit
 
 

@@ -26,7 +26,8 @@ import grpc
 from pyscheduler import __version__, metrics
 from pyscheduler.rpc import validate
 from pyscheduler.rpc.gcpace import GcPacer
-from pyscheduler.rpc.session import DecisionRecorder, RoundFn, Session, SessionRegistry
+from pyscheduler.rpc.mirror import ContainerRec
+from pyscheduler.rpc.session import DecisionRecorder, RoundFn, RoundRecords, Session, SessionRegistry
 from pyscheduler.wire import pb
 
 SERVICE_NAME = "dollymp.v1.SchedulerService"
@@ -124,10 +125,12 @@ _END = object()
 
 @dataclass(frozen=True, slots=True)
 class _Checked:
-    """A validated batch, with its upserted nodes' (node_id, wire bytes) for Mirror.apply."""
+    """A validated batch, with its upserted nodes' (node_id, wire bytes) and its containers' records
+    (for Mirror.apply)."""
 
     batch: Any
     node_wires: validate.NodeWires
+    containers: list[ContainerRec]
 
 
 class SchedulerServicer:
@@ -179,8 +182,13 @@ class SchedulerServicer:
                     if self.draining.is_set():
                         context.abort(grpc.StatusCode.UNAVAILABLE, "service shutting down")
                     return
-                plans, error, ended = self._process(items)
-                yield from plans
+                records: list[RoundRecords] = []
+                plans, error, ended = self._process(items, records)
+                try:
+                    yield from plans
+                finally:  # the decisions are logged once their plans are out (or the stream ended)
+                    for r in records:
+                        self.recorder.append(r.build())
                 if self.pacer is not None:  # the gap before the next batch: collect there, not mid-round
                     resync = any(isinstance(i, _Checked) and i.batch.full_resync for i in items)
                     self.pacer.between_rounds(settle=resync)
@@ -202,7 +210,8 @@ class SchedulerServicer:
                 else:
                     c0 = time.thread_time()
                     try:
-                        item = _Checked(msg, validate.state_batch(msg, memo))
+                        recs: list[ContainerRec] = []
+                        item = _Checked(msg, validate.state_batch(msg, memo, recs), recs)
                     except validate.InvalidMessage as exc:
                         item = str(exc)
                     with self.stats.lock:
@@ -249,8 +258,11 @@ class SchedulerServicer:
             self.stats.max_coalesced = max(self.stats.max_coalesced, len(items))
         return items
 
-    def _process(self, items: list[object]) -> tuple[list[Any], str | None, bool]:
-        """Apply the items in order; one decision round per run of batches of the same session."""
+    def _process(
+        self, items: list[object], records: list[RoundRecords]
+    ) -> tuple[list[Any], str | None, bool]:
+        """Apply the items in order; one decision round per run of batches of the same session (each
+        round's decisions go to `records`, for the recorder)."""
         t0, c0 = time.perf_counter(), time.thread_time()
         plans: list[Any] = []
         pending: Session | None = None  # session with applied batches not yet decided on
@@ -258,7 +270,7 @@ class SchedulerServicer:
         def flush() -> None:
             nonlocal pending, t0, c0
             if pending is not None:
-                plans.append(self._round(pending, t0, c0))
+                plans.append(self._round(pending, t0, c0, records))
                 pending = None
                 t0, c0 = time.perf_counter(), time.thread_time()
 
@@ -292,7 +304,7 @@ class SchedulerServicer:
                 why = s.admit(batch)
                 if why is None:
                     ca = time.thread_time()
-                    s.apply(batch, item.node_wires)
+                    s.apply(batch, item.node_wires, item.containers)
                     self.stats.apply_cpu_s += time.thread_time() - ca  # one writer per stream: no lock
             if why is not None:
                 flush()
@@ -305,12 +317,12 @@ class SchedulerServicer:
         flush()
         return plans, None, False
 
-    def _round(self, s: Session, t0: float, c0_batches: float) -> Any:
+    def _round(self, s: Session, t0: float, c0_batches: float, records: list[RoundRecords]) -> Any:
         c0 = time.thread_time()
         with s.lock:
             plan, decisions = s.decide(self.round_fn, time.monotonic(), self.options.outstanding_ttl_s)
         if decisions:
-            self.recorder.append(decisions)
+            records.append(decisions)
         cpu = time.thread_time() - c0
         ms = (time.perf_counter() - t0) * 1000.0
         with self.stats.lock:

@@ -23,8 +23,8 @@ from typing import Any, Protocol
 
 from pyscheduler import metrics
 from pyscheduler.objects.decision import Decision, DecisionKind
-from pyscheduler.rpc.mirror import AskKey, Mirror, OutstandingPlacement, application_of_attempt
-from pyscheduler.rpc.placer import RoundResult
+from pyscheduler.rpc.mirror import AskKey, ContainerRec, Mirror, OutstandingPlacement, application_of_attempt
+from pyscheduler.rpc.placer import PlacementChoice, RoundResult
 from pyscheduler.rpc.res import Res
 from pyscheduler.wire import pb
 
@@ -69,6 +69,53 @@ _REASON_NAMES = {
 
 def reason_name(reason: int) -> str:
     return _REASON_NAMES.get(reason, f"reason_{reason}")
+
+
+@dataclass(slots=True)
+class RoundRecords:
+    """A round's decisions for the log. The placement records (one per wire placement) are built by
+    `build()`, which the servicer calls once the round's plan is sent: not on the plan's path."""
+
+    rm_id: str
+    session_id: str
+    epoch: int
+    wall: float
+    placed: list[tuple[str, PlacementChoice]]  # (placement id, choice)
+    json_caps: dict[Res, dict[str, Any]]  # one JSON form per distinct capability (shared, read-only)
+    others: list[Decision]  # deferrals (when their reason changed), priorities, clone grants, ω
+
+    def __len__(self) -> int:
+        return len(self.placed) + len(self.others)
+
+    def build(self) -> list[Decision]:
+        """Placements first, then the others, in the round's order."""
+        out: list[Decision] = []
+        add, caps = out.append, self.json_caps
+        for pid, c in self.placed:
+            attempt, prio, alloc = c.key
+            add(
+                Decision(
+                    self.wall,
+                    DecisionKind.PLACEMENT,
+                    reason_name(c.reason),
+                    application_of_attempt(attempt),
+                    node_id=c.node_id,
+                    detail=c.detail,
+                    inputs={
+                        "placement_id": pid,
+                        "rm_id": self.rm_id,
+                        "session_id": self.session_id,
+                        "epoch": self.epoch,
+                        "attempt_id": attempt,
+                        "priority": prio,
+                        "allocation_request_id": alloc,
+                        "count": c.count,
+                        "capability": caps[c.capability],
+                    },
+                )
+            )
+        out.extend(self.others)
+        return out
 
 
 @dataclass
@@ -130,19 +177,25 @@ class Session:
         p = self._priorities.get(app_id)
         return (p[0], p[1]) if p is not None else (None, None)
 
-    def apply(self, batch: Any, node_wires: Sequence[tuple[str, bytes]] | None = None) -> None:
+    def apply(
+        self,
+        batch: Any,
+        node_wires: Sequence[tuple[str, bytes]] | None = None,
+        containers: Sequence[ContainerRec] | None = None,
+    ) -> None:
         if (
             batch.fallback_active
             and self.mirror.fallback_active
             and batch.rm_time_ms > self.mirror.rm_time_ms
         ):
             metrics.FALLBACK_SECONDS.inc((batch.rm_time_ms - self.mirror.rm_time_ms) / 1000.0)
-        self.mirror.apply(batch, node_wires)
+        self.mirror.apply(batch, node_wires, containers)
         self.last_seq = batch.seq
         self.state = SessionState.ACTIVE
 
-    def decide(self, round_fn: RoundFn, now_s: float, ttl_s: float) -> tuple[Any, list[Decision]]:
-        """One decision round on the current mirror: the Plan to send and the decisions to record."""
+    def decide(self, round_fn: RoundFn, now_s: float, ttl_s: float) -> tuple[Any, RoundRecords]:
+        """One decision round on the current mirror: the Plan to send and the decisions to record
+        (`RoundRecords.build()`: the placement records are built once the plan is out)."""
         self.mirror.expire(now_s, ttl_s)
         result = round_fn(self.mirror)
         choices, deferred = result.placements, result.deferrals
@@ -155,15 +208,13 @@ class Session:
         prefix = f"{self.session_id[:8]}-{epoch}-"
         wire_caps: dict[Res, Any] = {}  # one wire Resource and one JSON form per distinct capability
         json_caps: dict[Res, dict[str, Any]] = {}
-        add_placement, last_deferral, add_wire = (
-            self.mirror.add_placement,
-            self._last_deferral,
-            plan.placements.add,
-        )
+        sent: list[OutstandingPlacement] = []
+        placed: list[tuple[str, PlacementChoice]] = []
+        last_deferral, add_wire = self._last_deferral, plan.placements.add
         for c in choices:
             pid = prefix + str(next(self._placement_ids))
             cap = c.capability
-            add_placement(OutstandingPlacement(pid, c.key, c.node_id, cap, c.count, now_s))
+            sent.append(OutstandingPlacement(pid, c.key, c.node_id, cap, c.count, now_s))
             last_deferral.pop(c.key, None)
             attempt, prio, alloc = c.key
             wire_cap = wire_caps.get(cap)
@@ -182,27 +233,8 @@ class Session:
                 detail=c.detail,
                 capability=wire_cap,
             )
-            decisions.append(
-                Decision(
-                    wall,
-                    DecisionKind.PLACEMENT,
-                    reason_name(c.reason),
-                    application_of_attempt(attempt),
-                    node_id=c.node_id,
-                    detail=c.detail,
-                    inputs={
-                        "placement_id": pid,
-                        "rm_id": self.rm_id,
-                        "session_id": self.session_id,
-                        "epoch": epoch,
-                        "attempt_id": attempt,
-                        "priority": prio,
-                        "allocation_request_id": alloc,
-                        "count": c.count,
-                        "capability": json_caps[cap],  # shared between records: read-only
-                    },
-                )
-            )
+            placed.append((pid, c))
+        self.mirror.add_placements(sent)
         for d in deferred:
             attempt, prio, alloc = d.key
             plan.deferrals.add(
@@ -249,7 +281,7 @@ class Session:
                 del self._last_record[memo]
             for app_id in [a for a in self._priorities if a not in live]:
                 del self._priorities[app_id]
-        return plan, decisions
+        return plan, RoundRecords(self.rm_id, self.session_id, epoch, wall, placed, json_caps, decisions)
 
 
 class SessionRegistry:

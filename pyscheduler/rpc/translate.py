@@ -31,11 +31,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from pyscheduler.objects import ClusterState, Job, Phase, Resources
 from pyscheduler.policies import Decisions, Policy, Snapshot
 from pyscheduler.rpc.clones import clone_counts, place_clones
 from pyscheduler.rpc.mirror import AskKey, AskRec, Mirror, NodeRec, application_of_attempt
+from pyscheduler.rpc.nodearrays import CAP
 from pyscheduler.rpc.placer import (
     ANY_LOCATION,
     DeferralChoice,
@@ -83,74 +85,44 @@ def _dims(mirror: Mirror) -> tuple[str, ...]:
 
 @dataclass(slots=True)
 class _ClusterCache:
-    """The running nodes as one ClusterState kept across rounds: only rows changed since the last
-    round are rewritten (through the arrays behind `ClusterState.capacity` / `.free`)."""
+    """The running nodes as one ClusterState kept across rounds, and each row's row in the mirror's
+    NodeArrays; rebuilt when the set of rows changes, its figures rewritten from the arrays each round."""
 
     layout: int
     dims: tuple[str, ...]
     state: ClusterState
+    rows: npt.NDArray[np.intp]
 
 
 def _row_member(n: NodeRec) -> bool:
     return n.state == pb.NODE_STATE_RUNNING and (n.capacity.memory_mb > 0 or n.capacity.vcores > 0)
 
 
-def _arrays(nodes: list[NodeRec], dims: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
-    """Capacity and free room (clipped to 0..capacity) of `nodes`, one row each, columns `dims`."""
-    k = len(nodes)
-    if len(dims) == 2:  # memory and vcores only (no other type seen): one flat pass, numpy for the rest
-        flat = np.fromiter(
-            (
-                x
-                for n in nodes
-                for r in (n.capacity, n.allocated, n.containers_used, n.outstanding)
-                for x in (r.vcores, r.memory_mb)
-            ),
-            dtype=np.float64,
-            count=8 * k,
-        ).reshape(k, 4, 2)
-        cap = flat[:, 0]
-        free = cap - np.maximum(flat[:, 1], flat[:, 2]) - flat[:, 3]  # NodeRec.free(), vectorised
-    else:
-        shape = (k, len(dims))
-        cap = np.array([_vector(n.capacity, dims) for n in nodes], dtype=np.float64).reshape(shape)
-        free = np.array([_vector(n.free(), dims) for n in nodes], dtype=np.float64).reshape(shape)
+def _figures(mirror: Mirror, rows: npt.NDArray[np.intp], dims: tuple[str, ...]) -> tuple[Any, Any]:
+    """Capacity and free room (clipped to 0..capacity) of the mirror's node rows `rows`, columns `dims`:
+    NodeRec.free() for every row at once."""
+    cap = mirror.arrays.columns(CAP, rows, dims).astype(np.float64)
+    free = mirror.arrays.free_rows(rows, dims).astype(np.float64)
     return cap, np.clip(free, 0.0, cap)
 
 
 def _build(mirror: Mirror, dims: tuple[str, ...]) -> _ClusterCache:
-    rows = sorted((n for n in mirror.nodes.values() if _row_member(n)), key=lambda n: n.node_id)
-    cap, free = _arrays(rows, dims)
-    state = ClusterState.from_arrays([n.node_id for n in rows], cap, free, dims)
-    return _ClusterCache(mirror.layout, dims, state)
+    members = sorted((n for n in mirror.nodes.values() if _row_member(n)), key=lambda n: n.node_id)
+    rows = np.fromiter((n.row for n in members), np.intp, len(members))
+    cap, free = _figures(mirror, rows, dims)
+    state = ClusterState.from_arrays([n.node_id for n in members], cap, free, dims)
+    return _ClusterCache(mirror.layout, dims, state, rows)
 
 
 def cluster_of(mirror: Mirror) -> ClusterState:
-    """ClusterState of the running nodes (sorted by id), recomputing only rows changed since last time."""
+    """ClusterState of the running nodes (sorted by id), its figures read from the mirror's arrays."""
     dims = _dims(mirror)
     c = mirror.cache.get("cluster")
     if not isinstance(c, _ClusterCache) or c.layout != mirror.layout or c.dims != dims:
-        c = _build(mirror, dims)
-    elif mirror.dirty:
-        index = c.state.index
-        rows: list[int] = []
-        nodes: list[NodeRec] = []
-        for nid in mirror.dirty:
-            n = mirror.nodes.get(nid)
-            i = index.get(nid)
-            if (i is None) != (n is None or not _row_member(n)):
-                c = _build(mirror, dims)  # a node joined or left the rows
-                break
-            if i is not None and n is not None:
-                rows.append(i)
-                nodes.append(n)
-        else:
-            if rows:
-                idx = np.asarray(rows)
-                cap, free = _arrays(nodes, dims)
-                c.state.capacity[idx] = cap
-                c.state.free[idx] = free
-    mirror.cache["cluster"] = c
+        c = mirror.cache["cluster"] = _build(mirror, dims)
+    elif mirror.dirty:  # rows whose figures changed (rows come and go with `layout`)
+        m = len(c.rows)
+        c.state.capacity[:m], c.state.free[:m] = _figures(mirror, c.rows, dims)
     mirror.dirty.clear()
     return c.state
 
@@ -294,13 +266,11 @@ def from_decisions(
                 ask = asks[jk] = index[(job.job_id, job.phases[k].phase_id)]
             group = (ask.key, node_ids[row], c.reason)
             counts[group] = counts.get(group, 0) + m
-    room: dict[str, Res] = {}
+    room = mirror.free_of({node_id for _, node_id, _ in counts})
     unplaced: dict[AskKey, int] = {}
     for (key, node_id, reason), want in counts.items():
         ask = mirror.asks[key]
-        r = room.get(node_id)
-        if r is None:
-            r = room[node_id] = mirror.nodes[node_id].free()
+        r = room[node_id]
         k = fits_count(ask.capability, r, want) if _preferred(mirror, ask, node_id) else 0
         if k > 0:
             cap = ask.capability

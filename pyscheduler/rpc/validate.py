@@ -12,6 +12,8 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
+from pyscheduler.rpc.mirror import ContainerRec
+from pyscheduler.rpc.res import Res, interned
 from pyscheduler.wire import pb
 
 
@@ -97,22 +99,6 @@ def _node_ok(n: Any) -> bool:
 _EXIT_KINDS = frozenset(v for v in pb.ContainerExitKind.values() if v != 0)
 
 
-def _container_ok(c: Any) -> bool:
-    r = c.resource
-    return bool(
-        c.container_id
-        and c.attempt_id
-        and c.node_id
-        and c.priority >= 0
-        and c.allocation_request_id >= -1
-        and c.HasField("resource")
-        and r.memory_mb >= 0
-        and r.vcores >= 0
-        and not r.others
-        and c.start_time_ms >= 0
-    )
-
-
 def node(n: Any, p: str) -> None:
     nonempty(n.node_id, f"{p}.node_id")
     resource(n.capacity, f"{p}.capacity", n, "capacity")
@@ -164,9 +150,13 @@ class NodeMemo:
         self.valid: dict[str, bytes] = {}
 
 
-def state_batch(b: Any, memo: NodeMemo | None = None) -> NodeWires:
+def state_batch(
+    b: Any, memo: NodeMemo | None = None, containers: list[ContainerRec] | None = None
+) -> NodeWires:
     """Check a whole StateBatch; raises InvalidMessage naming the first bad field. Returns the
-    upserted nodes' (node_id, wire bytes), for Mirror.apply."""
+    upserted nodes' (node_id, wire bytes), for Mirror.apply; appends the records of
+    `containers_allocated` to `containers` when given (each field read once, for the check and the
+    record)."""
     nonempty(b.session_id, "session_id")
     at_least(b.seq, 1, "seq")
     at_least(b.rm_time_ms, 0, "rm_time_ms")
@@ -198,9 +188,34 @@ def state_batch(b: Any, memo: NodeMemo | None = None) -> NodeWires:
         if key in seen_keys:
             raise InvalidMessage(p, f"duplicate scheduler key {key} in one batch")
         seen_keys.add(key)
+    add = containers.append if containers is not None else None
+    make = ContainerRec._make  # tuple.__new__: cheaper than the NamedTuple's Python-level __new__
     for i, c in enumerate(b.containers_allocated):
-        if not _container_ok(c):
-            container(c, f"containers_allocated[{i}]")
+        cid, attempt, node_id, prio, alloc = (
+            c.container_id,
+            c.attempt_id,
+            c.node_id,
+            c.priority,
+            c.allocation_request_id,
+        )
+        r, start = c.resource, c.start_time_ms
+        mem, cores, others = r.memory_mb, r.vcores, r.others
+        if not (
+            cid
+            and attempt
+            and node_id
+            and prio >= 0
+            and alloc >= -1
+            and mem >= 0
+            and cores >= 0
+            and not others
+            and start >= 0
+            and c.HasField("resource")
+        ):
+            container(c, f"containers_allocated[{i}]")  # raises for a bad one (further types are fine)
+        if add is not None:
+            res = interned(mem, cores) if not others else Res.of(r)
+            add(make((cid, attempt, node_id, prio, alloc, res, c.placement_id, c.am_container, start)))
     for i, d in enumerate(b.containers_completed):
         if d.container_id and d.exit_kind in _EXIT_KINDS and d.finish_time_ms >= 0:
             continue
