@@ -122,21 +122,37 @@ def test_idle_rule_is_still_available_and_differs() -> None:
     assert not any(p.is_clone for p in residual.placements)
 
 
-def test_late_downstream_tasks_respect_the_upstream_copies_limit() -> None:
+def _downstream_running() -> Job:
     j = job("j", 0.0, ("map", 2, (1, 1), 10.0, 10.0, ()), ("red", 2, (1, 1), 10.0, 10.0, ("map",)))
     m, r = j.phase("map"), j.phase("red")
     for t in (0, 1):
         m.start_copy(t)
         m.end_copy(t, succeeded=True)  # one copy per map task
         r.start_copy(t)
+    return j
+
+
+def test_late_downstream_tasks_respect_the_upstream_copies_limit_when_asked() -> None:
+    j = _downstream_running()
     c = cluster((64, 64), free=[(62, 62)])
-    pol = get_policy("dollymp")
+    pol = get_policy("dollymp", late_upstream_cap=True)
     pol.decide(Snapshot(0.0, c, [j]))
     late = pol.decide(Snapshot(1e6, c, [j]))
     assert not any(p.is_clone for p in late.placements)  # Dolly 3.2: no more copies than upstream had
     assert [(g.phase_id, g.clones, g.reason) for g in late.clone_grants] == [
         ("red", 0, "upstream_copies_limit")
     ]
+
+
+def test_late_downstream_tasks_get_copies_by_default() -> None:
+    # Dolly 3.2's limit is for clones launched with the phase; a late copy reads after the original did
+    j = _downstream_running()
+    c = cluster((64, 64), free=[(62, 62)])
+    pol = get_policy("dollymp")
+    pol.decide(Snapshot(0.0, c, [j]))
+    late = pol.decide(Snapshot(1e6, c, [j]))
+    assert sorted(p.task_index for p in late.placements if p.is_clone) == [0, 1]
+    assert [(g.phase_id, g.clones, g.reason) for g in late.clone_grants] == [("red", 2, "eq2_residual_life")]
 
 
 def test_vectorised_thresholds_match_the_scalar_formula() -> None:
