@@ -73,7 +73,7 @@ def test_slow_copy_gets_a_clone_once_judged_and_fast_ones_do_not() -> None:
     j = _running_job(3)
     c = cluster((64, 64), free=[(61, 61)])
     atts = _attempts(j, [12.0, 200.0, 14.0], clock)  # task 1 straggles
-    pol = get_policy("dollymp", progress_after=10.0)
+    pol = get_policy("dollymp", progress_after=10.0, small_job_clones=0)
     clock.set(5.0)
     early = pol.decide(Snapshot(5.0, c, [j], atts))
     assert not any(p.is_clone for p in early.placements)
@@ -88,7 +88,7 @@ def test_without_progress_the_elapsed_rule_applies() -> None:
     j = _running_job(2)
     c = cluster((64, 64), free=[(62, 62)])
     plain = [Attempt(f"a{t}", "j", "m", t, "n0", False, 0.0) for t in range(2)]  # live: no progress
-    pol = get_policy("dollymp")
+    pol = get_policy("dollymp", small_job_clones=0)
     pol.decide(Snapshot(0.0, c, [j], plain))
     thr = residual_threshold(10.0, 10.0, 2.0)
     assert not any(p.is_clone for p in pol.decide(Snapshot(thr * 0.9, c, [j], plain)).placements)
@@ -97,7 +97,7 @@ def test_without_progress_the_elapsed_rule_applies() -> None:
     clock = ManualClock()
     clock.set(20.0)
     j2 = _running_job(2)
-    pol2 = get_policy("dollymp", late_by="elapsed")
+    pol2 = get_policy("dollymp", late_by="elapsed", small_job_clones=0)
     pol2.decide(Snapshot(0.0, c, [j2]))
     atts = _attempts(j2, [1000.0, 1000.0], clock)
     assert not any(p.is_clone for p in pol2.decide(Snapshot(20.0, c, [j2], atts)).placements)
@@ -123,3 +123,19 @@ def test_bad_options_name_the_option() -> None:
     for key, val in (("progress_factor", 0.0), ("progress_after", -1.0), ("late_by", "rate")):
         with pytest.raises(ValueError, match=key):
             get_policy("dollymp", **{key: val})
+
+
+def test_small_jobs_get_clones_from_idle_capacity_only() -> None:
+    small = job("s", 0.0, ("m", 2, (1, 1), 10.0, 10.0, ()))
+    big = job("b", 0.0, ("m", 11, (1, 1), 10.0, 10.0, ()))
+    roomy = get_policy("dollymp").decide(Snapshot(0.0, cluster((64, 64)), [small, big]))
+    clones = sorted((p.job_id, p.task_index) for p in roomy.placements if p.is_clone)
+    assert clones == [("s", 0), ("s", 0), ("s", 1), ("s", 1)]  # two clones each; the 11-task job none
+    assert {(g.job_id, g.reason) for g in roomy.clone_grants} >= {("s", "small_job_idle_capacity")}
+    # 13 slots: the 13 originals first, nothing left for clones
+    full = get_policy("dollymp").decide(Snapshot(0.0, cluster((13, 13)), [small, big]))
+    assert full.num_placements == 13 and not any(p.is_clone for p in full.placements)
+    off = get_policy("dollymp", small_job_clones=0).decide(Snapshot(0.0, cluster((64, 64)), [small]))
+    assert not any(p.is_clone for p in off.placements)
+    with pytest.raises(ValueError, match="small_job_clones"):
+        get_policy("dollymp", small_job_clones=-1)
