@@ -3,16 +3,26 @@
 Round: (1) v_j(t), e_j(t) of every job (Eq. 15-17, policies/table.py) and the size classes p_j of
 Algorithm 1 (policies/model.py), recomputed when a job arrives as in Section 5 (option
 recompute="every_round" recomputes each round); (2) pass 1 of Algorithm 2 (policies/kernel.py): per server,
-classes in increasing order, best fit; originals only; (3) passes 2..1+max_clones: one more copy of running
+classes in increasing order, best fit; originals, and (late_first, default) one more copy of each late
+task in its job's class (policies/late.py); (3) passes 2..1+max_clones: one more copy of running
 tasks per pass, same order, only with what pass 1 left; (4) delay assignment's omega for jobs whose
 downstream phase got clones; (5) kills of copies whose task already finished (losers in upstream phases
 are left to the AM's delay assignment, which kills whatever is unfinished when omega ends, Dolly 4.4).
 
 Clone rules (option clone_rule; the paper leaves which running tasks get clones, and when, open):
 * "residual" (default): once every task of a phase has been scheduled (Section 5), a running task gets one
-  more copy when its expected remaining time under the fitted Pareto of Eq. 2-3 reaches residual_factor x
-  a fresh copy's (policies/residual.py); the round asks to be woken (Decisions.wake_at) when the next task
-  becomes late. At high load this keeps clones within a few percent of the resources (docs/reproduction.md).
+  more copy when it is late (policies/late.py): by default when LATE's time-left estimate from each copy's
+  reported progress reaches progress_factor x a fresh copy's expected time, else (no progress reported, as
+  on the live path today) when its expected remaining time under the fitted Pareto of Eq. 2-3 reaches
+  residual_factor x a fresh copy's (policies/residual.py); the round asks to be woken (Decisions.wake_at)
+  when the next task may become late. Losing copies stay below DollyMP0's resources (docs/reproduction.md).
+  Choice (late_first): a late task's copy is placed in pass 1 with its job's class, not after every
+  original of every job: its time left is work its job still waits for, as a pending task's is (at high
+  load on FB-2010, clones waited behind lower classes' originals while the cluster was full).
+  Choice (small_job_clones, default 10): the tasks of a job of at most that many tasks (Dolly's small jobs,
+  Dolly Sec. 2.2) get up to max_clones clones at launch, in the clone passes, so only from capacity every
+  original of every job left idle: their tasks are too short for a late copy to be judged in time, and
+  their clones cost little (FB-2010 slice at load 0.8: 0.92 of the flowtime for +0.4% resources).
 * "paper": "residual" plus Corollary 4.1's clones at launch, granted only when r_j v_j fits the slack of
   Algorithm 1's level-(l-1) knapsack and no original waits for room (policies/model.py).
 * "idle": Algorithm 2 read literally, up to max_clones clones of every running task whenever capacity is
@@ -65,18 +75,20 @@ from pyscheduler.policies.common import (
 from pyscheduler.policies.delay import choose_omega, sample_pairs
 from pyscheduler.policies.dolly import DollyBudget
 from pyscheduler.policies.kernel import place_pass, warm_up
+from pyscheduler.policies.late import LateTasks
 from pyscheduler.policies.model import corollary_grants, transient_priorities
-from pyscheduler.policies.residual import REASON_RESIDUAL, StartTimes, residual_thresholds
 from pyscheduler.policies.table import FlatTasks, PhaseTable, RoundView, pass_input
 
+REASON_SMALL_JOB = "small_job_idle_capacity"
 _RUNNING = int(TaskState.RUNNING)  # enum attribute access is slow in hot loops
 CLONE_RULES = ("residual", "paper", "idle", "corollary", "dolly")
 
 
 @register_policy("dollymp")
 class DollyMPPolicy:
-    """Options: max_clones 0..3 (DollyMP0..3), clone_rule (see the module docstring), residual_factor,
-    sigma_factor,
+    """Options: max_clones 0..3 (DollyMP0..3), clone_rule (see the module docstring); late tasks
+    (policies/late.py): late_by, progress_factor, progress_after, residual_factor, late_upstream_cap,
+    late_first; small_job_clones; sigma_factor,
     recompute ("arrival" | "every_round"), order ("size_class" | "arrival"), Dolly's beta/tau/epsilon/
     straggler_p, delay assignment's output_bytes (per upstream task) and transfer statistics."""
 
@@ -98,21 +110,37 @@ class DollyMPPolicy:
         transfer: TransferStats | None = None,
         omega_samples: int = 32,
         residual_factor: float = 2.0,
+        late_by: str = "progress",
+        progress_factor: float = 1.5,
+        progress_after: float = 10.0,
+        late_upstream_cap: bool = False,
+        late_first: bool = True,
+        small_job_clones: int = 10,
     ) -> None:
         if isinstance(max_clones, bool) or max_clones not in (0, 1, 2, 3):
             raise ValueError(f"dollymp option max_clones must be 0, 1, 2 or 3, got {max_clones!r}")
         _choice("clone_rule", clone_rule, CLONE_RULES)
         _choice("recompute", recompute, ("arrival", "every_round"))
         _choice("order", order, ("size_class", "arrival"))
+        self.late = LateTasks(
+            max_clones, residual_factor, progress_factor, progress_after, late_by, bool(late_upstream_cap)
+        )
+        self.late_first = bool(late_first)
+        if (
+            isinstance(small_job_clones, bool)
+            or not isinstance(small_job_clones, int)
+            or small_job_clones < 0
+        ):
+            raise ValueError(
+                f"dollymp option small_job_clones must be an integer >= 0, got {small_job_clones!r}"
+            )
+        self.small_job_clones = small_job_clones
         if not (isinstance(sigma_factor, int | float) and math.isfinite(sigma_factor) and sigma_factor >= 0):
             raise ValueError(f"dollymp option sigma_factor must be finite >= 0, got {sigma_factor!r}")
         if not (math.isfinite(output_bytes) and output_bytes >= 0):
             raise ValueError(f"dollymp option output_bytes must be finite >= 0, got {output_bytes!r}")
         if omega_samples < 2:
             raise ValueError(f"dollymp option omega_samples must be >= 2, got {omega_samples!r}")
-        if not (isinstance(residual_factor, int | float) and 0 < residual_factor < math.inf):
-            raise ValueError(f"dollymp option residual_factor must be finite > 0, got {residual_factor!r}")
-        self.residual_factor = float(residual_factor)
         DollyBudget(beta, tau, epsilon, straggler_p)  # validates the Dolly options
         self.max_clones, self.clone_rule, self.sigma_factor = max_clones, clone_rule, float(sigma_factor)
         self.recompute, self.order = recompute, order
@@ -125,7 +153,6 @@ class DollyMPPolicy:
         self._tables: dict[tuple[int, ...], PhaseTable] = {}  # the last two job sets (service + AM plans)
         self._prio: dict[str, int] = {}
         self._omega_cache: dict[tuple[float, ...], float] = {}
-        self._starts = StartTimes()
         self.placement_reason = REASON_BEST_FIT
 
     def _table_for(self, snapshot: Snapshot) -> PhaseTable:
@@ -168,29 +195,35 @@ class DollyMPPolicy:
         cls, rnk, shape = prio[row_job], rank[row_job], table.row_shape[rows]
         feasible = _feasible(table.shapes, cluster.distinct_capacities())[shape]
 
-        # pass 1: originals
-        mask = flat.pending() & feasible[flat.owner]
-        entry_rows, entry_counts, placed = self._pass(
-            out, flat, mask, cls, rnk, shape, free, nodes, False, self.placement_reason
+        late_rule = self.max_clones > 0 and self.clone_rule in ("paper", "residual")
+        late_reasons: dict[int, tuple[int, str]] = {}
+        late = None
+        if late_rule:  # late tasks (policies/residual.py), judged on the round's state before placing
+            late, out.wake_at = self.late.judge(snapshot, view, flat, late_reasons)
+        at_start = flat.copies.copy()
+        # pass 1: originals (and, with late_first, one more copy of each late task in its job's class)
+        pending = flat.pending() & feasible[flat.owner]
+        mask = pending | late if late is not None and self.late_first else pending
+        entry_rows, entry_counts, placed, got_clone = self._pass(
+            out, flat, mask, cls, rnk, shape, free, nodes, False, self.placement_reason, pending
         )
         self._defer(out, table, flat, entry_rows, entry_counts, placed, feasible)
         # passes 2..1+max_clones: clones
         if self.max_clones > 0:
             waiting = bool((entry_counts > placed).any())  # originals that found no room this round
             allowed, reasons = self._allowed(snapshot, view, flat, prio, (times, volume), total, waiting)
-            late = None
-            if self.clone_rule in ("paper", "residual"):
-                late, out.wake_at = self._late(snapshot, view, flat, reasons)
-            cloned_rows: set[int] = set()
-            at_start = flat.copies.copy()
+            for row, (clones, why) in late_reasons.items():
+                if why == REASON_UPSTREAM or reasons.get(row, (self.max_clones, REASON_IDLE))[0] < clones:
+                    reasons[row] = (clones, why)
+            cloned_rows: set[int] = set(entry_rows[got_clone].tolist())
             for have in range(1, self.max_clones + 1):
                 mask = flat.clone_candidates(have, allowed)
                 if late is not None:  # one copy per round for a late task
                     mask |= late & (flat.copies == have) & (at_start == have)
-                entry_rows, _, placed = self._pass(
+                entry_rows, _, _, got_clone = self._pass(
                     out, flat, mask, cls, rnk, shape, free, nodes, True, REASON_CLONE
                 )
-                cloned_rows.update(entry_rows[placed > 0].tolist())
+                cloned_rows.update(entry_rows[got_clone].tolist())
             self._grants_and_omegas(out, snapshot, flat, sorted(cloned_rows), allowed, reasons)
         kill_losers(out, snapshot, spare_upstream=self.max_clones > 0)
         return out
@@ -225,26 +258,37 @@ class DollyMPPolicy:
         nodes: IntArray,
         is_clone: bool,
         reason: str,
-    ) -> tuple[IntArray, IntArray, IntArray]:
+        originals: np.ndarray | None = None,
+    ) -> tuple[IntArray, IntArray, IntArray, np.ndarray]:
+        """One kernel pass over the tasks in `mask`. Returns (entry rows, tasks per entry, placed per
+        entry, entries that got a clone). With `originals` (the pending tasks) the counts are of originals
+        only and the tasks of `mask` that already run get a clone (recorded with REASON_CLONE)."""
         class_ptr, shape_ptr, task_ptr, shape_demand, tasks, entry_rows, entry_counts = pass_input(
             flat, mask, cls, rnk, shape
         )
         got_task, got_node, got_entry = place_pass(
             free, nodes, class_ptr, shape_ptr, shape_demand, task_ptr, tasks
         )
+        clone = flat.copies[got_task] > 0 if originals is not None else np.full(got_task.size, is_clone)
         owner = flat.owner[got_task]
         table_rows = flat.rows[owner]
         t = flat.table
-        out.add_placements(
-            t.row_job[table_rows],
-            t.row_k[table_rows],
-            got_task - flat.offset[owner],
-            got_node,
-            np.full(got_task.size, is_clone),
-            reason,
-        )
+        for sel, why in ((~clone, reason), (clone, REASON_CLONE)):
+            if sel.any():
+                out.add_placements(
+                    t.row_job[table_rows[sel]],
+                    t.row_k[table_rows[sel]],
+                    got_task[sel] - flat.offset[owner[sel]],
+                    got_node[sel],
+                    clone[sel],
+                    why,
+                )
         flat.started(got_task)
-        return entry_rows, entry_counts, np.bincount(got_entry, minlength=entry_rows.size)
+        placed = np.bincount(got_entry[~clone], minlength=entry_rows.size)
+        got_clone = np.bincount(got_entry[clone], minlength=entry_rows.size) > 0
+        if originals is not None:
+            entry_counts = np.bincount(flat.owner[mask & originals], minlength=flat.rows.size)[entry_rows]
+        return entry_rows, entry_counts, placed, got_clone
 
     @staticmethod
     def _defer(
@@ -316,7 +360,9 @@ class DollyMPPolicy:
             row = int(flat.rows[r])
             job = t.jobs[t.row_job[row]]
             clones, reason = self.max_clones, REASON_IDLE
-            if self.clone_rule == "residual":  # no clones at launch; late tasks only (_late)
+            if self.clone_rule == "residual" and job.total_tasks() <= self.small_job_clones:
+                clones, reason = self.max_clones, REASON_SMALL_JOB
+            elif self.clone_rule == "residual":  # no clones at launch; late tasks only (LateTasks)
                 clones, reason = 0, REASON_NO_ROOM
             elif job_copies is not None:
                 clones = int(job_copies[t.row_job[row]]) - 1
@@ -340,53 +386,6 @@ class DollyMPPolicy:
             allowed[r] = 1 + clones
             reasons[row] = (clones, reason)
         return allowed, reasons
-
-    def _late(
-        self, snapshot: Snapshot, view: RoundView, flat: FlatTasks, reasons: dict[int, tuple[int, str]]
-    ) -> tuple[np.ndarray, float]:
-        """Per flat task: running, its newest copy older than f (alpha - 1) theta (policies/residual.py),
-        below the phase's copy cap (max_clones, Dolly 3.2's upstream limit); and the earliest time another
-        running task becomes late (Decisions.wake_at)."""
-        t = flat.table
-        late = np.zeros(flat.copies.size, bool)
-        now = snapshot.time
-        wake = math.inf
-        if not math.isfinite(now):
-            return late, wake
-        self._starts.keep_only({j.job_id for j in t.jobs})
-        running = np.unique(flat.owner[flat.copies > 0])
-        rows = flat.rows[running]
-        caps = np.full(running.size, 1 + self.max_clones, np.int64)
-        for i in np.flatnonzero(t.has_parent[rows]).tolist():  # Dolly 3.2: no more copies than upstream had
-            row = int(rows[i])
-            job = t.jobs[t.row_job[row]]
-            ups = job.parent_idx[int(t.row_k[row])]
-            caps[i] = min(int(caps[i]), *(int(job.phases[q].peak.min()) for q in ups))
-            if caps[i] <= 1:
-                reasons[row] = (0, REASON_UPSTREAM)
-        thr = residual_thresholds(view.theta[rows], view.sigma[rows], self.residual_factor)
-        # Section 5: clones once every task of the phase has been scheduled
-        keep = np.flatnonzero((caps > 1) & np.isfinite(thr) & (view.n_pending[rows] == 0))
-        if keep.size == 0:
-            return late, wake
-        due = np.full(flat.copies.size, math.inf)
-        cap_task = np.zeros(flat.copies.size, np.int64)
-        for i in keep.tolist():
-            r, row, cap = int(running[i]), int(rows[i]), int(caps[i])
-            job = t.jobs[t.row_job[row]]
-            k = int(t.row_k[row])
-            lo, hi = int(flat.offset[r]), int(flat.offset[r + 1])
-            due[lo:hi] = self._starts.observe(job.job_id, k, job.phases[k], now) + thr[i]
-            cap_task[lo:hi] = cap
-            if reasons.get(row, (self.max_clones, REASON_IDLE))[0] < cap - 1:
-                reasons[row] = (cap - 1, REASON_RESIDUAL)
-        c = flat.copies
-        room = (c > 0) & (c < cap_task) & (flat.state == _RUNNING)
-        late = room & (due < now)
-        soon = due[room & (due >= now)]
-        if soon.size:
-            wake = float(soon.min())
-        return late, wake
 
     def _corollary(
         self,

@@ -16,6 +16,11 @@ R(s) >= f theta, i.e. s >= f (alpha - 1) theta:
 The start time s is the first round in which the policy saw a copy of the task running (the policy keeps
 it; the live service and the simulator pass the same snapshots). When a task gets another copy its clock
 restarts: a further copy needs the newest copy to be late as well.
+
+Extension (`late_copies`, `fresh_copy_time`; used by policies/late.py): the same rule with the copy's time
+left observed instead of inferred, by LATE's progress-rate estimate (Zaharia et al., OSDI'08) when copies
+report progress (DollyMP Sec. 5.2 has the AM report task statistics); copies without progress keep the
+elapsed-time rule above.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from pyscheduler.estimate.pareto import fit_pareto
 from pyscheduler.objects import Phase
 
 REASON_RESIDUAL = "eq2_residual_life"
+REASON_PROGRESS = "late_progress_rate"
 
 
 def residual_threshold(theta: float, sigma: float, factor: float = 1.0) -> float:
@@ -86,3 +92,73 @@ class StartTimes:
 
     def __len__(self) -> int:
         return len(self._seen)
+
+
+def progress_remaining(
+    progress: npt.NDArray[np.float64], elapsed: npt.NDArray[np.float64]
+) -> npt.NDArray[np.float64]:
+    """LATE's estimate of a copy's time left (Zaharia et al., OSDI'08, Sec. 4.2): progress rate p / elapsed,
+    time left (1 - p) / (p / elapsed). inf where p is unknown (nan) or <= 0, or nothing has elapsed."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ok = np.isfinite(progress) & (progress > 0) & (elapsed > 0)
+        p = np.where(ok, np.minimum(progress, 1.0), 1.0)
+        out: npt.NDArray[np.float64] = np.where(ok, elapsed * (1.0 - p) / p, math.inf)
+    return out
+
+
+def late_copies(
+    progress: npt.NDArray[np.float64],
+    elapsed: npt.NDArray[np.float64],
+    theta: npt.NDArray[np.float64],
+    threshold: npt.NDArray[np.float64],
+    factor: float,
+    min_elapsed: float,
+) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.float64]]:
+    """Per running copy: is it late, and in how many seconds can it next turn late (inf: never by waiting).
+
+    The rule of this module with the copy's own progress when it reports one (an extension of the
+    elapsed-time rule above): a copy that reports progress p > 0 and has run at least `min_elapsed` seconds
+    is late when LATE's time-left estimate (`progress_remaining`) reaches factor x theta, theta being a
+    fresh copy's expected time. Same factor, same reading as above: f = 2 makes a clone expected to cost
+    no extra resources, now with the remaining time observed instead of inferred from elapsed time alone.
+    A copy with no usable progress (nan: the driver does not report it; 0: nothing reported yet) falls back
+    to the elapsed-time rule, elapsed >= `threshold` (`residual_thresholds`). A copy that reports progress
+    but has run less than `min_elapsed` is not judged yet (its rate is not trusted): it may turn late in
+    min_elapsed - elapsed seconds. A judged copy that is not late is left (its time left only shrinks while
+    its rate holds; a later round judges it again)."""
+    known = np.isfinite(progress) & (progress > 0)
+    judged = known & (elapsed >= min_elapsed)
+    left = progress_remaining(progress, elapsed)
+    late = np.where(known, judged & (left >= factor * theta), elapsed >= threshold)
+    with np.errstate(invalid="ignore"):
+        wait = np.where(known, min_elapsed - elapsed, threshold - elapsed)
+    wait = np.where(late | (known & judged) | ~np.isfinite(wait), math.inf, np.maximum(wait, 0.0))
+    return late, wait
+
+
+def fresh_copy_time(
+    theta: npt.NDArray[np.float64],
+    finished: npt.NDArray[np.int64],
+    progress: npt.NDArray[np.float64],
+    elapsed: npt.NDArray[np.float64],
+    phase: npt.NDArray[np.int64],
+    min_elapsed: float,
+) -> npt.NDArray[np.float64]:
+    """Expected run time of a fresh copy, per phase: the mean over the phase's finished tasks (theta, the
+    estimator's mean of `finished` of them) and its running copies judged by progress (projected total
+    time elapsed / p, LATE's rate estimate), weighted by count.
+
+    Why: finished tasks alone are the fast ones while a phase runs (its stragglers have not finished), so
+    their mean underestimates what a clone will take and the rule above would clone too eagerly; every
+    copy is an independent draw of the same run time, so the projected totals of the running copies
+    complete the sample. With nothing finished and nothing judged it is theta (the declared or history
+    estimate). `phase[i]` is the phase (index into theta/finished) of copy i."""
+    known = np.isfinite(progress) & (progress > 0) & (elapsed >= min_elapsed) & (elapsed > 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        total = np.where(known, elapsed / np.where(known, progress, 1.0), 0.0)
+    m = theta.size
+    s = np.bincount(phase, weights=total, minlength=m)
+    c = np.bincount(phase, weights=known, minlength=m)
+    w = finished.astype(np.float64)
+    out: npt.NDArray[np.float64] = np.where((w + c) > 0, (w * theta + s) / np.maximum(w + c, 1.0), theta)
+    return out

@@ -156,6 +156,7 @@ class Simulation:
         self.running: dict[int, _Run] = {}
         self._attempts: dict[int, SimAttempt] = {}  # per running copy, built when a policy first reads it
         self.copies: dict[tuple[int, int, int], list[_Run]] = {}
+        self.restarts: dict[tuple[int, int, int], int] = {}  # tasks started more than once
         self.ready_at: dict[tuple[int, int], float] = {}
         self.avail: dict[tuple[int, int], list[float]] = {}
         self.omega: dict[str, float] = {}
@@ -332,11 +333,14 @@ class Simulation:
 
     def _start(self, jidx: int, job: Job, k: int, t: int, n: int, cpu: float, mem: float) -> None:
         ph = job.phases[k]
+        key = (jidx, k, t)
+        nth = 0  # copies of this task started before (common random numbers, straggler.py)
+        if ph.peak[t]:
+            nth = self.restarts[key] = self.restarts.get(key, 0) + 1
         is_clone = ph.start_copy(t)
         phase_bases = self.bases[jidx][k]
-        run = self.model.copy_time(phase_bases[t], phase_bases, is_clone) / self.speed[n]
+        run = self.model.copy_time(phase_bases[t], phase_bases, is_clone, (jidx, k, t, nth)) / self.speed[n]
         spec = self.specs[jidx].phases[k]
-        key = (jidx, k, t)
         lst = self.copies.get(key)
         c = 0 if lst is None else len(lst)
         if spec.read_mb > 0 and spec.parents:

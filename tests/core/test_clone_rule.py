@@ -71,7 +71,7 @@ def _running(job_tasks: int, pending: int = 0, size: float = 64) -> tuple[Snapsh
 
 def test_late_tasks_get_one_copy_per_round() -> None:
     snap, _ = _running(4)
-    pol = get_policy("dollymp", clone_rule="residual", residual_factor=1.0)
+    pol = get_policy("dollymp", clone_rule="residual", residual_factor=1.0, small_job_clones=0)
     thr = residual_threshold(10.0, 10.0, 1.0)
     first = pol.decide(snap)  # sees the copies start at t = 0
     assert not any(p.is_clone for p in first.placements)
@@ -85,7 +85,9 @@ def test_late_tasks_get_one_copy_per_round() -> None:
 
 def test_default_factor_two_waits_twice_as_long() -> None:
     snap, _ = _running(2)
-    pol = get_policy("dollymp", clone_rule="residual")  # residual_factor 2: resource-neutral clones
+    pol = get_policy(
+        "dollymp", clone_rule="residual", small_job_clones=0
+    )  # residual_factor 2: resource-neutral clones
     pol.decide(snap)
     thr = residual_threshold(10.0, 10.0, 2.0)
     assert thr == pytest.approx(2 * residual_threshold(10.0, 10.0))
@@ -109,7 +111,7 @@ def test_paper_rule_clones_at_launch_when_nothing_waits() -> None:
     j = job("j", 0.0, ("m", 4, (1, 1), 10.0, 10.0, ()))  # e = 20: class 5; 2^4 h(2) >= 20 (h(2) = 1.35)
     d = get_policy("dollymp", clone_rule="paper").decide(Snapshot(0.0, cluster((64, 64)), [j]))
     assert sum(p.is_clone for p in d.placements) == 4  # r_j = 2 copies of each task
-    default = get_policy("dollymp").decide(Snapshot(0.0, cluster((64, 64)), [j]))
+    default = get_policy("dollymp", small_job_clones=0).decide(Snapshot(0.0, cluster((64, 64)), [j]))
     assert not any(p.is_clone for p in default.placements)  # "residual": no clones at launch
     assert {(g.clones, g.reason) for g in d.clone_grants} == {(1, "corollary_4_1")}
 
@@ -118,25 +120,41 @@ def test_idle_rule_is_still_available_and_differs() -> None:
     snap, _ = _running(4)
     idle = get_policy("dollymp", clone_rule="idle").decide(snap)
     assert sum(p.is_clone for p in idle.placements) == 8  # two clones of every running task at once
-    residual = get_policy("dollymp", clone_rule="residual").decide(snap)
+    residual = get_policy("dollymp", clone_rule="residual", small_job_clones=0).decide(snap)
     assert not any(p.is_clone for p in residual.placements)
 
 
-def test_late_downstream_tasks_respect_the_upstream_copies_limit() -> None:
+def _downstream_running() -> Job:
     j = job("j", 0.0, ("map", 2, (1, 1), 10.0, 10.0, ()), ("red", 2, (1, 1), 10.0, 10.0, ("map",)))
     m, r = j.phase("map"), j.phase("red")
     for t in (0, 1):
         m.start_copy(t)
         m.end_copy(t, succeeded=True)  # one copy per map task
         r.start_copy(t)
+    return j
+
+
+def test_late_downstream_tasks_respect_the_upstream_copies_limit_when_asked() -> None:
+    j = _downstream_running()
     c = cluster((64, 64), free=[(62, 62)])
-    pol = get_policy("dollymp")
+    pol = get_policy("dollymp", late_upstream_cap=True, small_job_clones=0)
     pol.decide(Snapshot(0.0, c, [j]))
     late = pol.decide(Snapshot(1e6, c, [j]))
     assert not any(p.is_clone for p in late.placements)  # Dolly 3.2: no more copies than upstream had
     assert [(g.phase_id, g.clones, g.reason) for g in late.clone_grants] == [
         ("red", 0, "upstream_copies_limit")
     ]
+
+
+def test_late_downstream_tasks_get_copies_by_default() -> None:
+    # Dolly 3.2's limit is for clones launched with the phase; a late copy reads after the original did
+    j = _downstream_running()
+    c = cluster((64, 64), free=[(62, 62)])
+    pol = get_policy("dollymp", small_job_clones=0)
+    pol.decide(Snapshot(0.0, c, [j]))
+    late = pol.decide(Snapshot(1e6, c, [j]))
+    assert sorted(p.task_index for p in late.placements if p.is_clone) == [0, 1]
+    assert [(g.phase_id, g.clones, g.reason) for g in late.clone_grants] == [("red", 2, "eq2_residual_life")]
 
 
 def test_vectorised_thresholds_match_the_scalar_formula() -> None:

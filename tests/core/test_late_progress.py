@@ -1,0 +1,141 @@
+"""Late tasks judged by their copies' own progress (policies/late.py, policies/residual.py): LATE's
+time-left estimate, the fresh-copy time, the fallback to the elapsed-time rule, and late copies placed
+with their job's priority."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from pyscheduler.core import ManualClock
+from pyscheduler.objects import Attempt, Job
+from pyscheduler.policies import get_policy
+from pyscheduler.policies.base import Snapshot
+from pyscheduler.policies.residual import (
+    fresh_copy_time,
+    late_copies,
+    progress_remaining,
+    residual_threshold,
+)
+from pyscheduler.sim.engine import SimAttempt
+
+from .helpers import cluster, job
+
+
+def test_time_left_is_lates_rate_estimate() -> None:
+    p = np.array([0.25, 0.5, 0.0, math.nan, 1.0])
+    e = np.array([10.0, 10.0, 10.0, 10.0, 10.0])
+    assert progress_remaining(p, e).tolist() == [30.0, 10.0, math.inf, math.inf, 0.0]
+
+
+def test_copies_are_judged_by_progress_else_by_elapsed_time() -> None:
+    # theta 10, factor 1.5: late when time left >= 15 s; judged after 5 s; no progress: elapsed >= 40
+    prog = np.array([0.1, 0.5, 0.1, math.nan, math.nan, 0.0])
+    ela = np.array([6.0, 6.0, 2.0, 50.0, 20.0, 20.0])
+    late, wait = late_copies(prog, ela, np.full(6, 10.0), np.full(6, 40.0), 1.5, 5.0)
+    assert late.tolist() == [True, False, False, True, False, False]
+    # the young copy may turn late once judged; the judged fast one never by waiting; no-progress ones
+    # when they reach the elapsed threshold (progress 0 is "nothing reported yet")
+    assert wait.tolist() == [math.inf, math.inf, 3.0, math.inf, 20.0, 20.0]
+
+
+def test_fresh_copy_time_counts_the_running_stragglers() -> None:
+    # 4 finished with mean 10; two running copies projected at 40 and 100 s; one too young to count
+    theta = fresh_copy_time(
+        np.array([10.0, 7.0]),
+        np.array([4, 0]),
+        np.array([0.25, 0.1, 0.9]),
+        np.array([10.0, 10.0, 1.0]),
+        np.array([0, 0, 0]),
+        5.0,
+    )
+    assert theta.tolist() == [pytest.approx((4 * 10 + 40 + 100) / 6), 7.0]  # nothing judged: theta
+
+
+def _running_job(n: int) -> Job:
+    j = job("j", 0.0, ("m", n, (1, 1), 10.0, 10.0, ()))
+    for t in range(n):
+        j.phases[0].start_copy(t)
+    return j
+
+
+def _attempts(j: Job, ends: list[float], clock: ManualClock) -> list[Attempt]:
+    return [
+        SimAttempt(f"a{t}", j.job_id, "m", t, "n0", False, 0.0, expected_end=end, clock=clock)
+        for t, end in enumerate(ends)
+    ]
+
+
+def test_slow_copy_gets_a_clone_once_judged_and_fast_ones_do_not() -> None:
+    clock = ManualClock()
+    j = _running_job(3)
+    c = cluster((64, 64), free=[(61, 61)])
+    atts = _attempts(j, [12.0, 200.0, 14.0], clock)  # task 1 straggles
+    pol = get_policy("dollymp", progress_after=10.0, small_job_clones=0)
+    clock.set(5.0)
+    early = pol.decide(Snapshot(5.0, c, [j], atts))
+    assert not any(p.is_clone for p in early.placements)
+    assert early.wake_at == pytest.approx(10.0)  # wakes when the copies can be judged
+    clock.set(10.0)
+    d = pol.decide(Snapshot(10.0, c, [j], atts))
+    assert [p.task_index for p in d.placements if p.is_clone] == [1]
+    assert {g.reason for g in d.clone_grants} == {"late_progress_rate"}
+
+
+def test_without_progress_the_elapsed_rule_applies() -> None:
+    j = _running_job(2)
+    c = cluster((64, 64), free=[(62, 62)])
+    plain = [Attempt(f"a{t}", "j", "m", t, "n0", False, 0.0) for t in range(2)]  # live: no progress
+    pol = get_policy("dollymp", small_job_clones=0)
+    pol.decide(Snapshot(0.0, c, [j], plain))
+    thr = residual_threshold(10.0, 10.0, 2.0)
+    assert not any(p.is_clone for p in pol.decide(Snapshot(thr * 0.9, c, [j], plain)).placements)
+    assert sum(p.is_clone for p in pol.decide(Snapshot(thr * 1.1, c, [j], plain)).placements) == 2
+    # the same with late_by="elapsed" and progress reported: progress is ignored
+    clock = ManualClock()
+    clock.set(20.0)
+    j2 = _running_job(2)
+    pol2 = get_policy("dollymp", late_by="elapsed", small_job_clones=0)
+    pol2.decide(Snapshot(0.0, c, [j2]))
+    atts = _attempts(j2, [1000.0, 1000.0], clock)
+    assert not any(p.is_clone for p in pol2.decide(Snapshot(20.0, c, [j2], atts)).placements)
+
+
+def test_late_copy_runs_before_a_lower_class_jobs_originals() -> None:
+    clock = ManualClock()
+    small = _running_job(2)  # 2 tasks of 10 s: the higher class
+    big = job("big", 0.0, ("m", 400, (1, 1), 100.0, 10.0, ()))
+    c = cluster((4, 4), free=[(2, 2)])  # room for two tasks
+    atts = _attempts(small, [15.0, 500.0], clock)
+    clock.set(12.0)
+    first = get_policy("dollymp", late_first=True)
+    d = first.decide(Snapshot(12.0, c, [small, big], atts))
+    got = sorted((p.job_id, p.task_index, p.is_clone) for p in d.placements)
+    assert got == [("big", 0, False), ("j", 1, True)]
+    after = get_policy("dollymp", late_first=False)  # Algorithm 2 as printed: clones after every original
+    d2 = after.decide(Snapshot(12.0, c, [small, big], atts))
+    assert sorted((p.job_id, p.is_clone) for p in d2.placements) == [("big", False), ("big", False)]
+
+
+def test_bad_options_name_the_option() -> None:
+    for key, val in (("progress_factor", 0.0), ("progress_after", -1.0), ("late_by", "rate")):
+        with pytest.raises(ValueError, match=key):
+            get_policy("dollymp", **{key: val})
+
+
+def test_small_jobs_get_clones_from_idle_capacity_only() -> None:
+    small = job("s", 0.0, ("m", 2, (1, 1), 10.0, 10.0, ()))
+    big = job("b", 0.0, ("m", 11, (1, 1), 10.0, 10.0, ()))
+    roomy = get_policy("dollymp").decide(Snapshot(0.0, cluster((64, 64)), [small, big]))
+    clones = sorted((p.job_id, p.task_index) for p in roomy.placements if p.is_clone)
+    assert clones == [("s", 0), ("s", 0), ("s", 1), ("s", 1)]  # two clones each; the 11-task job none
+    assert {(g.job_id, g.reason) for g in roomy.clone_grants} >= {("s", "small_job_idle_capacity")}
+    # 13 slots: the 13 originals first, nothing left for clones
+    full = get_policy("dollymp").decide(Snapshot(0.0, cluster((13, 13)), [small, big]))
+    assert full.num_placements == 13 and not any(p.is_clone for p in full.placements)
+    off = get_policy("dollymp", small_job_clones=0).decide(Snapshot(0.0, cluster((64, 64)), [small]))
+    assert not any(p.is_clone for p in off.placements)
+    with pytest.raises(ValueError, match="small_job_clones"):
+        get_policy("dollymp", small_job_clones=-1)
