@@ -155,17 +155,17 @@ def reference(snap: Snapshot, d: Decisions, max_clones: int) -> Counter[tuple[st
                     (snap.cluster.capacity[i] + EPS >= p.demand.as_array()).all()
                     for i in range(snap.cluster.size)
                 )
-                if tasks and fits_somewhere:
-                    queues[(j.job_id, k)] = (prio[j.job_id], p, tasks)
+                if tasks and fits_somewhere:  # ties: the phase earlier in the job's topological order
+                    queues[(j.job_id, k)] = (prio[j.job_id], p, tasks, list(j.topo).index(k))
         for nid in snap.cluster.node_ids:
             for level in sorted({q[0][0] for q in queues.values()}):
                 while True:
                     best = None
-                    for (jid, k), ((lv, rank), p, tasks) in queues.items():
+                    for (jid, _k), ((lv, rank), p, tasks, pos) in queues.items():
                         dem = p.demand.as_array()
                         if lv != level or not tasks or not (free[nid] + EPS >= dem).all():
                             continue
-                        key = (-float(free[nid] @ dem), p.demand.values, rank, k)
+                        key = (-float(free[nid] @ dem), p.demand.values, rank, pos)
                         if best is None or key < best[0]:
                             best = (key, jid, p, tasks)
                     if best is None:
