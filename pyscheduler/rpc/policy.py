@@ -19,12 +19,10 @@ from pyscheduler.wire import pb
 RoundFn = Callable[[Mirror], RoundResult]
 YARN_FCFS = "yarn-fcfs"
 
-# Options the live service sets unless `policy.options` says otherwise. DollyMP's clones on a cluster
-# follow Algorithm 2's clone passes (paper 000): a running task gets its copies when capacity is idle
-# after every original is placed. That is what the AM helper can act on: it clones a task once, when
-# the task starts, by the per-phase counts of its plan. (The simulator's default clone rule may time
-# clones by a task's age instead; pass {"clone_rule": ...} to choose another rule here.)
-LIVE_DEFAULTS: dict[str, dict[str, Any]] = {"dollymp": {"clone_rule": "idle"}}
+# Options the live service sets unless `policy.options` says otherwise: none. The AM helper acts on
+# both kinds of clones the core decides (rpc/appmaster.py): clones at launch per phase, and per-task
+# clones of late copies, judged by the progress the AM reports, as in the simulator.
+LIVE_DEFAULTS: dict[str, dict[str, Any]] = {}
 
 
 def _yarn_fcfs_round(mirror: Mirror) -> RoundResult:
