@@ -134,7 +134,9 @@ class DollyMPPolicy:
             table = self._tables.get(key)
         if table is None:
             snapshot.validate()  # a new job set: check it once (objects validate themselves otherwise)
-            table = PhaseTable(snapshot.jobs)
+            with self._lock:
+                prev = next(reversed(self._tables.values()), None)
+            table = PhaseTable.following(prev, snapshot.jobs)  # reuses the last table's rows (speed)
             with self._lock:
                 while len(self._tables) >= 2:
                     self._tables.pop(next(iter(self._tables)))
@@ -299,7 +301,7 @@ class DollyMPPolicy:
         t = flat.table
         allowed = np.zeros(flat.rows.size, np.int64)  # 0: not considered (nothing runs)
         reasons: dict[int, tuple[int, str]] = {}  # local: decide() may run on several threads
-        running = np.unique(flat.owner[flat.copies > 0])
+        running = flat.running_rows()
         allowed[running] = 1
         if self.clone_rule == "idle":
             allowed[running] = 1 + self.max_clones
@@ -334,7 +336,7 @@ class DollyMPPolicy:
                     self.max_clones,
                 )
             if t.has_parent[row]:  # downstream copies never exceed upstream copies (Dolly 3.2)
-                limit = min(int(job.phases[q].peak.min()) for q in job.parent_idx[int(t.row_k[row])]) - 1
+                limit = min(job.phases[q].peak_min() for q in job.parent_idx[int(t.row_k[row])]) - 1
                 if limit < clones:
                     clones, reason = max(0, limit), REASON_UPSTREAM
             allowed[r] = 1 + clones
@@ -354,14 +356,14 @@ class DollyMPPolicy:
         if not math.isfinite(now):
             return late, wake
         self._starts.keep_only({j.job_id for j in t.jobs})
-        running = np.unique(flat.owner[flat.copies > 0])
+        running = flat.running_rows()
         rows = flat.rows[running]
         caps = np.full(running.size, 1 + self.max_clones, np.int64)
         for i in np.flatnonzero(t.has_parent[rows]).tolist():  # Dolly 3.2: no more copies than upstream had
             row = int(rows[i])
             job = t.jobs[t.row_job[row]]
             ups = job.parent_idx[int(t.row_k[row])]
-            caps[i] = min(int(caps[i]), *(int(job.phases[q].peak.min()) for q in ups))
+            caps[i] = min(int(caps[i]), *(job.phases[q].peak_min() for q in ups))
             if caps[i] <= 1:
                 reasons[row] = (0, REASON_UPSTREAM)
         thr = residual_thresholds(view.theta[rows], view.sigma[rows], self.residual_factor)
@@ -371,15 +373,20 @@ class DollyMPPolicy:
             return late, wake
         due = np.full(flat.copies.size, math.inf)
         cap_task = np.zeros(flat.copies.size, np.int64)
-        for i in keep.tolist():
-            r, row, cap = int(running[i]), int(rows[i]), int(caps[i])
-            job = t.jobs[t.row_job[row]]
-            k = int(t.row_k[row])
-            lo, hi = int(flat.offset[r]), int(flat.offset[r + 1])
-            due[lo:hi] = self._starts.observe(job.job_id, k, job.phases[k], now) + thr[i]
-            cap_task[lo:hi] = cap
+        k_run, k_rows, k_caps = running[keep], rows[keep], caps[keep]
+        row_job, row_k = t.row_job.tolist(), t.row_k.tolist()
+        seen = []
+        for row, cap in zip(k_rows.tolist(), k_caps.tolist(), strict=True):
+            job, k = t.jobs[row_job[row]], row_k[row]
+            seen.append(self._starts.observe(job.job_id, k, job.phases[k], now))
             if reasons.get(row, (self.max_clones, REASON_IDLE))[0] < cap - 1:
                 reasons[row] = (cap - 1, REASON_RESIDUAL)
+        # every kept row's task range at once (ranges of distinct rows are disjoint)
+        lo = flat.offset[k_run]
+        size = flat.offset[k_run + 1] - lo
+        at = np.repeat(lo - (np.cumsum(size) - size), size) + np.arange(int(size.sum()))
+        due[at] = np.concatenate(seen) + np.repeat(thr[keep], size)
+        cap_task[at] = np.repeat(k_caps, size)
         c = flat.copies
         room = (c > 0) & (c < cap_task) & (flat.state == _RUNNING)
         late = room & (due < now)
