@@ -29,3 +29,60 @@ def observe_starts(
     seen[(copies > 0) & (np.isinf(seen) | (copies > count))] = now; seen[copies == 0] = inf;
     count[:] = copies (copies are never negative)."""
     _observe_starts(seen, count, copies, float(now))
+
+
+@njit(cache=True, nogil=True)  # type: ignore[untyped-decorator,misc,unused-ignore]
+def _clone_candidates(
+    copies: npt.NDArray[np.int64],
+    state: npt.NDArray[np.int8],
+    allowed: npt.NDArray[np.int64],
+    owner: npt.NDArray[np.int64],
+    have: int,
+    finished: int,
+) -> npt.NDArray[np.bool_]:
+    out = np.zeros(copies.shape[0], np.bool_)
+    for i in range(copies.shape[0]):
+        out[i] = copies[i] == have and state[i] != finished and allowed[owner[i]] > have
+    return out
+
+
+def clone_candidates(
+    copies: npt.NDArray[np.int64],
+    state: npt.NDArray[np.int8],
+    allowed: npt.NDArray[np.int64],
+    owner: npt.NDArray[np.int64],
+    have: int,
+    finished: int,
+) -> npt.NDArray[np.bool_]:
+    """(copies == have) & (state != finished) & (allowed[owner] > have), in one pass."""
+    result: npt.NDArray[np.bool_] = _clone_candidates(
+        copies, state, np.ascontiguousarray(allowed, np.int64), owner, int(have), int(finished)
+    )
+    return result
+
+
+@njit(cache=True, nogil=True)  # type: ignore[untyped-decorator,misc,unused-ignore]
+def _started(
+    copies: npt.NDArray[np.int64],
+    state: npt.NDArray[np.int8],
+    flat: npt.NDArray[np.int64],
+    pending: int,
+    running: int,
+) -> None:
+    for i in flat:
+        copies[i] += 1
+    for i in flat:
+        if state[i] == pending:
+            state[i] = running
+
+
+def started(
+    copies: npt.NDArray[np.int64],
+    state: npt.NDArray[np.int8],
+    flat: npt.NDArray[np.int64],
+    pending: int,
+    running: int,
+) -> None:
+    """In place, equal to: np.add.at(copies, flat, 1); state[flat] = np.where(state[flat] == pending,
+    running, state[flat])."""
+    _started(copies, state, np.ascontiguousarray(flat, np.int64), int(pending), int(running))

@@ -17,7 +17,10 @@ import numpy.typing as npt
 
 from pyscheduler.objects import Job, Phase, TaskState
 from pyscheduler.objects.resources import FloatArray
+from pyscheduler.policies import jit
 from pyscheduler.policies.base import BoolArray, IntArray, Snapshot
+
+_PENDING, _RUNNING, _FINISHED = int(TaskState.PENDING), int(TaskState.RUNNING), int(TaskState.FINISHED)
 
 
 class PhaseTable:
@@ -285,16 +288,16 @@ class FlatTasks:
 
     def clone_candidates(self, have: int, allowed: IntArray) -> BoolArray:
         """Tasks running with exactly `have` copies whose phase may have more than `have` copies."""
+        if allowed.dtype == np.int64 and isinstance(have, int):  # one compiled pass (policies/jit.py)
+            return jit.clone_candidates(self.copies, self.state, allowed, self.owner, have, _FINISHED)
         result: BoolArray = (
             (self.copies == have) & (self.state != TaskState.FINISHED) & (allowed[self.owner] > have)
         )
         return result
 
     def started(self, flat: IntArray) -> None:
-        np.add.at(self.copies, flat, 1)
-        self.state[flat] = np.where(
-            self.state[flat] == TaskState.PENDING, TaskState.RUNNING, self.state[flat]
-        )
+        """One more copy of each task in `flat` (repeats count); pending ones become running."""
+        jit.started(self.copies, self.state, flat, _PENDING, _RUNNING)
 
 
 def pass_input(

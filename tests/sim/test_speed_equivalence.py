@@ -17,7 +17,7 @@ import numpy.typing as npt
 import pytest
 
 from pyscheduler.objects import Job, Phase, Resources, TaskState
-from pyscheduler.policies import get_policy, placement, residual, table
+from pyscheduler.policies import get_policy, jit, placement, residual, table
 from pyscheduler.policies.jit import observe_starts
 from pyscheduler.policies.table import PhaseTable, _unique_rows
 from pyscheduler.sim.engine import SimConfig, Simulation
@@ -57,12 +57,37 @@ def _numpy_unique_rows(a: npt.NDArray[np.float64]) -> tuple[npt.NDArray[np.float
     return shapes, inv.reshape(-1).astype(np.int64)
 
 
+def _numpy_clone_candidates(
+    copies: npt.NDArray[np.int64],
+    state: npt.NDArray[np.int8],
+    allowed: npt.NDArray[np.int64],
+    owner: npt.NDArray[np.int64],
+    have: int,
+    finished: int,
+) -> npt.NDArray[np.bool_]:
+    result: npt.NDArray[np.bool_] = (copies == have) & (state != finished) & (allowed[owner] > have)
+    return result
+
+
+def _numpy_started(
+    copies: npt.NDArray[np.int64],
+    state: npt.NDArray[np.int8],
+    flat: npt.NDArray[np.int64],
+    pending: int,
+    running: int,
+) -> None:
+    np.add.at(copies, flat, 1)
+    state[flat] = np.where(state[flat] == pending, running, state[flat])
+
+
 def _use_reference_paths(monkeypatch: pytest.MonkeyPatch) -> None:
     """Swap every speed path for its straightforward twin (not a mock: the reference implementation)."""
     monkeypatch.setattr(placement, "USE_COMPILED", False)
     monkeypatch.setattr(PhaseTable, "following", classmethod(lambda cls, prev, jobs: cls(jobs)))
     monkeypatch.setattr(table, "_unique_rows", _numpy_unique_rows)
     monkeypatch.setattr(residual, "observe_starts", _numpy_observe)
+    monkeypatch.setattr(jit, "clone_candidates", _numpy_clone_candidates)
+    monkeypatch.setattr(jit, "started", _numpy_started)
 
 
 def _fingerprint(
@@ -203,3 +228,21 @@ def test_phase_counters_follow_the_task_arrays() -> None:
         assert p.num_finished == int(finished.sum()) and p.num_pending == int(
             (p.state == TaskState.PENDING).sum()
         )
+
+
+def test_flat_task_kernels_match_numpy() -> None:
+    rng = np.random.default_rng(2)
+    for _ in range(300):
+        n, rows = int(rng.integers(1, 200)), int(rng.integers(1, 10))
+        copies = rng.integers(0, 4, n).astype(np.int64)
+        state = rng.integers(0, 3, n).astype(np.int8)
+        owner = np.sort(rng.integers(0, rows, n)).astype(np.int64)
+        allowed = rng.integers(0, 4, rows).astype(np.int64)
+        for have in (1, 2, 3):
+            want = _numpy_clone_candidates(copies, state, allowed, owner, have, 2)
+            assert np.array_equal(jit.clone_candidates(copies, state, allowed, owner, have, 2), want)
+        flat = rng.integers(0, n, int(rng.integers(0, 20))).astype(np.int64)  # repeats count twice
+        ref_copies, ref_state = copies.copy(), state.copy()
+        _numpy_started(ref_copies, ref_state, flat, 0, 1)
+        jit.started(copies, state, flat, 0, 1)
+        assert np.array_equal(copies, ref_copies) and np.array_equal(state, ref_state)
