@@ -78,9 +78,20 @@ class TaskStatistics:
                 f"duration of Job[{job.job_id!r}].phases[{phase_id!r}] must be finite >= 0, got {duration!r}"
             )
         self._names[job.job_id] = job.name
-        self.live.setdefault((job.job_id, phase_id), RunningStats()).add(duration)
-        self._recent.setdefault((job.job_id, phase_id), deque(maxlen=64)).append(duration)
-        self.prior.setdefault(framework or self.framework, RunningStats()).add(duration)
+        key = (job.job_id, phase_id)
+        live = self.live.get(key)  # get, not setdefault: no throw-away default per call (hot path)
+        if live is None:
+            live = self.live[key] = RunningStats()
+        live.add(duration)
+        recent = self._recent.get(key)
+        if recent is None:
+            recent = self._recent[key] = deque(maxlen=64)
+        recent.append(duration)
+        fw = framework or self.framework
+        prior = self.prior.get(fw)
+        if prior is None:
+            prior = self.prior[fw] = RunningStats()
+        prior.add(duration)
 
     def job_finished(self, job: Job) -> None:
         """Fold the job's live statistics into the recurring-job history under its name."""

@@ -26,6 +26,9 @@ class TaskState(enum.IntEnum):
     FINISHED = 2  # some copy finished; the remaining copies are losers to kill
 
 
+_PENDING, _RUNNING, _FINISHED = int(TaskState.PENDING), int(TaskState.RUNNING), int(TaskState.FINISHED)
+
+
 @dataclass(frozen=True, slots=True)
 class Attempt:
     """One running copy of a task. `is_clone` is False for the first copy launched (the original)."""
@@ -80,6 +83,9 @@ class Phase:
     peak: Int8Array = field(init=False, repr=False)  # most copies each task ever had at once
     num_pending: int = field(init=False)
     num_finished: int = field(init=False)
+    num_losers: int = field(init=False)  # running copies of finished tasks (losers of the race)
+    version: int = field(init=False)  # bumped whenever a copy starts or ends (readers cache on it)
+    _peak_min: tuple[int, int] = field(init=False, repr=False)  # (version, peak.min()) cache
 
     def __post_init__(self) -> None:
         owner = f"Phase[{self.phase_id!r}]"
@@ -97,6 +103,9 @@ class Phase:
         self.peak = np.zeros(self.num_tasks, dtype=np.int8)
         self.num_pending = self.num_tasks
         self.num_finished = 0
+        self.num_losers = 0
+        self.version = 0
+        self._peak_min = (-1, 0)
 
     @property
     def num_remaining(self) -> int:
@@ -107,36 +116,51 @@ class Phase:
     def finished(self) -> bool:
         return self.num_finished == self.num_tasks
 
+    def peak_min(self) -> int:
+        """int(peak.min()): the fewest copies any task of the phase ever had at once (cached per version)."""
+        at, value = self._peak_min
+        if at != self.version:
+            value = int(self.peak.min())
+            self._peak_min = (self.version, value)
+        return value
+
     def task(self, job_id: str, index: int) -> Task:
         return Task(job_id, self.phase_id, index, TaskState(int(self.state[index])), int(self.copies[index]))
 
     def start_copy(self, index: int) -> bool:
         """Record one more running copy of task `index`; returns True if it is a clone."""
-        st = int(self.state[index])
-        if st == TaskState.FINISHED:
+        st = self.state[index]
+        if st == _FINISHED:
             raise ValueError(f"Phase[{self.phase_id!r}]: task {index} already finished")
-        if st == TaskState.PENDING:
-            self.state[index] = TaskState.RUNNING
+        if st == _PENDING:
+            self.state[index] = _RUNNING
             self.num_pending -= 1
-        self.copies[index] += 1
-        if self.copies[index] > self.peak[index]:
-            self.peak[index] = self.copies[index]
-        return bool(self.copies[index] > 1)
+        c = int(self.copies[index]) + 1
+        self.copies[index] = c
+        self.version += 1
+        if c > self.peak[index]:
+            self.peak[index] = c
+        return c > 1
 
     def end_copy(self, index: int, succeeded: bool) -> None:
         """A copy of task `index` ended; success finishes the task (other copies become losers)."""
-        st = int(self.state[index])
-        if st == TaskState.FINISHED:
-            self.copies[index] = max(0, int(self.copies[index]) - 1)
+        c = int(self.copies[index])
+        if self.state[index] == _FINISHED:
+            if c > 0:
+                self.copies[index] = c - 1
+                self.num_losers -= 1
+                self.version += 1
             return
-        if self.copies[index] <= 0:
+        if c <= 0:
             raise ValueError(f"Phase[{self.phase_id!r}]: task {index} has no running copy")
-        self.copies[index] -= 1
+        self.copies[index] = c - 1
+        self.version += 1
         if succeeded:
-            self.state[index] = TaskState.FINISHED
+            self.state[index] = _FINISHED
             self.num_finished += 1
-        elif self.copies[index] == 0:
-            self.state[index] = TaskState.PENDING
+            self.num_losers += c - 1
+        elif c == 1:
+            self.state[index] = _PENDING
             self.num_pending += 1
 
 
@@ -190,7 +214,10 @@ class Job:
 
     @property
     def finished(self) -> bool:
-        return all(p.finished for p in self.phases)
+        for p in self.phases:  # noqa: SIM110 -- a plain loop is faster; read for every job every round
+            if p.num_finished != p.num_tasks:
+                return False
+        return True
 
     def phase(self, phase_id: str) -> Phase:
         try:

@@ -50,6 +50,16 @@ class Snapshot:
         if not math.isfinite(self.time):
             raise SnapshotError(f"Snapshot.time must be finite, got {self.time!r}")
         dims = len(self.cluster.dims)
+        jobs = self.jobs
+        # a quick pass first; the loop in _check_jobs names the culprit
+        if len({j.job_id for j in jobs}) != len(jobs) or any(
+            p.demand.dims != dims for j in jobs for p in j.phases
+        ):
+            self._check_jobs(dims)
+        if self.cluster.size and not np.isfinite(self.cluster.free).all():
+            raise SnapshotError("Snapshot.cluster.free must be finite")
+
+    def _check_jobs(self, dims: int) -> None:
         seen: set[str] = set()
         for j in self.jobs:
             if j.job_id in seen:
@@ -61,8 +71,6 @@ class Snapshot:
                         f"Job[{j.job_id!r}].phases[{p.phase_id!r}].demand has {p.demand.dims} dims, "
                         f"cluster has {dims} ({', '.join(self.cluster.dims)})"
                     )
-        if self.cluster.size and not np.isfinite(self.cluster.free).all():
-            raise SnapshotError("Snapshot.cluster.free must be finite")
 
     def theta_sigma(self, job: Job, phase: Phase) -> tuple[float, float]:
         if self.estimator is None:

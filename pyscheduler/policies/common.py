@@ -81,9 +81,7 @@ def defer_unplaced(
 def _has_losers(job: Job, spare_upstream: bool) -> bool:
     """Some finished task of `job` still has a running copy that kill_losers would kill."""
     for k, p in enumerate(job.phases):
-        if not p.num_finished or (spare_upstream and any(k in ps for ps in job.parent_idx)):
-            continue
-        if p.copies[p.state == TaskState.FINISHED].any():
+        if p.num_losers and not (spare_upstream and any(k in ps for ps in job.parent_idx)):
             return True
     return False
 

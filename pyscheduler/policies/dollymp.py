@@ -161,7 +161,9 @@ class DollyMPPolicy:
             table = self._tables.get(key)
         if table is None:
             snapshot.validate()  # a new job set: check it once (objects validate themselves otherwise)
-            table = PhaseTable(snapshot.jobs)
+            with self._lock:
+                prev = next(reversed(self._tables.values()), None)
+            table = PhaseTable.following(prev, snapshot.jobs)  # reuses the last table's rows (speed)
             with self._lock:
                 while len(self._tables) >= 2:
                     self._tables.pop(next(iter(self._tables)))
@@ -343,7 +345,7 @@ class DollyMPPolicy:
         t = flat.table
         allowed = np.zeros(flat.rows.size, np.int64)  # 0: not considered (nothing runs)
         reasons: dict[int, tuple[int, str]] = {}  # local: decide() may run on several threads
-        running = np.unique(flat.owner[flat.copies > 0])
+        running = flat.running_rows()
         allowed[running] = 1
         if self.clone_rule == "idle":
             allowed[running] = 1 + self.max_clones
@@ -380,7 +382,7 @@ class DollyMPPolicy:
                     self.max_clones,
                 )
             if t.has_parent[row]:  # downstream copies never exceed upstream copies (Dolly 3.2)
-                limit = min(int(job.phases[q].peak.min()) for q in job.parent_idx[int(t.row_k[row])]) - 1
+                limit = min(job.phases[q].peak_min() for q in job.parent_idx[int(t.row_k[row])]) - 1
                 if limit < clones:
                     clones, reason = max(0, limit), REASON_UPSTREAM
             allowed[r] = 1 + clones

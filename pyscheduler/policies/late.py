@@ -79,14 +79,14 @@ class LateTasks:
         if not math.isfinite(now):
             return late, math.inf
         self.starts.keep_only({j.job_id for j in t.jobs})
-        running = np.unique(flat.owner[flat.copies > 0])
+        running = flat.running_rows()
         rows = flat.rows[running]
         caps = np.full(running.size, 1 + self.max_clones, np.int64)
         for i in np.flatnonzero(t.has_parent[rows] & self.upstream_cap).tolist():  # Dolly 3.2
             row = int(rows[i])
             job = t.jobs[t.row_job[row]]
             ups = job.parent_idx[int(t.row_k[row])]
-            caps[i] = min(int(caps[i]), *(int(job.phases[q].peak.min()) for q in ups))
+            caps[i] = min(int(caps[i]), *(job.phases[q].peak_min() for q in ups))
             if caps[i] <= 1:
                 reasons[row] = (0, REASON_UPSTREAM)
         thr = residual_thresholds(view.theta[rows], view.sigma[rows], self.residual_factor)

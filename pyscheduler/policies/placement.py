@@ -15,6 +15,8 @@ schedule, because a class only sees what higher classes left on each server. We 
 * servers on which nothing of the group fits leave the window; the window grows from the node order.
 
 Node state is the (M x D) free array of ClusterState, copied once per round; never more than free is used.
+Groups that need no shape scoring (first fit, or one shape) run in a compiled twin of the same schedule
+(policies/placement_kernel.py).
 """
 
 from __future__ import annotations
@@ -26,8 +28,10 @@ import numpy.typing as npt
 
 from pyscheduler.objects.resources import FloatArray
 from pyscheduler.policies.base import IntArray
+from pyscheduler.policies.placement_kernel import first_fit_run
 
 _EPS = 1e-9
+USE_COMPILED = True  # groups without shape scoring go to placement_kernel.first_fit_run (same result)
 
 
 @dataclass(slots=True)
@@ -49,7 +53,16 @@ class Assigned:
 class PlacementEngine:
     """Holds the working copy of free resources for one round and places groups of entries."""
 
-    def __init__(self, capacity: FloatArray, free: FloatArray, active: npt.NDArray[np.bool_]) -> None:
+    def __init__(
+        self,
+        capacity: FloatArray,
+        free: FloatArray,
+        active: npt.NDArray[np.bool_],
+        compiled: bool | None = None,
+    ) -> None:
+        """`compiled=False` keeps every group on the numpy path (the reference the compiled twin is tested
+        against); None: the module's USE_COMPILED."""
+        self.compiled = USE_COMPILED if compiled is None else compiled
         self.capacity = capacity
         self.free: FloatArray = np.array(free, dtype=np.float64, copy=True)
         self.free[~active] = 0.0
@@ -78,15 +91,47 @@ class PlacementEngine:
         empty = Assigned(np.empty(0, np.int64), np.empty(0, np.int64))
         if not entries or self.cand.size == 0:
             return [empty for _ in entries]
-        demands = np.stack([e.demand for e in entries])
-        shapes, inv = np.unique(demands, axis=0, return_inverse=True)
-        inv = inv.reshape(-1)
         counts = np.array([len(e.tasks) for e in entries], dtype=np.int64)
-        rem = np.bincount(inv, weights=counts, minlength=len(shapes)).astype(np.int64)
+        if len(entries) == 1:  # np.unique of one row is that row
+            shapes: FloatArray = np.array(entries[0].demand, dtype=np.float64, ndmin=2)
+            inv: IntArray = np.zeros(1, np.int64)
+            rem = counts.copy()
+        else:
+            shapes, inv = np.unique(np.stack([e.demand for e in entries]), axis=0, return_inverse=True)
+            inv = inv.reshape(-1)
+            rem = np.bincount(inv, weights=counts, minlength=len(shapes)).astype(np.int64)
         placed_rows: list[list[IntArray]] = [[] for _ in range(len(shapes))]
         placed_cnt: list[list[IntArray]] = [[] for _ in range(len(shapes))]
-        self._run(shapes, rem, best_fit, placed_rows, placed_cnt)
+        if self.compiled and not (best_fit and shapes.shape[0] > 1):
+            self._run_compiled(shapes, rem, placed_rows, placed_cnt)
+        else:
+            self._run(shapes, rem, best_fit, placed_rows, placed_cnt)
         return self._split(entries, inv, counts, placed_rows, placed_cnt, empty)
+
+    def _candidates(self, shapes: FloatArray, rem: IntArray) -> tuple[IntArray, int]:
+        """Nodes on which the element-wise smallest shape of the group fits, and the window width."""
+        smallest = shapes.min(axis=0)
+        cand = self.cand[(self.free[self.cand] + _EPS >= smallest).all(axis=1)]
+        return cand, int(min(cand.size, max(32, int(rem.sum()) // 4)))
+
+    def _run_compiled(
+        self,
+        shapes: FloatArray,
+        rem: IntArray,
+        placed_rows: list[list[IntArray]],
+        placed_cnt: list[list[IntArray]],
+    ) -> None:
+        """`_run` without shape scoring (first fit, or one shape), by the compiled twin."""
+        cand, width = self._candidates(shapes, rem)
+        shape, rows, cnt = first_fit_run(self.free, cand, np.ascontiguousarray(shapes), rem, width)
+        if len(shapes) == 1:
+            placed_rows[0].append(rows)
+            placed_cnt[0].append(cnt)
+            return
+        for s in np.unique(shape).tolist():
+            sel = shape == s
+            placed_rows[s].append(rows[sel])
+            placed_cnt[s].append(cnt[sel])
 
     def _run(
         self,
@@ -97,9 +142,7 @@ class PlacementEngine:
         placed_cnt: list[list[IntArray]],
     ) -> None:
         # nodes on which not even the element-wise smallest shape of the group fits are skipped up front
-        smallest = shapes.min(axis=0)
-        cand = self.cand[(self.free[self.cand] + _EPS >= smallest).all(axis=1)]
-        width = int(min(cand.size, max(32, int(rem.sum()) // 4)))
+        cand, width = self._candidates(shapes, rem)
         window = cand[:width]
         nxt = width
         dims = [

@@ -10,13 +10,17 @@ tests compare against).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from itertools import chain, compress
 
 import numpy as np
 import numpy.typing as npt
 
 from pyscheduler.objects import Job, Phase, TaskState
 from pyscheduler.objects.resources import FloatArray
-from pyscheduler.policies.base import BoolArray, IntArray
+from pyscheduler.policies import jit
+from pyscheduler.policies.base import BoolArray, IntArray, Snapshot
+
+_PENDING, _RUNNING, _FINISHED = int(TaskState.PENDING), int(TaskState.RUNNING), int(TaskState.FINISHED)
 
 
 class PhaseTable:
@@ -24,35 +28,36 @@ class PhaseTable:
 
     A job's phases, their demands, task counts and DAG edges are fixed when the Job is built, so they are
     read once per job list; task states, finished counts and statistics are read every round (RoundView).
+    `PhaseTable.following(prev, jobs)` builds the same table from the previous round's when the new list
+    is the old one with some jobs gone and new ones appended (what drivers send round after round).
     """
 
+    key: tuple[int, ...]
+    jobs: Sequence[Job]
+    phases: list[Phase]
+    row_job: IntArray
+    job_ids: list[str]  # per row
+    phase_ids: list[str]  # per row
+    row_k: IntArray
+    n_tasks: IntArray
+    dims: int
+    demand: FloatArray
+    shapes: FloatArray  # distinct demand vectors ("shapes"), sorted as np.unique sorts them
+    row_shape: IntArray
+    job_ptr: IntArray
+    arrival: FloatArray
+    depth: IntArray  # longest chain of parents above each row
+    edge_child: IntArray  # DAG edges as row numbers, in row order
+    edge_parent: IntArray
+    has_parent: BoolArray
+    levels: list[IntArray]
+
     def __init__(self, jobs: Sequence[Job]) -> None:
-        self.key = tuple(map(id, jobs))
-        self.jobs = jobs
         rows = [(pos, k) for pos, j in enumerate(jobs) for k in j.topo]
-        self.phases: list[Phase] = [jobs[pos].phases[k] for pos, k in rows]
+        phases = [jobs[pos].phases[k] for pos, k in rows]
         p = len(rows)
-        self.row_job: IntArray = np.fromiter((r[0] for r in rows), np.int64, p)
-        self.job_ids: list[str] = [jobs[pos].job_id for pos, _ in rows]  # per row
-        self.phase_ids: list[str] = [ph.phase_id for ph in self.phases]  # per row
-        self.row_k: IntArray = np.fromiter((r[1] for r in rows), np.int64, p)
-        self.n_tasks: IntArray = np.fromiter((ph.num_tasks for ph in self.phases), np.int64, p)
-        dims = jobs[0].phases[0].demand.dims if jobs else 0
-        self.dims = dims
-        self.demand: FloatArray = np.array(
-            [ph.demand.values for ph in self.phases], dtype=np.float64
-        ).reshape(p, max(dims, 1))
-        # distinct demand vectors ("shapes") and each row's shape, computed once per job set
-        if p:
-            shapes, inv = np.unique(self.demand, axis=0, return_inverse=True)
-        else:
-            shapes, inv = self.demand, np.zeros(0, np.int64)
-        self.shapes: FloatArray = shapes
-        self.row_shape: IntArray = inv.reshape(-1).astype(np.int64)
-        self.job_ptr: IntArray = np.zeros(len(jobs) + 1, np.int64)
-        np.cumsum([len(j.phases) for j in jobs], out=self.job_ptr[1:])
-        self.arrival: FloatArray = np.fromiter((j.arrival for j in jobs), np.float64, len(jobs))
-        # DAG edges as row numbers, and rows by depth for the critical path
+        self.dims = jobs[0].phases[0].demand.dims if jobs else 0
+        demand = np.array([ph.demand.values for ph in phases], dtype=np.float64).reshape(p, max(self.dims, 1))
         row_of: dict[tuple[int, int], int] = {r: i for i, r in enumerate(rows)}
         child, parent = [], []
         depth = np.zeros(p, np.int64)
@@ -61,13 +66,128 @@ class PhaseTable:
                 child.append(i)
                 parent.append(row_of[(pos, q)])
                 depth[i] = max(depth[i], depth[row_of[(pos, q)]] + 1)
-        self.edge_child: IntArray = np.asarray(child, np.int64)
-        self.edge_parent: IntArray = np.asarray(parent, np.int64)
-        self.has_parent: BoolArray = np.zeros(p, bool)
+        # distinct demand vectors ("shapes") and each row's shape, computed once per job set
+        shapes, inv = _unique_rows(demand)
+        job_ptr = np.zeros(len(jobs) + 1, np.int64)
+        np.cumsum([len(j.phases) for j in jobs], out=job_ptr[1:])
+        self.jobs, self.phases = jobs, phases
+        self.job_ids = [jobs[pos].job_id for pos, _ in rows]
+        self.phase_ids = [ph.phase_id for ph in phases]
+        self.row_job = np.fromiter((r[0] for r in rows), np.int64, p)
+        self.row_k = np.fromiter((r[1] for r in rows), np.int64, p)
+        self.n_tasks = np.fromiter((ph.num_tasks for ph in phases), np.int64, p)
+        self.demand, self.shapes, self.row_shape = demand, shapes, inv.reshape(-1).astype(np.int64)
+        self.job_ptr = job_ptr
+        self.arrival = np.fromiter((j.arrival for j in jobs), np.float64, len(jobs))
+        self.depth = depth
+        self.edge_child, self.edge_parent = np.asarray(child, np.int64), np.asarray(parent, np.int64)
+        self._derive()
+
+    def _derive(self) -> None:
+        """key, has_parent and levels from the other columns."""
+        self.key = tuple(map(id, self.jobs))
+        self.has_parent = np.zeros(len(self.phases), bool)
         self.has_parent[self.edge_child] = True
-        child_depth = depth[self.edge_child]
+        child_depth = self.depth[self.edge_child]
         # edges grouped by the depth of their child: processing them level by level gives longest paths
-        self.levels = [np.flatnonzero(child_depth == d) for d in range(1, int(depth.max(initial=0)) + 1)]
+        top = int(self.depth.max(initial=0))
+        self.levels = [np.flatnonzero(child_depth == d) for d in range(1, top + 1)]
+
+    @classmethod
+    def following(cls, prev: PhaseTable | None, jobs: Sequence[Job]) -> PhaseTable:
+        """The table of `jobs`, equal column by column to PhaseTable(jobs), reusing `prev` when `jobs` is
+        prev.jobs with some jobs removed (order kept) and new jobs appended; else built afresh."""
+        if prev is None or not prev.jobs or not jobs:
+            return cls(jobs)
+        old_pos = {id(j): i for i, j in enumerate(prev.jobs)}
+        kept: list[int] = []
+        for j in jobs:
+            pos = old_pos.get(id(j))
+            if pos is None:
+                break
+            if kept and pos <= kept[-1]:
+                return cls(jobs)
+            kept.append(pos)
+        added = jobs[len(kept) :]
+        if any(id(j) in old_pos for j in added) or (added and added[0].phases[0].demand.dims != prev.dims):
+            return cls(jobs)
+        if not added:
+            if len(kept) == len(prev.jobs):
+                return prev
+            return cls._extend(prev, jobs, np.asarray(kept, np.int64), None)
+        return cls._extend(prev, jobs, np.asarray(kept, np.int64), cls(added))
+
+    @classmethod
+    def _extend(
+        cls, prev: PhaseTable, jobs: Sequence[Job], kept: IntArray, part: PhaseTable | None
+    ) -> PhaseTable:
+        """prev's rows of the `kept` jobs (positions in prev.jobs, increasing), then `part`'s rows."""
+        keep_job = np.zeros(len(prev.jobs), bool)
+        keep_job[kept] = True
+        keep_row = keep_job[prev.row_job]
+        new_pos = np.full(len(prev.jobs), -1, np.int64)
+        new_pos[kept] = np.arange(kept.size)
+        new_row = np.cumsum(keep_row) - 1  # old row -> new row (kept rows only)
+        old_rows = np.flatnonzero(keep_row)
+        flags = keep_row.tolist()
+        t = cls.__new__(cls)
+        t.jobs, t.dims = jobs, prev.dims
+        t.phases = list(compress(prev.phases, flags))
+        t.job_ids = list(compress(prev.job_ids, flags))
+        t.phase_ids = list(compress(prev.phase_ids, flags))
+        t.row_job = new_pos[prev.row_job[old_rows]]
+        t.row_k, t.n_tasks = prev.row_k[old_rows], prev.n_tasks[old_rows]
+        t.demand, t.depth = prev.demand[old_rows], prev.depth[old_rows]
+        per_job = np.diff(prev.job_ptr)[kept]
+        t.arrival = prev.arrival[kept]
+        keep_edge = keep_row[prev.edge_child]
+        t.edge_child = new_row[prev.edge_child[keep_edge]]
+        t.edge_parent = new_row[prev.edge_parent[keep_edge]]
+        # np.unique over every row's demand gives the sorted distinct rows; those of the kept rows are the
+        # shapes prev's kept rows use, so re-number them and merge in part's shapes
+        used = np.zeros(len(prev.shapes), bool)
+        used[prev.row_shape[old_rows]] = True
+        n_used = int(used.sum())
+        if part is None:
+            shapes = prev.shapes[used]
+            old_map = np.cumsum(used) - 1
+            t.shapes, t.row_shape = shapes, old_map[prev.row_shape[old_rows]]
+        else:
+            base = old_rows.size
+            t.phases += part.phases
+            t.job_ids += part.job_ids
+            t.phase_ids += part.phase_ids
+            t.row_job = np.concatenate([t.row_job, part.row_job + kept.size])
+            t.row_k = np.concatenate([t.row_k, part.row_k])
+            t.n_tasks = np.concatenate([t.n_tasks, part.n_tasks])
+            t.demand = np.concatenate([t.demand, part.demand])
+            t.depth = np.concatenate([t.depth, part.depth])
+            per_job = np.concatenate([per_job, np.diff(part.job_ptr)])
+            t.arrival = np.concatenate([t.arrival, part.arrival])
+            t.edge_child = np.concatenate([t.edge_child, part.edge_child + base])
+            t.edge_parent = np.concatenate([t.edge_parent, part.edge_parent + base])
+            shapes, inv = _unique_rows(np.concatenate([prev.shapes[used], part.shapes]))
+            old_map = np.full(len(prev.shapes), -1, np.int64)
+            old_map[used] = inv[:n_used]
+            t.shapes = shapes
+            t.row_shape = np.concatenate([old_map[prev.row_shape[old_rows]], inv[n_used:][part.row_shape]])
+        t.row_shape = t.row_shape.astype(np.int64)
+        t.job_ptr = np.zeros(len(jobs) + 1, np.int64)
+        np.cumsum(per_job, out=t.job_ptr[1:])
+        t._derive()
+        return t
+
+
+def _unique_rows(a: FloatArray) -> tuple[FloatArray, IntArray]:
+    """np.unique(a, axis=0, return_inverse=True) for finite rows: the distinct rows in lexicographic
+    order and each row's index among them (Python tuples sort the same way; much faster for few rows)."""
+    if not a.shape[0]:
+        return a, np.zeros(0, np.int64)
+    rows = list(map(tuple, a.tolist()))
+    distinct = sorted(set(rows))
+    index = {r: i for i, r in enumerate(distinct)}
+    shapes = np.array(distinct, dtype=np.float64).reshape(len(distinct), a.shape[1])
+    return shapes, np.fromiter(map(index.__getitem__, rows), np.int64, len(rows))
 
 
 class RoundView:
@@ -85,9 +205,7 @@ class RoundView:
             self.theta = np.fromiter((x.mean for x in ph), np.float64, p)
             self.sigma = np.fromiter((x.sd for x in ph), np.float64, p)
         else:
-            est = [theta_sigma(table.jobs[j], x) for j, x in zip(table.row_job.tolist(), ph, strict=True)]
-            self.theta = np.fromiter((a for a, _ in est), np.float64, p)
-            self.sigma = np.fromiter((b for _, b in est), np.float64, p)
+            self.theta, self.sigma = _estimates(table, theta_sigma)
         self.finished: BoolArray = self.n_finished >= table.n_tasks
         blocked = np.zeros(p, np.int64)
         if table.edge_child.size:
@@ -121,6 +239,27 @@ class RoundView:
         return FlatTasks(self.t, rows)
 
 
+def _estimates(
+    table: PhaseTable, theta_sigma: Callable[[Job, Phase], tuple[float, float]]
+) -> tuple[FloatArray, FloatArray]:
+    """(theta, sigma) of every row. For Snapshot.theta_sigma the estimator is asked directly and its
+    answers checked all at once; any bad value goes back through theta_sigma, which raises naming it."""
+    jobs, ph = table.jobs, table.phases
+    p = len(ph)
+    owner = getattr(theta_sigma, "__self__", None)
+    estimator = owner.estimator if isinstance(owner, Snapshot) else None
+    if estimator is None:
+        pairs = [theta_sigma(jobs[j], x) for j, x in zip(table.row_job.tolist(), ph, strict=True)]
+    else:
+        pairs = [estimator.estimate(jobs[j], x) for j, x in zip(table.row_job.tolist(), ph, strict=True)]
+    both = np.fromiter(chain.from_iterable(pairs), np.float64, 2 * p).reshape(p, 2)
+    if estimator is not None and not (np.isfinite(both).all() and (both >= 0).all()):
+        # the checked path: raises SnapshotError naming the first bad estimate
+        pairs = [theta_sigma(jobs[j], x) for j, x in zip(table.row_job.tolist(), ph, strict=True)]
+        both = np.fromiter(chain.from_iterable(pairs), np.float64, 2 * p).reshape(p, 2)
+    return both[:, 0].copy(), both[:, 1].copy()
+
+
 class FlatTasks:
     """State and running copies of every task of the given phase rows, concatenated."""
 
@@ -136,22 +275,29 @@ class FlatTasks:
         self.copies: IntArray = (np.concatenate([x.copies for x in ph]) if ph else empty8).astype(np.int64)
         self.owner: IntArray = np.repeat(np.arange(rows.size, dtype=np.int64), sizes)  # index into rows
 
+    def running_rows(self) -> IntArray:
+        """Indices into `rows` of the phases with a copy running: np.unique(owner[copies > 0]) in one
+        linear pass (every row has at least one task, so no segment is empty)."""
+        if not self.rows.size:
+            return np.zeros(0, np.int64)
+        return np.flatnonzero(np.logical_or.reduceat(self.copies > 0, self.offset[:-1])).astype(np.int64)
+
     def pending(self) -> BoolArray:
         result: BoolArray = self.state == TaskState.PENDING
         return result
 
     def clone_candidates(self, have: int, allowed: IntArray) -> BoolArray:
         """Tasks running with exactly `have` copies whose phase may have more than `have` copies."""
+        if allowed.dtype == np.int64 and isinstance(have, int):  # one compiled pass (policies/jit.py)
+            return jit.clone_candidates(self.copies, self.state, allowed, self.owner, have, _FINISHED)
         result: BoolArray = (
             (self.copies == have) & (self.state != TaskState.FINISHED) & (allowed[self.owner] > have)
         )
         return result
 
     def started(self, flat: IntArray) -> None:
-        np.add.at(self.copies, flat, 1)
-        self.state[flat] = np.where(
-            self.state[flat] == TaskState.PENDING, TaskState.RUNNING, self.state[flat]
-        )
+        """One more copy of each task in `flat` (repeats count); pending ones become running."""
+        jit.started(self.copies, self.state, flat, _PENDING, _RUNNING)
 
 
 def pass_input(

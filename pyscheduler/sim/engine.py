@@ -23,6 +23,7 @@ The simulator plays the parts of the ResourceManager shim and of the Application
 
 from __future__ import annotations
 
+import gc
 import heapq
 import math
 import sys
@@ -76,9 +77,22 @@ class SimConfig:
 
 
 class _Run:
-    """One attempt (mutable, internal)."""
+    """One attempt (mutable, internal). `share`: its dominant share of the cluster (resource-second cost)."""
 
-    __slots__ = ("alive", "cpu", "end", "is_clone", "jidx", "k", "mem", "node", "start", "task", "uid")
+    __slots__ = (
+        "alive",
+        "cpu",
+        "end",
+        "is_clone",
+        "jidx",
+        "k",
+        "mem",
+        "node",
+        "share",
+        "start",
+        "task",
+        "uid",
+    )
 
     def __init__(
         self,
@@ -92,9 +106,11 @@ class _Run:
         is_clone: bool,
         cpu: float,
         mem: float,
+        share: float,
     ) -> None:
         self.uid, self.jidx, self.k, self.task, self.node = uid, jidx, k, task, node
         self.start, self.end, self.is_clone, self.cpu, self.mem = start, end, is_clone, cpu, mem
+        self.share = share
         self.alive = True
 
 
@@ -148,6 +164,8 @@ class Simulation:
         cap = np.array([[n.cpu, n.mem_mb] for n in cluster.nodes], dtype=np.float64)
         self.cluster = ClusterState.from_arrays(self.node_ids, cap, cap.copy())
         self.free = self.cluster.free  # a view: in-place updates reach the ClusterState
+        self._ff = self.free.view()  # the same memory, flat: row n is [2n] (cpu), [2n + 1] (memory)
+        self._ff.shape = (-1,)  # raises rather than copy, so updates through it reach the ClusterState
         self.speed = [n.speed for n in cluster.nodes]
         self.tot_cpu, self.tot_mem = cluster.total_cpu, cluster.total_mem_mb
         self.jobs: dict[int, Job] = {}
@@ -211,6 +229,16 @@ class Simulation:
             self._push(max(self.now, self.last_round + self.cfg.tick), _ROUND, 0)
 
     def run(self, on_progress: Callable[[float, int], None] | None = None) -> RunMetrics:
+        # the workload, bases and jobs built so far live for the whole run: keep them out of the cyclic
+        # collector's full passes while the run allocates (speed only; unfrozen afterwards)
+        gc.collect()
+        gc.freeze()
+        try:
+            return self._run(on_progress)
+        finally:
+            gc.unfreeze()
+
+    def _run(self, on_progress: Callable[[float, int], None] | None) -> RunMetrics:
         t0 = wallclock.perf_counter()
         c0 = wallclock.process_time()
         for i, s in enumerate(self.specs):
@@ -310,29 +338,31 @@ class Simulation:
                 r = None
             if r is not None:
                 self._kill(r, wasted=True)
-        free = self.free
+        ff = self._ff
         ready: dict[tuple[int, int], bool] = {}
         jobs = dec.jobs
+        pos_of = self.pos_of
+        stale = 0
         for c in dec.chunks:
             cols = (c.job_pos.tolist(), c.phase_k.tolist(), c.task_index.tolist(), c.node_row.tolist())
             for jp, k, t, n in zip(*cols, strict=True):
                 job = jobs[jp]
                 ph = job.phases[k]
-                jidx = self.pos_of[job.job_id]
+                jidx = pos_of[job.job_id]
                 cpu, mem = ph.demand.values
-                row = free[n]
                 ok = ready.get((jidx, k))
                 if ok is None:
                     ok = ready[(jidx, k)] = job.ready(k)
-                if not ok or ph.state[t] == _FINISHED or row[0] + 1e-9 < cpu or row[1] + 1e-9 < mem:
-                    self.stale += 1
+                n2 = 2 * n
+                if not ok or ph.state[t] == _FINISHED or ff[n2] + 1e-9 < cpu or ff[n2 + 1] + 1e-9 < mem:
+                    stale += 1
                     continue
-                row[0] -= cpu
-                row[1] -= mem
-                self._start(jidx, job, k, t, n, cpu, mem)
+                ff[n2] -= cpu
+                ff[n2 + 1] -= mem
+                self._start(jidx, job, ph, k, t, n, cpu, mem)
+        self.stale += stale
 
-    def _start(self, jidx: int, job: Job, k: int, t: int, n: int, cpu: float, mem: float) -> None:
-        ph = job.phases[k]
+    def _start(self, jidx: int, job: Job, ph: Phase, k: int, t: int, n: int, cpu: float, mem: float) -> None:
         key = (jidx, k, t)
         nth = 0  # copies of this task started before (common random numbers, straggler.py)
         if ph.peak[t]:
@@ -342,19 +372,22 @@ class Simulation:
         run = self.model.copy_time(phase_bases[t], phase_bases, is_clone, (jidx, k, t, nth)) / self.speed[n]
         spec = self.specs[jidx].phases[k]
         lst = self.copies.get(key)
-        c = 0 if lst is None else len(lst)
         if spec.read_mb > 0 and spec.parents:
-            run += self._read_delay(jidx, job, k, c, spec.read_mb)
-        self.uid += 1
-        r = _Run(self.uid, jidx, k, t, n, self.now, self.now + run, is_clone, cpu, mem)
-        self.running[r.uid] = r
+            run += self._read_delay(jidx, job, k, 0 if lst is None else len(lst), spec.read_mb)
+        uid = self.uid = self.uid + 1
+        now = self.now
+        end = now + run
+        share = max(cpu / self.tot_cpu, mem / self.tot_mem)
+        r = _Run(uid, jidx, k, t, n, now, end, is_clone, cpu, mem, share)
+        self.running[uid] = r
         if lst is None:
             self.copies[key] = [r]
         else:
             lst.append(r)
         if is_clone:
             self.clones += 1
-        self._push(r.end, _FINISH, r.uid)
+        self.seq += 1
+        heapq.heappush(self.events, (end, self.seq, _FINISH, uid))
 
     def _read_delay(self, jidx: int, job: Job, k: int, c: int, read_mb: float) -> float:
         """Waiting for an exclusive upstream copy plus the read itself (Dolly Sec. 4)."""
@@ -374,58 +407,65 @@ class Simulation:
         return max(0.0, deadline - self.now) + contended
 
     # ---- attempt ends -------------------------------------------------------------------------------
-    def _share(self, r: _Run) -> float:
-        return max(r.cpu / self.tot_cpu, r.mem / self.tot_mem)
-
     def _release(self, r: _Run) -> None:
         r.alive = False
         del self.running[r.uid]
-        self._attempts.pop(r.uid, None)
-        row = self.free[r.node]
-        row[0] += r.cpu
-        row[1] += r.mem
+        if self._attempts:
+            self._attempts.pop(r.uid, None)
+        ff, n2 = self._ff, 2 * r.node
+        ff[n2] += r.cpu
+        ff[n2 + 1] += r.mem
 
     def _kill(self, r: _Run, wasted: bool) -> None:
         self._release(r)
-        used = (self.now - r.start) * self._share(r)
+        used = (self.now - r.start) * r.share
         if wasted:
             self.wasted += used
         else:
             self.useful += used
         job = self.jobs[r.jidx]
         job.phases[r.k].end_copy(r.task, False)
-        self._forget(r)
+        self._forget((r.jidx, r.k, r.task))
         self._want_round()
 
-    def _forget(self, r: _Run) -> None:
-        key = (r.jidx, r.k, r.task)
+    def _forget(self, key: tuple[int, int, int]) -> None:
+        """Drop the task's copy list once none of its copies is alive."""
         lst = self.copies.get(key)
-        if lst is not None and all(not x.alive for x in lst):
+        if lst is not None:
+            for x in lst:
+                if x.alive:
+                    return
             del self.copies[key]
 
     def _finish(self, r: _Run) -> None:
         self._release(r)
-        job = self.jobs[r.jidx]
-        ph = job.phases[r.k]
-        share = (r.end - r.start) * self._share(r)
-        if ph.state[r.task] == _FINISHED:
+        jidx, k, task = r.jidx, r.k, r.task
+        job = self.jobs[jidx]
+        ph = job.phases[k]
+        dur = r.end - r.start
+        share = dur * r.share
+        key = (jidx, k, task)
+        if ph.state[task] == _FINISHED:
             self.wasted += share  # a surplus copy kept for CAC / delay assignment
-            ph.end_copy(r.task, False)
-            self._forget(r)
+            ph.end_copy(task, False)
+            self._forget(key)
             self._want_round()
             return
         self.useful += share
-        ph.end_copy(r.task, True)
-        self.estimator.record_task(job, ph.phase_id, r.end - r.start)
-        key = (r.jidx, r.k, r.task)
-        keep = self.cfg.shuffle != "cc" and (r.jidx, r.k) in self.shuffle_parents
-        if not keep:
-            for other in list(self.copies.get(key, ())):
+        ph.end_copy(task, True)
+        self.estimator.record_task(job, ph.phase_id, dur)
+        lst = self.copies.get(key)
+        if (
+            lst is not None
+            and len(lst) > 1
+            and (self.cfg.shuffle == "cc" or (jidx, k) not in self.shuffle_parents)
+        ):
+            for other in list(lst):
                 if other.alive:
                     self._kill(other, wasted=True)
-        self._forget(r)
-        if ph.finished:
-            self._phase_done(r.jidx, job, r.k)
+        self._forget(key)
+        if ph.num_finished == ph.num_tasks:
+            self._phase_done(jidx, job, k)
         self._want_round()
 
     def _phase_done(self, jidx: int, job: Job, k: int) -> None:
