@@ -90,8 +90,10 @@ class LateTasks:
             if caps[i] <= 1:
                 reasons[row] = (0, REASON_UPSTREAM)
         thr = residual_thresholds(view.theta[rows], view.sigma[rows], self.residual_factor)
-        # Section 5: clones once every task of the phase has been scheduled
-        keep = np.flatnonzero((caps > 1) & np.isfinite(thr) & (view.n_pending[rows] == 0))
+        # Section 5: clones once every task of the phase has been scheduled. A phase whose run time shows
+        # no spread yet (one finished task: sigma 0, no elapsed threshold) is still judged by progress.
+        judged = np.isfinite(thr) | (self.late_by == "progress")
+        keep = np.flatnonzero((caps > 1) & judged & (view.n_pending[rows] == 0))
         if keep.size == 0:
             return late, math.inf
         due = np.full(flat.copies.size, math.inf)
@@ -157,7 +159,7 @@ class LateTasks:
         r = np.asarray(rows, np.int64)
         theta = fresh_copy_time(view.theta[r], view.n_finished[r], pa, ela, si, self.progress_after)
         late_c, wait_c = late_copies(
-            pa, ela, theta[si], np.asarray(thr)[si], self.progress_factor, self.progress_after
+            pa, ela, theta, np.asarray(thr)[si], self.progress_factor, self.progress_after
         )
         at = np.asarray(idx, np.int64)
         covered = np.bincount(at, minlength=n) > 0

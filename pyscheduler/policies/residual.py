@@ -149,21 +149,24 @@ def fresh_copy_time(
     phase: npt.NDArray[np.int64],
     min_elapsed: float,
 ) -> npt.NDArray[np.float64]:
-    """Expected run time of a fresh copy, per phase: the mean over the phase's finished tasks (theta, the
-    estimator's mean of `finished` of them) and its running copies judged by progress (projected total
-    time elapsed / p, LATE's rate estimate), weighted by count.
+    """Expected run time of a fresh copy, per running copy: the mean over its phase's finished tasks (theta,
+    the estimator's mean of `finished` of them) and the phase's *other* running copies judged by progress
+    (projected total time elapsed / p, LATE's rate estimate), weighted by count.
 
     Why: finished tasks alone are the fast ones while a phase runs (its stragglers have not finished), so
     their mean underestimates what a clone will take and the rule above would clone too eagerly; every
     copy is an independent draw of the same run time, so the projected totals of the running copies
-    complete the sample. With nothing finished and nothing judged it is theta (the declared or history
-    estimate). `phase[i]` is the phase (index into theta/finished) of copy i."""
+    complete the sample. The copy being judged is left out of its own estimate (choice): its projection is
+    the very straggle in question, and in a phase of two or three tasks it would raise the bar it is judged
+    against until no straggler could pass it. With nothing else to go on it is theta (the declared or
+    history estimate). `phase[i]` is the phase (index into theta/finished) of copy i."""
     known = np.isfinite(progress) & (progress > 0) & (elapsed >= min_elapsed) & (elapsed > 0)
     with np.errstate(divide="ignore", invalid="ignore"):
         total = np.where(known, elapsed / np.where(known, progress, 1.0), 0.0)
     m = theta.size
-    s = np.bincount(phase, weights=total, minlength=m)
-    c = np.bincount(phase, weights=known, minlength=m)
-    w = finished.astype(np.float64)
-    out: npt.NDArray[np.float64] = np.where((w + c) > 0, (w * theta + s) / np.maximum(w + c, 1.0), theta)
+    s = np.bincount(phase, weights=total, minlength=m)[phase] - total  # the other copies' projections
+    c = np.bincount(phase, weights=known, minlength=m)[phase] - known
+    w = finished.astype(np.float64)[phase]
+    th = theta[phase]
+    out: npt.NDArray[np.float64] = np.where((w + c) > 0, (w * th + s) / np.maximum(w + c, 1.0), th)
     return out

@@ -41,17 +41,34 @@ def test_copies_are_judged_by_progress_else_by_elapsed_time() -> None:
     assert wait.tolist() == [math.inf, math.inf, 3.0, math.inf, 20.0, 20.0]
 
 
-def test_fresh_copy_time_counts_the_running_stragglers() -> None:
-    # 4 finished with mean 10; two running copies projected at 40 and 100 s; one too young to count
+def test_fresh_copy_time_counts_the_other_running_stragglers() -> None:
+    # phase 0: 4 finished with mean 10; running copies projected at 40 and 100 s; one too young to count.
+    # phase 1: nothing finished, one copy: nothing else to go on, its declared theta.
     theta = fresh_copy_time(
         np.array([10.0, 7.0]),
         np.array([4, 0]),
-        np.array([0.25, 0.1, 0.9]),
-        np.array([10.0, 10.0, 1.0]),
-        np.array([0, 0, 0]),
+        np.array([0.25, 0.1, 0.9, 0.5]),
+        np.array([10.0, 10.0, 1.0, 20.0]),
+        np.array([0, 0, 0, 1]),
         5.0,
     )
-    assert theta.tolist() == [pytest.approx((4 * 10 + 40 + 100) / 6), 7.0]  # nothing judged: theta
+    assert theta.tolist() == [
+        pytest.approx((4 * 10 + 100) / 5),  # the 40 s copy is judged against the others
+        pytest.approx((4 * 10 + 40) / 5),
+        pytest.approx((4 * 10 + 40 + 100) / 6),  # not judged itself: every judged copy counts
+        7.0,
+    ]
+
+
+def test_the_straggler_of_a_two_task_phase_is_late_once_its_sibling_finished() -> None:
+    """One map finished in 20 s (sigma 0: no elapsed threshold); the other is 10% done after 10 s. Judged
+    against the finished one alone it is late (90 s left >= 1.5 x 20 s); had its own projection (100 s)
+    been counted, the bar (1.5 x 60 s) would have kept it from ever turning late."""
+    theta = fresh_copy_time(
+        np.array([20.0]), np.array([1]), np.array([0.1]), np.array([10.0]), np.array([0]), 10.0
+    )
+    late, _ = late_copies(np.array([0.1]), np.array([10.0]), theta, np.array([math.inf]), 1.5, 10.0)
+    assert theta.tolist() == [20.0] and late.tolist() == [True]
 
 
 def _running_job(n: int) -> Job:
