@@ -144,17 +144,37 @@ class ReportedAttempt(Attempt):
     progress: float = 0.0
 
 
-def _running(job_id: str, attempts: Sequence[Any], now: float) -> list[ReportedAttempt]:
-    """The job's running copies (in a container) for the snapshot; start = launch time, else report time."""
+def work_start(launch_s: float, first: tuple[float, float] | None, last: tuple[float, float]) -> float | None:
+    """When an attempt's work began, seen from two of its progress reports (time s, progress): the rate
+    between the first report with progress and the latest, extended back to progress 0. Choice: a task
+    JVM's start-up (seconds on a busy node) reports no progress, and LATE's estimate from the launch
+    time would count it as slowness, so every young copy would look late; the rate between two reports
+    leaves it out. None until two reports show progress growing (the copy is not judged by progress yet)."""
+    if first is None:
+        return None
+    (t1, p1), (t2, p2) = first, last
+    if not (p2 > p1 > 0 and t2 > t1):
+        return None
+    return max(launch_s, t2 - p2 * (t2 - t1) / (p2 - p1))
+
+
+def _running(
+    job_id: str, attempts: Sequence[Any], first: dict[str, tuple[float, float]], now: float
+) -> list[ReportedAttempt]:
+    """The job's running copies (in a container) for the snapshot, with the start of their work
+    (`work_start`) and progress; a copy without two progress reports yet carries progress nan (judged by
+    the elapsed-time rule from its launch, not by progress)."""
     out: list[ReportedAttempt] = []
     for a in attempts:
         i = _task_index(a.task_id)
         if i is None or a.state != pb.ATTEMPT_RUNNING or not a.container_id:
             continue
-        start = (a.launch_time_ms or a.time_ms) / 1000.0
+        launch = (a.launch_time_ms or a.time_ms) / 1000.0
+        began = work_start(launch, first.get(a.attempt_id), (a.time_ms / 1000.0, a.progress))
+        start, progress = (launch, math.nan) if began is None else (began, a.progress)
         out.append(
             ReportedAttempt(
-                a.attempt_id, job_id, a.phase_id, i, a.node_id, a.is_clone, min(start, now), a.progress
+                a.attempt_id, job_id, a.phase_id, i, a.node_id, a.is_clone, min(start, now), progress
             )
         )
     return out
@@ -190,6 +210,7 @@ class _AppState:
     profile: Any
     durations: dict[str, list[float]] = field(default_factory=dict)
     attempts: dict[str, Any] = field(default_factory=dict)  # attempt id -> last report
+    first_progress: dict[str, tuple[float, float]] = field(default_factory=dict)  # (time s, progress)
     waiting: dict[str, int] = field(default_factory=dict)  # phase id -> clones waiting for a container
     last_plan: str = ""
 
@@ -283,6 +304,8 @@ class AppMasterServicer:
             for a in request.attempts:
                 prev = st.attempts.get(a.attempt_id)
                 st.attempts[a.attempt_id] = a
+                if a.state == pb.ATTEMPT_RUNNING and a.progress > 0 and a.attempt_id not in st.first_progress:
+                    st.first_progress[a.attempt_id] = (a.time_ms / 1000.0, a.progress)
                 was = prev is not None and _waiting_clone(prev)
                 st.waiting[a.phase_id] = st.waiting.get(a.phase_id, 0) + _waiting_clone(a) - was
                 if a.state == pb.ATTEMPT_SUCCEEDED and (prev is None or prev.state != pb.ATTEMPT_SUCCEEDED):
@@ -349,6 +372,7 @@ class AppMasterServicer:
             st = self._apps[app_id]
             job = _job_of(st.profile, self._stats(st))
             reported = list(st.attempts.values())
+            first = dict(st.first_progress)
             _replay(job, reported)
         plan = pb.ClonePlan(application_id=app_id)
         for ph in st.profile.phases:
@@ -357,7 +381,7 @@ class AppMasterServicer:
             plan.detail = "the policy grants no clones"
             return plan
         cluster, others = self._context(app_id)
-        running = _running(app_id, reported, now)
+        running = _running(app_id, reported, first, now)
         decisions = self.policy.decide(Snapshot(now, cluster, [*others, job], running))
         for g in decisions.clone_grants:
             # clones at launch for every task of the phase; a late-tasks-only grant (residual rule) is

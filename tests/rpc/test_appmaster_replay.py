@@ -13,7 +13,7 @@ import pytest
 from rpc_harness import am_session, app, ask, in_process_service, node
 
 from pyscheduler.objects import Job, Phase, Resources
-from pyscheduler.rpc.appmaster import _replay
+from pyscheduler.rpc.appmaster import _replay, work_start
 from pyscheduler.rpc.service import DecisionService
 from pyscheduler.wire import pb
 
@@ -149,31 +149,38 @@ def test_a_late_running_task_is_named_in_the_plan_with_its_clone(tmp_path: Path)
             assert first.clones_per_phase["map"] == 0 and not first.task_clones, first
             now_ms = int(time.time() * 1000)
 
-            def report(i: int, state: int, run_s: float, **more: Any) -> Any:
+            def report(i: int, state: int, run_s: float, ago_s: float = 0.0, **more: Any) -> Any:
                 return pb.AttemptReport(
                     task_id=f"task_1700000000000_0001_m_{i:06d}",
                     attempt_id=f"attempt_1700000000000_0001_m_{i:06d}_0",
                     phase_id="map",
                     container_id=f"container_{i}",
                     state=state,
-                    time_ms=now_ms,
+                    time_ms=now_ms - int(ago_s * 1000),
                     launch_time_ms=now_ms - int(run_s * 1000),
                     **more,
                 )
 
+            def running(i: int, ago_s: float, progress: float) -> Any:
+                return report(i, pb.ATTEMPT_RUNNING, 40.0, ago_s, node_id=f"h{i % 2}:1", progress=progress)
+
             done = [report(i, pb.ATTEMPT_SUCCEEDED, d, duration_s=d) for i, d in ((0, 20.0), (1, 24.0))]
-            # 30 s in: 5% done (time left 570 s) vs 90% done (3.3 s left); a fresh copy takes ~ 22-230 s
-            slow = [report(i, pb.ATTEMPT_RUNNING, 30.0, node_id="h1:1", progress=0.05) for i in (2, 3)]
-            fine = report(4, pb.ATTEMPT_RUNNING, 30.0, node_id="h2:1", progress=0.9)
-            reports = pb.AttemptReports(application_id=APP, attempts=[*done, *slow, fine])
-            plan = am.ReportAttempts(reports, timeout=10)
+            # Two progress reports 10 s apart: maps 2 and 3 went from 2.5% to 5% (work began 20 s ago, 380 s
+            # left), map 4 from 60% to 90% (3.3 s left); a fresh copy takes ~ 22-210 s.
+            early = [running(2, 10, 0.025), running(3, 10, 0.025), running(4, 10, 0.6)]
+            first = am.ReportAttempts(
+                pb.AttemptReports(application_id=APP, attempts=[*done, *early]), timeout=10
+            )
+            assert not first.task_clones, first  # one progress report: not judged by progress yet
+            now = [running(2, 0, 0.05), running(3, 0, 0.05), running(4, 0, 0.9)]
+            plan = am.ReportAttempts(pb.AttemptReports(application_id=APP, attempts=now), timeout=10)
             named = {t.task_id: t.clones for t in plan.task_clones}
             assert named == {
                 "task_1700000000000_0001_m_000002": 1,
                 "task_1700000000000_0001_m_000003": 1,
             }, plan
             assert plan.clones_per_phase["map"] == 0, plan
-            bad = pb.AttemptReports(application_id=APP, attempts=[slow[0]])
+            bad = pb.AttemptReports(application_id=APP, attempts=[now[0]])
             bad.attempts[0].progress = 1.5
             with pytest.raises(grpc.RpcError) as err:
                 am.ReportAttempts(bad, timeout=10)
@@ -181,3 +188,12 @@ def test_a_late_running_task_is_named_in_the_plan_with_its_clone(tmp_path: Path)
             assert "attempts[0].progress" in (err.value.details() or "")
     finally:
         svc.stop()
+
+
+def test_work_start_leaves_the_start_up_out_of_the_rate() -> None:
+    launch = 100.0
+    assert work_start(launch, None, (130.0, 0.5)) is None  # one report: no rate yet
+    assert work_start(launch, (120.0, 0.2), (120.0, 0.2)) is None
+    # 20% at 120 s, 60% at 130 s: 4%/s, so work began at 115 s (15 s of JVM start-up left out)
+    assert work_start(launch, (120.0, 0.2), (130.0, 0.6)) == 115.0
+    assert work_start(launch, (101.0, 0.5), (102.0, 0.6)) == launch  # never before the launch
