@@ -15,11 +15,17 @@ public final class AmConfig {
   /** How often the helper looks at the job's tasks. */
   public static final String POLL_MS = PREFIX + "poll-ms";
   public static final long DEFAULT_POLL_MS = 200;
-  /** After a failed call, the helper waits this long before calling again (no clones meanwhile). */
   /** How often the helper asks for the plan when it has nothing to report (late tasks get clones). */
   public static final String PLAN_POLL_MS = PREFIX + "plan-poll-ms";
   public static final long DEFAULT_PLAN_POLL_MS = 1000;
-
+  /**
+   * A running attempt whose progress grew is reported again after this long, besides each tenth of
+   * progress: the service's late-copy rule needs a copy's rate from two reports, and a straggler's
+   * tenths come tens of seconds apart (Hadoop tasks send their status every 3 s by default).
+   */
+  public static final String PROGRESS_REPORT_MS = PREFIX + "progress-report-ms";
+  public static final long DEFAULT_PROGRESS_REPORT_MS = 3000;
+  /** After a failed call, the helper waits this long before calling again (no clones meanwhile). */
   public static final String RETRY_MS = PREFIX + "retry-ms";
   public static final long DEFAULT_RETRY_MS = 2000;
   /** Directory (any Hadoop file system) where the AM writes its per-attempt record at the end. */

@@ -23,7 +23,9 @@ import java.util.Set;
  * any attempt succeeded, at most {@code maxClones} (≤ 2) in all and never beyond three live copies.
  *
  * <p>Reports: an attempt in a container on each state change and, while it runs, each time its
- * progress passes another tenth (so the service can tell a late copy); a clone also while it waits for
+ * progress passes another tenth or has grown since a report at least {@code progressReportMs} old (so
+ * the service can tell a late copy soon: a straggler's tenths come far apart, and its rate needs two
+ * reports); a clone also while it waits for
  * its container ({@code ATTEMPT_WAITING}), so the service can tell the clone part of the job's asks
  * from the originals and place it only in idle capacity.
  */
@@ -51,13 +53,24 @@ public final class CloneBook {
   private final int maxClones;
   private final Map<String, TaskBook> tasks = new LinkedHashMap<>();
   private final Map<String, String> lastReported = new HashMap<>();
+  private final Map<String, Sent> lastProgress = new HashMap<>();
+  private final long progressReportMs;
+
+  /** A running attempt's last reported progress and when it was reported. */
+  private record Sent(double progress, long timeMs) {}
   private final Map<String, Integer> perPhase = new HashMap<>();
   private final Map<String, Integer> granted = new HashMap<>();
   private double omegaS;
   private boolean planKnown;
 
   public CloneBook(int maxClones) {
+    this(maxClones, AmConfig.DEFAULT_PROGRESS_REPORT_MS);
+  }
+
+  /** @param progressReportMs a running attempt whose progress grew is reported again after this long */
+  public CloneBook(int maxClones, long progressReportMs) {
     this.maxClones = Math.max(0, Math.min(AmConfig.HARD_MAX_CLONES, maxClones));
+    this.progressReportMs = progressReportMs;
   }
 
   public void setPlan(ClonePlan plan) {
@@ -140,10 +153,16 @@ public final class CloneBook {
         } else if (st == AttemptState.ATTEMPT_STATE_UNSPECIFIED || a.containerId().isEmpty()) {
           continue; // an original not yet in a container: its ask is all the service needs
         }
-        int tenth = st == AttemptState.ATTEMPT_RUNNING ? (int) Math.floor(10 * clamp01(a.progress())) : 0;
-        String key = st + "|" + a.containerId() + "|" + tenth;
-        if (key.equals(lastReported.put(a.attemptId(), key))) {
+        boolean running = st == AttemptState.ATTEMPT_RUNNING;
+        double p = running ? clamp01(a.progress()) : 0.0;
+        String key = st + "|" + a.containerId() + "|" + (running ? (int) Math.floor(10 * p) : 0);
+        if (key.equals(lastReported.put(a.attemptId(), key)) && !(running && progressDue(a.attemptId(), p, nowMs))) {
           continue;
+        }
+        if (running) {
+          lastProgress.put(a.attemptId(), new Sent(p, nowMs));
+        } else {
+          lastProgress.remove(a.attemptId());
         }
         double dur = isFinal(a.state()) && a.launchMs() > 0 && a.finishMs() >= a.launchMs()
             ? (a.finishMs() - a.launchMs()) / 1000.0 : 0.0;
@@ -158,10 +177,17 @@ public final class CloneBook {
     return out;
   }
 
+  /** A running attempt's progress grew since its last report, sent at least progressReportMs ago. */
+  private boolean progressDue(String attemptId, double p, long nowMs) {
+    Sent last = lastProgress.get(attemptId);
+    return last != null && p > last.progress() && nowMs - last.timeMs() >= progressReportMs;
+  }
+
   /** Forget a report so it is sent again (the call carrying it failed). */
   public void unreport(List<AttemptReport> reports) {
     for (AttemptReport r : reports) {
       lastReported.remove(r.getAttemptId());
+      lastProgress.remove(r.getAttemptId());
     }
   }
 

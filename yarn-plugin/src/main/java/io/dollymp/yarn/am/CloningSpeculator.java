@@ -57,7 +57,8 @@ public class CloningSpeculator extends AbstractService implements Speculator {
     super(CloningSpeculator.class.getName());
     this.conf = conf;
     this.context = context;
-    this.book = new CloneBook(AmConfig.maxClones(conf));
+    this.book = new CloneBook(AmConfig.maxClones(conf),
+        AmConfig.positive(conf, AmConfig.PROGRESS_REPORT_MS, AmConfig.DEFAULT_PROGRESS_REPORT_MS));
     this.client = new AmServiceClient(AmConfig.serviceAddress(conf),
         AmConfig.positive(conf, AmConfig.RPC_TIMEOUT_MS, AmConfig.DEFAULT_RPC_TIMEOUT_MS),
         AmConfig.positive(conf, AmConfig.RETRY_MS, AmConfig.DEFAULT_RETRY_MS));

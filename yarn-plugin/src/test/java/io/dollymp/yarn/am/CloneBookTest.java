@@ -114,6 +114,23 @@ class CloneBookTest {
   }
 
   @Test
+  void aRunningAttemptWhoseProgressGrewIsReportedAgainAfterTheReportInterval() {
+    CloneBook b = new CloneBook(2, 3000);
+    b.setPlan(plan(0, 0));
+    assertEquals(1, b.changes(List.of(t("task_1_m_0", "RUNNING", running("a0", "c0", 0.02f))), 10_000).size());
+    assertTrue(b.changes(List.of(t("task_1_m_0", "RUNNING", running("a0", "c0", 0.04f))), 12_999).isEmpty(),
+        "same tenth, within the interval: no report");
+    assertTrue(b.changes(List.of(t("task_1_m_0", "RUNNING", running("a0", "c0", 0.02f))), 14_000).isEmpty(),
+        "progress not grown since the last report: no report however late");
+    List<AttemptReport> r = b.changes(List.of(t("task_1_m_0", "RUNNING", running("a0", "c0", 0.05f))), 14_000);
+    assertEquals(1, r.size(), "grown, interval passed: reported again");
+    assertEquals(0.05, r.get(0).getProgress(), 1e-6);
+    assertTrue(b.changes(List.of(t("task_1_m_0", "RUNNING", running("a0", "c0", 0.06f))), 16_999).isEmpty(),
+        "the interval counts from the latest report");
+    assertEquals(1, b.changes(List.of(t("task_1_m_0", "RUNNING", running("a0", "c0", 0.06f))), 17_000).size());
+  }
+
+  @Test
   void perTaskOverridesAndMaxClonesSetting() {
     CloneBook b = new CloneBook(1);
     b.setPlan(plan(0, 0).toBuilder().addTaskClones(TaskClones.newBuilder().setTaskId("task_1_r_0").setClones(2))
