@@ -135,6 +135,7 @@ SCHEMA: dict[str, tuple[Any, Parser]] = {
     "store.url": ("dollymp-decisions.db", _str()),
     "store.retention_max_age_s": (0.0, _float(0.0)),
     "store.retention_max_bytes": (0, _int(0)),
+    "appmaster.plans_per_s": (50.0, _float(0.0, low_open=True)),
     "policy.name": ("fcfs", _str()),
     "policy.options": ({}, _options),
     "http.host": ("127.0.0.1", _host),

@@ -51,6 +51,11 @@ CLONES_WASTED = Counter(
     "Copies that lost the race and were killed (their work is the price of cloning).",
     registry=REGISTRY,
 )
+APPMASTER_PLANS_CACHED = Counter(
+    "dollymp_appmaster_plans_cached",
+    "Clone plans answered from a job's last plan because the fresh-plan budget was spent.",
+    registry=REGISTRY,
+)
 FALLBACK_SECONDS = Counter(
     "dollymp_fallback_seconds",
     "Seconds the shim scheduled with its built-in fallback policy instead of the service.",

@@ -15,6 +15,12 @@ Two kinds of clones reach the AM:
   residual rule, or idle capacity), with the clones each should have in all. The running copies the AM
   reported, with their progress and launch time, are the snapshot's attempts, so a rule that reads a
   copy's progress sees it as in the simulator. The AM asks again every `dollymp.am.plan-poll-ms`.
+
+Cost bound (`appmaster.plans_per_s`): each fresh plan is a full core round over the cluster, and every
+running job's AM asks about once a second, so on a cluster with many jobs the AM calls alone would take
+the service's CPU. `PlanBudget` is a token bucket of fresh plans per second shared by all jobs; when it
+is empty a job gets its last plan again (reports are still recorded, and the next fresh plan sees them),
+counted in `dollymp_appmaster_plans_cached`. A job's first plan is always fresh.
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ from pyscheduler.wire import pb
 SERVICE_NAME = "dollymp.v1.AppMasterService"
 log = logging.getLogger("dollymp.appmaster")
 MAX_CLONES = 2  # at most two clones per task (DollyMP, design.md)
+DEFAULT_PLANS_PER_S = 50.0  # fresh plans per second for all AMs (`appmaster.plans_per_s`)
 _FINAL = (pb.ATTEMPT_SUCCEEDED, pb.ATTEMPT_FAILED, pb.ATTEMPT_KILLED)
 
 
@@ -205,6 +212,30 @@ def _task_clones(app_id: str, decisions: Any, attempts: Sequence[Any]) -> dict[s
     return out
 
 
+class PlanBudget:
+    """A token bucket: at most `rate` fresh plans per second on average, bursts up to `burst`."""
+
+    def __init__(self, rate: float, burst: float | None = None, clock: Callable[[], float] = time.monotonic):
+        if not (math.isfinite(rate) and rate > 0):
+            raise ValueError(f"appmaster.plans_per_s must be finite > 0, got {rate!r}")
+        self.rate = float(rate)
+        self.burst = max(1.0, float(burst if burst is not None else rate))
+        self._clock = clock
+        self._tokens = self.burst
+        self._at = clock()
+        self._lock = threading.Lock()
+
+    def take(self) -> bool:
+        with self._lock:
+            now = self._clock()
+            self._tokens = min(self.burst, self._tokens + (now - self._at) * self.rate)
+            self._at = now
+            if self._tokens >= 1.0:
+                self._tokens -= 1.0
+                return True
+            return False
+
+
 @dataclass
 class _AppState:
     profile: Any
@@ -213,6 +244,7 @@ class _AppState:
     first_progress: dict[str, tuple[float, float]] = field(default_factory=dict)  # (time s, progress)
     waiting: dict[str, int] = field(default_factory=dict)  # phase id -> clones waiting for a container
     last_plan: str = ""
+    plan: Any = None  # the last ClonePlan sent (answered again when the plan budget is spent)
 
 
 History = Callable[[str, str], tuple[float, float] | None]  # (job name, phase) -> (mean, sd)
@@ -226,12 +258,14 @@ class AppMasterServicer:
         recorder: DecisionRecorder,
         history: Any | None = None,
         max_apps: int = 10_000,
+        budget: PlanBudget | None = None,
     ) -> None:
         self.registry = registry
         self.policy = policy
         self.recorder = recorder
         self.history = history  # pyscheduler.store StatisticsHistory, or None
         self.max_apps = max_apps
+        self.budget = budget if budget is not None else PlanBudget(DEFAULT_PLANS_PER_S)
         self._lock = threading.Lock()
         self._apps: dict[str, _AppState] = {}
 
@@ -367,6 +401,19 @@ class AppMasterServicer:
         return c, others
 
     def _plan(self, app_id: str) -> Any:
+        with self._lock:
+            cached = self._apps[app_id].plan
+        if cached is not None and not self.budget.take():
+            metrics.APPMASTER_PLANS_CACHED.inc()
+            return cached
+        plan = self._fresh_plan(app_id)
+        with self._lock:
+            st = self._apps.get(app_id)
+            if st is not None:
+                st.plan = plan
+        return plan
+
+    def _fresh_plan(self, app_id: str) -> Any:
         now = time.time()
         with self._lock:
             st = self._apps[app_id]

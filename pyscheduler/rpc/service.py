@@ -14,7 +14,7 @@ from typing import Any
 from pyscheduler.config import Config, ConfigError
 from pyscheduler.objects.decision import Decision
 from pyscheduler.rpc import policy as rpc_policy
-from pyscheduler.rpc.appmaster import AppMasterServicer
+from pyscheduler.rpc.appmaster import AppMasterServicer, PlanBudget
 from pyscheduler.rpc.gcpace import GcPacer
 from pyscheduler.rpc.server import GrpcServer, ServerOptions, TlsFiles
 from pyscheduler.rpc.servicer import SchedulerServicer, SyncOptions
@@ -97,7 +97,13 @@ class DecisionService:
         self.writer = BackgroundWriter(self.store, retention=retention, max_queue=20_000)
         recorder = _WriterRecorder(self.writer)
         self.registry = SessionRegistry()
-        self.appmaster = AppMasterServicer(self.registry, core_policy, recorder, history=self.store.history)
+        self.appmaster = AppMasterServicer(
+            self.registry,
+            core_policy,
+            recorder,
+            history=self.store.history,
+            budget=PlanBudget(cfg["appmaster.plans_per_s"]),
+        )
         self.servicer = SchedulerServicer(
             self.registry,
             rpc_policy.round_with(core_policy, self.appmaster.hints),

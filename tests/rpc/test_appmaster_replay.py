@@ -12,8 +12,9 @@ import grpc
 import pytest
 from rpc_harness import am_session, app, ask, in_process_service, node
 
+from pyscheduler import metrics
 from pyscheduler.objects import Job, Phase, Resources
-from pyscheduler.rpc.appmaster import _replay, work_start
+from pyscheduler.rpc.appmaster import PlanBudget, _replay, work_start
 from pyscheduler.rpc.service import DecisionService
 from pyscheduler.wire import pb
 
@@ -197,3 +198,46 @@ def test_work_start_leaves_the_start_up_out_of_the_rate() -> None:
     # 20% at 120 s, 60% at 130 s: 4%/s, so work began at 115 s (15 s of JVM start-up left out)
     assert work_start(launch, (120.0, 0.2), (130.0, 0.6)) == 115.0
     assert work_start(launch, (101.0, 0.5), (102.0, 0.6)) == launch  # never before the launch
+
+
+def test_plan_budget_refills_at_its_rate_and_caps_bursts() -> None:
+    t = [0.0]
+    b = PlanBudget(2.0, burst=3, clock=lambda: t[0])
+    assert [b.take() for _ in range(4)] == [True, True, True, False]  # the burst, then empty
+    t[0] = 0.5  # one token back at 2 per second
+    assert [b.take(), b.take()] == [True, False]
+    t[0] = 100.0  # refills only up to the burst
+    assert sum(b.take() for _ in range(10)) == 3
+    with pytest.raises(ValueError, match=r"appmaster\.plans_per_s"):
+        PlanBudget(0.0)
+
+
+def _cached_plans() -> float:
+    return metrics.REGISTRY.get_sample_value("dollymp_appmaster_plans_cached_total") or 0.0
+
+
+def test_a_spent_plan_budget_answers_the_last_plan_and_keeps_the_reports(tmp_path: Path) -> None:
+    """`appmaster.plans_per_s`: with the budget spent, a job gets its last plan again (counted in
+    dollymp_appmaster_plans_cached); the reports are still recorded, so the next fresh plan sees them."""
+    options = {"clone_rule": "residual", "small_job_clones": 0}
+    svc = in_process_service(
+        tmp_path, **{"policy.name": "dollymp", "policy.options": options, "appmaster.plans_per_s": 0.001}
+    )
+    try:
+        with am_session(
+            svc.port, nodes_upserted=[node(f"h{i}:1", 8192, 8) for i in range(4)], apps_upserted=[app(1)]
+        ) as (_reg, _s, am):
+            profile = pb.JobProfile(
+                application_id=APP, job_name="b", submit_time_ms=1, phases=[_phase("map", 2, 20)]
+            )
+            am.ReportJobProfile(profile, timeout=10)  # the first plan: always fresh
+            before = _cached_plans()
+            done = _attempt("map", 0, 0, pb.ATTEMPT_SUCCEEDED)
+            fresh = am.ReportAttempts(pb.AttemptReports(application_id=APP, attempts=[done]), timeout=10)
+            cached = am.GetClonePlan(pb.ClonePlanRequest(application_id=APP), timeout=10)
+            assert cached == fresh
+            assert _cached_plans() == before + 1
+            st = svc.appmaster._apps[APP]
+            assert done.attempt_id in st.attempts and st.durations["map"] == [20.0]  # the report was kept
+    finally:
+        svc.stop()
