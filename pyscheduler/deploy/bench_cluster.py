@@ -19,6 +19,7 @@ import argparse
 import csv
 import json
 import math
+import os
 import shutil
 import statistics
 import sys
@@ -44,6 +45,13 @@ class MixJob:
     delay_s: float
 
 
+# The service's policy options for the bench. Launch clones for small jobs (the core's default, Dolly's
+# small-job cloning) are switched off: here 16 containers share 2 cores, so every extra copy's JVM start-up
+# (seconds of CPU) slows every other task, which a cluster whose containers have their own cores does not
+# see (measured: ratio 1.55 with them, 1.26 without, same code; docs/operators-guide.md). Late copies
+# (the progress rule) stay on.
+BENCH_POLICY_OPTIONS = '{"small_job_clones": 0}'
+
 # Small and mid-size jobs (sizes as in the papers' small-job-dominated mixes), arriving `gap_s` apart.
 MIX_MAPS = (2, 4, 3, 6, 2, 4, 3, 2)
 DEFAULT_GAP_S = 20.0
@@ -63,6 +71,7 @@ class Run:
     clone_s: float = 0.0  # container-seconds of attempts launched as clones
     attempt_s: float = 0.0  # container-seconds of all attempts
     clones: int = 0
+    load: list[float] = field(default_factory=list)  # the 1-minute load average, sampled while jobs ran
 
     def flowtimes(self) -> list[float]:
         return [r.rm_elapsed_s for r in self.results.values() if r.rm_elapsed_s is not None]
@@ -147,6 +156,7 @@ def run_scheduler(scheduler: str, args: argparse.Namespace, show: Display) -> Ru
                 show.say(f"  submitted {j.name} ({j.maps} maps, {j.reduces} reduce)")
             if now > args.timeout_s:
                 raise TimeoutError(f"job mix not finished after {args.timeout_s} s")
+            run.load.append(os.getloadavg()[0])
             time.sleep(0.5)
         run.results = {name: h.wait(timeout_s=10) for name, h in handles.items()}
     for name, r in run.results.items():
@@ -174,6 +184,8 @@ def report(runs: dict[str, Run]) -> tuple[str, dict[str, object]]:
         out[f"{label}_median_flowtime_s"] = round(statistics.median(xs), 2) if xs else None
         out[f"{label}_p90_flowtime_s"] = round(p90(xs), 2) if xs else None
         out[f"{label}_failed_jobs"] = sum(not r.ok for r in run.results.values())
+        # The machine's load while the mix ran: a noisy neighbour shows here (compare the two runs).
+        out[f"{label}_load_avg"] = round(statistics.fmean(run.load), 2) if run.load else None
     da, ca = out["dollymp_avg_flowtime_s"], out["capacity_avg_flowtime_s"]
     out["ratio"] = round(da / ca, 3) if isinstance(da, float) and isinstance(ca, float) and ca > 0 else None
     out["clone_extra_container_s"] = round(dmp.clone_s, 1)
@@ -187,6 +199,7 @@ def report(runs: dict[str, Run]) -> tuple[str, dict[str, object]]:
         f"clones: {dmp.clones}, {dmp.clone_s:.1f} container-s of {dmp.attempt_s:.1f} "
         f"({out['clone_extra_container_s_frac']})"
     )
+    lines.append(f"load average while the mix ran: {out['capacity_load_avg']} / {out['dollymp_load_avg']}")
     return "\n".join(lines), out
 
 
@@ -207,9 +220,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--policy-options",
-        default=None,
-        help="the service's dollymp options as JSON (default: the live defaults), e.g. "
-        '\'{"clone_rule": "idle"}\'',
+        default=BENCH_POLICY_OPTIONS,
+        help="the service's dollymp options as JSON (default %(default)s: no launch clones, see "
+        "BENCH_POLICY_OPTIONS; '{}' for the service's own defaults)",
     )
     p.add_argument("--timeout-s", type=float, default=1200.0)
     p.add_argument("--work-dir", type=Path, default=artifacts.ROOT / "build" / "bench-cluster")
