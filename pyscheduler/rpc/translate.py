@@ -21,10 +21,16 @@ Core -> YARN: placements are grouped per (scheduler key, node) into one wire Pla
 clone placements are not sent on Sync (the AM helper requests clone containers itself, from the
 ClonePlan); every placement is re-checked against the mirror's free room and locality (relax_locality
 false: preferred hosts/racks only), and whatever fails the check is deferred instead.
+
+AM containers are spread (choice; the papers place tasks, not ApplicationMasters): an AM container
+goes to the running node with the fewest AM containers (live, and placed earlier in the round) that has
+room and suits its locality, the core's node first among equals. Packing them (best fit) put most of a
+job mix's AMs on one node; on a slow or failing node that slows or kills every job at once.
 """
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -266,6 +272,8 @@ def from_decisions(
                 ask = asks[jk] = index[(job.job_id, job.phases[k].phase_id)]
             group = (ask.key, node_ids[row], c.reason)
             counts[group] = counts.get(group, 0) + m
+    if any(mirror.asks[key].am_container for key, _, _ in counts):
+        counts = _spread_am_containers(mirror, counts)
     room = mirror.free_of({node_id for _, node_id, _ in counts})
     unplaced: dict[AskKey, int] = {}
     for (key, node_id, reason), want in counts.items():
@@ -316,6 +324,66 @@ def from_decisions(
     mirror.cache["priorities"] = now
     out.records = dataclasses.replace(decisions, chunks=[], deferrals=[], priorities=changed).to_records()
     return out
+
+
+def _spread_am_containers(
+    mirror: Mirror, counts: dict[tuple[AskKey, str, str], int]
+) -> dict[tuple[AskKey, str, str], int]:
+    """The core's placements with each AM container moved to the node with the fewest AM containers
+    (live and placed earlier in this round) that has room and suits its locality; the core's node
+    first among equals, then node id order. Other placements keep their nodes (and their room)."""
+    running = sorted(
+        n.node_id for n in mirror.nodes.values() if n.state == pb.NODE_STATE_RUNNING and n.node_id
+    )
+    room = mirror.free_of(running)
+    for (key, node_id, _), m in counts.items():  # the room the round's other placements take
+        ask = mirror.asks[key]
+        if not ask.am_container and node_id in room:
+            room[node_id] = res_add(room[node_id], ask.capability, -m)
+    ams: dict[str, int] = dict.fromkeys(running, 0)
+    for c in mirror.containers.values():
+        if c.am_container and c.node_id in ams:
+            ams[c.node_id] += 1
+    buckets: dict[int, list[str]] = {}  # AM count -> its nodes in id order
+    for n in running:
+        buckets.setdefault(ams[n], []).append(n)
+    out: dict[tuple[AskKey, str, str], int] = {}
+    for (key, core_node, reason), m in counts.items():
+        ask = mirror.asks[key]
+        if not ask.am_container:
+            out[(key, core_node, reason)] = out.get((key, core_node, reason), 0) + m
+            continue
+        for _ in range(m):
+            node_id = _fewest_ams(mirror, ask, core_node, buckets, ams, room)
+            if node_id in room:
+                room[node_id] = res_add(room[node_id], ask.capability, -1)
+                buckets[ams[node_id]].remove(node_id)
+                ams[node_id] += 1
+                bisect.insort(buckets.setdefault(ams[node_id], []), node_id)
+            out[(key, node_id, reason)] = out.get((key, node_id, reason), 0) + 1
+    return out
+
+
+def _fewest_ams(
+    mirror: Mirror,
+    ask: AskRec,
+    core_node: str,
+    buckets: dict[int, list[str]],
+    ams: dict[str, int],
+    room: dict[str, Res],
+) -> str:
+    """The first node, by (AM containers, not the core's node, node id), with room for `ask`."""
+
+    def ok(n: str) -> bool:
+        return fits_count(ask.capability, room[n], 1) > 0 and _preferred(mirror, ask, n)
+
+    for count in sorted(buckets):
+        if core_node in ams and ams[core_node] == count and ok(core_node):
+            return core_node
+        for n in buckets[count]:
+            if ok(n):
+                return n
+    return core_node  # no node has room: the re-check below defers it
 
 
 def core_round(
