@@ -1,7 +1,8 @@
 """The simulator's speed paths decide exactly what the straightforward paths decide.
 
 Each optimised path has a reference twin kept in the code (numpy placement, a PhaseTable built from
-scratch, np.unique, the numpy start-time update, recomputed phase counters); whole simulations on a slice
+scratch, np.unique, the numpy start-time update, recomputed phase counters, late tasks judged from the
+Attempt objects: tests/sim/late_object_path.py); whole simulations on a slice
 of the FB-2010 trace and on a DAG workload with shuffles must give bit-identical completion times and
 resource accounting either way.
 """
@@ -19,12 +20,15 @@ import pytest
 from pyscheduler.objects import Job, Phase, Resources, TaskState
 from pyscheduler.policies import get_policy, jit, placement, residual, table
 from pyscheduler.policies.jit import observe_starts
+from pyscheduler.policies.late import LateTasks
 from pyscheduler.policies.table import PhaseTable, _unique_rows
 from pyscheduler.sim.engine import SimConfig, Simulation
 from pyscheduler.sim.loaders import SwimDerivation, load_workload
 from pyscheduler.sim.runner import draw_bases, parse_policy
 from pyscheduler.sim.straggler import StragglerSpec
 from pyscheduler.sim.workload import ClusterSpec, JobSpec, NodeSpec, PhaseSpec
+
+from .late_object_path import object_path_judge
 
 TABLE_COLUMNS = (
     "row_job",
@@ -88,6 +92,7 @@ def _use_reference_paths(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(residual, "observe_starts", _numpy_observe)
     monkeypatch.setattr(jit, "clone_candidates", _numpy_clone_candidates)
     monkeypatch.setattr(jit, "started", _numpy_started)
+    monkeypatch.setattr(LateTasks, "judge", object_path_judge)  # late tasks from the Attempt objects
 
 
 def _fingerprint(
