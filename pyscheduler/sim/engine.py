@@ -228,8 +228,10 @@ class Simulation:
             self.columns.started = [
                 (r.uid, r.jidx, r.k, r.task, r.start, r.end) for r in self.running.values()
             ]
-        pos_of = self.pos_of
-        index = np.fromiter((pos_of[j.job_id] for j in jobs), np.int64, len(jobs))
+        if len(jobs) == len(self.active):  # the round's jobs, list(self.active.values()), all kept
+            index = np.fromiter(self.active.keys(), np.int64, len(jobs))
+        else:
+            index = np.fromiter((self.pos_of[j.job_id] for j in jobs), np.int64, len(jobs))
         return self.columns.columns(index, self.clock.now())
 
     # ---- events -------------------------------------------------------------------------------------

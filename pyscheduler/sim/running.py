@@ -9,12 +9,46 @@ arrays when a policy reads them; dead entries are squeezed out once they outnumb
 
 from __future__ import annotations
 
+from itertools import chain
+
 import numpy as np
 import numpy.typing as npt
+from numba import njit
 
 from pyscheduler.policies.attempts import AttemptColumns
 
 _INT_COLUMNS = ("uid", "jidx", "k", "task")
+
+
+@njit(cache=True, nogil=True)  # type: ignore[untyped-decorator,misc,unused-ignore]
+def _live(
+    alive: npt.NDArray[np.bool_],
+    jidx: npt.NDArray[np.int64],
+    pos: npt.NDArray[np.int64],
+    top: int,
+) -> npt.NDArray[np.int64]:
+    n = 0
+    for i in range(top):
+        if alive[i] and pos[jidx[i]] >= 0:
+            n += 1
+    out = np.empty(n, np.int64)
+    n = 0
+    for i in range(top):
+        if alive[i] and pos[jidx[i]] >= 0:
+            out[n] = i
+            n += 1
+    return out
+
+
+@njit(cache=True, nogil=True)  # type: ignore[untyped-decorator,misc,unused-ignore]
+def _progress(
+    now: float, start: npt.NDArray[np.float64], end: npt.NDArray[np.float64]
+) -> npt.NDArray[np.float64]:
+    out = np.empty(start.shape[0], np.float64)
+    for i in range(start.shape[0]):
+        dur = end[i] - start[i]
+        out[i] = min(1.0, (now - start[i]) / dur) if dur > 0 else 1.0
+    return out
 
 
 def progress_at(
@@ -22,10 +56,8 @@ def progress_at(
 ) -> npt.NDArray[np.float64]:
     """Fraction of each copy's work done at `now` (Hadoop's progress score), as `SimAttempt.progress`
     computes it for one copy: min(1, (now - start) / (end - start)), 1 for a copy of no duration."""
-    dur = end - start
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out: npt.NDArray[np.float64] = np.where(dur > 0, np.minimum(1.0, (now - start) / dur), 1.0)
-    return out
+    result: npt.NDArray[np.float64] = _progress(float(now), start, end)
+    return result
 
 
 class RunningColumns:
@@ -49,8 +81,8 @@ class RunningColumns:
 
     def _apply(self) -> None:
         if self.started:
-            new = np.array(self.started, np.float64)  # ids are < 2**53: exact as floats
-            m = new.shape[0]
+            m = len(self.started)  # ids are < 2**53: exact as floats
+            new = np.fromiter(chain.from_iterable(self.started), np.float64, 6 * m).reshape(m, 6)
             if self.top + m > self.uid.size:
                 self._squeeze(self.top + m)
             at = slice(self.top, self.top + m)
@@ -86,12 +118,11 @@ class RunningColumns:
         """The running copies of the jobs `job_index` (simulator job indices, in Snapshot.jobs order),
         in launch order, with their progress at `now`."""
         self._apply()
-        slots = np.flatnonzero(self.alive[: self.top])
         pos = self._pos
         pos[job_index] = np.arange(job_index.size)
+        slots = _live(self.alive, self.jidx, pos, self.top)  # live copies of these jobs, launch order
         at = pos[self.jidx[slots]]
         pos[job_index] = -1
-        slots, at = slots[at >= 0], at[at >= 0]
         start = self.start[slots]
         return AttemptColumns(
             at, self.k[slots], self.task[slots], start, progress_at(now, start, self.end[slots])
