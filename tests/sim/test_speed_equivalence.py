@@ -22,6 +22,7 @@ from pyscheduler.policies import get_policy, jit, placement, residual, table
 from pyscheduler.policies.jit import observe_starts
 from pyscheduler.policies.late import LateTasks
 from pyscheduler.policies.table import PhaseTable, _unique_rows
+from pyscheduler.sim import straggler
 from pyscheduler.sim.engine import SimConfig, Simulation
 from pyscheduler.sim.loaders import SwimDerivation, load_workload
 from pyscheduler.sim.runner import draw_bases, parse_policy
@@ -251,3 +252,16 @@ def test_flat_task_kernels_match_numpy() -> None:
         _numpy_started(ref_copies, ref_state, flat, 0, 1)
         jit.started(copies, state, flat, 0, 1)
         assert np.array_equal(copies, ref_copies) and np.array_equal(state, ref_state)
+
+
+def test_compiled_copy_unit_matches_python() -> None:
+    """The simulator draws through the compiled twin of straggler.copy_unit (uint64 arithmetic)."""
+    rng = random.Random(1)
+    for _ in range(20000):
+        seed = rng.choice([0, 1, 7, -5, rng.getrandbits(64), rng.getrandbits(63)])
+        job, phase, task, nth = (
+            rng.choice([rng.randrange(4), rng.randrange(1000), rng.getrandbits(40)]) for _ in range(4)
+        )
+        stream = rng.randrange(2)
+        want = straggler.copy_unit(seed, job, phase, task, nth, stream=stream)
+        assert straggler._copy_unit_u(straggler._as_int64(seed), job, phase, task, nth, stream) == want
