@@ -15,6 +15,7 @@ import numpy.typing as npt
 
 from pyscheduler.objects import ClusterState, Decision, DecisionKind, Job, Phase
 from pyscheduler.objects.job import Attempt
+from pyscheduler.policies.attempts import AttemptColumns, ColumnSource
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -71,6 +72,13 @@ class Snapshot:
                         f"Job[{j.job_id!r}].phases[{p.phase_id!r}].demand has {p.demand.dims} dims, "
                         f"cluster has {dims} ({', '.join(self.cluster.dims)})"
                     )
+
+    def attempt_columns(self) -> AttemptColumns:
+        """`attempts` as numpy columns (policies/attempts.py): the driver's own when its sequence has them
+        (the simulator's), else built from the Attempt objects."""
+        if isinstance(self.attempts, ColumnSource):
+            return self.attempts.columns(self.jobs)
+        return AttemptColumns.from_attempts(self.attempts, self.jobs)
 
     def theta_sigma(self, job: Job, phase: Phase) -> tuple[float, float]:
         if self.estimator is None:

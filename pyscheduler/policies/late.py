@@ -27,7 +27,7 @@ import math
 import numpy as np
 
 from pyscheduler.objects import TaskState
-from pyscheduler.policies.base import Snapshot
+from pyscheduler.policies.base import IntArray, Snapshot
 from pyscheduler.policies.cloning import REASON_UPSTREAM
 from pyscheduler.policies.residual import (
     REASON_PROGRESS,
@@ -37,11 +37,10 @@ from pyscheduler.policies.residual import (
     late_copies,
     residual_thresholds,
 )
-from pyscheduler.policies.table import FlatTasks, RoundView
+from pyscheduler.policies.table import FlatTasks, PhaseTable, RoundView
 
 _RUNNING = int(TaskState.RUNNING)
 LATE_BY = ("progress", "elapsed")
-Spans = dict[tuple[str, str], tuple[int, int, float]]  # (job id, phase id) -> (flat offset, row, threshold)
 
 
 class LateTasks:
@@ -67,6 +66,8 @@ class LateTasks:
         self.residual_factor, self.progress_factor = float(residual_factor), float(progress_factor)
         self.progress_after, self.late_by, self.upstream_cap = float(progress_after), late_by, upstream_cap
         self.starts = StartTimes()
+        self._rows: tuple[PhaseTable, IntArray] | None = None  # _row_index's table and its index
+        self._kept_for: PhaseTable | None = None  # the table whose jobs `starts` was last trimmed to
 
     def judge(
         self, snapshot: Snapshot, view: RoundView, flat: FlatTasks, reasons: dict[int, tuple[int, str]]
@@ -78,7 +79,9 @@ class LateTasks:
         now = snapshot.time
         if not math.isfinite(now):
             return late, math.inf
-        self.starts.keep_only({j.job_id for j in t.jobs})
+        if self._kept_for is not t:  # the same table has the same jobs: nothing to forget
+            self.starts.keep_only({j.job_id for j in t.jobs})
+            self._kept_for = t
         running = flat.running_rows()
         rows = flat.rows[running]
         caps = np.full(running.size, 1 + self.max_clones, np.int64)
@@ -96,21 +99,17 @@ class LateTasks:
         keep = np.flatnonzero((caps > 1) & judged & (view.n_pending[rows] == 0))
         if keep.size == 0:
             return late, math.inf
-        due = np.full(flat.copies.size, math.inf)
-        cap_task = np.zeros(flat.copies.size, np.int64)
-        spans: Spans = {}
-        for i in keep.tolist():
-            r, row, cap = int(running[i]), int(rows[i]), int(caps[i])
-            job = t.jobs[t.row_job[row]]
-            k = int(t.row_k[row])
-            lo, hi = int(flat.offset[r]), int(flat.offset[r + 1])
-            due[lo:hi] = self.starts.observe(job.job_id, k, job.phases[k], now) + thr[i]
-            cap_task[lo:hi] = cap
-            spans[(t.job_ids[row], t.phase_ids[row])] = (lo, row, float(thr[i]))
+        cand = running[keep]  # indices into flat.rows of the judged phases
+        due = self._due(flat, cand, thr[keep], now)
+        for row, cap in zip(rows[keep].tolist(), caps[keep].tolist(), strict=True):
             reasons[row] = (cap - 1, REASON_RESIDUAL)
+        cap_row = np.zeros(flat.rows.size, np.int64)
+        cap_row[cand] = caps[keep]
         c = flat.copies
-        room = (c > 0) & (c < cap_task) & (flat.state == _RUNNING)
-        by_copy = self._by_progress(snapshot, view, spans, c.size) if self.late_by == "progress" else None
+        room = (c > 0) & (c < cap_row[flat.owner]) & (flat.state == _RUNNING)
+        by_copy = (
+            self._by_progress(snapshot, view, flat, cand, thr[keep]) if self.late_by == "progress" else None
+        )
         if by_copy is None:  # elapsed time since first seen
             late = room & (due < now)
             soon = due[room & (due >= now)]
@@ -118,52 +117,65 @@ class LateTasks:
             covered, late_t, wait_t = by_copy
             late = room & np.where(covered, late_t, due < now)
             soon = np.where(covered, now + wait_t, due)[room & ~late]
-            for lo, row, _ in spans.values():
-                if covered[lo]:
-                    reasons[row] = (reasons[row][0], REASON_PROGRESS)
+            # a judged phase whose first task has a listed copy is reported as judged by progress
+            for row in flat.rows[cand[covered[flat.offset[cand]]]].tolist():
+                reasons[row] = (reasons[row][0], REASON_PROGRESS)
         return late, float(soon.min()) if soon.size else math.inf
 
+    def _due(self, flat: FlatTasks, cand: IntArray, thr: np.ndarray, now: float) -> np.ndarray:
+        """Per flat task: when the elapsed-time rule makes it late, first seen running (`StartTimes`) plus
+        its phase's threshold `thr`, for the tasks of the judged phases `cand` (indices into flat.rows,
+        increasing); inf elsewhere."""
+        t = flat.table
+        rows = flat.rows[cand]
+        seen = [
+            self.starts.observe(t.jobs[j].job_id, k, t.jobs[j].phases[k], now)
+            for j, k in zip(t.row_job[rows].tolist(), t.row_k[rows].tolist(), strict=True)
+        ]
+        lo = flat.offset[cand]
+        size = flat.offset[cand + 1] - lo
+        at = np.repeat(lo - (np.cumsum(size) - size), size) + np.arange(int(size.sum()))
+        due = np.full(flat.copies.size, math.inf)
+        due[at] = np.concatenate(seen) + np.repeat(thr, size)
+        return due
+
     def _by_progress(
-        self, snapshot: Snapshot, view: RoundView, spans: Spans, n: int
+        self, snapshot: Snapshot, view: RoundView, flat: FlatTasks, cand: IntArray, thr: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """Per flat task from its running copies (`residual.late_copies`): (has a listed copy, every copy
-        late, seconds until every copy may be late). None when no copy of the candidate phases reports
-        progress (then the elapsed-time rule applies)."""
-        idx: list[int] = []
-        sid: list[int] = []
-        prog: list[float] = []
-        start: list[float] = []
-        rows: list[int] = []
-        thr: list[float] = []
-        ids: dict[tuple[str, str], int] = {}
-        for a in snapshot.attempts:
-            key = (a.job_id, a.phase_id)
-            span = spans.get(key)
-            if span is None:
-                continue
-            s = ids.get(key)
-            if s is None:
-                s = ids[key] = len(rows)
-                rows.append(span[1])
-                thr.append(span[2])
-            idx.append(span[0] + a.task_index)
-            sid.append(s)
-            p = getattr(a, "progress", None)
-            prog.append(math.nan if p is None else float(p))
-            start.append(a.start_time)
-        pa = np.asarray(prog, np.float64)
+        late, seconds until every copy may be late). `cand`: indices into flat.rows of the judged phases,
+        `thr` their elapsed-time thresholds. None when no copy of those phases reports progress (then the
+        elapsed-time rule applies). Reads the copies as columns (`Snapshot.attempt_columns`), in the order
+        of Snapshot.attempts, with no Python loop over them."""
+        t = flat.table
+        cols = snapshot.attempt_columns()
+        judged_rows = flat.rows[cand]
+        row_lo = np.full(len(t.phases), -1, np.int64)  # per table row: flat offset of its task 0
+        row_lo[judged_rows] = flat.offset[cand]
+        row_thr = np.zeros(len(t.phases))
+        row_thr[judged_rows] = thr
+        row = self._row_index(t)[t.job_ptr[cols.job_pos] + cols.phase_k]
+        sel = np.flatnonzero(row_lo[row] >= 0)  # copies of the judged phases
+        row = row[sel]
+        pa = cols.progress[sel]
         if not np.isfinite(pa).any():
             return None
-        ela = snapshot.time - np.asarray(start, np.float64)
-        si = np.asarray(sid, np.int64)
-        r = np.asarray(rows, np.int64)
-        theta = fresh_copy_time(view.theta[r], view.n_finished[r], pa, ela, si, self.progress_after)
-        late_c, wait_c = late_copies(
-            pa, ela, theta, np.asarray(thr)[si], self.progress_factor, self.progress_after
-        )
-        at = np.asarray(idx, np.int64)
+        ela = snapshot.time - cols.start_time[sel]
+        theta = fresh_copy_time(view.theta, view.n_finished, pa, ela, row, self.progress_after)
+        late_c, wait_c = late_copies(pa, ela, theta, row_thr[row], self.progress_factor, self.progress_after)
+        n = flat.copies.size
+        at = row_lo[row] + cols.task_index[sel]
         covered = np.bincount(at, minlength=n) > 0
         late_t = covered & (np.bincount(at, weights=~late_c, minlength=n) == 0)
         wait_t = np.zeros(n)
         np.maximum.at(wait_t, at[~late_c], wait_c[~late_c])  # every copy must be late
         return covered, late_t, wait_t
+
+    def _row_index(self, t: PhaseTable) -> IntArray:
+        """Table row of (job position, phase index) at [t.job_ptr[pos] + k] (kept per table)."""
+        cached = self._rows
+        if cached is None or cached[0] is not t:
+            inv = np.empty(len(t.phases), np.int64)
+            inv[t.job_ptr[t.row_job] + t.row_k] = np.arange(len(t.phases))
+            cached = self._rows = (t, inv)
+        return cached[1]

@@ -37,8 +37,10 @@ import numpy as np
 from pyscheduler.core import DecisionLoop, ManualClock
 from pyscheduler.estimate import TaskStatistics
 from pyscheduler.objects import Attempt, ClusterState, Job, Phase, Resources, TaskState
+from pyscheduler.policies.attempts import AttemptColumns
 from pyscheduler.policies.base import Decisions, Policy
 from pyscheduler.sim.metrics import RunMetrics
+from pyscheduler.sim.running import RunningColumns
 from pyscheduler.sim.straggler import StragglerModel, StragglerSpec
 from pyscheduler.sim.workload import ClusterSpec, JobSpec
 
@@ -115,7 +117,8 @@ class _Run:
 
 
 class _LazyAttempts(Sequence[Attempt]):
-    """Snapshot.attempts built only if a policy reads it (most policies never do)."""
+    """Snapshot.attempts built only if a policy reads it (most policies never do); `columns` gives them
+    as numpy columns without building the objects (policies/attempts.py)."""
 
     def __init__(self, sim: Simulation) -> None:
         self._sim = sim
@@ -138,6 +141,9 @@ class _LazyAttempts(Sequence[Attempt]):
 
     def __iter__(self) -> Iterator[Attempt]:
         return iter(self._build())
+
+    def columns(self, jobs: Sequence[Job]) -> AttemptColumns:
+        return self._sim.attempt_columns(jobs)
 
 
 class Simulation:
@@ -173,6 +179,7 @@ class Simulation:
         self.pos_of: dict[str, int] = {}
         self.running: dict[int, _Run] = {}
         self._attempts: dict[int, SimAttempt] = {}  # per running copy, built when a policy first reads it
+        self.columns: RunningColumns | None = None  # the running copies as arrays, once a policy reads them
         self.copies: dict[tuple[int, int, int], list[_Run]] = {}
         self.restarts: dict[tuple[int, int, int], int] = {}  # tasks started more than once
         self.ready_at: dict[tuple[int, int], float] = {}
@@ -212,6 +219,20 @@ class Simulation:
                 clock=self.clock,
             )
         return a
+
+    def attempt_columns(self, jobs: Sequence[Job]) -> AttemptColumns:
+        """The running copies of `jobs` as columns (the same attempts, order and progress as the
+        SimAttempt objects); the column store is filled on the first call and kept up to date after."""
+        if self.columns is None:
+            self.columns = RunningColumns(len(self.specs))
+            self.columns.started = [
+                (r.uid, r.jidx, r.k, r.task, r.start, r.end) for r in self.running.values()
+            ]
+        if len(jobs) == len(self.active):  # the round's jobs, list(self.active.values()), all kept
+            index = np.fromiter(self.active.keys(), np.int64, len(jobs))
+        else:
+            index = np.fromiter((self.pos_of[j.job_id] for j in jobs), np.int64, len(jobs))
+        return self.columns.columns(index, self.clock.now())
 
     # ---- events -------------------------------------------------------------------------------------
     def _push(self, t: float, kind: int, ref: int) -> None:
@@ -380,6 +401,8 @@ class Simulation:
         share = max(cpu / self.tot_cpu, mem / self.tot_mem)
         r = _Run(uid, jidx, k, t, n, now, end, is_clone, cpu, mem, share)
         self.running[uid] = r
+        if self.columns is not None:
+            self.columns.started.append((uid, jidx, k, t, now, end))
         if lst is None:
             self.copies[key] = [r]
         else:
@@ -412,6 +435,8 @@ class Simulation:
         del self.running[r.uid]
         if self._attempts:
             self._attempts.pop(r.uid, None)
+        if self.columns is not None:
+            self.columns.ended.append(r.uid)
         ff, n2 = self._ff, 2 * r.node
         ff[n2] += r.cpu
         ff[n2 + 1] += r.mem

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numba import njit
 
 _BLOCK = 1 << 16
 _MASK = (1 << 64) - 1
@@ -46,6 +47,33 @@ def copy_unit(seed: int, job: int, phase: int, task: int, nth: int, stream: int 
     for part in (job, phase, task, nth, stream):
         x = _mix64((x + (part & _MASK) * 0x9E3779B97F4A7C15) & _MASK)
     return (x >> 11) * (1.0 / (1 << 53))
+
+
+@njit(cache=True, nogil=True)  # type: ignore[untyped-decorator,misc,unused-ignore]
+def _mix64_u(x: np.uint64) -> np.uint64:
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+@njit(cache=True, nogil=True)  # type: ignore[untyped-decorator,misc,unused-ignore]
+def _copy_unit_u(seed: int, job: int, phase: int, task: int, nth: int, stream: int) -> float:
+    """`copy_unit` compiled (speed: one call per copy started): the same arithmetic on uint64, which
+    wraps modulo 2**64 as the masked Python ints do; arguments within int64 (`_as_int64`)."""
+    g = np.uint64(0x9E3779B97F4A7C15)
+    x = _mix64_u(np.uint64(seed) ^ g)
+    x = _mix64_u(x + np.uint64(job) * g)
+    x = _mix64_u(x + np.uint64(phase) * g)
+    x = _mix64_u(x + np.uint64(task) * g)
+    x = _mix64_u(x + np.uint64(nth) * g)
+    x = _mix64_u(x + np.uint64(stream) * g)
+    return float(x >> np.uint64(11)) * (1.0 / 9007199254740992.0)  # 2**-53
+
+
+def _as_int64(v: int) -> int:
+    """The int64 with v's low 64 bits (what `copy_unit` keeps of v: v & _MASK)."""
+    v &= _MASK
+    return v - (1 << 64) if v >= 1 << 63 else v
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +150,7 @@ class StragglerModel:
     def __init__(self, spec: StragglerSpec, seed: int) -> None:
         self.spec = spec
         self.seed = seed
+        self._seed64 = _as_int64(seed)
         self.rng = np.random.default_rng(seed)
         self._slow: list[float] = []
         self._unif: list[float] = []
@@ -136,7 +165,7 @@ class StragglerModel:
         """The slowdown of the nth copy (0 = the original) of a task: the same under every policy."""
         if self.spec.kind != "pareto":
             return 1.0
-        return float(_pareto_inverse(self.spec, copy_unit(self.seed, job, phase, task, nth)))
+        return float(_pareto_inverse(self.spec, _copy_unit_u(self._seed64, job, phase, task, nth, 0)))
 
     def slowdown(self) -> float:
         if not self._slow:
@@ -171,6 +200,6 @@ class StragglerModel:
         if self.spec.kind == "empirical":
             if not is_clone:
                 return base
-            u = self.uniform() if key is None else copy_unit(self.seed, *key, stream=1)
+            u = self.uniform() if key is None else _copy_unit_u(self._seed64, *key, 1)
             return phase_bases[min(len(phase_bases) - 1, int(u * len(phase_bases)))]
         return base * (self.slowdown() if key is None else self.slowdown_of(*key))

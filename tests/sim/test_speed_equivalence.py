@@ -1,7 +1,8 @@
 """The simulator's speed paths decide exactly what the straightforward paths decide.
 
 Each optimised path has a reference twin kept in the code (numpy placement, a PhaseTable built from
-scratch, np.unique, the numpy start-time update, recomputed phase counters); whole simulations on a slice
+scratch, np.unique, the numpy start-time update, recomputed phase counters, late tasks judged from the
+Attempt objects: tests/sim/late_object_path.py); whole simulations on a slice
 of the FB-2010 trace and on a DAG workload with shuffles must give bit-identical completion times and
 resource accounting either way.
 """
@@ -19,12 +20,16 @@ import pytest
 from pyscheduler.objects import Job, Phase, Resources, TaskState
 from pyscheduler.policies import get_policy, jit, placement, residual, table
 from pyscheduler.policies.jit import observe_starts
+from pyscheduler.policies.late import LateTasks
 from pyscheduler.policies.table import PhaseTable, _unique_rows
+from pyscheduler.sim import straggler
 from pyscheduler.sim.engine import SimConfig, Simulation
 from pyscheduler.sim.loaders import SwimDerivation, load_workload
 from pyscheduler.sim.runner import draw_bases, parse_policy
 from pyscheduler.sim.straggler import StragglerSpec
 from pyscheduler.sim.workload import ClusterSpec, JobSpec, NodeSpec, PhaseSpec
+
+from .late_object_path import object_path_judge
 
 TABLE_COLUMNS = (
     "row_job",
@@ -88,6 +93,7 @@ def _use_reference_paths(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(residual, "observe_starts", _numpy_observe)
     monkeypatch.setattr(jit, "clone_candidates", _numpy_clone_candidates)
     monkeypatch.setattr(jit, "started", _numpy_started)
+    monkeypatch.setattr(LateTasks, "judge", object_path_judge)  # late tasks from the Attempt objects
 
 
 def _fingerprint(
@@ -246,3 +252,16 @@ def test_flat_task_kernels_match_numpy() -> None:
         _numpy_started(ref_copies, ref_state, flat, 0, 1)
         jit.started(copies, state, flat, 0, 1)
         assert np.array_equal(copies, ref_copies) and np.array_equal(state, ref_state)
+
+
+def test_compiled_copy_unit_matches_python() -> None:
+    """The simulator draws through the compiled twin of straggler.copy_unit (uint64 arithmetic)."""
+    rng = random.Random(1)
+    for _ in range(20000):
+        seed = rng.choice([0, 1, 7, -5, rng.getrandbits(64), rng.getrandbits(63)])
+        job, phase, task, nth = (
+            rng.choice([rng.randrange(4), rng.randrange(1000), rng.getrandbits(40)]) for _ in range(4)
+        )
+        stream = rng.randrange(2)
+        want = straggler.copy_unit(seed, job, phase, task, nth, stream=stream)
+        assert straggler._copy_unit_u(straggler._as_int64(seed), job, phase, task, nth, stream) == want

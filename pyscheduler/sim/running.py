@@ -1,0 +1,129 @@
+"""The simulator's running copies as numpy columns, so a policy that reads every running copy each round
+(policies/late.py, through `Snapshot.attempt_columns()`) needs no Python loop over them.
+
+Copies are appended in launch order (uid) and never reordered, so the live ones are always listed in the
+order of `Simulation.running` and of the Attempt objects the snapshot would otherwise carry. Starts and
+ends are only noted (`started`, `ended`: one list append each, in the event loop) and applied to the
+arrays when a policy reads them; dead entries are squeezed out once they outnumber the live ones.
+"""
+
+from __future__ import annotations
+
+from itertools import chain
+
+import numpy as np
+import numpy.typing as npt
+from numba import njit
+
+from pyscheduler.policies.attempts import AttemptColumns
+
+_INT_COLUMNS = ("uid", "jidx", "k", "task")
+
+
+@njit(cache=True, nogil=True)  # type: ignore[untyped-decorator,misc,unused-ignore]
+def _live(
+    alive: npt.NDArray[np.bool_],
+    jidx: npt.NDArray[np.int64],
+    pos: npt.NDArray[np.int64],
+    top: int,
+) -> npt.NDArray[np.int64]:
+    n = 0
+    for i in range(top):
+        if alive[i] and pos[jidx[i]] >= 0:
+            n += 1
+    out = np.empty(n, np.int64)
+    n = 0
+    for i in range(top):
+        if alive[i] and pos[jidx[i]] >= 0:
+            out[n] = i
+            n += 1
+    return out
+
+
+@njit(cache=True, nogil=True)  # type: ignore[untyped-decorator,misc,unused-ignore]
+def _progress(
+    now: float, start: npt.NDArray[np.float64], end: npt.NDArray[np.float64]
+) -> npt.NDArray[np.float64]:
+    out = np.empty(start.shape[0], np.float64)
+    for i in range(start.shape[0]):
+        dur = end[i] - start[i]
+        out[i] = min(1.0, (now - start[i]) / dur) if dur > 0 else 1.0
+    return out
+
+
+def progress_at(
+    now: float, start: npt.NDArray[np.float64], end: npt.NDArray[np.float64]
+) -> npt.NDArray[np.float64]:
+    """Fraction of each copy's work done at `now` (Hadoop's progress score), as `SimAttempt.progress`
+    computes it for one copy: min(1, (now - start) / (end - start)), 1 for a copy of no duration."""
+    result: npt.NDArray[np.float64] = _progress(float(now), start, end)
+    return result
+
+
+class RunningColumns:
+    """(uid, job index, phase, task, start, expected end) of the running copies, in launch order."""
+
+    def __init__(self, n_jobs: int, capacity: int = 1024) -> None:
+        self.uid = np.zeros(capacity, np.int64)  # increasing over [0, top)
+        self.jidx = np.zeros(capacity, np.int64)
+        self.k = np.zeros(capacity, np.int64)
+        self.task = np.zeros(capacity, np.int64)
+        self.start = np.zeros(capacity, np.float64)
+        self.end = np.zeros(capacity, np.float64)
+        self.alive = np.zeros(capacity, bool)
+        self.top = 0  # entries [0, top) are in use, live or dead
+        self.live = 0
+        # noted and not yet applied: (uid, jidx, k, task, start, end) of copies started, in launch
+        # order (uids increase), and uids of copies ended
+        self.started: list[tuple[int, int, int, int, float, float]] = []
+        self.ended: list[int] = []
+        self._pos = np.full(n_jobs, -1, np.int64)  # scratch: job index -> position in the snapshot
+
+    def _apply(self) -> None:
+        if self.started:
+            m = len(self.started)  # ids are < 2**53: exact as floats
+            new = np.fromiter(chain.from_iterable(self.started), np.float64, 6 * m).reshape(m, 6)
+            if self.top + m > self.uid.size:
+                self._squeeze(self.top + m)
+            at = slice(self.top, self.top + m)
+            for c, name in enumerate(_INT_COLUMNS):
+                getattr(self, name)[at] = new[:, c].astype(np.int64)
+            self.start[at], self.end[at] = new[:, 4], new[:, 5]
+            self.alive[at] = True
+            self.top += m
+            self.live += m
+            self.started.clear()
+        if self.ended:
+            gone = np.searchsorted(self.uid[: self.top], np.asarray(self.ended, np.int64))
+            self.alive[gone] = False
+            self.live -= len(self.ended)
+            self.ended.clear()
+        if self.top > 2 * self.live + 1024:
+            self._squeeze(self.top)
+
+    def _squeeze(self, need: int) -> None:
+        """Drop dead entries (order kept); grow the arrays to hold `need` - (dead) entries."""
+        keep = np.flatnonzero(self.alive[: self.top])
+        size = self.uid.size
+        while size < keep.size + (need - self.top) + 1:
+            size *= 2
+        for name in (*_INT_COLUMNS, "start", "end", "alive"):
+            a = getattr(self, name)
+            b = np.zeros(size, a.dtype)
+            b[: keep.size] = a[keep]
+            setattr(self, name, b)
+        self.top = keep.size
+
+    def columns(self, job_index: npt.NDArray[np.int64], now: float) -> AttemptColumns:
+        """The running copies of the jobs `job_index` (simulator job indices, in Snapshot.jobs order),
+        in launch order, with their progress at `now`."""
+        self._apply()
+        pos = self._pos
+        pos[job_index] = np.arange(job_index.size)
+        slots = _live(self.alive, self.jidx, pos, self.top)  # live copies of these jobs, launch order
+        at = pos[self.jidx[slots]]
+        pos[job_index] = -1
+        start = self.start[slots]
+        return AttemptColumns(
+            at, self.k[slots], self.task[slots], start, progress_at(now, start, self.end[slots])
+        )
