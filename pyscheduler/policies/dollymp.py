@@ -23,6 +23,10 @@ Clone rules (option clone_rule; the paper leaves which running tasks get clones,
   Dolly Sec. 2.2) get up to max_clones clones at launch, in the clone passes, so only from capacity every
   original of every job left idle: their tasks are too short for a late copy to be judged in time, and
   their clones cost little (FB-2010 slice at load 0.8: 0.92 of the flowtime for +0.4% resources).
+  Choice (replace, default on): a late task that already runs 1 + max_clones copies, every one of them
+  late, has its slowest copy killed and a fresh copy placed in pass 1 (policies/replace.py; paper 003's
+  relaunch, Mantri's kill-restart), so the cap of two clones holds and an all-straggling task still
+  draws afresh (FB-2010 / Alibaba slices at load 0.8, seed 1: 0.85 / 0.94 of the flowtime without it).
 * "paper": "residual" plus Corollary 4.1's clones at launch, granted only when r_j v_j fits the slack of
   Algorithm 1's level-(l-1) knapsack and no original waits for room (policies/model.py).
 * "idle": Algorithm 2 read literally, up to max_clones clones of every running task whenever capacity is
@@ -77,6 +81,7 @@ from pyscheduler.policies.dolly import DollyBudget
 from pyscheduler.policies.kernel import place_pass, warm_up
 from pyscheduler.policies.late import LateTasks
 from pyscheduler.policies.model import corollary_grants, transient_priorities
+from pyscheduler.policies.replace import Replacements
 from pyscheduler.policies.table import FlatTasks, PhaseTable, RoundView, pass_input
 
 REASON_SMALL_JOB = "small_job_idle_capacity"
@@ -88,7 +93,7 @@ CLONE_RULES = ("residual", "paper", "idle", "corollary", "dolly")
 class DollyMPPolicy:
     """Options: max_clones 0..3 (DollyMP0..3), clone_rule (see the module docstring); late tasks
     (policies/late.py): late_by, progress_factor, progress_after, residual_factor, late_upstream_cap,
-    late_first; small_job_clones; sigma_factor,
+    late_first; small_job_clones; replace (policies/replace.py); sigma_factor,
     recompute ("arrival" | "every_round"), order ("size_class" | "arrival"), Dolly's beta/tau/epsilon/
     straggler_p, delay assignment's output_bytes (per upstream task) and transfer statistics."""
 
@@ -116,6 +121,7 @@ class DollyMPPolicy:
         late_upstream_cap: bool = False,
         late_first: bool = True,
         small_job_clones: int = 10,
+        replace: bool = True,
     ) -> None:
         if isinstance(max_clones, bool) or max_clones not in (0, 1, 2, 3):
             raise ValueError(f"dollymp option max_clones must be 0, 1, 2 or 3, got {max_clones!r}")
@@ -126,6 +132,7 @@ class DollyMPPolicy:
             max_clones, residual_factor, progress_factor, progress_after, late_by, bool(late_upstream_cap)
         )
         self.late_first = bool(late_first)
+        self.replace = bool(replace)
         if (
             isinstance(small_job_clones, bool)
             or not isinstance(small_job_clones, int)
@@ -202,13 +209,23 @@ class DollyMPPolicy:
         late = None
         if late_rule:  # late tasks (policies/residual.py), judged on the round's state before placing
             late, out.wake_at = self.late.judge(snapshot, view, flat, late_reasons)
+        swap, repl = None, None
+        if late_rule and self.replace:  # late tasks at the copy cap (policies/replace.py)
+            repl = Replacements(1 + self.max_clones, self.late.progress_factor, self.late.progress_after)
+            swap, wake = repl.judge(snapshot, view, flat)
+            out.wake_at = min(out.wake_at, wake)
         at_start = flat.copies.copy()
-        # pass 1: originals (and, with late_first, one more copy of each late task in its job's class)
+        # pass 1: originals (and, with late_first, one more copy of each late task in its job's class;
+        # a fresh copy of each task whose slowest copy is replaced)
         pending = flat.pending() & feasible[flat.owner]
         mask = pending | late if late is not None and self.late_first else pending
+        if swap is not None:
+            mask = mask | swap
         entry_rows, entry_counts, placed, got_clone = self._pass(
             out, flat, mask, cls, rnk, shape, free, nodes, False, self.placement_reason, pending
         )
+        if repl is not None and swap is not None and swap.any():
+            out.kills.extend(repl.kills_for(swap & (flat.copies > at_start)))
         self._defer(out, table, flat, entry_rows, entry_counts, placed, feasible)
         # passes 2..1+max_clones: clones
         if self.max_clones > 0:
