@@ -73,3 +73,35 @@ def test_no_kill_when_the_fresh_copy_finds_no_room_and_the_option_turns_it_off()
     assert not _round([3, 1, 1, 1, 1, 1, 1], SLOW, 20.0, replace=False).kills
     # DollyMP0 clones nothing, and replaces nothing either
     assert not _round([1, 1, 1, 1, 1, 1, 1], [(0, 0.0, 2000.0), *FAST], 20.0, max_clones=0).kills
+
+
+def test_the_last_few_tasks_of_a_large_phase_get_clones_from_idle_capacity() -> None:
+    """A 12-task job (not small): while 11 tasks are unfinished nothing is cloned at launch; once at most
+    small_job_clones (10) are left, all running, each gets up to two clones (phase_tail)."""
+    j = job("big", 0.0, ("m", 12, (1, 1), 100.0, 1.0, ()))
+    c = cluster((64, 64), free=[(52, 52)])
+    ph = j.phases[0]
+    for t in range(12):
+        ph.start_copy(t)
+    ph.end_copy(0, True)
+    d = get_policy("dollymp", max_clones=2).decide(Snapshot(0.0, c, [j]))
+    assert not d.placements  # 11 unfinished: no clones
+    ph.end_copy(1, True)
+    d = get_policy("dollymp", max_clones=2).decide(Snapshot(0.0, c, [j]))
+    clones = [p.task_index for p in d.placements if p.is_clone]
+    assert sorted(clones) == sorted(list(range(2, 12)) * 2)
+    assert {g.reason for g in d.clone_grants} == {"phase_tail_idle_capacity"}
+    off = get_policy("dollymp", max_clones=2, phase_tail=False).decide(Snapshot(0.0, c, [j]))
+    assert not off.placements
+
+
+def test_a_small_downstream_phase_of_a_large_job_is_cloned_when_it_launches() -> None:
+    """Reduce of 2 tasks after a finished 30-task map: its originals and their clones in the same round,
+    whatever copies the map had (as late copies, not capped by Dolly 3.2)."""
+    j = job("big", 0.0, ("m", 30, (1, 1), 10.0, 1.0, ()), ("r", 2, (1, 1), 10.0, 1.0, ("m",)))
+    for t in range(30):
+        j.phases[0].start_copy(t)
+        j.phases[0].end_copy(t, True)
+    d = get_policy("dollymp", max_clones=2).decide(Snapshot(0.0, cluster((64, 64)), [j]))
+    got = sorted((p.task_index, p.is_clone) for p in d.placements)
+    assert got == [(0, False), (0, True), (0, True), (1, False), (1, True), (1, True)]
