@@ -105,3 +105,12 @@ def test_a_small_downstream_phase_of_a_large_job_is_cloned_when_it_launches() ->
     d = get_policy("dollymp", max_clones=2).decide(Snapshot(0.0, cluster((64, 64)), [j]))
     got = sorted((p.task_index, p.is_clone) for p in d.placements)
     assert got == [(0, False), (0, True), (0, True), (1, False), (1, True), (1, True)]
+
+
+def test_a_very_slow_sibling_does_not_raise_the_bar_for_its_own_task() -> None:
+    """Task 0's copies end at 300, 310 and 20000 s; six other tasks at 25 s. Counting the 20000 s sibling in
+    the fresh-copy estimate would put the bar above 2800 s and nothing would be late; without the task's
+    own copies the estimate is the others' 25 s, every copy of task 0 is late and the 20000 s one goes."""
+    slow = [(0, 0.0, 300.0), (0, 1.0, 310.0), (0, 2.0, 20000.0), *FAST]
+    d = _round([3, 1, 1, 1, 1, 1, 1], slow, 20.0)
+    assert [k.attempt_id for k in d.kills] == ["a2"]
