@@ -15,7 +15,10 @@ Clone rules (option clone_rule; the paper leaves which running tasks get clones,
   reported progress reaches progress_factor x a fresh copy's expected time, else (no progress reported, as
   on the live path today) when its expected remaining time under the fitted Pareto of Eq. 2-3 reaches
   residual_factor x a fresh copy's (policies/residual.py); the round asks to be woken (Decisions.wake_at)
-  when the next task may become late. Losing copies stay below DollyMP0's resources (docs/reproduction.md).
+  when the next task may become late. Choice (progress_factor 1.0, was 1.5): a copy is late once a fresh
+  copy is expected to finish first (residual.py, f = 1); f = 1.5 left tasks slowed ~2.5x uncloned. With
+  replace (below) handing back the slowest copies' containers, all resources stay within DollyMP0's + 5%
+  (FB-2010 +1.8%, Alibaba -9%, load 0.8, seed 1).
   Choice (late_first): a late task's copy is placed in pass 1 with its job's class, not after every
   original of every job: its time left is work its job still waits for, as a pending task's is (at high
   load on FB-2010, clones waited behind lower classes' originals while the cluster was full).
@@ -23,6 +26,17 @@ Clone rules (option clone_rule; the paper leaves which running tasks get clones,
   Dolly Sec. 2.2) get up to max_clones clones at launch, in the clone passes, so only from capacity every
   original of every job left idle: their tasks are too short for a late copy to be judged in time, and
   their clones cost little (FB-2010 slice at load 0.8: 0.92 of the flowtime for +0.4% resources).
+  Choice (phase_tail, default on): once a phase of a larger job has no task waiting and at most
+  small_job_clones unfinished tasks, those tasks get up to max_clones clones from idle capacity, as a small
+  job's do: the job ends with them, they are few (Dolly's argument for cloning small jobs, Dolly Sec. 2.2,
+  applied to what is left of a phase), and a phase of at most that many tasks is cloned when it launches
+  (Dolly 3.2 runs Pseudocode 1 per phase). Not capped by upstream copies, as late copies are not: the
+  job's delay-assignment omega (Dolly 4.4) is set whenever a downstream phase gets clones (Alibaba slice,
+  load 0.8, seed 2: 101.7 -> 96.6 s; capped by Dolly 3.2: 99.4 s).
+  Choice (replace, default on): a late task that already runs 1 + max_clones copies, every one of them
+  late, has its slowest copy killed and a fresh copy placed in pass 1 (policies/replace.py; paper 003's
+  relaunch, Mantri's kill-restart), so the cap of two clones holds and an all-straggling task still
+  draws afresh (FB-2010 / Alibaba slices at load 0.8, seed 1: 0.85 / 0.94 of the flowtime without it).
 * "paper": "residual" plus Corollary 4.1's clones at launch, granted only when r_j v_j fits the slack of
   Algorithm 1's level-(l-1) knapsack and no original waits for room (policies/model.py).
 * "idle": Algorithm 2 read literally, up to max_clones clones of every running task whenever capacity is
@@ -77,10 +91,13 @@ from pyscheduler.policies.dolly import DollyBudget
 from pyscheduler.policies.kernel import place_pass, warm_up
 from pyscheduler.policies.late import LateTasks
 from pyscheduler.policies.model import corollary_grants, transient_priorities
+from pyscheduler.policies.replace import Replacements
 from pyscheduler.policies.table import FlatTasks, PhaseTable, RoundView, pass_input
 
 REASON_SMALL_JOB = "small_job_idle_capacity"
+REASON_PHASE_TAIL = "phase_tail_idle_capacity"
 _RUNNING = int(TaskState.RUNNING)  # enum attribute access is slow in hot loops
+_PENDING, _FINISHED = int(TaskState.PENDING), int(TaskState.FINISHED)
 CLONE_RULES = ("residual", "paper", "idle", "corollary", "dolly")
 
 
@@ -88,7 +105,7 @@ CLONE_RULES = ("residual", "paper", "idle", "corollary", "dolly")
 class DollyMPPolicy:
     """Options: max_clones 0..3 (DollyMP0..3), clone_rule (see the module docstring); late tasks
     (policies/late.py): late_by, progress_factor, progress_after, residual_factor, late_upstream_cap,
-    late_first; small_job_clones; sigma_factor,
+    late_first; small_job_clones; phase_tail; replace (policies/replace.py); sigma_factor,
     recompute ("arrival" | "every_round"), order ("size_class" | "arrival"), Dolly's beta/tau/epsilon/
     straggler_p, delay assignment's output_bytes (per upstream task) and transfer statistics."""
 
@@ -111,11 +128,13 @@ class DollyMPPolicy:
         omega_samples: int = 32,
         residual_factor: float = 2.0,
         late_by: str = "progress",
-        progress_factor: float = 1.5,
+        progress_factor: float = 1.0,
         progress_after: float = 10.0,
         late_upstream_cap: bool = False,
         late_first: bool = True,
         small_job_clones: int = 10,
+        replace: bool = True,
+        phase_tail: bool = True,
     ) -> None:
         if isinstance(max_clones, bool) or max_clones not in (0, 1, 2, 3):
             raise ValueError(f"dollymp option max_clones must be 0, 1, 2 or 3, got {max_clones!r}")
@@ -126,6 +145,8 @@ class DollyMPPolicy:
             max_clones, residual_factor, progress_factor, progress_after, late_by, bool(late_upstream_cap)
         )
         self.late_first = bool(late_first)
+        self.replace = bool(replace)
+        self.phase_tail = bool(phase_tail)
         if (
             isinstance(small_job_clones, bool)
             or not isinstance(small_job_clones, int)
@@ -202,13 +223,23 @@ class DollyMPPolicy:
         late = None
         if late_rule:  # late tasks (policies/residual.py), judged on the round's state before placing
             late, out.wake_at = self.late.judge(snapshot, view, flat, late_reasons)
+        swap, repl = None, None
+        if late_rule and self.replace:  # late tasks at the copy cap (policies/replace.py)
+            repl = Replacements(1 + self.max_clones, self.late.progress_factor, self.late.progress_after)
+            swap, wake = repl.judge(snapshot, view, flat)
+            out.wake_at = min(out.wake_at, wake)
         at_start = flat.copies.copy()
-        # pass 1: originals (and, with late_first, one more copy of each late task in its job's class)
+        # pass 1: originals (and, with late_first, one more copy of each late task in its job's class;
+        # a fresh copy of each task whose slowest copy is replaced)
         pending = flat.pending() & feasible[flat.owner]
         mask = pending | late if late is not None and self.late_first else pending
+        if swap is not None:
+            mask = mask | swap
         entry_rows, entry_counts, placed, got_clone = self._pass(
             out, flat, mask, cls, rnk, shape, free, nodes, False, self.placement_reason, pending
         )
+        if repl is not None and swap is not None and swap.any():
+            out.kills.extend(repl.kills_for(swap & (flat.copies > at_start)))
         self._defer(out, table, flat, entry_rows, entry_counts, placed, feasible)
         # passes 2..1+max_clones: clones
         if self.max_clones > 0:
@@ -364,6 +395,14 @@ class DollyMPPolicy:
             clones, reason = self.max_clones, REASON_IDLE
             if self.clone_rule == "residual" and job.total_tasks() <= self.small_job_clones:
                 clones, reason = self.max_clones, REASON_SMALL_JOB
+            elif (
+                self.clone_rule == "residual" and self.phase_tail and _in_tail(flat, r, self.small_job_clones)
+            ):
+                # not capped by upstream copies, as late copies (policies/late.py): delay assignment's
+                # omega (Dolly 4.4) is set for every job whose downstream phase gets clones
+                reasons[row] = (self.max_clones, REASON_PHASE_TAIL)
+                allowed[r] = 1 + self.max_clones
+                continue
             elif self.clone_rule == "residual":  # no clones at launch; late tasks only (LateTasks)
                 clones, reason = 0, REASON_NO_ROOM
             elif job_copies is not None:
@@ -481,6 +520,15 @@ class DollyMPPolicy:
             self._omega_cache.clear()
         self._omega_cache[key] = omega
         return omega
+
+
+def _in_tail(flat: FlatTasks, r: int, small: int) -> bool:
+    """Phase r of `flat` (after this round's originals) has no task waiting and at most `small` (a small
+    job's task count) unfinished tasks."""
+    lo, hi = int(flat.offset[r]), int(flat.offset[r + 1])
+    state = flat.state[lo:hi]
+    left = int(np.count_nonzero(state != _FINISHED))
+    return bool(0 < left <= small and not np.any(state == _PENDING))
 
 
 def _feasible(shapes: np.ndarray, capacity: np.ndarray) -> np.ndarray:

@@ -119,14 +119,16 @@ See the checks marked **no** above; the figures are this run's. What was found (
   container is idle; a clone of a task that is not straggling costs about its whole run time. The default
   is "residual" (policies/late.py, policies/residual.py): once every task of a phase has been scheduled
   (Sec. 5), a running task gets one more copy when it is late. Session 3 (issue 4) made "late" use each
-  copy's reported progress, as LATE does: time left (1 - p) / (p / elapsed) >= 1.5 x a fresh copy's
-  expected time, that time counting the running copies' projected totals (the finished tasks alone are
-  the fast ones). Without progress (the live service today) the rule falls back to the Pareto mean
-  residual life of Eq. 2-3 (s / (alpha - 1) after s seconds, 2x a fresh copy's). A late copy is placed
-  with its job's class in pass 1, not behind every original of every job; Dolly 3.2's downstream limit
-  applies to clones at launch only; jobs of at most 10 tasks (Dolly's small jobs) get their clones at
-  launch from idle capacity. "paper" adds Corollary 4.1's clones at launch, granted only when r_j v_j
-  fits the slack of Algorithm 1's level-(l-1) knapsack and no original is waiting.
+  copy's reported progress, as LATE does: time left (1 - p) / (p / elapsed) >= 1.0 x a fresh copy's
+  expected time (session 4; 1.5 before), that time counting the running copies' projected totals (the
+  finished tasks alone are the fast ones). Without progress (the live service today) the rule falls back
+  to the Pareto mean residual life of Eq. 2-3 (s / (alpha - 1) after s seconds, 2x a fresh copy's). A
+  late copy is placed with its job's class in pass 1, not behind every original of every job; Dolly 3.2's
+  downstream limit applies to clones at launch only; jobs of at most 10 tasks (Dolly's small jobs), and
+  the last 10 running tasks of any phase, get clones from idle capacity. A late task already at three
+  copies has its slowest copy replaced by a fresh one (policies/replace.py). "paper" adds Corollary
+  4.1's clones at launch, granted only when r_j v_j fits the slack of Algorithm 1's level-(l-1) knapsack
+  and no original is waiting.
 * **Extra resources, two measures.** design.md's "clone extra" (losing copies' share of all resource-seconds)
   charges a straggler that its clone beat with all the time it ran, though without the clone it would
   have run longer still. The paper's figure (Sec. 6.3.1, "2% of extra resource consumption") compares the

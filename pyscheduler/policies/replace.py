@@ -1,0 +1,138 @@
+"""Late tasks that already run their most copies: replace the slowest copy by a fresh one.
+
+DollyMP (paper 000, Section 5 and Algorithm 2) caps a task at two clones (three copies). Under a heavy-tailed
+run time (Eq. 2: Pareto) a task's copies can all straggle: with alpha = 1.5, P(S > 4) = 1/8 per copy, so
+about one task in 500 has three copies slower than 4x, and a phase of many tasks waits for it. The
+late-copy rule (policies/late.py) then has nothing left to do, since a further copy would exceed the cap.
+
+Rule (`Replacements.judge`): a running task at the cap whose every copy is late by the late-copy rule's own
+test (`residual.late_copies`: LATE's time left from reported progress >= f x a fresh copy's expected time,
+`residual.fresh_copy_time`, f = the policy's `progress_factor`) gets a fresh copy, and its copy with the
+most time left is killed in the same round. That is the relaunch of paper 003 (Aktas et al., Sec. V:
+Straggler-relaunch kills a straggling copy and starts it afresh with a new slowdown draw) and Mantri's
+kill-restart (Ananthanarayanan et al., OSDI'10, as SREW+C Sec. 5 describes Mantri: act when
+t_rem > t_new), applied only where DollyMP's cap forbids another clone. The copy count never exceeds the
+cap after the round, so "at most two clones per task" holds.
+
+Choices:
+* only copies that report progress are judged (as `late_copies`' progress branch): a copy without progress
+  (the live path today) is never killed on an elapsed-time guess;
+* a fresh copy's expected time leaves out every copy of the judged task (`_fresh_without_task`), not only
+  the judged copy as the late-copy rule does: a sibling slowed 17x inflated the phase's estimate so much
+  that the task's other copies were never late, and the task waited for its best, 2x-slowed copy (Alibaba
+  slice, load 0.8, seed 2: 96.6 -> 93.3 s; FB-2010 seed 1: 94.7 -> 93.8 s; same resources);
+* the killed copy is the one with the most time left (the least likely to win); the kill is issued only if
+  the fresh copy found room in the same round (`kills_for`), so no work is thrown away for nothing;
+* resources: with f >= 1 the fresh copy is expected to run theta <= R / f while the killed copy would have
+  held its container R more seconds, so a replacement is expected to save resources, not spend them.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from pyscheduler.objects import TaskState
+from pyscheduler.policies.base import Kill, Snapshot
+from pyscheduler.policies.residual import late_copies, progress_remaining
+from pyscheduler.policies.table import FlatTasks, RoundView
+
+REASON_REPLACE = "replace_slowest_copy"
+_RUNNING = int(TaskState.RUNNING)
+
+
+class Replacements:
+    """One round's replacement candidates: which flat tasks get a fresh copy, which copy each one loses."""
+
+    def __init__(self, cap: int, factor: float, min_elapsed: float) -> None:
+        self.cap, self.factor, self.min_elapsed = cap, factor, min_elapsed
+        self.victims: dict[int, tuple[float, Kill]] = {}  # flat task -> (time left, copy to kill)
+
+    def judge(self, snapshot: Snapshot, view: RoundView, flat: FlatTasks) -> tuple[np.ndarray, float]:
+        """Per flat task: replace one copy this round; and the earliest time an unjudged copy of a task at
+        the cap may be judged (for Decisions.wake_at)."""
+        self.victims = {}
+        swap = np.zeros(flat.copies.size, bool)
+        now = snapshot.time
+        at_cap = (flat.copies >= self.cap) & (flat.state == _RUNNING)
+        if not math.isfinite(now) or not at_cap.any():
+            return swap, math.inf
+        t = flat.table
+        # Section 5's condition, as for late copies: every task of the phase has been scheduled
+        at_cap &= (view.n_pending[flat.rows] == 0)[flat.owner]
+        owners = np.unique(flat.owner[at_cap])
+        if owners.size == 0:
+            return swap, math.inf
+        spans = {(t.job_ids[int(flat.rows[r])], t.phase_ids[int(flat.rows[r])]): int(r) for r in owners}
+        idx: list[int] = []
+        sid: list[int] = []
+        prog: list[float] = []
+        start: list[float] = []
+        kills: list[Kill] = []
+        for a in snapshot.attempts:
+            r = spans.get((a.job_id, a.phase_id))
+            if r is None:
+                continue
+            idx.append(int(flat.offset[r]) + a.task_index)
+            sid.append(r)
+            p = getattr(a, "progress", None)
+            prog.append(math.nan if p is None else float(p))
+            start.append(a.start_time)
+            kills.append(Kill(a.attempt_id, a.job_id, a.phase_id, a.task_index, a.node_id, REASON_REPLACE))
+        if not idx:
+            return swap, math.inf
+        pa = np.asarray(prog, np.float64)
+        ela = now - np.asarray(start, np.float64)
+        rows = flat.rows[np.asarray(sid, np.int64)]
+        local = np.unique(rows, return_inverse=True)[1].reshape(-1).astype(np.int64)
+        urows = np.unique(rows)
+        at = np.asarray(idx, np.int64)
+        theta = _fresh_without_task(
+            view.theta[urows], view.n_finished[urows], pa, ela, local, at, self.min_elapsed
+        )
+        never = np.full(pa.size, math.inf)  # no elapsed-time fallback: only copies with progress count
+        late, wait = late_copies(pa, ela, theta, never, self.factor, self.min_elapsed)
+        n = flat.copies.size
+        listed = np.bincount(at, minlength=n)
+        not_late = np.bincount(at, weights=~late, minlength=n)
+        swap = at_cap & (listed >= flat.copies) & (not_late == 0)
+        left = progress_remaining(pa, ela)
+        for i in np.flatnonzero(swap[at]).tolist():
+            task = int(at[i])
+            best = self.victims.get(task)
+            if best is None or left[i] > best[0]:
+                self.victims[task] = (float(left[i]), kills[i])
+        soon = wait[at_cap[at] & ~late]
+        return swap, now + float(soon.min()) if soon.size else math.inf
+
+    def kills_for(self, placed: np.ndarray) -> list[Kill]:
+        """The kills of the tasks whose fresh copy was placed (`placed`: per flat task)."""
+        return [k for task, (_, k) in sorted(self.victims.items()) if placed[task]]
+
+
+def _fresh_without_task(
+    theta: np.ndarray,
+    finished: np.ndarray,
+    progress: np.ndarray,
+    elapsed: np.ndarray,
+    phase: np.ndarray,
+    task: np.ndarray,
+    min_elapsed: float,
+) -> np.ndarray:
+    """A fresh copy's expected time per copy, as `residual.fresh_copy_time` (finished tasks' mean and the
+    phase's running copies' projected totals), but leaving out every copy of the copy's own *task*, not
+    only the copy itself: the siblings' projections are the same straggle in question (one sibling slowed
+    17x raised the bar until the task's other copies could not be judged late, and the task waited for it).
+    `task[i]` identifies copy i's task (flat index)."""
+    known = np.isfinite(progress) & (progress > 0) & (elapsed >= min_elapsed) & (elapsed > 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        total = np.where(known, elapsed / np.where(known, progress, 1.0), 0.0)
+    m = theta.size
+    _, tid = np.unique(task, return_inverse=True)
+    tid = tid.reshape(-1)
+    s = np.bincount(phase, weights=total, minlength=m)[phase] - np.bincount(tid, weights=total)[tid]
+    c = np.bincount(phase, weights=known, minlength=m)[phase] - np.bincount(tid, weights=known)[tid]
+    w = finished.astype(np.float64)[phase]
+    out: np.ndarray = np.where((w + c) > 0, (w * theta[phase] + s) / np.maximum(w + c, 1.0), theta[phase])
+    return out
