@@ -19,10 +19,12 @@ from pyscheduler.wire import pb
 RoundFn = Callable[[Mirror], RoundResult]
 YARN_FCFS = "yarn-fcfs"
 
-# Options the live service sets unless `policy.options` says otherwise: none. The AM helper acts on
-# both kinds of clones the core decides (rpc/appmaster.py): clones at launch per phase, and per-task
-# clones of late copies, judged by the progress the AM reports, as in the simulator.
-LIVE_DEFAULTS: dict[str, dict[str, Any]] = {}
+# Options the live service sets unless `policy.options` says otherwise. The AM helper acts on both kinds
+# of clones the core decides (rpc/appmaster.py): clones at launch per phase, and per-task clones of late
+# copies, judged by the progress the AM reports, as in the simulator. It does not kill a copy the core
+# names (the ClonePlan has no kill), so the core's replacement of an all-late task's slowest copy
+# (policies/replace.py) is off: the decision log would record kills nobody carries out.
+LIVE_DEFAULTS: dict[str, dict[str, Any]] = {"dollymp": {"replace": False}}
 
 
 def _yarn_fcfs_round(mirror: Mirror) -> RoundResult:

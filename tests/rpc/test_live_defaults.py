@@ -1,0 +1,12 @@
+"""The live service's policy defaults (rpc/policy.py LIVE_DEFAULTS): the core's replacement of a copy is
+off, since the AM helper carries out no kill the core names; an operator's options still win."""
+
+from __future__ import annotations
+
+from pyscheduler.rpc.policy import resolve
+
+
+def test_the_live_dollymp_policy_replaces_no_copy_unless_asked() -> None:
+    assert resolve("dollymp").replace is False
+    assert resolve("dollymp", {"replace": True}).replace is True
+    assert resolve("dollymp", {"max_clones": 1}).replace is False
