@@ -94,9 +94,6 @@ def job_args(args: argparse.Namespace, scheduler: str, records: Path, job: MixJo
         "dollymp.straggler.seed": args.seed,
         "mapreduce.map.speculative": "true",  # stock speculation (capacity) / the speculator hook (dollymp)
         "mapreduce.reduce.speculative": "true",
-        # Tasks send their status (progress) every second instead of every 6 s (1% of mapred-default's
-        # 600 s task timeout): both speculators judge a copy by its progress rate, so both see it sooner.
-        "mapreduce.task.progress-report.interval": 1000,
         # Reduces start when their maps are done (the papers' DAG: a phase runs after its parents), for
         # both schedulers: an early reduce would only hold a container while it waits.
         "mapreduce.job.reduce.slowstart.completedmaps": "1.0",
