@@ -118,17 +118,20 @@ class CloningIT {
         }
       }
     }
-    // Killed copies that had a container: their containers ran and were stopped. Hadoop's
-    // KILLED_MAPS/REDUCES counters count these kills, except a reduce copy killed in the commit race
-    // (it reached COMMIT_PENDING after another copy got the go-ahead), which Hadoop does not count.
-    long killedWithContainer = rows.values().stream().flatMap(List::stream)
-        .filter(r -> r.state().equals("KILLED") && !r.container().isEmpty()).count();
-    long killedReducesWithContainer = rows.values().stream().flatMap(List::stream)
-        .filter(r -> r.state().equals("KILLED") && !r.container().isEmpty() && r.phase().equals("reduce")).count();
+    // Hadoop's KILLED_MAPS/REDUCES counters count every attempt that ends KILLED (TaskAttemptImpl's killed
+    // transition counts it whether or not the attempt got a container: in Hadoop 3.4 an attempt killed
+    // unlaunched, such as the replacement Hadoop schedules in a reduce commit race, is counted too). The
+    // AM record lists every attempt, so the counts match the record's KILLED rows. Reduces are compared
+    // with <= only: a reduce copy killed after it reported done is ignored by Hadoop ("Ignoring killed
+    // event for successful reduce task attempt") but may be recorded as killed.
+    long killedMapRows = rows.values().stream().flatMap(List::stream)
+        .filter(r -> r.state().equals("KILLED") && r.phase().equals("map")).count();
+    long killedReduceRows = rows.values().stream().flatMap(List::stream)
+        .filter(r -> r.state().equals("KILLED") && r.phase().equals("reduce")).count();
     long killedMaps = cloned.getCounters().findCounter(JobCounter.NUM_KILLED_MAPS).getValue();
     long killedReduces = cloned.getCounters().findCounter(JobCounter.NUM_KILLED_REDUCES).getValue();
-    assertEquals(killedWithContainer - killedReducesWithContainer, killedMaps, "map kills: AM record vs Hadoop");
-    assertTrue(killedReduces <= killedReducesWithContainer, "reduce kills: AM record vs Hadoop");
+    assertEquals(killedMapRows, killedMaps, "map kills: AM record vs Hadoop:\n" + rows);
+    assertTrue(killedReduces <= killedReduceRows, "reduce kills: AM record vs Hadoop:\n" + rows);
   }
 
   @Test
