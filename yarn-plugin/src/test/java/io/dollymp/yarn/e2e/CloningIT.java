@@ -32,6 +32,7 @@ import org.apache.hadoop.mapreduce.MRConfig;
 import org.apache.hadoop.mapreduce.MRJobConfig;
 import org.apache.hadoop.mapreduce.v2.MiniMRYarnCluster;
 import org.apache.hadoop.yarn.api.records.ContainerId;
+import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -57,7 +58,11 @@ class CloningIT {
     FileUtil.fullyDelete(WORK.toFile());
     service = new DecisionServiceProcess(WORK.resolve("service"), "dollymp");
     port = service.awaitGrpcPort(60_000);
-    cluster = MiniClusters.startWithShim(NAME, 3, port, 30_000);
+    Configuration conf = MiniClusters.shimConf(port);
+    // A stopped NodeManager of the mini cluster does not unregister: the RM declares it lost when it has
+    // been silent this long (Hadoop's default is 10 min), and only then are its containers completed.
+    conf.setLong(YarnConfiguration.RM_NM_EXPIRY_INTERVAL_MS, 15_000);
+    cluster = MiniClusters.startWithShim(NAME, 3, conf, 30_000);
     DollyMPScheduler shim = (DollyMPScheduler) cluster.getResourceManager().getResourceScheduler();
     assertEquals(SessionState.RUNNING, shim.sessionState(), "shim never reached RUNNING:\n" + service.logText());
   }
@@ -247,6 +252,10 @@ class CloningIT {
     conf.setLong("yarn.client.nodemanager-connect.max-wait-ms", 3000);
     conf.setLong("yarn.client.nodemanager-connect.retry-interval-ms", 1000);
     conf.setInt("ipc.client.connect.max.retries", 1);
+    // The lost node may hold a task's every copy (the shim may place a clone beside its original). The AM
+    // then learns of the loss from the attempts' silence: Hadoop's 10 min task timeout would make this test
+    // last that long, 30 s does the same (a live task pings its AM every 3 s).
+    conf.setLong(MRJobConfig.TASK_TIMEOUT, 30_000);
     conf.setInt(StragglerJob.MAPS, 3);
     conf.setInt(StragglerJob.REDUCES, 1);
     conf.setLong(StragglerJob.MAP_BASE_MS, 20_000);

@@ -47,7 +47,13 @@ public final class MiniClusters {
   /** Starts a shim cluster on the service's port and waits until the shim's session is RUNNING. */
   public static MiniMRYarnCluster startWithShim(String name, int nodeManagers, int grpcPort, long timeoutMs)
       throws InterruptedException {
-    MiniMRYarnCluster cluster = start(name, nodeManagers, shimConf(grpcPort));
+    return startWithShim(name, nodeManagers, shimConf(grpcPort), timeoutMs);
+  }
+
+  /** As above, with a configuration from {@link #shimConf} that the caller adjusted. */
+  public static MiniMRYarnCluster startWithShim(String name, int nodeManagers, Configuration conf, long timeoutMs)
+      throws InterruptedException {
+    MiniMRYarnCluster cluster = start(name, nodeManagers, conf);
     DollyMPScheduler shim = (DollyMPScheduler) cluster.getResourceManager().getResourceScheduler();
     long deadline = System.currentTimeMillis() + timeoutMs;
     while (shim.sessionState() != io.dollymp.yarn.scheduler.client.SessionState.RUNNING
