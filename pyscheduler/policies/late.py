@@ -67,7 +67,6 @@ class LateTasks:
         self.residual_factor, self.progress_factor = float(residual_factor), float(progress_factor)
         self.progress_after, self.late_by, self.upstream_cap = float(progress_after), late_by, upstream_cap
         self.starts = StartTimes()
-        self._rows: tuple[PhaseTable, IntArray] | None = None  # _row_index's table and its index
         self._kept_for: PhaseTable | None = None  # the table whose jobs `starts` was last trimmed to
 
     def judge(
@@ -155,7 +154,7 @@ class LateTasks:
         row_lo[judged_rows] = flat.offset[cand]
         row_thr = np.zeros(len(t.phases))
         row_thr[judged_rows] = thr
-        row = self._row_index(t)[t.job_ptr[cols.job_pos] + cols.phase_k]
+        row = t.row_index()[t.job_ptr[cols.job_pos] + cols.phase_k]
         sel = np.flatnonzero(row_lo[row] >= 0)  # copies of the judged phases
         row = row[sel]
         pa = cols.progress[sel]
@@ -171,12 +170,3 @@ class LateTasks:
         wait_t = np.zeros(n)
         np.maximum.at(wait_t, at[~late_c], wait_c[~late_c])  # every copy must be late
         return covered, late_t, wait_t
-
-    def _row_index(self, t: PhaseTable) -> IntArray:
-        """Table row of (job position, phase index) at [t.job_ptr[pos] + k] (kept per table)."""
-        cached = self._rows
-        if cached is None or cached[0] is not t:
-            inv = np.empty(len(t.phases), np.int64)
-            inv[t.job_ptr[t.row_job] + t.row_k] = np.arange(len(t.phases))
-            cached = self._rows = (t, inv)
-        return cached[1]

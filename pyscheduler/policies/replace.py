@@ -67,11 +67,9 @@ class Replacements:
         # The running copies as columns (Snapshot.attempt_columns, in the order of Snapshot.attempts): no
         # Python loop over every attempt of the cluster each round (the simulator keeps them as arrays).
         cols = snapshot.attempt_columns()
-        inv = np.empty(len(t.phases), np.int64)  # (job position, phase index) -> table row
-        inv[t.job_ptr[t.row_job] + t.row_k] = np.arange(len(t.phases))
         row_lo = np.full(len(t.phases), -1, np.int64)  # per table row: flat offset of its task 0, or -1
         row_lo[flat.rows[owners]] = flat.offset[owners]
-        row_all = inv[t.job_ptr[cols.job_pos] + cols.phase_k]
+        row_all = t.row_index()[t.job_ptr[cols.job_pos] + cols.phase_k]
         sel = np.flatnonzero(row_lo[row_all] >= 0)  # copies of the phases with a task at the cap
         if sel.size == 0:
             return swap, math.inf
@@ -91,48 +89,25 @@ class Replacements:
         not_late = np.bincount(at, weights=~late, minlength=n)
         swap = at_cap & (listed >= flat.copies) & (not_late == 0)
         if swap.any():
-            self._victims(snapshot, flat, swap, at, progress_remaining(pa, ela), cols.start_time[sel], pa)
+            self._victims(snapshot, swap, at, progress_remaining(pa, ela), cols.index[sel])
         soon = wait[at_cap[at] & ~late]
         return swap, now + float(soon.min()) if soon.size else math.inf
 
     def _victims(
-        self,
-        snapshot: Snapshot,
-        flat: FlatTasks,
-        swap: np.ndarray,
-        at: np.ndarray,
-        left: np.ndarray,
-        start: np.ndarray,
-        progress: np.ndarray,
+        self, snapshot: Snapshot, swap: np.ndarray, at: np.ndarray, left: np.ndarray, index: np.ndarray
     ) -> None:
         """Per replaced task, its copy with the most time left (the first such in attempt order), as a Kill.
-        The copy's attempt is found among Snapshot.attempts by (job, phase, task, start time, progress):
-        only in the rare rounds that replace a copy."""
-        t = flat.table
-        best: dict[int, tuple[float, tuple[str, str, int, float, float]]] = {}
+        `at`, `left`, `index`: per listed copy, its flat task, time left and position in Snapshot.attempts
+        (AttemptColumns.index): the attempt is looked up there, not searched for."""
+        best: dict[int, tuple[float, int]] = {}  # flat task -> (time left, position in Snapshot.attempts)
         for i in np.flatnonzero(swap[at]).tolist():
             task = int(at[i])
             if task not in best or left[i] > best[task][0]:
-                r = int(flat.owner[task])
-                row = int(flat.rows[r])
-                copy = (
-                    t.job_ids[row],
-                    t.phase_ids[row],
-                    task - int(flat.offset[r]),
-                    float(start[i]),
-                    float(progress[i]),
-                )
-                best[task] = (float(left[i]), copy)
-        want = {copy: task for task, (_, copy) in best.items()}
-        for a in snapshot.attempts:
-            p = getattr(a, "progress", None)
-            k = (a.job_id, a.phase_id, a.task_index, float(a.start_time), math.nan if p is None else float(p))
-            task = want.pop(k, -1)
-            if task >= 0:
-                kill = Kill(a.attempt_id, a.job_id, a.phase_id, a.task_index, a.node_id, REASON_REPLACE)
-                self.victims[task] = (best[task][0], kill)
-                if not want:
-                    break
+                best[task] = (float(left[i]), int(index[i]))
+        for task, (time_left, pos) in best.items():
+            a = snapshot.attempts[pos]
+            kill = Kill(a.attempt_id, a.job_id, a.phase_id, a.task_index, a.node_id, REASON_REPLACE)
+            self.victims[task] = (time_left, kill)
 
     def kills_for(self, placed: np.ndarray) -> list[Kill]:
         """The kills of the tasks whose fresh copy was placed (`placed`: per flat task)."""

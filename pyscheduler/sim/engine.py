@@ -130,13 +130,17 @@ class _LazyAttempts(Sequence[Attempt]):
         return self._items
 
     def __len__(self) -> int:
-        return len(self._build())
+        return len(self._sim.running) if self._items is None else len(self._items)
 
     @overload
     def __getitem__(self, i: int) -> Attempt: ...
     @overload
     def __getitem__(self, i: slice) -> Sequence[Attempt]: ...
     def __getitem__(self, i: int | slice) -> Attempt | Sequence[Attempt]:
+        sim = self._sim
+        if self._items is None and isinstance(i, int) and sim.columns is not None:
+            # one copy, found through the column store (AttemptColumns.index), without building the rest
+            return sim.attempt_of(sim.running[sim.columns.uid_at(i)])
         return self._build()[i]
 
     def __iter__(self) -> Iterator[Attempt]:

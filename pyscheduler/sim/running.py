@@ -26,18 +26,24 @@ def _live(
     jidx: npt.NDArray[np.int64],
     pos: npt.NDArray[np.int64],
     top: int,
-) -> npt.NDArray[np.int64]:
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """(slots of the live copies of the jobs with pos >= 0, each one's rank among all live copies)."""
     n = 0
     for i in range(top):
         if alive[i] and pos[jidx[i]] >= 0:
             n += 1
     out = np.empty(n, np.int64)
+    rank = np.empty(n, np.int64)
     n = 0
+    live = 0
     for i in range(top):
-        if alive[i] and pos[jidx[i]] >= 0:
-            out[n] = i
-            n += 1
-    return out
+        if alive[i]:
+            if pos[jidx[i]] >= 0:
+                out[n] = i
+                rank[n] = live
+                n += 1
+            live += 1
+    return out, rank
 
 
 @njit(cache=True, nogil=True)  # type: ignore[untyped-decorator,misc,unused-ignore]
@@ -120,10 +126,17 @@ class RunningColumns:
         self._apply()
         pos = self._pos
         pos[job_index] = np.arange(job_index.size)
-        slots = _live(self.alive, self.jidx, pos, self.top)  # live copies of these jobs, launch order
+        # live copies of these jobs, in launch order, and their positions among all live copies (the
+        # order of Simulation.running, so of Snapshot.attempts)
+        slots, rank = _live(self.alive, self.jidx, pos, self.top)
         at = pos[self.jidx[slots]]
         pos[job_index] = -1
         start = self.start[slots]
         return AttemptColumns(
-            at, self.k[slots], self.task[slots], start, progress_at(now, start, self.end[slots])
+            at, self.k[slots], self.task[slots], start, progress_at(now, start, self.end[slots]), rank
         )
+
+    def uid_at(self, i: int) -> int:
+        """The uid of the i-th live copy in launch order (Snapshot.attempts[i] of the simulator)."""
+        self._apply()
+        return int(self.uid[np.flatnonzero(self.alive[: self.top])[i]])
