@@ -174,6 +174,7 @@ class DollyMPPolicy:
         self._tables: dict[tuple[int, ...], PhaseTable] = {}  # the last two job sets (service + AM plans)
         self._prio: dict[str, int] = {}
         self._omega_cache: dict[tuple[float, ...], float] = {}
+        self._omega_of: dict[tuple[object, ...], float] = {}  # omega_for's exact inputs -> omega
         self.placement_reason = REASON_BEST_FIT
 
     def _table_for(self, snapshot: Snapshot) -> PhaseTable:
@@ -510,12 +511,19 @@ class DollyMPPolicy:
         key = tuple(float(f"{x:.3g}") for x in (tu, su, td, sd, bw, alpha, self.output_bytes))
         if not obs_up and not obs_down and key in self._omega_cache:
             return self._omega_cache[key]
-        n = self.omega_samples
-        ups = obs_up if len(obs_up) >= 2 else quantile_samples(tu, su, n)
-        downs = obs_down if len(obs_down) >= 2 else quantile_samples(td, sd, n)
-        m = min(len(ups), len(downs))
-        gaps, c1, c2 = sample_pairs(ups[:m], downs[:m])
-        omega, _ = choose_omega(self.output_bytes, bw, alpha, gaps, c1, c2)
+        # the same inputs give the same omega (sample_pairs is seeded): computed once (speed)
+        inputs = (tuple(obs_up), tuple(obs_down), tu, su, td, sd, bw, alpha, self.output_bytes)
+        omega = self._omega_of.get(inputs)
+        if omega is None:
+            n = self.omega_samples
+            ups = obs_up if len(obs_up) >= 2 else quantile_samples(tu, su, n)
+            downs = obs_down if len(obs_down) >= 2 else quantile_samples(td, sd, n)
+            m = min(len(ups), len(downs))
+            gaps, c1, c2 = sample_pairs(ups[:m], downs[:m])
+            omega, _ = choose_omega(self.output_bytes, bw, alpha, gaps, c1, c2)
+            if len(self._omega_of) > 4096:
+                self._omega_of.clear()
+            self._omega_of[inputs] = omega
         if len(self._omega_cache) > 4096:
             self._omega_cache.clear()
         self._omega_cache[key] = omega

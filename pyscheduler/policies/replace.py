@@ -61,7 +61,7 @@ class Replacements:
         t = flat.table
         # Section 5's condition, as for late copies: every task of the phase has been scheduled
         at_cap &= (view.n_pending[flat.rows] == 0)[flat.owner]
-        owners = np.unique(flat.owner[at_cap])
+        owners = _distinct(flat.owner[at_cap], flat.rows.size)
         if owners.size == 0:
             return swap, math.inf
         # The running copies as columns (Snapshot.attempt_columns, in the order of Snapshot.attempts): no
@@ -77,8 +77,10 @@ class Replacements:
         at = row_lo[rows] + cols.task_index[sel]
         pa = cols.progress[sel]
         ela = now - cols.start_time[sel]
-        local = np.unique(rows, return_inverse=True)[1].reshape(-1).astype(np.int64)
-        urows = np.unique(rows)
+        urows = _distinct(rows, len(t.phases))
+        local = np.zeros(len(t.phases), np.int64)  # table row -> its index in urows
+        local[urows] = np.arange(urows.size)
+        local = local[rows]
         theta = _fresh_without_task(
             view.theta[urows], view.n_finished[urows], pa, ela, local, at, self.min_elapsed
         )
@@ -132,10 +134,15 @@ def _fresh_without_task(
     with np.errstate(divide="ignore", invalid="ignore"):
         total = np.where(known, elapsed / np.where(known, progress, 1.0), 0.0)
     m = theta.size
-    _, tid = np.unique(task, return_inverse=True)
-    tid = tid.reshape(-1)
-    s = np.bincount(phase, weights=total, minlength=m)[phase] - np.bincount(tid, weights=total)[tid]
-    c = np.bincount(phase, weights=known, minlength=m)[phase] - np.bincount(tid, weights=known)[tid]
+    s = np.bincount(phase, weights=total, minlength=m)[phase] - np.bincount(task, weights=total)[task]
+    c = np.bincount(phase, weights=known, minlength=m)[phase] - np.bincount(task, weights=known)[task]
     w = finished.astype(np.float64)[phase]
     out: np.ndarray = np.where((w + c) > 0, (w * theta[phase] + s) / np.maximum(w + c, 1.0), theta[phase])
     return out
+
+
+def _distinct(values: np.ndarray, bound: int) -> np.ndarray:
+    """np.unique(values) for integers in [0, bound), by marking (no sort)."""
+    seen = np.zeros(bound, bool)
+    seen[values] = True
+    return np.flatnonzero(seen)

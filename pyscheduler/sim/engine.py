@@ -123,6 +123,7 @@ class _LazyAttempts(Sequence[Attempt]):
     def __init__(self, sim: Simulation) -> None:
         self._sim = sim
         self._items: list[Attempt] | None = None
+        self._columns: tuple[Sequence[Job], AttemptColumns] | None = None  # the last `columns` answer
 
     def _build(self) -> list[Attempt]:
         if self._items is None:
@@ -147,7 +148,12 @@ class _LazyAttempts(Sequence[Attempt]):
         return iter(self._build())
 
     def columns(self, jobs: Sequence[Job]) -> AttemptColumns:
-        return self._sim.attempt_columns(jobs)
+        """The copies as columns; asked again for the same jobs in the same round (late copies, then
+        replacements), the same answer (the round's time and copies have not changed)."""
+        kept = self._columns
+        if kept is None or kept[0] is not jobs:
+            kept = self._columns = (jobs, self._sim.attempt_columns(jobs))
+        return kept[1]
 
 
 class Simulation:
