@@ -390,15 +390,15 @@ class DollyMPPolicy:
             if self.clone_rule in ("corollary", "paper")
             else None
         )
+        small_job, tail = self._small_and_tail(flat, bool(todo))
         for r in todo:
             row = int(flat.rows[r])
-            job = t.jobs[t.row_job[row]]
+            pos = int(t.row_job[row])
+            job = t.jobs[pos]
             clones, reason = self.max_clones, REASON_IDLE
-            if self.clone_rule == "residual" and job.total_tasks() <= self.small_job_clones:
+            if self.clone_rule == "residual" and small_job[pos]:
                 clones, reason = self.max_clones, REASON_SMALL_JOB
-            elif (
-                self.clone_rule == "residual" and self.phase_tail and _in_tail(flat, r, self.small_job_clones)
-            ):
+            elif self.clone_rule == "residual" and self.phase_tail and tail[r]:
                 # not capped by upstream copies, as late copies (policies/late.py): delay assignment's
                 # omega (Dolly 4.4) is set for every job whose downstream phase gets clones
                 reasons[row] = (self.max_clones, REASON_PHASE_TAIL)
@@ -428,6 +428,15 @@ class DollyMPPolicy:
             allowed[r] = 1 + clones
             reasons[row] = (clones, reason)
         return allowed, reasons
+
+    def _small_and_tail(self, flat: FlatTasks, any_rows: bool) -> tuple[list[bool], list[bool]]:
+        """For rule "residual": per job of the table, at most `small_job_clones` tasks; per phase of
+        `flat`, `_in_tail`. Empty lists when not needed."""
+        if self.clone_rule != "residual" or not any_rows:
+            return [], []
+        t = flat.table
+        small: list[bool] = (np.add.reduceat(t.n_tasks, t.job_ptr[:-1]) <= self.small_job_clones).tolist()
+        return small, _in_tail(flat, self.small_job_clones) if self.phase_tail else []
 
     def _corollary(
         self,
@@ -530,13 +539,14 @@ class DollyMPPolicy:
         return omega
 
 
-def _in_tail(flat: FlatTasks, r: int, small: int) -> bool:
-    """Phase r of `flat` (after this round's originals) has no task waiting and at most `small` (a small
-    job's task count) unfinished tasks."""
-    lo, hi = int(flat.offset[r]), int(flat.offset[r + 1])
-    state = flat.state[lo:hi]
-    left = int(np.count_nonzero(state != _FINISHED))
-    return bool(0 < left <= small and not np.any(state == _PENDING))
+def _in_tail(flat: FlatTasks, small: int) -> list[bool]:
+    """Per phase of `flat` (after this round's originals): it has no task waiting and at most `small` (a
+    small job's task count) unfinished tasks (every phase has a task: no segment is empty)."""
+    lo = flat.offset[:-1]
+    left = np.add.reduceat((flat.state != _FINISHED).astype(np.int64), lo)
+    waiting = np.logical_or.reduceat(flat.state == _PENDING, lo)
+    result: list[bool] = ((left > 0) & (left <= small) & ~waiting).tolist()
+    return result
 
 
 def _feasible(shapes: np.ndarray, capacity: np.ndarray) -> np.ndarray:
