@@ -466,7 +466,8 @@ class Simulation:
         job = self.jobs[r.jidx]
         job.phases[r.k].end_copy(r.task, False)
         self._forget((r.jidx, r.k, r.task))
-        self._want_round()
+        if not self.round_pending:  # (checked here too: one call less per copy end)
+            self._want_round()
 
     def _forget(self, key: tuple[int, int, int]) -> None:
         """Drop the task's copy list once none of its copies is alive."""
@@ -489,7 +490,8 @@ class Simulation:
             self.wasted += share  # a surplus copy kept for CAC / delay assignment
             ph.end_copy(task, False)
             self._forget(key)
-            self._want_round()
+            if not self.round_pending:  # (checked here too: one call less per copy end)
+                self._want_round()
             return
         self.useful += share
         ph.end_copy(task, True)
@@ -506,7 +508,8 @@ class Simulation:
         self._forget(key)
         if ph.num_finished == ph.num_tasks:
             self._phase_done(jidx, job, k)
-        self._want_round()
+        if not self.round_pending:  # (checked here too: one call less per copy end)
+            self._want_round()
 
     def _phase_done(self, jidx: int, job: Job, k: int) -> None:
         if job.finished:
