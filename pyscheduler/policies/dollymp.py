@@ -250,10 +250,11 @@ class DollyMPPolicy:
                 if why == REASON_UPSTREAM or reasons.get(row, (self.max_clones, REASON_IDLE))[0] < clones:
                     reasons[row] = (clones, why)
             cloned_rows: set[int] = set(entry_rows[got_clone].tolist())
+            late_at = np.flatnonzero(late) if late is not None else None  # few: index them, not all tasks
             for have in range(1, self.max_clones + 1):
                 mask = flat.clone_candidates(have, allowed)
-                if late is not None:  # one copy per round for a late task
-                    mask |= late & (flat.copies == have) & (at_start == have)
+                if late_at is not None:  # one copy per round for a late task
+                    mask[late_at[(flat.copies[late_at] == have) & (at_start[late_at] == have)]] = True
                 entry_rows, _, _, got_clone = self._pass(
                     out, flat, mask, cls, rnk, shape, free, nodes, True, REASON_CLONE
                 )

@@ -30,12 +30,11 @@ import numpy as np
 from pyscheduler.objects import TaskState
 from pyscheduler.policies.base import IntArray, Snapshot
 from pyscheduler.policies.cloning import REASON_UPSTREAM
+from pyscheduler.policies.late_kernel import late_by_copies
 from pyscheduler.policies.residual import (
     REASON_PROGRESS,
     REASON_RESIDUAL,
     StartTimes,
-    fresh_copy_time,
-    late_copies,
     residual_thresholds,
 )
 from pyscheduler.policies.table import FlatTasks, PhaseTable, RoundView
@@ -161,12 +160,11 @@ class LateTasks:
         if not np.isfinite(pa).any():
             return None
         ela = snapshot.time - cols.start_time[sel]
-        theta = fresh_copy_time(view.theta, view.n_finished, pa, ela, row, self.progress_after)
-        late_c, wait_c = late_copies(pa, ela, theta, row_thr[row], self.progress_factor, self.progress_after)
-        n = flat.copies.size
         at = row_lo[row] + cols.task_index[sel]
-        covered = np.bincount(at, minlength=n) > 0
-        late_t = covered & (np.bincount(at, weights=~late_c, minlength=n) == 0)
-        wait_t = np.zeros(n)
-        np.maximum.at(wait_t, at[~late_c], wait_c[~late_c])  # every copy must be late
-        return covered, late_t, wait_t
+        # residual.fresh_copy_time and residual.late_copies per copy, then per task: every copy must be
+        # late, and the longest wait counts (policies/late_kernel.py, one compiled pass)
+        n, f, after = int(flat.copies.size), self.progress_factor, self.progress_after
+        result: tuple[np.ndarray, np.ndarray, np.ndarray] = late_by_copies(
+            view.theta, view.n_finished, row_thr, pa, ela, row, at, n, f, after
+        )
+        return result

@@ -35,7 +35,8 @@ import numpy as np
 
 from pyscheduler.objects import TaskState
 from pyscheduler.policies.base import Kill, Snapshot
-from pyscheduler.policies.residual import late_copies, progress_remaining
+from pyscheduler.policies.late_kernel import late_at_cap
+from pyscheduler.policies.residual import progress_remaining
 from pyscheduler.policies.table import FlatTasks, RoundView
 
 REASON_REPLACE = "replace_slowest_copy"
@@ -77,18 +78,20 @@ class Replacements:
         at = row_lo[rows] + cols.task_index[sel]
         pa = cols.progress[sel]
         ela = now - cols.start_time[sel]
-        urows = _distinct(rows, len(t.phases))
-        local = np.zeros(len(t.phases), np.int64)  # table row -> its index in urows
-        local[urows] = np.arange(urows.size)
-        local = local[rows]
-        theta = _fresh_without_task(
-            view.theta[urows], view.n_finished[urows], pa, ela, local, at, self.min_elapsed
+        # per copy: late by residual.late_copies (no elapsed-time fallback: only copies with progress
+        # count) against _fresh_without_task's fresh-copy time; per task: copies listed, copies not late
+        # (policies/late_kernel.py, one compiled pass equal to that numpy composition)
+        late, wait, listed, not_late = late_at_cap(
+            view.theta,
+            view.n_finished,
+            pa,
+            ela,
+            rows,
+            at,
+            int(flat.copies.size),
+            self.factor,
+            self.min_elapsed,
         )
-        never = np.full(pa.size, math.inf)  # no elapsed-time fallback: only copies with progress count
-        late, wait = late_copies(pa, ela, theta, never, self.factor, self.min_elapsed)
-        n = flat.copies.size
-        listed = np.bincount(at, minlength=n)
-        not_late = np.bincount(at, weights=~late, minlength=n)
         swap = at_cap & (listed >= flat.copies) & (not_late == 0)
         if swap.any():
             self._victims(snapshot, swap, at, progress_remaining(pa, ela), cols.index[sel])
