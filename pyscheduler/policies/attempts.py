@@ -4,7 +4,9 @@
 A driver that keeps its running copies in arrays (the simulator) may hand over a sequence that also has
 `columns(jobs) -> AttemptColumns`; `Snapshot.attempt_columns()` uses it, and otherwise builds the same
 columns from the objects (`AttemptColumns.from_attempts`). Both list the attempts in the order of
-`Snapshot.attempts` (sums over copies, e.g. `residual.fresh_copy_time`, add them in that order).
+`Snapshot.attempts` (sums over copies, e.g. `residual.fresh_copy_time`, add them in that order), and
+`index` gives each one's position there, so a rule that picks a copy from the columns (policies/replace.py)
+reads its Attempt object as `Snapshot.attempts[index[i]]` instead of searching for it.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ class AttemptColumns:
     task_index: IntArray
     start_time: FloatArray
     progress: FloatArray  # fraction of its work done (Hadoop's progress score); nan: not reported
+    index: IntArray  # position of the attempt in Snapshot.attempts (the object, without a scan)
 
     def __len__(self) -> int:
         return int(self.job_pos.size)
@@ -48,7 +51,8 @@ class AttemptColumns:
         tasks: list[int] = []
         start: list[float] = []
         prog: list[float] = []
-        for a in attempts:
+        index: list[int] = []
+        for i, a in enumerate(attempts):
             p = pos_of.get(a.job_id)
             if p is None:
                 continue
@@ -62,12 +66,14 @@ class AttemptColumns:
             start.append(a.start_time)
             x = getattr(a, "progress", None)
             prog.append(math.nan if x is None else float(x))
+            index.append(i)
         return cls(
             np.asarray(pos, np.int64),
             np.asarray(ks, np.int64),
             np.asarray(tasks, np.int64),
             np.asarray(start, np.float64),
             np.asarray(prog, np.float64),
+            np.asarray(index, np.int64),
         )
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import numpy.typing as npt
 
 from pyscheduler.objects.resources import FloatArray
 
@@ -84,8 +85,25 @@ def sample_pairs(
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
     """Samples (gap, c1, c2): pairs of upstream copy durations and of downstream compute times, paired by a
     fixed permutation (deterministic)."""
-    rng = np.random.default_rng(seed)
     up = np.asarray(upstream, dtype=np.float64)
     down = np.asarray(downstream, dtype=np.float64)
-    gaps = np.abs(up - up[rng.permutation(up.size)])
-    return gaps, down, down[rng.permutation(down.size)]
+    perm_up, perm_down = _permutations(seed, up.size, down.size)
+    gaps = np.abs(up - up[perm_up])
+    return gaps, down, down[perm_down]
+
+
+IntArray = npt.NDArray[np.int64]
+_PERMUTATIONS: dict[tuple[int, int, int], tuple[IntArray, IntArray]] = {}
+
+
+def _permutations(seed: int, n_up: int, n_down: int) -> tuple[IntArray, IntArray]:
+    """The two permutations sample_pairs draws (seeded: a function of the seed and the sizes, so kept)."""
+    key = (seed, n_up, n_down)
+    perms = _PERMUTATIONS.get(key)
+    if perms is None:
+        rng = np.random.default_rng(seed)
+        perms = (rng.permutation(n_up), rng.permutation(n_down))
+        if len(_PERMUTATIONS) > 4096:
+            _PERMUTATIONS.clear()
+        _PERMUTATIONS[key] = perms
+    return perms

@@ -174,6 +174,7 @@ class DollyMPPolicy:
         self._tables: dict[tuple[int, ...], PhaseTable] = {}  # the last two job sets (service + AM plans)
         self._prio: dict[str, int] = {}
         self._omega_cache: dict[tuple[float, ...], float] = {}
+        self._omega_of: dict[tuple[object, ...], float] = {}  # omega_for's exact inputs -> omega
         self.placement_reason = REASON_BEST_FIT
 
     def _table_for(self, snapshot: Snapshot) -> PhaseTable:
@@ -249,10 +250,11 @@ class DollyMPPolicy:
                 if why == REASON_UPSTREAM or reasons.get(row, (self.max_clones, REASON_IDLE))[0] < clones:
                     reasons[row] = (clones, why)
             cloned_rows: set[int] = set(entry_rows[got_clone].tolist())
+            late_at = np.flatnonzero(late) if late is not None else None  # few: index them, not all tasks
             for have in range(1, self.max_clones + 1):
                 mask = flat.clone_candidates(have, allowed)
-                if late is not None:  # one copy per round for a late task
-                    mask |= late & (flat.copies == have) & (at_start == have)
+                if late_at is not None:  # one copy per round for a late task
+                    mask[late_at[(flat.copies[late_at] == have) & (at_start[late_at] == have)]] = True
                 entry_rows, _, _, got_clone = self._pass(
                     out, flat, mask, cls, rnk, shape, free, nodes, True, REASON_CLONE
                 )
@@ -389,15 +391,15 @@ class DollyMPPolicy:
             if self.clone_rule in ("corollary", "paper")
             else None
         )
+        small_job, tail = self._small_and_tail(flat, bool(todo))
         for r in todo:
             row = int(flat.rows[r])
-            job = t.jobs[t.row_job[row]]
+            pos = int(t.row_job[row])
+            job = t.jobs[pos]
             clones, reason = self.max_clones, REASON_IDLE
-            if self.clone_rule == "residual" and job.total_tasks() <= self.small_job_clones:
+            if self.clone_rule == "residual" and small_job[pos]:
                 clones, reason = self.max_clones, REASON_SMALL_JOB
-            elif (
-                self.clone_rule == "residual" and self.phase_tail and _in_tail(flat, r, self.small_job_clones)
-            ):
+            elif self.clone_rule == "residual" and self.phase_tail and tail[r]:
                 # not capped by upstream copies, as late copies (policies/late.py): delay assignment's
                 # omega (Dolly 4.4) is set for every job whose downstream phase gets clones
                 reasons[row] = (self.max_clones, REASON_PHASE_TAIL)
@@ -427,6 +429,15 @@ class DollyMPPolicy:
             allowed[r] = 1 + clones
             reasons[row] = (clones, reason)
         return allowed, reasons
+
+    def _small_and_tail(self, flat: FlatTasks, any_rows: bool) -> tuple[list[bool], list[bool]]:
+        """For rule "residual": per job of the table, at most `small_job_clones` tasks; per phase of
+        `flat`, `_in_tail`. Empty lists when not needed."""
+        if self.clone_rule != "residual" or not any_rows:
+            return [], []
+        t = flat.table
+        small: list[bool] = (np.add.reduceat(t.n_tasks, t.job_ptr[:-1]) <= self.small_job_clones).tolist()
+        return small, _in_tail(flat, self.small_job_clones) if self.phase_tail else []
 
     def _corollary(
         self,
@@ -510,25 +521,33 @@ class DollyMPPolicy:
         key = tuple(float(f"{x:.3g}") for x in (tu, su, td, sd, bw, alpha, self.output_bytes))
         if not obs_up and not obs_down and key in self._omega_cache:
             return self._omega_cache[key]
-        n = self.omega_samples
-        ups = obs_up if len(obs_up) >= 2 else quantile_samples(tu, su, n)
-        downs = obs_down if len(obs_down) >= 2 else quantile_samples(td, sd, n)
-        m = min(len(ups), len(downs))
-        gaps, c1, c2 = sample_pairs(ups[:m], downs[:m])
-        omega, _ = choose_omega(self.output_bytes, bw, alpha, gaps, c1, c2)
+        # the same inputs give the same omega (sample_pairs is seeded): computed once (speed)
+        inputs = (tuple(obs_up), tuple(obs_down), tu, su, td, sd, bw, alpha, self.output_bytes)
+        omega = self._omega_of.get(inputs)
+        if omega is None:
+            n = self.omega_samples
+            ups = obs_up if len(obs_up) >= 2 else quantile_samples(tu, su, n)
+            downs = obs_down if len(obs_down) >= 2 else quantile_samples(td, sd, n)
+            m = min(len(ups), len(downs))
+            gaps, c1, c2 = sample_pairs(ups[:m], downs[:m])
+            omega, _ = choose_omega(self.output_bytes, bw, alpha, gaps, c1, c2)
+            if len(self._omega_of) > 4096:
+                self._omega_of.clear()
+            self._omega_of[inputs] = omega
         if len(self._omega_cache) > 4096:
             self._omega_cache.clear()
         self._omega_cache[key] = omega
         return omega
 
 
-def _in_tail(flat: FlatTasks, r: int, small: int) -> bool:
-    """Phase r of `flat` (after this round's originals) has no task waiting and at most `small` (a small
-    job's task count) unfinished tasks."""
-    lo, hi = int(flat.offset[r]), int(flat.offset[r + 1])
-    state = flat.state[lo:hi]
-    left = int(np.count_nonzero(state != _FINISHED))
-    return bool(0 < left <= small and not np.any(state == _PENDING))
+def _in_tail(flat: FlatTasks, small: int) -> list[bool]:
+    """Per phase of `flat` (after this round's originals): it has no task waiting and at most `small` (a
+    small job's task count) unfinished tasks (every phase has a task: no segment is empty)."""
+    lo = flat.offset[:-1]
+    left = np.add.reduceat((flat.state != _FINISHED).astype(np.int64), lo)
+    waiting = np.logical_or.reduceat(flat.state == _PENDING, lo)
+    result: list[bool] = ((left > 0) & (left <= small) & ~waiting).tolist()
+    return result
 
 
 def _feasible(shapes: np.ndarray, capacity: np.ndarray) -> np.ndarray:

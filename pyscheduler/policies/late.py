@@ -30,12 +30,11 @@ import numpy as np
 from pyscheduler.objects import TaskState
 from pyscheduler.policies.base import IntArray, Snapshot
 from pyscheduler.policies.cloning import REASON_UPSTREAM
+from pyscheduler.policies.late_kernel import late_by_copies
 from pyscheduler.policies.residual import (
     REASON_PROGRESS,
     REASON_RESIDUAL,
     StartTimes,
-    fresh_copy_time,
-    late_copies,
     residual_thresholds,
 )
 from pyscheduler.policies.table import FlatTasks, PhaseTable, RoundView
@@ -67,7 +66,6 @@ class LateTasks:
         self.residual_factor, self.progress_factor = float(residual_factor), float(progress_factor)
         self.progress_after, self.late_by, self.upstream_cap = float(progress_after), late_by, upstream_cap
         self.starts = StartTimes()
-        self._rows: tuple[PhaseTable, IntArray] | None = None  # _row_index's table and its index
         self._kept_for: PhaseTable | None = None  # the table whose jobs `starts` was last trimmed to
 
     def judge(
@@ -155,28 +153,18 @@ class LateTasks:
         row_lo[judged_rows] = flat.offset[cand]
         row_thr = np.zeros(len(t.phases))
         row_thr[judged_rows] = thr
-        row = self._row_index(t)[t.job_ptr[cols.job_pos] + cols.phase_k]
+        row = t.row_index()[t.job_ptr[cols.job_pos] + cols.phase_k]
         sel = np.flatnonzero(row_lo[row] >= 0)  # copies of the judged phases
         row = row[sel]
         pa = cols.progress[sel]
         if not np.isfinite(pa).any():
             return None
         ela = snapshot.time - cols.start_time[sel]
-        theta = fresh_copy_time(view.theta, view.n_finished, pa, ela, row, self.progress_after)
-        late_c, wait_c = late_copies(pa, ela, theta, row_thr[row], self.progress_factor, self.progress_after)
-        n = flat.copies.size
         at = row_lo[row] + cols.task_index[sel]
-        covered = np.bincount(at, minlength=n) > 0
-        late_t = covered & (np.bincount(at, weights=~late_c, minlength=n) == 0)
-        wait_t = np.zeros(n)
-        np.maximum.at(wait_t, at[~late_c], wait_c[~late_c])  # every copy must be late
-        return covered, late_t, wait_t
-
-    def _row_index(self, t: PhaseTable) -> IntArray:
-        """Table row of (job position, phase index) at [t.job_ptr[pos] + k] (kept per table)."""
-        cached = self._rows
-        if cached is None or cached[0] is not t:
-            inv = np.empty(len(t.phases), np.int64)
-            inv[t.job_ptr[t.row_job] + t.row_k] = np.arange(len(t.phases))
-            cached = self._rows = (t, inv)
-        return cached[1]
+        # residual.fresh_copy_time and residual.late_copies per copy, then per task: every copy must be
+        # late, and the longest wait counts (policies/late_kernel.py, one compiled pass)
+        n, f, after = int(flat.copies.size), self.progress_factor, self.progress_after
+        result: tuple[np.ndarray, np.ndarray, np.ndarray] = late_by_copies(
+            view.theta, view.n_finished, row_thr, pa, ela, row, at, n, f, after
+        )
+        return result

@@ -35,7 +35,8 @@ import numpy as np
 
 from pyscheduler.objects import TaskState
 from pyscheduler.policies.base import Kill, Snapshot
-from pyscheduler.policies.residual import late_copies, progress_remaining
+from pyscheduler.policies.late_kernel import late_at_cap
+from pyscheduler.policies.residual import progress_remaining
 from pyscheduler.policies.table import FlatTasks, RoundView
 
 REASON_REPLACE = "replace_slowest_copy"
@@ -61,17 +62,15 @@ class Replacements:
         t = flat.table
         # Section 5's condition, as for late copies: every task of the phase has been scheduled
         at_cap &= (view.n_pending[flat.rows] == 0)[flat.owner]
-        owners = np.unique(flat.owner[at_cap])
+        owners = _distinct(flat.owner[at_cap], flat.rows.size)
         if owners.size == 0:
             return swap, math.inf
         # The running copies as columns (Snapshot.attempt_columns, in the order of Snapshot.attempts): no
         # Python loop over every attempt of the cluster each round (the simulator keeps them as arrays).
         cols = snapshot.attempt_columns()
-        inv = np.empty(len(t.phases), np.int64)  # (job position, phase index) -> table row
-        inv[t.job_ptr[t.row_job] + t.row_k] = np.arange(len(t.phases))
         row_lo = np.full(len(t.phases), -1, np.int64)  # per table row: flat offset of its task 0, or -1
         row_lo[flat.rows[owners]] = flat.offset[owners]
-        row_all = inv[t.job_ptr[cols.job_pos] + cols.phase_k]
+        row_all = t.row_index()[t.job_ptr[cols.job_pos] + cols.phase_k]
         sel = np.flatnonzero(row_lo[row_all] >= 0)  # copies of the phases with a task at the cap
         if sel.size == 0:
             return swap, math.inf
@@ -79,60 +78,41 @@ class Replacements:
         at = row_lo[rows] + cols.task_index[sel]
         pa = cols.progress[sel]
         ela = now - cols.start_time[sel]
-        local = np.unique(rows, return_inverse=True)[1].reshape(-1).astype(np.int64)
-        urows = np.unique(rows)
-        theta = _fresh_without_task(
-            view.theta[urows], view.n_finished[urows], pa, ela, local, at, self.min_elapsed
+        # per copy: late by residual.late_copies (no elapsed-time fallback: only copies with progress
+        # count) against _fresh_without_task's fresh-copy time; per task: copies listed, copies not late
+        # (policies/late_kernel.py, one compiled pass equal to that numpy composition)
+        late, wait, listed, not_late = late_at_cap(
+            view.theta,
+            view.n_finished,
+            pa,
+            ela,
+            rows,
+            at,
+            int(flat.copies.size),
+            self.factor,
+            self.min_elapsed,
         )
-        never = np.full(pa.size, math.inf)  # no elapsed-time fallback: only copies with progress count
-        late, wait = late_copies(pa, ela, theta, never, self.factor, self.min_elapsed)
-        n = flat.copies.size
-        listed = np.bincount(at, minlength=n)
-        not_late = np.bincount(at, weights=~late, minlength=n)
         swap = at_cap & (listed >= flat.copies) & (not_late == 0)
         if swap.any():
-            self._victims(snapshot, flat, swap, at, progress_remaining(pa, ela), cols.start_time[sel], pa)
+            self._victims(snapshot, swap, at, progress_remaining(pa, ela), cols.index[sel])
         soon = wait[at_cap[at] & ~late]
         return swap, now + float(soon.min()) if soon.size else math.inf
 
     def _victims(
-        self,
-        snapshot: Snapshot,
-        flat: FlatTasks,
-        swap: np.ndarray,
-        at: np.ndarray,
-        left: np.ndarray,
-        start: np.ndarray,
-        progress: np.ndarray,
+        self, snapshot: Snapshot, swap: np.ndarray, at: np.ndarray, left: np.ndarray, index: np.ndarray
     ) -> None:
         """Per replaced task, its copy with the most time left (the first such in attempt order), as a Kill.
-        The copy's attempt is found among Snapshot.attempts by (job, phase, task, start time, progress):
-        only in the rare rounds that replace a copy."""
-        t = flat.table
-        best: dict[int, tuple[float, tuple[str, str, int, float, float]]] = {}
+        `at`, `left`, `index`: per listed copy, its flat task, time left and position in Snapshot.attempts
+        (AttemptColumns.index): the attempt is looked up there, not searched for."""
+        best: dict[int, tuple[float, int]] = {}  # flat task -> (time left, position in Snapshot.attempts)
         for i in np.flatnonzero(swap[at]).tolist():
             task = int(at[i])
             if task not in best or left[i] > best[task][0]:
-                r = int(flat.owner[task])
-                row = int(flat.rows[r])
-                copy = (
-                    t.job_ids[row],
-                    t.phase_ids[row],
-                    task - int(flat.offset[r]),
-                    float(start[i]),
-                    float(progress[i]),
-                )
-                best[task] = (float(left[i]), copy)
-        want = {copy: task for task, (_, copy) in best.items()}
-        for a in snapshot.attempts:
-            p = getattr(a, "progress", None)
-            k = (a.job_id, a.phase_id, a.task_index, float(a.start_time), math.nan if p is None else float(p))
-            task = want.pop(k, -1)
-            if task >= 0:
-                kill = Kill(a.attempt_id, a.job_id, a.phase_id, a.task_index, a.node_id, REASON_REPLACE)
-                self.victims[task] = (best[task][0], kill)
-                if not want:
-                    break
+                best[task] = (float(left[i]), int(index[i]))
+        for task, (time_left, pos) in best.items():
+            a = snapshot.attempts[pos]
+            kill = Kill(a.attempt_id, a.job_id, a.phase_id, a.task_index, a.node_id, REASON_REPLACE)
+            self.victims[task] = (time_left, kill)
 
     def kills_for(self, placed: np.ndarray) -> list[Kill]:
         """The kills of the tasks whose fresh copy was placed (`placed`: per flat task)."""
@@ -157,10 +137,15 @@ def _fresh_without_task(
     with np.errstate(divide="ignore", invalid="ignore"):
         total = np.where(known, elapsed / np.where(known, progress, 1.0), 0.0)
     m = theta.size
-    _, tid = np.unique(task, return_inverse=True)
-    tid = tid.reshape(-1)
-    s = np.bincount(phase, weights=total, minlength=m)[phase] - np.bincount(tid, weights=total)[tid]
-    c = np.bincount(phase, weights=known, minlength=m)[phase] - np.bincount(tid, weights=known)[tid]
+    s = np.bincount(phase, weights=total, minlength=m)[phase] - np.bincount(task, weights=total)[task]
+    c = np.bincount(phase, weights=known, minlength=m)[phase] - np.bincount(task, weights=known)[task]
     w = finished.astype(np.float64)[phase]
     out: np.ndarray = np.where((w + c) > 0, (w * theta[phase] + s) / np.maximum(w + c, 1.0), theta[phase])
     return out
+
+
+def _distinct(values: np.ndarray, bound: int) -> np.ndarray:
+    """np.unique(values) for integers in [0, bound), by marking (no sort)."""
+    seen = np.zeros(bound, bool)
+    seen[values] = True
+    return np.flatnonzero(seen)

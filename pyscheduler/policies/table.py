@@ -51,6 +51,7 @@ class PhaseTable:
     edge_parent: IntArray
     has_parent: BoolArray
     levels: list[IntArray]
+    _row_of: IntArray | None  # row_index(), built on first use
 
     def __init__(self, jobs: Sequence[Job]) -> None:
         rows = [(pos, k) for pos, j in enumerate(jobs) for k in j.topo]
@@ -86,12 +87,21 @@ class PhaseTable:
     def _derive(self) -> None:
         """key, has_parent and levels from the other columns."""
         self.key = tuple(map(id, self.jobs))
+        self._row_of = None
         self.has_parent = np.zeros(len(self.phases), bool)
         self.has_parent[self.edge_child] = True
         child_depth = self.depth[self.edge_child]
         # edges grouped by the depth of their child: processing them level by level gives longest paths
         top = int(self.depth.max(initial=0))
         self.levels = [np.flatnonzero(child_depth == d) for d in range(1, top + 1)]
+
+    def row_index(self) -> IntArray:
+        """Table row of (job position, phase index) at [job_ptr[pos] + k] (built once per table)."""
+        if self._row_of is None:
+            inv = np.empty(len(self.phases), np.int64)
+            inv[self.job_ptr[self.row_job] + self.row_k] = np.arange(len(self.phases))
+            self._row_of = inv
+        return self._row_of
 
     @classmethod
     def following(cls, prev: PhaseTable | None, jobs: Sequence[Job]) -> PhaseTable:

@@ -123,6 +123,7 @@ class _LazyAttempts(Sequence[Attempt]):
     def __init__(self, sim: Simulation) -> None:
         self._sim = sim
         self._items: list[Attempt] | None = None
+        self._columns: tuple[Sequence[Job], AttemptColumns] | None = None  # the last `columns` answer
 
     def _build(self) -> list[Attempt]:
         if self._items is None:
@@ -130,20 +131,29 @@ class _LazyAttempts(Sequence[Attempt]):
         return self._items
 
     def __len__(self) -> int:
-        return len(self._build())
+        return len(self._sim.running) if self._items is None else len(self._items)
 
     @overload
     def __getitem__(self, i: int) -> Attempt: ...
     @overload
     def __getitem__(self, i: slice) -> Sequence[Attempt]: ...
     def __getitem__(self, i: int | slice) -> Attempt | Sequence[Attempt]:
+        sim = self._sim
+        if self._items is None and isinstance(i, int) and sim.columns is not None:
+            # one copy, found through the column store (AttemptColumns.index), without building the rest
+            return sim.attempt_of(sim.running[sim.columns.uid_at(i)])
         return self._build()[i]
 
     def __iter__(self) -> Iterator[Attempt]:
         return iter(self._build())
 
     def columns(self, jobs: Sequence[Job]) -> AttemptColumns:
-        return self._sim.attempt_columns(jobs)
+        """The copies as columns; asked again for the same jobs in the same round (late copies, then
+        replacements), the same answer (the round's time and copies have not changed)."""
+        kept = self._columns
+        if kept is None or kept[0] is not jobs:
+            kept = self._columns = (jobs, self._sim.attempt_columns(jobs))
+        return kept[1]
 
 
 class Simulation:
@@ -166,6 +176,7 @@ class Simulation:
         self.cfg = config
         self.bases = bases
         self.model = StragglerModel(config.straggler, config.seed)
+        self._keyed_slowdown = config.straggler.kind != "empirical"  # copy_time = base x slowdown_of
         self.node_ids = [f"n{i}" for i in range(len(cluster.nodes))]
         cap = np.array([[n.cpu, n.mem_mb] for n in cluster.nodes], dtype=np.float64)
         self.cluster = ClusterState.from_arrays(self.node_ids, cap, cap.copy())
@@ -390,7 +401,11 @@ class Simulation:
             nth = self.restarts[key] = self.restarts.get(key, 0) + 1
         is_clone = ph.start_copy(t)
         phase_bases = self.bases[jidx][k]
-        run = self.model.copy_time(phase_bases[t], phase_bases, is_clone, (jidx, k, t, nth)) / self.speed[n]
+        if self._keyed_slowdown:  # copy_time's own formula for these models, one call less (speed)
+            run = phase_bases[t] * self.model.slowdown_of(jidx, k, t, nth) / self.speed[n]
+        else:
+            run = self.model.copy_time(phase_bases[t], phase_bases, is_clone, (jidx, k, t, nth))
+            run /= self.speed[n]
         spec = self.specs[jidx].phases[k]
         lst = self.copies.get(key)
         if spec.read_mb > 0 and spec.parents:
@@ -451,7 +466,8 @@ class Simulation:
         job = self.jobs[r.jidx]
         job.phases[r.k].end_copy(r.task, False)
         self._forget((r.jidx, r.k, r.task))
-        self._want_round()
+        if not self.round_pending:  # (checked here too: one call less per copy end)
+            self._want_round()
 
     def _forget(self, key: tuple[int, int, int]) -> None:
         """Drop the task's copy list once none of its copies is alive."""
@@ -474,7 +490,8 @@ class Simulation:
             self.wasted += share  # a surplus copy kept for CAC / delay assignment
             ph.end_copy(task, False)
             self._forget(key)
-            self._want_round()
+            if not self.round_pending:  # (checked here too: one call less per copy end)
+                self._want_round()
             return
         self.useful += share
         ph.end_copy(task, True)
@@ -491,7 +508,8 @@ class Simulation:
         self._forget(key)
         if ph.num_finished == ph.num_tasks:
             self._phase_done(jidx, job, k)
-        self._want_round()
+        if not self.round_pending:  # (checked here too: one call less per copy end)
+            self._want_round()
 
     def _phase_done(self, jidx: int, job: Job, k: int) -> None:
         if job.finished:

@@ -21,23 +21,9 @@ _INT_COLUMNS = ("uid", "jidx", "k", "task")
 
 
 @njit(cache=True, nogil=True)  # type: ignore[untyped-decorator,misc,unused-ignore]
-def _live(
-    alive: npt.NDArray[np.bool_],
-    jidx: npt.NDArray[np.int64],
-    pos: npt.NDArray[np.int64],
-    top: int,
-) -> npt.NDArray[np.int64]:
-    n = 0
-    for i in range(top):
-        if alive[i] and pos[jidx[i]] >= 0:
-            n += 1
-    out = np.empty(n, np.int64)
-    n = 0
-    for i in range(top):
-        if alive[i] and pos[jidx[i]] >= 0:
-            out[n] = i
-            n += 1
-    return out
+def _progress_one(now: float, start: float, end: float) -> float:
+    dur = end - start
+    return min(1.0, (now - start) / dur) if dur > 0 else 1.0
 
 
 @njit(cache=True, nogil=True)  # type: ignore[untyped-decorator,misc,unused-ignore]
@@ -46,9 +32,56 @@ def _progress(
 ) -> npt.NDArray[np.float64]:
     out = np.empty(start.shape[0], np.float64)
     for i in range(start.shape[0]):
-        dur = end[i] - start[i]
-        out[i] = min(1.0, (now - start[i]) / dur) if dur > 0 else 1.0
+        out[i] = _progress_one(now, start[i], end[i])
     return out
+
+
+@njit(cache=True, nogil=True)  # type: ignore[untyped-decorator,misc,unused-ignore]
+def _gather(
+    alive: npt.NDArray[np.bool_],
+    jidx: npt.NDArray[np.int64],
+    k: npt.NDArray[np.int64],
+    task: npt.NDArray[np.int64],
+    start: npt.NDArray[np.float64],
+    end: npt.NDArray[np.float64],
+    pos: npt.NDArray[np.int64],
+    top: int,
+    now: float,
+) -> tuple[
+    npt.NDArray[np.int64],
+    npt.NDArray[np.int64],
+    npt.NDArray[np.int64],
+    npt.NDArray[np.float64],
+    npt.NDArray[np.float64],
+    npt.NDArray[np.int64],
+]:
+    """AttemptColumns' arrays of the live copies of the jobs with pos >= 0, in launch order, in one pass:
+    (job position, phase, task, start, progress at `now`, rank among all live copies)."""
+    n = 0
+    for i in range(top):
+        if alive[i] and pos[jidx[i]] >= 0:
+            n += 1
+    at = np.empty(n, np.int64)
+    kk = np.empty(n, np.int64)
+    tt = np.empty(n, np.int64)
+    st = np.empty(n, np.float64)
+    pr = np.empty(n, np.float64)
+    rank = np.empty(n, np.int64)
+    n = 0
+    live = 0
+    for i in range(top):
+        if alive[i]:
+            p = pos[jidx[i]]
+            if p >= 0:
+                at[n] = p
+                kk[n] = k[i]
+                tt[n] = task[i]
+                st[n] = start[i]
+                pr[n] = _progress_one(now, start[i], end[i])
+                rank[n] = live
+                n += 1
+            live += 1
+    return at, kk, tt, st, pr, rank
 
 
 def progress_at(
@@ -120,10 +153,15 @@ class RunningColumns:
         self._apply()
         pos = self._pos
         pos[job_index] = np.arange(job_index.size)
-        slots = _live(self.alive, self.jidx, pos, self.top)  # live copies of these jobs, launch order
-        at = pos[self.jidx[slots]]
-        pos[job_index] = -1
-        start = self.start[slots]
-        return AttemptColumns(
-            at, self.k[slots], self.task[slots], start, progress_at(now, start, self.end[slots])
+        # live copies of these jobs, in launch order, with their positions among all live copies (the
+        # order of Simulation.running, so of Snapshot.attempts)
+        cols = _gather(
+            self.alive, self.jidx, self.k, self.task, self.start, self.end, pos, self.top, float(now)
         )
+        pos[job_index] = -1
+        return AttemptColumns(*cols)
+
+    def uid_at(self, i: int) -> int:
+        """The uid of the i-th live copy in launch order (Snapshot.attempts[i] of the simulator)."""
+        self._apply()
+        return int(self.uid[np.flatnonzero(self.alive[: self.top])[i]])

@@ -154,6 +154,11 @@ class StragglerModel:
         self.rng = np.random.default_rng(seed)
         self._slow: list[float] = []
         self._unif: list[float] = []
+        # _pareto_inverse's constants, for slowdown_of (the same operations, so the same values)
+        self._xm, self._expo, self._scale = 1.0, 0.0, 1.0
+        if spec.kind == "pareto" and spec.alpha > 0:
+            self._xm, self._expo = spec.xm, -1.0 / spec.alpha
+            self._scale = 1.0 if math.isinf(spec.cap) else 1.0 - (spec.xm / spec.cap) ** spec.alpha
 
     def _refill_slowdowns(self) -> None:
         if self.spec.kind == "pareto":
@@ -165,7 +170,9 @@ class StragglerModel:
         """The slowdown of the nth copy (0 = the original) of a task: the same under every policy."""
         if self.spec.kind != "pareto":
             return 1.0
-        return float(_pareto_inverse(self.spec, _copy_unit_u(self._seed64, job, phase, task, nth, 0)))
+        u = _copy_unit_u(self._seed64, job, phase, task, nth, 0)
+        # _pareto_inverse inlined (u x 1.0 = u exactly: the uncapped formula)
+        return float(self._xm * (1.0 - u * self._scale) ** self._expo)
 
     def slowdown(self) -> float:
         if not self._slow:

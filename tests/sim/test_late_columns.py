@@ -42,15 +42,22 @@ class _CheckColumns:
     its SimAttempt objects (a real policy wrapped, not a mock)."""
 
     def __init__(self, inner: Policy, after: int) -> None:
-        self.inner, self.after, self.seen, self.checked = inner, after, 0, 0
+        self.inner, self.after, self.seen, self.checked, self.looked_up = inner, after, 0, 0, 0
         self.name = inner.name
         self.timer_driven = getattr(inner, "timer_driven", True)
 
     def decide(self, snapshot: Snapshot) -> Decisions:
         self.seen += 1
         if self.seen > self.after:
-            want = AttemptColumns.from_attempts(list(snapshot.attempts), snapshot.jobs)
-            _same_columns(snapshot.attempt_columns(), want)
+            got = snapshot.attempt_columns()
+            # AttemptColumns.index looks one copy up (before the list is built) ...
+            picked = {i: snapshot.attempts[i] for i in got.index[:: max(1, len(got) // 7)].tolist()}
+            everything = list(snapshot.attempts)
+            want = AttemptColumns.from_attempts(everything, snapshot.jobs)
+            _same_columns(got, want)
+            # ... and finds the very attempt a pass over Snapshot.attempts finds there
+            assert all(everything[i] is a for i, a in picked.items())
+            self.looked_up += len(picked)
             self.checked += len(want)
         return self.inner.decide(snapshot)
 
@@ -69,6 +76,7 @@ def test_simulator_columns_are_its_attempt_objects(traces: Path, after: int) -> 
     sim = Simulation(jobs, cluster, policy, config, draw_bases(jobs, config))
     assert sim.run().jobs_completed == len(jobs)
     assert policy.checked > 1000  # many running copies compared
+    assert policy.looked_up > 100
 
 
 def test_progress_at_is_sim_attempt_progress() -> None:
@@ -98,6 +106,7 @@ def test_columns_from_objects_leave_out_unknown_copies() -> None:
     cols = AttemptColumns.from_attempts(atts, [j])
     assert cols.task_index.tolist() == [1, 0] and cols.start_time.tolist() == [3.0, 4.0]
     assert cols.progress[0] == 0.5 and math.isnan(cols.progress[1]) and len(cols) == 2
+    assert cols.index.tolist() == [0, 1]  # positions in the attempt list
 
 
 def _random_round(rng: random.Random, jobs: list[Job], now: float) -> list[Attempt]:

@@ -265,3 +265,21 @@ def test_compiled_copy_unit_matches_python() -> None:
         stream = rng.randrange(2)
         want = straggler.copy_unit(seed, job, phase, task, nth, stream=stream)
         assert straggler._copy_unit_u(straggler._as_int64(seed), job, phase, task, nth, stream) == want
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        StragglerSpec("pareto", 1.5, 1.0, 20.0),
+        StragglerSpec("pareto", 1.1, 1.0),
+        StragglerSpec("pareto", 2.5, 0.5, 3.0),
+    ],
+)
+def test_slowdown_of_equals_the_inverse_cdf_of_the_copy_draw(spec: StragglerSpec) -> None:
+    """slowdown_of inlines _pareto_inverse with its constants computed once: the same values, bit for bit."""
+    model = straggler.StragglerModel(spec, 9)
+    rng = random.Random(2)
+    for _ in range(5000):
+        key = (rng.randrange(30000), rng.randrange(4), rng.randrange(5000), rng.randrange(3))
+        want = float(straggler._pareto_inverse(spec, straggler.copy_unit(9, *key)))
+        assert model.slowdown_of(*key) == want

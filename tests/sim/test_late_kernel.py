@@ -1,0 +1,91 @@
+"""policies/late_kernel.py's compiled pass equals the numpy composition of policies/residual.py it replaced
+in LateTasks, bit for bit (its module docstring), on random copies with awkward progress values."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+from pyscheduler.policies.late_kernel import late_at_cap, late_by_copies
+from pyscheduler.policies.replace import _fresh_without_task
+from pyscheduler.policies.residual import fresh_copy_time, late_copies
+
+
+def _numpy_path(
+    theta_rows: npt.NDArray[np.float64],
+    finished_rows: npt.NDArray[np.int64],
+    thr_rows: npt.NDArray[np.float64],
+    pa: npt.NDArray[np.float64],
+    ela: npt.NDArray[np.float64],
+    row: npt.NDArray[np.int64],
+    at: npt.NDArray[np.int64],
+    n: int,
+    factor: float,
+    min_elapsed: float,
+) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_], npt.NDArray[np.float64]]:
+    theta = fresh_copy_time(theta_rows, finished_rows, pa, ela, row, min_elapsed)
+    late_c, wait_c = late_copies(pa, ela, theta, thr_rows[row], factor, min_elapsed)
+    covered = np.bincount(at, minlength=n) > 0
+    late_t = covered & (np.bincount(at, weights=~late_c, minlength=n) == 0)
+    wait_t = np.zeros(n)
+    np.maximum.at(wait_t, at[~late_c], wait_c[~late_c])
+    return covered, late_t, wait_t
+
+
+def _random_copies(
+    rng: np.random.Generator,
+) -> tuple[
+    npt.NDArray[np.float64],
+    npt.NDArray[np.int64],
+    npt.NDArray[np.float64],
+    npt.NDArray[np.float64],
+    npt.NDArray[np.int64],
+    npt.NDArray[np.int64],
+    int,
+]:
+    m, n, k = int(rng.integers(1, 8)), int(rng.integers(1, 40)), int(rng.integers(0, 60))
+    theta_rows = rng.choice([0.0, 5.0, 40.0, 300.0], m) * rng.random(m)
+    finished_rows = rng.integers(0, 4, m).astype(np.int64)
+    pa = rng.choice([math.nan, 0.0, 1.0, 1.5, 1e-300, 0.5], k) * np.where(rng.random(k) < 0.5, 1.0, 0.3)
+    pa = np.where(rng.random(k) < 0.4, rng.random(k), pa)
+    ela = rng.choice([0.0, 5.0, 10.0, 60.0, 500.0], k) + np.where(rng.random(k) < 0.5, rng.random(k), 0)
+    row = rng.integers(0, m, k).astype(np.int64)
+    at = rng.integers(0, n, k).astype(np.int64)
+    return theta_rows, finished_rows, pa, ela, row, at, n
+
+
+@pytest.mark.parametrize(("factor", "min_elapsed"), [(1.0, 10.0), (1.5, 0.0), (0.5, 30.0)])
+def test_compiled_late_rule_equals_the_numpy_rule(factor: float, min_elapsed: float) -> None:
+    rng = np.random.default_rng(4)
+    late_seen = waits_seen = 0
+    for _ in range(300):
+        theta_rows, finished_rows, pa, ela, row, at, n = _random_copies(rng)
+        thr_rows = rng.choice([0.0, 20.0, math.inf], theta_rows.size)
+        got = late_by_copies(theta_rows, finished_rows, thr_rows, pa, ela, row, at, n, factor, min_elapsed)
+        want = _numpy_path(theta_rows, finished_rows, thr_rows, pa, ela, row, at, n, factor, min_elapsed)
+        for g, w in zip(got, want, strict=True):
+            assert g.dtype == w.dtype and g.shape == w.shape
+            assert np.array_equal(g, w, equal_nan=True)
+        late_seen += int(want[1].sum())
+        waits_seen += int((np.isfinite(want[2]) & (want[2] > 0)).sum())
+    assert late_seen > 50 and waits_seen > 50  # both outcomes exercised
+
+
+@pytest.mark.parametrize(("factor", "min_elapsed"), [(1.0, 10.0), (2.0, 0.0)])
+def test_compiled_replacement_pass_equals_the_numpy_rule(factor: float, min_elapsed: float) -> None:
+    rng = np.random.default_rng(5)
+    late_seen = 0
+    for _ in range(300):
+        theta_rows, finished_rows, pa, ela, row, at, n = _random_copies(rng)
+        got = late_at_cap(theta_rows, finished_rows, pa, ela, row, at, n, factor, min_elapsed)
+        theta = _fresh_without_task(theta_rows, finished_rows, pa, ela, row, at, min_elapsed)
+        late, wait = late_copies(pa, ela, theta, np.full(pa.size, math.inf), factor, min_elapsed)
+        want = (late, wait, np.bincount(at, minlength=n), np.bincount(at, weights=~late, minlength=n))
+        assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1], equal_nan=True)
+        assert np.array_equal(got[2], want[2]) and np.array_equal(got[3], want[3])
+        assert got[0].dtype == want[0].dtype and got[1].dtype == want[1].dtype
+        late_seen += int(late.sum())
+    assert late_seen > 50
