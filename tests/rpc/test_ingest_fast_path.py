@@ -6,6 +6,7 @@ from __future__ import annotations
 import gc
 import time
 import weakref
+from collections import Counter
 from typing import Any
 
 import pytest
@@ -178,3 +179,42 @@ def test_containers_sharing_a_size_are_read_once_and_a_bad_one_is_still_named() 
     named = r"containers_allocated\[1\]\.resource\.others\['gpu'\]"
     with pytest.raises(validate.InvalidMessage, match=named):
         validate.state_batch(gpu, None, [])
+
+
+def test_a_warm_start_hands_over_a_busy_cluster_whose_applications_end_apart() -> None:
+    model = ShimModel(nodes=60, apps=30, seed=3, tasks=(10, 30), start="warm")
+    first = model.full_resync("s")
+    on_node = Counter(c.node_id for c in first.containers_allocated)
+    assert first.containers_allocated and max(on_node.values()) <= 8
+    for n in first.nodes_upserted:  # the nodes' allocations are their containers
+        assert (n.allocated.vcores, n.allocated.memory_mb) == (on_node[n.node_id], 2048 * on_node[n.node_id])
+    asks = {a.attempt_id: a.num_containers for a in first.asks}
+    running = Counter(ShimModel.attempt(n) for _, n, _ in model.containers.values())
+    for a in model.active.values():
+        assert (
+            asks.get(ShimModel.attempt(a.n), 0) == a.pending and running[ShimModel.attempt(a.n)] == a.running
+        )
+    last_end: dict[int, float] = {}
+    for _, n, end in model.containers.values():
+        last_end[n] = max(last_end.get(n, end), end)
+    assert max(last_end.values()) - min(last_end.values()) > 0.5 * model.task_s[1]  # not all at once
+    with pytest.raises(ValueError, match="start"):
+        ShimModel(nodes=1, apps=1, start="hot")
+
+
+def test_tick_wire_encodes_each_heartbeat_again_once_its_node_changed() -> None:
+    model = ShimModel(nodes=4, apps=1, seed=1, tasks=(3, 3))
+    model.full_resync("s")
+    raw, upserts = model.tick_wire("s", 2, 0.1, heartbeats=4)
+    batch = pb.StateBatch.FromString(raw)
+    assert (batch.session_id, batch.seq, upserts) == ("s", 2, 4)
+    assert [n.node_id for n in batch.nodes_upserted] == [ShimModel.node_id(i) for i in range(4)]
+    assert all(n.capacity.vcores == 8 and n.allocated.vcores == 0 for n in batch.nodes_upserted)
+    plan = pb.Plan(session_id="s", epoch=1, in_reply_to_seq=2)
+    plan.placements.add(
+        placement_id="p1", attempt_id=ShimModel.attempt(1), node_id=ShimModel.node_id(1), count=2
+    )
+    model.on_plan(plan, now=0.1)
+    again = model.tick("s", 3, 0.2, heartbeats=4)  # node 1 beats again, now with two containers
+    assert [n.allocated.vcores for n in again.nodes_upserted] == [0, 2, 0, 0]
+    assert [c.placement_id for c in again.containers_allocated] == ["p1", "p1"]
