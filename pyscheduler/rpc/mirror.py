@@ -19,6 +19,7 @@ Accounting choices (documented here, tested in tests/rpc):
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -37,7 +38,7 @@ from pyscheduler.rpc.records import (
     index_discard,
     records,
 )
-from pyscheduler.rpc.res import Res, res_of_wire, same_as_wire
+from pyscheduler.rpc.res import Res, interned, res_of_wire, same_as_wire
 from pyscheduler.wire import pb
 
 __all__ = [
@@ -51,6 +52,15 @@ __all__ = [
     "application_of_attempt",
     "records",
 ]
+
+
+@dataclass(slots=True)
+class _Allocs:
+    """New allocations (memory, vcores) of a batch's nodes, by row: one array write for the lot."""
+
+    rows: list[int]
+    memory_mb: list[int]
+    vcores: list[int]
 
 
 class Mirror:
@@ -109,19 +119,21 @@ class Mirror:
         upserted = batch.nodes_upserted
         if node_wires is None:
             node_wires = [(n.node_id, n.SerializeToString()) for n in upserted]
-        known = self.nodes.get
+        known, allocs = self.nodes.get, _Allocs([], [], [])
         for i, (node_id, raw) in enumerate(node_wires):
             old = known(node_id)
             if old is None or old.wire != raw:  # most heartbeats change nothing: one bytes comparison
-                self._upsert_node(upserted[i], old, raw)
+                self._upsert_node(upserted[i], old, raw, allocs)
+        if allocs.rows:
+            self.arrays.put_plain(ALLOC, allocs.rows, allocs.memory_mb, allocs.vcores)
         if batch.nodes_removed:
             self._remove_nodes(batch.nodes_removed)
         for a in batch.apps_upserted:
             self.apps[a.application_id] = AppRec(
                 a.application_id, a.attempt_id, a.queue, a.user, a.name, a.submit_time_ms, a.application_type
             )
-        for app_id in batch.apps_removed:
-            self._remove_app(app_id)
+        if batch.apps_removed:
+            self._remove_apps(batch.apps_removed)
         for ask in batch.asks:
             self._replace_ask(ask)
         if batch.containers_allocated:
@@ -135,11 +147,18 @@ class Mirror:
         if batch.full_resync:
             self._recount()
 
-    def _upsert_node(self, n: Any, old: NodeRec | None, raw: bytes) -> None:
+    def _upsert_node(self, n: Any, old: NodeRec | None, raw: bytes, allocs: _Allocs) -> None:
+        """Mirror one upserted node. A new allocation of memory and vcores only (the usual change: the
+        containers on the node changed) goes to `allocs`, written to the arrays for all nodes at once."""
         if old is not None:  # update in place: keeps the service's own sums
             old.wire = raw
             cap, alloc, state = n.capacity, n.allocated, n.state
-            same_cap, same_alloc = same_as_wire(old.capacity, cap), same_as_wire(old.allocated, alloc)
+            prev, mem, cores, others = old.allocated, alloc.memory_mb, alloc.vcores, alloc.others
+            plain = not (others or prev.others)
+            same_alloc = (
+                prev.memory_mb == mem and prev.vcores == cores if plain else same_as_wire(prev, alloc)
+            )
+            same_cap = same_as_wire(old.capacity, cap)
             if same_cap and same_alloc and old.state == state and old.speed == n.speed and old.rack == n.rack:
                 return  # a heartbeat that changes nothing mirrored
             if old.state != state:
@@ -151,8 +170,14 @@ class Mirror:
                 self.resource_types.update(cap.others)
                 self.arrays.put(CAP, old.row, old.capacity)
             if not same_alloc:
-                old.allocated = res_of_wire(alloc)
-                self.arrays.put(ALLOC, old.row, old.allocated)
+                if plain:
+                    old.allocated = interned(mem, cores)
+                    allocs.rows.append(old.row)
+                    allocs.memory_mb.append(mem)
+                    allocs.vcores.append(cores)
+                else:
+                    old.allocated = res_of_wire(alloc)
+                    self.arrays.put(ALLOC, old.row, old.allocated)
             old.rack, old.state, old.speed = n.rack, state, n.speed
             return
         self.layout += 1
@@ -191,14 +216,15 @@ class Mirror:
         for pid in [p.placement_id for p in self.outstanding.values() if p.node_id in gone]:
             self._forget_placement(pid)
 
-    def _remove_app(self, app_id: str) -> None:
-        self.apps.pop(app_id, None)
-        for key in self._app_asks.pop(app_id, set()):
-            self.asks.pop(key, None)
-        attempts = self._attempt_containers
-        self._remove_containers(
-            [c for a in list(self._app_attempts.get(app_id, ())) for c in attempts.get(a, ())]
-        )
+    def _remove_apps(self, app_ids: Iterable[str]) -> None:
+        """Forget applications, their asks and their containers (one array update for all)."""
+        attempts, gone = self._attempt_containers, list[str]()
+        for app_id in app_ids:
+            self.apps.pop(app_id, None)
+            for key in self._app_asks.pop(app_id, set()):
+                self.asks.pop(key, None)
+            gone.extend(c for a in list(self._app_attempts.get(app_id, ())) for c in attempts.get(a, ()))
+        self._remove_containers(gone)
 
     def _replace_ask(self, ask: Any) -> None:
         key: AskKey = (ask.attempt_id, ask.priority, ask.allocation_request_id)
@@ -242,7 +268,7 @@ class Mirror:
             return
         containers.update(zip(ids, recs, strict=True))
         by_attempt = self._attempt_containers
-        for cid, attempt, *_ in recs:
+        for cid, attempt in zip(ids, [r[1] for r in recs], strict=True):
             items = by_attempt.get(attempt)
             if items is None:
                 by_attempt[attempt] = {cid}
@@ -264,9 +290,7 @@ class Mirror:
             self.dirty.update(node_ids[i] for i in known)
             for i in set(range(len(recs))).difference(known):
                 index_add(self._orphans, node_ids[i], ids[i])
-        if rows:
-            counts = np.bincount(np.fromiter(rows, np.intp, len(rows)), minlength=len(self.arrays.count))
-            self.arrays.count += counts
+        self.arrays.count_add(rows)
         confirmed: dict[str, int] = {}
         for cid, pid in zip(ids, pids, strict=True):
             p = outstanding.get(pid) if pid else None
@@ -306,10 +330,8 @@ class Mirror:
                 self.dirty.add(rec.node_id)
             else:
                 index_discard(self._orphans, rec.node_id, cid)
-        if rows:
-            arrays = self.arrays
-            arrays.add_many(USED, rows, amounts, sign=-1)
-            arrays.count -= np.bincount(np.fromiter(rows, np.intp, len(rows)), minlength=len(arrays.count))
+        self.arrays.add_many(USED, rows, amounts, sign=-1)
+        self.arrays.count_add(rows, -1)
 
     def _outcome(self, o: Any) -> None:
         p = self.outstanding.get(o.placement_id)

@@ -31,6 +31,10 @@ _BASE = ("memory_mb", "vcores")
 
 
 CAP, ALLOC, USED, OUT = 0, 1, 2, 3  # the four tables, by index into NodeArrays.t
+# An update of k rows of an n-row table goes row by row (np.add.at) when k * _DENSE < n, else through one
+# pass over the whole table (np.bincount): removing one finished application's containers from a
+# 10,000-node table must not cost two passes over all of it.
+_DENSE = 16
 
 
 class NodeArrays:
@@ -105,6 +109,15 @@ class NodeArrays:
         for c, v in cols:
             t[row, c] += v * times
 
+    def put_plain(
+        self, table: int, rows: Sequence[int], memory_mb: Sequence[int], vcores: Sequence[int]
+    ) -> None:
+        """t[table][rows[i]] = (memory_mb[i], vcores[i]) for rows whose further types are all zero,
+        before and after (distinct rows)."""
+        t, idx = self.t[table], np.fromiter(rows, np.intp, len(rows))
+        t[idx, 0] = memory_mb
+        t[idx, 1] = vcores
+
     def res(self, table: int, row: int) -> Res:
         """Row `row` of a table as a Res (further types where non-zero)."""
         values = self.t[table][row].tolist()
@@ -154,14 +167,28 @@ class NodeArrays:
         n = len(rows)
         idx = np.fromiter(rows, np.intp, n)
         first = amounts[0]
-        if times is None and all(r is first for r in amounts):  # one size (interned Res): counts per row
-            counts = np.bincount(idx, minlength=t.shape[0]) * sign
+        if times is None and all(r is first for r in amounts):  # one size (interned Res)
+            if n * _DENSE < t.shape[0]:  # a few rows: no pass over the whole table
+                np.add.at(t[:, 0], idx, sign * first.memory_mb)
+                np.add.at(t[:, 1], idx, sign * first.vcores)
+                return
+            counts = np.bincount(idx, minlength=t.shape[0]) * sign  # many: counts per row
             t[:, 0] += counts * first.memory_mb
             t[:, 1] += counts * first.vcores
             return
         k = sign * (np.fromiter(times, np.int64, n) if times is not None else 1)
         np.add.at(t[:, 0], idx, np.fromiter((r.memory_mb for r in amounts), np.int64, n) * k)
         np.add.at(t[:, 1], idx, np.fromiter((r.vcores for r in amounts), np.int64, n) * k)
+
+    def count_add(self, rows: Sequence[int], sign: int = 1) -> None:
+        """count[rows[i]] += sign for every i; rows may repeat."""
+        if not rows:
+            return
+        idx = np.fromiter(rows, np.intp, len(rows))
+        if len(rows) * _DENSE < len(self.count):
+            np.add.at(self.count, idx, sign)
+        else:
+            self.count += sign * np.bincount(idx, minlength=len(self.count))
 
     def columns(self, table: int, rows: npt.NDArray[np.intp], names: Sequence[str]) -> npt.NDArray[np.int64]:
         """t[table] at `rows` in the columns `names` (zero for a type not seen), shape (k, len(names))."""

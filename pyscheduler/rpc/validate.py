@@ -188,34 +188,7 @@ def state_batch(
         if key in seen_keys:
             raise InvalidMessage(p, f"duplicate scheduler key {key} in one batch")
         seen_keys.add(key)
-    add = containers.append if containers is not None else None
-    make = ContainerRec._make  # tuple.__new__: cheaper than the NamedTuple's Python-level __new__
-    for i, c in enumerate(b.containers_allocated):
-        cid, attempt, node_id, prio, alloc = (
-            c.container_id,
-            c.attempt_id,
-            c.node_id,
-            c.priority,
-            c.allocation_request_id,
-        )
-        r, start = c.resource, c.start_time_ms
-        mem, cores, others = r.memory_mb, r.vcores, r.others
-        if not (
-            cid
-            and attempt
-            and node_id
-            and prio >= 0
-            and alloc >= -1
-            and mem >= 0
-            and cores >= 0
-            and not others
-            and start >= 0
-            and c.HasField("resource")
-        ):
-            container(c, f"containers_allocated[{i}]")  # raises for a bad one (further types are fine)
-        if add is not None:
-            res = interned(mem, cores) if not others else Res.of(r)
-            add(make((cid, attempt, node_id, prio, alloc, res, c.placement_id, c.am_container, start)))
+    _containers(b.containers_allocated, containers)
     for i, d in enumerate(b.containers_completed):
         if d.container_id and d.exit_kind in _EXIT_KINDS and d.finish_time_ms >= 0:
             continue
@@ -229,6 +202,48 @@ def state_batch(
         enum_value(o.kind, pb.PlacementOutcomeKind, f"{p}.kind")
         at_least(o.containers, 0, f"{p}.containers")
     return wires
+
+
+def _containers(cs: Any, out: list[ContainerRec] | None) -> None:
+    """Check `containers_allocated`; append their records to `out` when given. A container's resource
+    is read and checked only when it differs from the previous container's (one comparison in C:
+    the containers of a commit wave mostly share a size)."""
+    add = out.append if out is not None else None
+    new = tuple.__new__  # ContainerRec's own __new__ is Python code
+    ref: Any = None  # the last container's wire Resource, valid, and its Res
+    res = Res()
+    for i, c in enumerate(cs):
+        cid, attempt, node_id, prio, alloc, start, r = (
+            c.container_id,
+            c.attempt_id,
+            c.node_id,
+            c.priority,
+            c.allocation_request_id,
+            c.start_time_ms,
+            c.resource,
+        )
+        if not (
+            cid
+            and attempt
+            and node_id
+            and prio >= 0
+            and alloc >= -1
+            and start >= 0
+            and c.HasField("resource")
+        ):
+            container(c, f"containers_allocated[{i}]")  # raises for a bad one
+        if r != ref:
+            mem, cores, others = r.memory_mb, r.vcores, r.others
+            if not (mem >= 0 and cores >= 0 and not others):
+                container(c, f"containers_allocated[{i}]")  # raises for a bad one (further types are fine)
+            ref, res = r, (interned(mem, cores) if not others else Res.of(r))
+        if add is not None:
+            add(
+                new(
+                    ContainerRec,
+                    (cid, attempt, node_id, prio, alloc, res, c.placement_id, c.am_container, start),
+                )
+            )
 
 
 def register_request(r: Any) -> None:

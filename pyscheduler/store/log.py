@@ -58,8 +58,19 @@ class Page:
 
 
 def _named(row: codec.Row, names: dict[str, int]) -> tuple[Any, ...]:
-    """A codec row with application, job and node replaced by their ids in `names`."""
-    return tuple(names[str(v)] if i in _NAMED and v is not None else v for i, v in enumerate(row))
+    """A codec row with application, job and node (_NAMED) replaced by their ids in `names`."""
+    time_, kind, reason, app, job, task, node, detail, inputs = row
+    return (
+        time_,
+        kind,
+        reason,
+        None if app is None else names[app],
+        None if job is None else names[job],
+        task,
+        None if node is None else names[node],
+        detail,
+        inputs,
+    )
 
 
 class DecisionLog:
@@ -86,7 +97,7 @@ class DecisionLog:
             if not isinstance(d, Decision):
                 raise TypeError(f"decisions[{i}] is {type(d).__name__}, not Decision")
         rows = [codec.encode(d) for d in decisions]
-        size = sum(codec.row_bytes(r) for r in rows)
+        size = codec.rows_bytes(rows)
         n = len(rows)
         db = self.db
         with db.write() as cur:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import gc
 import time
 import weakref
+from collections import Counter
+from typing import Any
 
 import pytest
 from rpc_harness import full_batch, node
@@ -128,3 +130,91 @@ def test_a_plan_commit_shim_commits_at_once() -> None:
     batch = model.tick("s", 2, 0.1, heartbeats=0)
     assert len(batch.containers_allocated) == 2  # the ask had 2 pending: 3 dropped, and said so
     assert [(o.placement_id, o.containers) for o in batch.outcomes] == [("p1", 3)]
+
+
+def _container(i: int, mem: int = 2048, cores: int = 1, **fields: Any) -> Any:
+    c = pb.ContainerInfo(
+        container_id=f"c{i}",
+        attempt_id="appattempt_1700000000000_0001_000001",
+        node_id="h1:1",
+        priority=20,
+        allocation_request_id=-1,
+        resource=pb.Resource(memory_mb=mem, vcores=cores),
+        placement_id=f"p{i}",
+        start_time_ms=5,
+    )
+    for name, value in fields.items():
+        if name == "no_resource":
+            c.ClearField("resource")
+        else:
+            setattr(c, name, value)
+    return c
+
+
+def test_containers_sharing_a_size_are_read_once_and_a_bad_one_is_still_named() -> None:
+    batch = pb.StateBatch(session_id="s", seq=2)
+    batch.containers_allocated.extend([_container(0), _container(1), _container(2, 1024, 2)])
+    batch.containers_allocated[2].resource.others["gpu"] = 1
+    recs: list[Any] = []
+    validate.state_batch(batch, None, recs)
+    assert [r.resource for r in recs] == [Res(2048, 1), Res(2048, 1), Res(1024, 2, (("gpu", 1),))]
+    assert recs[0].resource is recs[1].resource and [r.placement_id for r in recs] == ["p0", "p1", "p2"]
+    bad_cases = [
+        # (the bad container after a good one of the same size, the field named)
+        (_container(1, 0, 0, no_resource=True), r"containers_allocated\[1\]\.resource: is required"),
+        (_container(1, -2048, 1), r"containers_allocated\[1\]\.resource\.memory_mb: must be >= 0"),
+        (_container(1, node_id=""), r"containers_allocated\[1\]\.node_id: must be non-empty"),
+        (_container(1, container_id="", priority=-1), r"containers_allocated\[1\]\.container_id"),
+        (_container(1, start_time_ms=-1), r"containers_allocated\[1\]\.start_time_ms"),
+    ]
+    for bad, named in bad_cases:
+        first = _container(0, 0, 0)  # a zero-size resource that is set: equal to an unset one's default
+        b = pb.StateBatch(session_id="s", seq=2)
+        b.containers_allocated.extend([first, bad])
+        with pytest.raises(validate.InvalidMessage, match=named):
+            validate.state_batch(b, None, [])
+    gpu = pb.StateBatch(session_id="s", seq=2)
+    gpu.containers_allocated.extend([_container(0), _container(1)])
+    gpu.containers_allocated[1].resource.others["gpu"] = -1
+    named = r"containers_allocated\[1\]\.resource\.others\['gpu'\]"
+    with pytest.raises(validate.InvalidMessage, match=named):
+        validate.state_batch(gpu, None, [])
+
+
+def test_a_warm_start_hands_over_a_busy_cluster_whose_applications_end_apart() -> None:
+    model = ShimModel(nodes=60, apps=30, seed=3, tasks=(10, 30), start="warm")
+    first = model.full_resync("s")
+    on_node = Counter(c.node_id for c in first.containers_allocated)
+    assert first.containers_allocated and max(on_node.values()) <= 8
+    for n in first.nodes_upserted:  # the nodes' allocations are their containers
+        assert (n.allocated.vcores, n.allocated.memory_mb) == (on_node[n.node_id], 2048 * on_node[n.node_id])
+    asks = {a.attempt_id: a.num_containers for a in first.asks}
+    running = Counter(ShimModel.attempt(n) for _, n, _ in model.containers.values())
+    for a in model.active.values():
+        assert (
+            asks.get(ShimModel.attempt(a.n), 0) == a.pending and running[ShimModel.attempt(a.n)] == a.running
+        )
+    last_end: dict[int, float] = {}
+    for _, n, end in model.containers.values():
+        last_end[n] = max(last_end.get(n, end), end)
+    assert max(last_end.values()) - min(last_end.values()) > 0.5 * model.task_s[1]  # not all at once
+    with pytest.raises(ValueError, match="start"):
+        ShimModel(nodes=1, apps=1, start="hot")
+
+
+def test_tick_wire_encodes_each_heartbeat_again_once_its_node_changed() -> None:
+    model = ShimModel(nodes=4, apps=1, seed=1, tasks=(3, 3))
+    model.full_resync("s")
+    raw, upserts = model.tick_wire("s", 2, 0.1, heartbeats=4)
+    batch = pb.StateBatch.FromString(raw)
+    assert (batch.session_id, batch.seq, upserts) == ("s", 2, 4)
+    assert [n.node_id for n in batch.nodes_upserted] == [ShimModel.node_id(i) for i in range(4)]
+    assert all(n.capacity.vcores == 8 and n.allocated.vcores == 0 for n in batch.nodes_upserted)
+    plan = pb.Plan(session_id="s", epoch=1, in_reply_to_seq=2)
+    plan.placements.add(
+        placement_id="p1", attempt_id=ShimModel.attempt(1), node_id=ShimModel.node_id(1), count=2
+    )
+    model.on_plan(plan, now=0.1)
+    again = model.tick("s", 3, 0.2, heartbeats=4)  # node 1 beats again, now with two containers
+    assert [n.allocated.vcores for n in again.nodes_upserted] == [0, 2, 0, 0]
+    assert [c.placement_id for c in again.containers_allocated] == ["p1", "p1"]
