@@ -107,6 +107,7 @@ def job_args(args: argparse.Namespace, scheduler: str, records: Path, job: MixJo
     if scheduler == "dollymp":
         common["mapreduce.framework.name"] = "dollymp"
         common["dollymp.am.record.dir"] = records.as_uri()
+        common["dollymp.am.clone.after-start-ms"] = args.clone_after_start_ms
     return [*(f"-D{k}={v}" for k, v in common.items()), job.name]
 
 
@@ -223,6 +224,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=BENCH_POLICY_OPTIONS,
         help="the service's dollymp options as JSON (default %(default)s: no launch clones, see "
         "BENCH_POLICY_OPTIONS; '{}' for the service's own defaults)",
+    )
+    p.add_argument(
+        "--clone-after-start-ms",
+        type=int,
+        default=0,
+        help="the AM helper's dollymp.am.clone.after-start-ms: a task's clones wait until a copy reports "
+        "progress or its first copy is this old (default 0: no wait)",
     )
     p.add_argument("--timeout-s", type=float, default=1200.0)
     p.add_argument("--work-dir", type=Path, default=artifacts.ROOT / "build" / "bench-cluster")

@@ -25,6 +25,14 @@ public final class AmConfig {
    */
   public static final String PROGRESS_REPORT_MS = PREFIX + "progress-report-ms";
   public static final long DEFAULT_PROGRESS_REPORT_MS = 3000;
+  /**
+   * A task's clones are launched once one of its copies has reported progress (its JVM is up and at
+   * work) or its first copy was launched this long ago; 0 (the default) launches them as soon as the plan
+   * grants them. On nodes whose containers share few cores, clones starting beside their original make
+   * every JVM start-up slower, the original's included.
+   */
+  public static final String CLONE_AFTER_START_MS = PREFIX + "clone.after-start-ms";
+  public static final long DEFAULT_CLONE_AFTER_START_MS = 0;
   /** After a failed call, the helper waits this long before calling again (no clones meanwhile). */
   public static final String RETRY_MS = PREFIX + "retry-ms";
   public static final long DEFAULT_RETRY_MS = 2000;
@@ -53,6 +61,14 @@ public final class AmConfig {
     long v = conf.getLong(key, dflt);
     if (v <= 0) {
       throw new IllegalArgumentException(key + " must be > 0, got " + v);
+    }
+    return v;
+  }
+
+  public static long nonNegative(Configuration conf, String key, long dflt) {
+    long v = conf.getLong(key, dflt);
+    if (v < 0) {
+      throw new IllegalArgumentException(key + " must be >= 0, got " + v);
     }
     return v;
   }

@@ -55,6 +55,7 @@ public final class CloneBook {
   private final Map<String, String> lastReported = new HashMap<>();
   private final Map<String, Sent> lastProgress = new HashMap<>();
   private final long progressReportMs;
+  private final long cloneAfterStartMs;
 
   /** A running attempt's last reported progress and when it was reported. */
   private record Sent(double progress, long timeMs) {}
@@ -69,8 +70,17 @@ public final class CloneBook {
 
   /** @param progressReportMs a running attempt whose progress grew is reported again after this long */
   public CloneBook(int maxClones, long progressReportMs) {
+    this(maxClones, progressReportMs, AmConfig.DEFAULT_CLONE_AFTER_START_MS);
+  }
+
+  /**
+   * @param cloneAfterStartMs a task's clones wait until one of its copies reported progress or its first
+   *     copy was launched this long ago (0: no wait; {@link AmConfig#CLONE_AFTER_START_MS})
+   */
+  public CloneBook(int maxClones, long progressReportMs, long cloneAfterStartMs) {
     this.maxClones = Math.max(0, Math.min(AmConfig.HARD_MAX_CLONES, maxClones));
     this.progressReportMs = progressReportMs;
+    this.cloneAfterStartMs = Math.max(0, cloneAfterStartMs);
   }
 
   public void setPlan(ClonePlan plan) {
@@ -107,13 +117,21 @@ public final class CloneBook {
    * RUNNING, already cloned, or have a successful attempt get none.
    */
   public Map<String, Integer> toClone(List<TaskView> views) {
+    return toClone(views, Long.MAX_VALUE);
+  }
+
+  /**
+   * As {@link #toClone(List)} at time {@code nowMs}: with a clone-after-start wait, a task whose copies
+   * have neither reported progress nor been launched that long ago gets its clones in a later call.
+   */
+  public Map<String, Integer> toClone(List<TaskView> views, long nowMs) {
     Map<String, Integer> out = new LinkedHashMap<>();
     if (!planKnown) {
       return out;
     }
     for (TaskView t : views) {
       TaskBook b = tasks.computeIfAbsent(t.taskId(), k -> new TaskBook());
-      if (!"RUNNING".equals(t.state())) {
+      if (!"RUNNING".equals(t.state()) || !started(t, nowMs)) {
         continue;
       }
       boolean anySuccess = t.attempts().stream().anyMatch(a -> "SUCCEEDED".equals(a.state()));
@@ -131,6 +149,19 @@ public final class CloneBook {
       out.put(t.taskId(), c);
     }
     return out;
+  }
+
+  /** A copy of the task is at work (reported progress), or its first launch is cloneAfterStartMs old. */
+  private boolean started(TaskView t, long nowMs) {
+    if (cloneAfterStartMs <= 0) {
+      return true;
+    }
+    for (AttemptView a : t.attempts()) {
+      if (a.progress() > 0f || (a.launchMs() > 0 && nowMs - a.launchMs() >= cloneAfterStartMs)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** Attempts whose state or container changed since the last call, as reports for the service. */

@@ -58,7 +58,8 @@ public class CloningSpeculator extends AbstractService implements Speculator {
     this.conf = conf;
     this.context = context;
     this.book = new CloneBook(AmConfig.maxClones(conf),
-        AmConfig.positive(conf, AmConfig.PROGRESS_REPORT_MS, AmConfig.DEFAULT_PROGRESS_REPORT_MS));
+        AmConfig.positive(conf, AmConfig.PROGRESS_REPORT_MS, AmConfig.DEFAULT_PROGRESS_REPORT_MS),
+        AmConfig.nonNegative(conf, AmConfig.CLONE_AFTER_START_MS, AmConfig.DEFAULT_CLONE_AFTER_START_MS));
     this.client = new AmServiceClient(AmConfig.serviceAddress(conf),
         AmConfig.positive(conf, AmConfig.RPC_TIMEOUT_MS, AmConfig.DEFAULT_RPC_TIMEOUT_MS),
         AmConfig.positive(conf, AmConfig.RETRY_MS, AmConfig.DEFAULT_RETRY_MS));
@@ -177,7 +178,7 @@ public class CloningSpeculator extends AbstractService implements Speculator {
       client.getClonePlan(appId).ifPresent(this::adopt); // a task may have become late meanwhile
     }
     if (!stopping) {
-      for (Map.Entry<String, Integer> e : book.toClone(views).entrySet()) {
+      for (Map.Entry<String, Integer> e : book.toClone(views, System.currentTimeMillis()).entrySet()) {
         Task t = byId.get(e.getKey());
         if (t.getState() != TaskState.RUNNING) {
           continue; // T_ADD_SPEC_ATTEMPT outside RUNNING would fail the job

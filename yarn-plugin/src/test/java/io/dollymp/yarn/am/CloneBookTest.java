@@ -42,6 +42,27 @@ class CloneBookTest {
   }
 
   @Test
+  void withACloneAfterStartWaitClonesFollowTheOriginalsStartUp() {
+    CloneBook b = new CloneBook(2, AmConfig.DEFAULT_PROGRESS_REPORT_MS, 10_000);
+    b.setPlan(plan(1, 0));
+    // launched at 1000 ms (a(...)'s launch time), no progress yet: its JVM may still be starting
+    List<CloneBook.TaskView> starting = List.of(t("task_1_m_0", "RUNNING", running("a0", "c0", 0f)));
+    assertTrue(b.toClone(starting, 5_000).isEmpty(), "no clone while the original starts up");
+    List<CloneBook.TaskView> working = List.of(t("task_1_m_0", "RUNNING", running("a0", "c0", 0.05f)));
+    assertEquals(Map.of("task_1_m_0", 1), b.toClone(working, 5_000), "the original reports progress: clone");
+    CloneBook slow = new CloneBook(2, AmConfig.DEFAULT_PROGRESS_REPORT_MS, 10_000);
+    slow.setPlan(plan(1, 0));
+    assertTrue(slow.toClone(starting, 10_999).isEmpty());
+    assertEquals(Map.of("task_1_m_0", 1), slow.toClone(starting, 11_000),
+        "an original silent for the whole wait gets its clone anyway (its start-up is the straggler)");
+    CloneBook none = new CloneBook(2, AmConfig.DEFAULT_PROGRESS_REPORT_MS, 10_000);
+    none.setPlan(plan(1, 0));
+    assertTrue(none.toClone(List.of(t("task_1_m_1", "RUNNING",
+        new CloneBook.AttemptView("b0", "", "", "UNASSIGNED", 0, 0, ""))), 60_000).isEmpty(),
+        "no copy launched yet: wait");
+  }
+
+  @Test
   void neverMoreThanThreeLiveCopiesAndNoCloneAfterSuccess() {
     CloneBook b = new CloneBook(2);
     b.setPlan(plan(2, 0));
