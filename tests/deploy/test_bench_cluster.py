@@ -44,8 +44,12 @@ def test_report_last_line_fields() -> None:
 
 
 def test_dollymp_jobs_opt_in_through_the_framework_name(tmp_path: Path) -> None:
-    args = argparse.Namespace(base_ms=2000, shape=1.5, cap=10.0, seed=1)
+    parser = argparse.ArgumentParser()
+    bc.add_arguments(parser)
+    args = parser.parse_args(["--base-ms", "2000", "--cap", "10", "--clone-after-start-ms", "7000"])
     d = bc.job_args(args, "dollymp", tmp_path, bc.MIX[0])
     c = bc.job_args(args, "capacity", tmp_path, bc.MIX[0])
     assert "-Dmapreduce.framework.name=dollymp" in d and not any("framework" in a for a in c)
+    assert "-Ddollymp.am.clone.after-start-ms=7000" in d and not any("dollymp.am" in a for a in c)
+    assert "-Ddollymp.straggler.map.base-ms=2000" in d and "-Ddollymp.straggler.map.base-ms=2000" in c
     assert d[-1] == c[-1] == bc.MIX[0].name
