@@ -52,13 +52,29 @@ class MixJob:
 # (the progress rule) stay on.
 BENCH_POLICY_OPTIONS = '{"small_job_clones": 0}'
 
-# Small and mid-size jobs (sizes as in the papers' small-job-dominated mixes), arriving `gap_s` apart.
-MIX_MAPS = (2, 4, 3, 6, 2, 4, 3, 2)
+# The job mixes. Every job has one reduce; sizes follow the papers' small-job-dominated mixes.
+# "light" (the default): 8 small jobs `--gap-s` apart on an otherwise idle cluster, where only straggler
+# handling can differ. "loaded" is the papers' high-load regime (DollyMP Section 6, Fig. 10 at high load;
+# SREW+C Section 5): one large job arrives first and holds more map tasks than the cluster has containers,
+# then small jobs keep arriving while its waves run, so the order in which jobs get containers matters as
+# well as the stragglers.
+LIGHT_MAPS = (2, 4, 3, 6, 2, 4, 3, 2)
 DEFAULT_GAP_S = 20.0
+LOADED_JOBS = ((30, 0.0), (2, 10.0), (3, 20.0), (2, 30.0), (3, 40.0), (2, 50.0), (2, 60.0))
+MIXES = ("loaded", "light")
+# Map base duration per mix, ms (reduces: half). The loaded mix's tasks are longer so that containers,
+# not the 2 shared cores' JVM start-ups, are what jobs wait for (measured with 6 s maps and a 40-map
+# job: load average 21-28, every job CPU-bound under both schedulers).
+BASE_MS = {"loaded": 20000, "light": 6000}
 
 
-def mix(gap_s: float = DEFAULT_GAP_S) -> tuple[MixJob, ...]:
-    return tuple(MixJob(f"straggler-{i}", maps, 1, gap_s * i) for i, maps in enumerate(MIX_MAPS))
+def mix(name: str = "light", gap_s: float = DEFAULT_GAP_S) -> tuple[MixJob, ...]:
+    """The jobs of mix `name` with their arrival delays (`gap_s` spaces the "light" mix only)."""
+    if name == "light":
+        return tuple(MixJob(f"straggler-{i}", maps, 1, gap_s * i) for i, maps in enumerate(LIGHT_MAPS))
+    if name == "loaded":
+        return tuple(MixJob(f"straggler-{i}", maps, 1, at) for i, (maps, at) in enumerate(LOADED_JOBS))
+    raise ValueError(f"--mix: unknown mix {name!r} (known: {', '.join(MIXES)})")
 
 
 MIX = mix()
@@ -83,12 +99,16 @@ def p90(xs: Sequence[float]) -> float:
     return s[max(0, math.ceil(0.9 * len(s)) - 1)]
 
 
+def base_ms(args: argparse.Namespace) -> int:
+    return int(args.base_ms) if args.base_ms is not None else BASE_MS[args.mix]
+
+
 def job_args(args: argparse.Namespace, scheduler: str, records: Path, job: MixJob) -> list[str]:
     common = {
         "dollymp.straggler.maps": job.maps,
         "dollymp.straggler.reduces": job.reduces,
-        "dollymp.straggler.map.base-ms": args.base_ms,
-        "dollymp.straggler.reduce.base-ms": args.base_ms // 2,
+        "dollymp.straggler.map.base-ms": base_ms(args),
+        "dollymp.straggler.reduce.base-ms": base_ms(args) // 2,
         "dollymp.straggler.pareto-shape": args.shape,
         "dollymp.straggler.cap": args.cap,
         "dollymp.straggler.seed": args.seed,
@@ -129,12 +149,22 @@ def clone_overhead(records: Path) -> tuple[float, float, int]:
     return clone_s, all_s, clones
 
 
-def run_scheduler(scheduler: str, args: argparse.Namespace, show: Display) -> Run:
-    run = Run(scheduler)
-    base = args.work_dir / scheduler
+def floor_args(args: argparse.Namespace) -> argparse.Namespace:
+    """The same bench without stragglers: every attempt's factor capped at 1, i.e. exactly its base.
+
+    Each attempt takes at least its base under any scheduler (the Pareto factor is >= 1), so this run's
+    flowtimes are what no straggler handling can go below on this machine: start-ups, commits, waiting.
+    """
+    return argparse.Namespace(**{**vars(args), "cap": 1.0})
+
+
+def run_scheduler(scheduler: str, args: argparse.Namespace, show: Display, label: str = "") -> Run:
+    label = label or scheduler
+    run = Run(label)
+    base = args.work_dir / label
     shutil.rmtree(base, ignore_errors=True)
     records = base / "records"
-    show.say(f"{scheduler}: starting RM + {args.nodes} NodeManagers (nm-0 at nice 19)")
+    show.say(f"{label}: starting RM + {args.nodes} NodeManagers (nm-0 at nice 19)")
     cluster = LocalCluster(
         nodes=args.nodes,
         scheduler=scheduler,
@@ -148,7 +178,7 @@ def run_scheduler(scheduler: str, args: argparse.Namespace, show: Display) -> Ru
     with cluster:
         handles: dict[str, jobs.JobHandle] = {}
         start = time.monotonic()
-        pending = list(mix(args.gap_s))
+        pending = list(mix(args.mix, args.gap_s))
         while pending or any(h.alive() for h in handles.values()):
             now = time.monotonic() - start
             while pending and pending[0].delay_s <= now:
@@ -167,10 +197,10 @@ def run_scheduler(scheduler: str, args: argparse.Namespace, show: Display) -> Ru
     return run
 
 
-def report(runs: dict[str, Run]) -> tuple[str, dict[str, object]]:
+def report(runs: dict[str, Run], jobs_run: Sequence[MixJob] = MIX) -> tuple[str, dict[str, object]]:
     cap, dmp = runs["capacity"], runs["dollymp"]
     lines = [f"{'job':<14}{'Capacity+spec':>16}{'DollyMP':>12}{'ratio':>8}", "-" * 50]
-    for j in MIX:
+    for j in jobs_run:
         a, b = cap.results.get(j.name), dmp.results.get(j.name)
         av = a.rm_elapsed_s if a else None
         bv = b.rm_elapsed_s if b else None
@@ -192,7 +222,7 @@ def report(runs: dict[str, Run]) -> tuple[str, dict[str, object]]:
     out["clone_extra_container_s"] = round(dmp.clone_s, 1)
     out["clone_extra_container_s_frac"] = round(dmp.clone_s / dmp.attempt_s, 3) if dmp.attempt_s else 0.0
     out["clones"] = dmp.clones
-    out["jobs"] = len(MIX)
+    out["jobs"] = len(jobs_run)
     for key in ("avg", "median", "p90"):
         c, d = out[f"capacity_{key}_flowtime_s"], out[f"dollymp_{key}_flowtime_s"]
         lines.append(f"{key + ' flowtime':<14}{c!s:>16}{d!s:>12}")
@@ -201,12 +231,29 @@ def report(runs: dict[str, Run]) -> tuple[str, dict[str, object]]:
         f"({out['clone_extra_container_s_frac']})"
     )
     lines.append(f"load average while the mix ran: {out['capacity_load_avg']} / {out['dollymp_load_avg']}")
+    floor = runs.get("floor")
+    if floor is not None:
+        xs = floor.flowtimes()
+        fa = round(statistics.fmean(xs), 2) if xs else None
+        out["floor_avg_flowtime_s"] = fa
+        out["floor_ratio"] = None
+        if fa is not None and isinstance(ca, float) and ca > 0:
+            out["floor_ratio"] = round(fa / ca, 3)
+        lines.append(
+            f"straggler-free floor (Capacity, every attempt at its base): avg {fa} s, "
+            f"{out['floor_ratio']} x Capacity+spec: the lowest ratio straggler handling alone can reach"
+        )
     return "\n".join(lines), out
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--nodes", type=int, default=4, help="NodeManagers (default 4)")
-    p.add_argument("--base-ms", type=int, default=6000, help="map base duration, ms (reduce: half)")
+    p.add_argument(
+        "--base-ms",
+        type=int,
+        default=None,
+        help="map base duration, ms (reduce: half; default per mix: loaded 20000, light 6000)",
+    )
     p.add_argument("--shape", type=float, default=1.5, help="Pareto shape of the straggler factor")
     p.add_argument(
         "--cap", type=float, default=20.0, help="cap of the straggler factor (default 20, as the simulator's)"
@@ -214,10 +261,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--nm-vcores", type=int, default=4, help="vcores per NodeManager (default 4)")
     p.add_argument(
+        "--mix",
+        choices=MIXES,
+        default="light",
+        help="the job mix (default light: 8 small jobs --gap-s apart; loaded: a 30-map job, then 6 small "
+        "jobs 10 s apart)",
+    )
+    p.add_argument(
         "--gap-s",
         type=float,
         default=DEFAULT_GAP_S,
-        help=f"seconds between job arrivals (default {DEFAULT_GAP_S:g}; smaller saturates the cluster)",
+        help=f"light mix: seconds between job arrivals (default {DEFAULT_GAP_S:g})",
     )
     p.add_argument(
         "--policy-options",
@@ -231,6 +285,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=0,
         help="the AM helper's dollymp.am.clone.after-start-ms: a task's clones wait until a copy reports "
         "progress or its first copy is this old (default 0: no wait)",
+    )
+    p.add_argument(
+        "--floor",
+        action="store_true",
+        help="a third run: CapacityScheduler without stragglers (every attempt at its base), printed as "
+        "floor_avg_flowtime_s and floor_ratio (floor / Capacity+spec)",
     )
     p.add_argument("--timeout-s", type=float, default=1200.0)
     p.add_argument("--work-dir", type=Path, default=artifacts.ROOT / "build" / "bench-cluster")
@@ -249,12 +309,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         jar = artifacts.plugin_jar(show.say)
         show.say(f"plugin jar {jar.path} ({jar.origin})")
         runs = {s: run_scheduler(s, args, show) for s in ("capacity", "dollymp")}
+        if args.floor:
+            runs["floor"] = run_scheduler("capacity", floor_args(args), show, label="floor")
     except KeyboardInterrupt:
         return 130
     except (artifacts.BuildError, OSError, RuntimeError) as exc:
         show.say(f"FAILED: {exc}")
         return 1
-    table, out = report(runs)
+    table, out = report(runs, mix(args.mix, args.gap_s))
+    out["mix"] = args.mix
     print(table, flush=True)
     print(json.dumps(out, sort_keys=True), flush=True)
     return 0

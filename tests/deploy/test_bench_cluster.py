@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+import pytest
+
 from pyscheduler.deploy import bench_cluster as bc
 from pyscheduler.deploy.jobs import JobResult
 
@@ -53,3 +55,54 @@ def test_dollymp_jobs_opt_in_through_the_framework_name(tmp_path: Path) -> None:
     assert "-Ddollymp.am.clone.after-start-ms=7000" in d and not any("dollymp.am" in a for a in c)
     assert "-Ddollymp.straggler.map.base-ms=2000" in d and "-Ddollymp.straggler.map.base-ms=2000" in c
     assert d[-1] == c[-1] == bc.MIX[0].name
+
+
+def test_the_loaded_mix_overfills_the_cluster_with_one_large_job_then_small_ones() -> None:
+    jobs = bc.mix("loaded")
+    big, small = jobs[0], jobs[1:]
+    slots = 4 * 4  # the default cluster: 4 NodeManagers x 4 vcores, one container per vcore
+    assert big.delay_s == 0.0 and big.maps > slots
+    assert all(j.maps <= 4 and j.delay_s > 0 for j in small)
+    assert [j.delay_s for j in jobs] == sorted(j.delay_s for j in jobs)
+    assert len({j.name for j in jobs}) == len(jobs)
+
+
+def test_the_light_mix_spaces_small_jobs_by_the_gap() -> None:
+    jobs = bc.mix("light", gap_s=10.0)
+    assert [j.delay_s for j in jobs] == [10.0 * i for i in range(len(jobs))]
+    assert max(j.maps for j in jobs) <= 6
+
+
+def test_an_unknown_mix_is_named_in_the_error() -> None:
+    with pytest.raises(ValueError, match="--mix: unknown mix 'heavy'"):
+        bc.mix("heavy")
+
+
+def test_the_report_covers_the_jobs_of_the_mix_that_ran() -> None:
+    light = bc.mix("light")
+    cap, dmp = bc.Run("capacity"), bc.Run("dollymp")
+    for j in light:
+        cap.results[j.name] = _result(j.name, 40.0)
+        dmp.results[j.name] = _result(j.name, 30.0)
+    table, out = bc.report({"capacity": cap, "dollymp": dmp}, light)
+    assert out["jobs"] == len(light) and out["ratio"] == 0.75
+    assert all(j.name in table for j in light)
+
+
+def test_the_floor_run_has_no_stragglers_and_is_reported_against_capacity(tmp_path: Path) -> None:
+    parser = argparse.ArgumentParser()
+    bc.add_arguments(parser)
+    args = parser.parse_args(["--floor", "--cap", "20"])
+    floor = bc.floor_args(args)
+    assert floor.cap == 1.0 and args.cap == 20.0  # the measured runs keep their stragglers
+    assert "-Ddollymp.straggler.cap=1.0" in bc.job_args(floor, "capacity", tmp_path, bc.MIX[0])
+    runs = {name: bc.Run(name) for name in ("capacity", "dollymp", "floor")}
+    for j in bc.MIX:
+        runs["capacity"].results[j.name] = _result(j.name, 40.0)
+        runs["dollymp"].results[j.name] = _result(j.name, 36.0)
+        runs["floor"].results[j.name] = _result(j.name, 30.0)
+    table, out = bc.report(runs)
+    assert out["floor_avg_flowtime_s"] == 30.0 and out["floor_ratio"] == 0.75
+    assert "straggler-free floor" in table
+    _, without = bc.report({k: runs[k] for k in ("capacity", "dollymp")})
+    assert "floor_ratio" not in without
