@@ -92,10 +92,15 @@ from pyscheduler.policies.kernel import place_pass, warm_up
 from pyscheduler.policies.late import LateTasks
 from pyscheduler.policies.model import corollary_grants, transient_priorities
 from pyscheduler.policies.replace import Replacements
+from pyscheduler.policies.residual import REASON_PROGRESS, REASON_RESIDUAL
 from pyscheduler.policies.table import FlatTasks, PhaseTable, RoundView, pass_input
 
 REASON_SMALL_JOB = "small_job_idle_capacity"
 REASON_PHASE_TAIL = "phase_tail_idle_capacity"
+# Grants that name a phase but are carried out per task, by the clones the core places this round (late
+# copies, the phase tail), not by cloning every task of the phase at its launch. The live AM plan
+# (rpc/appmaster.py) must not turn them into clones per phase.
+PER_TASK_REASONS = frozenset({REASON_RESIDUAL, REASON_PROGRESS, REASON_PHASE_TAIL})
 _RUNNING = int(TaskState.RUNNING)  # enum attribute access is slow in hot loops
 _PENDING, _FINISHED = int(TaskState.PENDING), int(TaskState.FINISHED)
 CLONE_RULES = ("residual", "paper", "idle", "corollary", "dolly")

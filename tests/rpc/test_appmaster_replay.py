@@ -191,6 +191,51 @@ def test_a_late_running_task_is_named_in_the_plan_with_its_clone(tmp_path: Path)
         svc.stop()
 
 
+def test_a_late_first_task_gets_its_own_clone_not_clones_for_the_whole_phase(tmp_path: Path) -> None:
+    """The progress rule names its grant `late_progress_rate` when the phase's first task is judged by
+    progress. That grant is for the late tasks only: the plan names the late map, and no clones per phase
+    (they would clone every map of the job twice; seen in bench-cluster run b23, 53 clones for 34 tasks)."""
+    options = {"clone_rule": "residual", "small_job_clones": 0}
+    svc = in_process_service(tmp_path, **{"policy.name": "dollymp", "policy.options": options})
+    try:
+        with am_session(
+            svc.port, nodes_upserted=[node(f"h{i}:1", 8192, 8) for i in range(4)], apps_upserted=[app(1)]
+        ) as (_reg, _s, am):
+            profile = pb.JobProfile(
+                application_id=APP, job_name="late0", submit_time_ms=1, phases=[_phase("map", 4, 20)]
+            )
+            am.ReportJobProfile(profile, timeout=10)
+            now_ms = int(time.time() * 1000)
+
+            def report(i: int, state: int, ago_s: float = 0.0, **more: Any) -> Any:
+                return pb.AttemptReport(
+                    task_id=f"task_1700000000000_0001_m_{i:06d}",
+                    attempt_id=f"attempt_1700000000000_0001_m_{i:06d}_0",
+                    phase_id="map",
+                    container_id=f"container_{i}",
+                    node_id=f"h{i % 2}:1",
+                    state=state,
+                    time_ms=now_ms - int(ago_s * 1000),
+                    launch_time_ms=now_ms - 40_000,
+                    **more,
+                )
+
+            done = [report(i, pb.ATTEMPT_SUCCEEDED, duration_s=d) for i, d in ((2, 20.0), (3, 22.0))]
+            # map 0 crawls (2.5% -> 5% in 10 s: 190 s left), map 1 is nearly done (60% -> 90%)
+            early = [
+                report(0, pb.ATTEMPT_RUNNING, 10, progress=0.025),
+                report(1, pb.ATTEMPT_RUNNING, 10, progress=0.6),
+            ]
+            am.ReportAttempts(pb.AttemptReports(application_id=APP, attempts=[*done, *early]), timeout=10)
+            now = [report(0, pb.ATTEMPT_RUNNING, progress=0.05), report(1, pb.ATTEMPT_RUNNING, progress=0.9)]
+            plan = am.ReportAttempts(pb.AttemptReports(application_id=APP, attempts=now), timeout=10)
+            assert {t.task_id: t.clones for t in plan.task_clones} == {"task_1700000000000_0001_m_000000": 1}
+            assert plan.clones_per_phase["map"] == 0, plan
+            assert "late_progress_rate" in plan.detail, plan
+    finally:
+        svc.stop()
+
+
 def test_work_start_leaves_the_start_up_out_of_the_rate() -> None:
     launch = 100.0
     assert work_start(launch, None, (130.0, 0.5)) is None  # one report: no rate yet
