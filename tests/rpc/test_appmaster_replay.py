@@ -5,6 +5,8 @@ maps' copies (Dolly 3.2), and a delay-assignment decision."""
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -133,107 +135,104 @@ def test_no_clones_while_other_jobs_originals_wait(inproc: DecisionService) -> N
         assert idle.clones_per_phase["map"] >= 1, idle
 
 
-def test_a_late_running_task_is_named_in_the_plan_with_its_clone(tmp_path: Path) -> None:
-    """Late copies on the live path, judged by the progress the AM reports (policies/late.py): the maps
-    whose copies crawl get a per-task clone in the plan; a map on pace and the finished ones do not; the
-    phase itself gets no clones at launch (small-job launch clones switched off here)."""
+@contextmanager
+def _late_rule_am(tmp_path: Path) -> Iterator[Any]:
+    """An AM stub on a real service whose DollyMP clones late copies only (no launch clones), 4 idle
+    nodes, application 1 known."""
     options = {"clone_rule": "residual", "small_job_clones": 0}
     svc = in_process_service(tmp_path, **{"policy.name": "dollymp", "policy.options": options})
     try:
         with am_session(
             svc.port, nodes_upserted=[node(f"h{i}:1", 8192, 8) for i in range(4)], apps_upserted=[app(1)]
         ) as (_reg, _s, am):
-            profile = pb.JobProfile(
-                application_id=APP, job_name="late", submit_time_ms=1, phases=[_phase("map", 5, 20)]
-            )
-            first = am.ReportJobProfile(profile, timeout=10)
-            assert first.clones_per_phase["map"] == 0 and not first.task_clones, first
-            now_ms = int(time.time() * 1000)
-
-            def report(i: int, state: int, run_s: float, ago_s: float = 0.0, **more: Any) -> Any:
-                return pb.AttemptReport(
-                    task_id=f"task_1700000000000_0001_m_{i:06d}",
-                    attempt_id=f"attempt_1700000000000_0001_m_{i:06d}_0",
-                    phase_id="map",
-                    container_id=f"container_{i}",
-                    state=state,
-                    time_ms=now_ms - int(ago_s * 1000),
-                    launch_time_ms=now_ms - int(run_s * 1000),
-                    **more,
-                )
-
-            def running(i: int, ago_s: float, progress: float) -> Any:
-                return report(i, pb.ATTEMPT_RUNNING, 40.0, ago_s, node_id=f"h{i % 2}:1", progress=progress)
-
-            done = [report(i, pb.ATTEMPT_SUCCEEDED, d, duration_s=d) for i, d in ((0, 20.0), (1, 24.0))]
-            # Two progress reports 10 s apart: maps 2 and 3 went from 2.5% to 5% (work began 20 s ago, 380 s
-            # left), map 4 from 60% to 90% (3.3 s left); a fresh copy takes ~ 22-210 s.
-            early = [running(2, 10, 0.025), running(3, 10, 0.025), running(4, 10, 0.6)]
-            first = am.ReportAttempts(
-                pb.AttemptReports(application_id=APP, attempts=[*done, *early]), timeout=10
-            )
-            assert not first.task_clones, first  # one progress report: not judged by progress yet
-            now = [running(2, 0, 0.05), running(3, 0, 0.05), running(4, 0, 0.9)]
-            plan = am.ReportAttempts(pb.AttemptReports(application_id=APP, attempts=now), timeout=10)
-            named = {t.task_id: t.clones for t in plan.task_clones}
-            assert named == {
-                "task_1700000000000_0001_m_000002": 1,
-                "task_1700000000000_0001_m_000003": 1,
-            }, plan
-            assert plan.clones_per_phase["map"] == 0, plan
-            bad = pb.AttemptReports(application_id=APP, attempts=[now[0]])
-            bad.attempts[0].progress = 1.5
-            with pytest.raises(grpc.RpcError) as err:
-                am.ReportAttempts(bad, timeout=10)
-            assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-            assert "attempts[0].progress" in (err.value.details() or "")
+            yield am
     finally:
         svc.stop()
+
+
+def _map_report(i: int, state: int, now_ms: int, run_s: float, ago_s: float = 0.0, **more: Any) -> Any:
+    """Map i's original: launched `run_s` before `now_ms`, reported `ago_s` before it."""
+    return pb.AttemptReport(
+        task_id=f"task_1700000000000_0001_m_{i:06d}",
+        attempt_id=f"attempt_1700000000000_0001_m_{i:06d}_0",
+        phase_id="map",
+        container_id=f"container_{i}",
+        state=state,
+        time_ms=now_ms - int(ago_s * 1000),
+        launch_time_ms=now_ms - int(run_s * 1000),
+        **more,
+    )
+
+
+def _running_map(i: int, now_ms: int, ago_s: float, progress: float) -> Any:
+    """Map i's original, launched 40 s ago, at `progress` when reported `ago_s` ago."""
+    return _map_report(i, pb.ATTEMPT_RUNNING, now_ms, 40.0, ago_s, node_id=f"h{i % 2}:1", progress=progress)
+
+
+def test_a_late_running_task_is_named_in_the_plan_with_its_clone(tmp_path: Path) -> None:
+    """Late copies on the live path, judged by the progress the AM reports (policies/late.py): the maps
+    whose copies crawl get a per-task clone in the plan; a map on pace and the finished ones do not; the
+    phase itself gets no clones at launch (small-job launch clones switched off here)."""
+    with _late_rule_am(tmp_path) as am:
+        profile = pb.JobProfile(
+            application_id=APP, job_name="late", submit_time_ms=1, phases=[_phase("map", 5, 20)]
+        )
+        first = am.ReportJobProfile(profile, timeout=10)
+        assert first.clones_per_phase["map"] == 0 and not first.task_clones, first
+        now_ms = int(time.time() * 1000)
+
+        def running(i: int, ago_s: float, progress: float) -> Any:
+            return _running_map(i, now_ms, ago_s, progress)
+
+        done = [
+            _map_report(i, pb.ATTEMPT_SUCCEEDED, now_ms, d, duration_s=d) for i, d in ((0, 20.0), (1, 24.0))
+        ]
+        # Two progress reports 10 s apart: maps 2 and 3 went from 2.5% to 5% (work began 20 s ago, 380 s
+        # left), map 4 from 60% to 90% (3.3 s left); a fresh copy takes ~ 22-210 s.
+        early = [running(2, 10, 0.025), running(3, 10, 0.025), running(4, 10, 0.6)]
+        first = am.ReportAttempts(pb.AttemptReports(application_id=APP, attempts=[*done, *early]), timeout=10)
+        assert not first.task_clones, first  # one progress report: not judged by progress yet
+        now = [running(2, 0, 0.05), running(3, 0, 0.05), running(4, 0, 0.9)]
+        plan = am.ReportAttempts(pb.AttemptReports(application_id=APP, attempts=now), timeout=10)
+        named = {t.task_id: t.clones for t in plan.task_clones}
+        assert named == {
+            "task_1700000000000_0001_m_000002": 1,
+            "task_1700000000000_0001_m_000003": 1,
+        }, plan
+        assert plan.clones_per_phase["map"] == 0, plan
+        bad = pb.AttemptReports(application_id=APP, attempts=[now[0]])
+        bad.attempts[0].progress = 1.5
+        with pytest.raises(grpc.RpcError) as err:
+            am.ReportAttempts(bad, timeout=10)
+        assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert "attempts[0].progress" in (err.value.details() or "")
 
 
 def test_a_late_first_task_gets_its_own_clone_not_clones_for_the_whole_phase(tmp_path: Path) -> None:
     """The progress rule names its grant `late_progress_rate` when the phase's first task is judged by
     progress. That grant is for the late tasks only: the plan names the late map, and no clones per phase
     (they would clone every map of the job twice; seen in bench-cluster run b23, 53 clones for 34 tasks)."""
-    options = {"clone_rule": "residual", "small_job_clones": 0}
-    svc = in_process_service(tmp_path, **{"policy.name": "dollymp", "policy.options": options})
-    try:
-        with am_session(
-            svc.port, nodes_upserted=[node(f"h{i}:1", 8192, 8) for i in range(4)], apps_upserted=[app(1)]
-        ) as (_reg, _s, am):
-            profile = pb.JobProfile(
-                application_id=APP, job_name="late0", submit_time_ms=1, phases=[_phase("map", 4, 20)]
-            )
-            am.ReportJobProfile(profile, timeout=10)
-            now_ms = int(time.time() * 1000)
+    with _late_rule_am(tmp_path) as am:
+        profile = pb.JobProfile(
+            application_id=APP, job_name="late0", submit_time_ms=1, phases=[_phase("map", 4, 20)]
+        )
+        am.ReportJobProfile(profile, timeout=10)
+        now_ms = int(time.time() * 1000)
 
-            def report(i: int, state: int, ago_s: float = 0.0, **more: Any) -> Any:
-                return pb.AttemptReport(
-                    task_id=f"task_1700000000000_0001_m_{i:06d}",
-                    attempt_id=f"attempt_1700000000000_0001_m_{i:06d}_0",
-                    phase_id="map",
-                    container_id=f"container_{i}",
-                    node_id=f"h{i % 2}:1",
-                    state=state,
-                    time_ms=now_ms - int(ago_s * 1000),
-                    launch_time_ms=now_ms - 40_000,
-                    **more,
-                )
+        def running(i: int, ago_s: float, progress: float) -> Any:
+            return _running_map(i, now_ms, ago_s, progress)
 
-            done = [report(i, pb.ATTEMPT_SUCCEEDED, duration_s=d) for i, d in ((2, 20.0), (3, 22.0))]
-            # map 0 crawls (2.5% -> 5% in 10 s: 190 s left), map 1 is nearly done (60% -> 90%)
-            early = [
-                report(0, pb.ATTEMPT_RUNNING, 10, progress=0.025),
-                report(1, pb.ATTEMPT_RUNNING, 10, progress=0.6),
-            ]
-            am.ReportAttempts(pb.AttemptReports(application_id=APP, attempts=[*done, *early]), timeout=10)
-            now = [report(0, pb.ATTEMPT_RUNNING, progress=0.05), report(1, pb.ATTEMPT_RUNNING, progress=0.9)]
-            plan = am.ReportAttempts(pb.AttemptReports(application_id=APP, attempts=now), timeout=10)
-            assert {t.task_id: t.clones for t in plan.task_clones} == {"task_1700000000000_0001_m_000000": 1}
-            assert plan.clones_per_phase["map"] == 0, plan
-            assert "late_progress_rate" in plan.detail, plan
-    finally:
-        svc.stop()
+        done = [
+            _map_report(i, pb.ATTEMPT_SUCCEEDED, now_ms, d, duration_s=d) for i, d in ((2, 20.0), (3, 22.0))
+        ]
+        # map 0 crawls (2.5% -> 5% in 10 s: 190 s left), map 1 is nearly done (60% -> 90%)
+        early = [running(0, 10, 0.025), running(1, 10, 0.6)]
+        am.ReportAttempts(pb.AttemptReports(application_id=APP, attempts=[*done, *early]), timeout=10)
+        now = [running(0, 0, 0.05), running(1, 0, 0.9)]
+        plan = am.ReportAttempts(pb.AttemptReports(application_id=APP, attempts=now), timeout=10)
+        assert {t.task_id: t.clones for t in plan.task_clones} == {"task_1700000000000_0001_m_000000": 1}
+        assert plan.clones_per_phase["map"] == 0, plan
+        assert "late_progress_rate" in plan.detail, plan
 
 
 def test_work_start_leaves_the_start_up_out_of_the_rate() -> None:
