@@ -22,6 +22,11 @@ Figures (measured over the run after the initial resync):
   peak_rss_mb         the service process's peak resident memory (VmHWM); rss_start_mb/rss_end_mb are
                       its resident memory after the resync and at the end (memory flat: end ~ start);
                       rss_every_5s_mb samples it every 5 s of the window, to tell growth from swings
+  containers_start/_end  containers running in the pretend cluster (hence mirrored by the service) at
+                      the start and the end of the window: the state the service must hold. Memory
+                      that grows with it is state, not a leak (the warm start hands over a cluster
+                      that fills further as applications arrive; see rss_every_5s_mb with
+                      containers_every_5s)
   service_cpu_wait_per_s  seconds per second the service's threads were runnable but waited for a CPU
                       (/proc schedstat): when high, the machine, not the service, set the latencies
   load_avg            the machine's 1-minute load average at the start and the end of the window
@@ -145,12 +150,14 @@ def drive(
     next_tick = time.monotonic()
     start = next_tick + warmup_s
     rss_start, cpu_service, cpu_self, wait_service, load_start = 0.0, 0.0, 0.0, 0.0, 0.0
+    containers_start = 0
     rss_samples: list[float] = []
+    containers: list[int] = []  # running containers at each RSS sample
     while (now := time.monotonic()) - start < seconds:
         if failed:
             raise RuntimeError(f"the Sync stream failed: {failed[0]}")
         if not measuring.is_set() and now >= start:
-            rss_start = _rss_mb(pid, "VmRSS")
+            rss_start, containers_start = _rss_mb(pid, "VmRSS"), len(model.containers)
             cpu_service, cpu_self, wait_service = _cpu_s(pid), time.process_time(), _wait_s(pid)
             load_start = os.getloadavg()[0]
             start = now
@@ -172,6 +179,7 @@ def drive(
         next_tick += tick_s
         if measuring.is_set() and now - start >= 5.0 * len(rss_samples):
             rss_samples.append(round(_rss_mb(pid, "VmRSS"), 1))
+            containers.append(len(model.containers))
         if seq % 20 == 0:
             gc.freeze()  # the generator's own collector pauses would count as service latency
         time.sleep(max(0.0, next_tick - time.monotonic()))
@@ -194,6 +202,9 @@ def drive(
         "rss_start_mb": round(rss_start, 1),
         "rss_end_mb": round(_rss_mb(pid, "VmRSS"), 1),
         "rss_every_5s_mb": rss_samples,
+        "containers_start": containers_start,
+        "containers_end": len(model.containers),
+        "containers_every_5s": containers,
         "service_cpu_per_s": round(cpu_service / elapsed, 2),
         "loadgen_cpu_per_s": round(cpu_self / elapsed, 2),
         "service_cpu_wait_per_s": round(wait_service / elapsed, 2),
@@ -325,6 +336,7 @@ def run(args: argparse.Namespace) -> int:
         "gc_pause_p50_ms",
         "gc_pause_max_ms",
         "gc_pause_cpu_max_ms",
+        "malloc_trims",
     ):
         if key in stats:
             result[f"service_{key}"] = stats[key]
@@ -336,7 +348,8 @@ def run(args: argparse.Namespace) -> int:
             f"node updates/s {result['node_updates_per_s']} (offered {rate:.0f}); round p50 "
             f"{result['round_p50_ms']} ms, p99 {result['round_p99_ms']} ms; placements/s "
             f"{result['placements_per_s']}; service peak RSS {result['peak_rss_mb']} MB "
-            f"(RSS {result['rss_start_mb']} -> {result['rss_end_mb']} MB)"
+            f"(RSS {result['rss_start_mb']} -> {result['rss_end_mb']} MB while the cluster ran "
+            f"{result['containers_start']} -> {result['containers_end']} containers)"
         )
         print(
             f"service side: {result.get('service_rounds')} rounds, round p50/p99 "

@@ -9,6 +9,7 @@ touched, so a rejected batch changes nothing.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Iterable
 from typing import Any
 
@@ -207,8 +208,11 @@ def state_batch(
 def _containers(cs: Any, out: list[ContainerRec] | None) -> None:
     """Check `containers_allocated`; append their records to `out` when given. A container's resource
     is read and checked only when it differs from the previous container's (one comparison in C:
-    the containers of a commit wave mostly share a size)."""
+    the containers of a commit wave mostly share a size). A record's attempt and node ids are
+    interned: the containers of one attempt, or on one node, share one string (each field read makes
+    a new one), ~170 bytes less per mirrored container."""
     add = out.append if out is not None else None
+    intern = sys.intern
     new = tuple.__new__  # ContainerRec's own __new__ is Python code
     ref: Any = None  # the last container's wire Resource, valid, and its Res
     res = Res()
@@ -241,7 +245,17 @@ def _containers(cs: Any, out: list[ContainerRec] | None) -> None:
             add(
                 new(
                     ContainerRec,
-                    (cid, attempt, node_id, prio, alloc, res, c.placement_id, c.am_container, start),
+                    (
+                        cid,
+                        intern(attempt),
+                        intern(node_id),
+                        prio,
+                        alloc,
+                        res,
+                        c.placement_id,
+                        c.am_container,
+                        start,
+                    ),
                 )
             )
 

@@ -26,6 +26,9 @@ def test_bench_service_prints_its_figures() -> None:
     assert result["node_updates_per_s"] > 0 and result["placements_per_s"] > 0
     assert result["round_p50_ms"] <= result["round_p99_ms"]
     assert 0 < result["rss_start_mb"] <= result["peak_rss_mb"] and result["rss_every_5s_mb"]
+    # the state the service holds, sampled beside its memory (state growth is not a leak)
+    assert len(result["containers_every_5s"]) == len(result["rss_every_5s_mb"])
+    assert all(0 <= n <= 40 * 8 for n in (result["containers_start"], result["containers_end"]))
     assert result["service_cpu_wait_per_s"] >= 0 and len(result["load_avg"]) == 2
     assert result["service_rounds"] > 0 and result["service_gc_collections"] >= 1
     assert result["commit"] == "heartbeat"

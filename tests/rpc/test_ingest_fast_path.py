@@ -4,15 +4,17 @@ generator's pretend shim committing on heartbeats."""
 from __future__ import annotations
 
 import gc
+import os
 import time
 import weakref
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import pytest
 from rpc_harness import full_batch, node
 
-from pyscheduler.rpc import validate
+from pyscheduler.rpc import gcpace, validate
 from pyscheduler.rpc.gcpace import GcPacer
 from pyscheduler.rpc.mirror import Mirror
 from pyscheduler.rpc.res import Res
@@ -100,6 +102,36 @@ def test_a_wave_is_frozen_uncollected_and_its_cycles_wait_for_the_thaw() -> None
         pacer.stop()
 
 
+def _rss_mb() -> float:
+    return int(Path("/proc/self/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def test_the_pacer_hands_free_heap_back_to_the_system() -> None:
+    # 64 MB of 1 KB buffers (C heap, not pymalloc), every 64th kept: free() only ever shrinks the
+    # heap's top, so the pages between the kept ones stay resident until malloc_trim hands them back.
+    assert gcpace.MALLOC_TRIM is not None  # glibc (the service's platform)
+    pacer = GcPacer(young_every_s=0.2, full_every_s=0.2, thaw_every_s=3600.0, trim_every_s=0.2)
+    pacer.start()
+    try:
+        chunks = [bytearray(1024) for _ in range(65_536)]
+        keep = chunks[::64]
+        for c in chunks:
+            c[1000] = 1  # touched: resident
+        before = _rss_mb()
+        del chunks
+        freed = _rss_mb()
+        time.sleep(0.25)
+        pacer.between_rounds()
+        after = _rss_mb()
+        assert pacer.trims == 1 and pacer.summary()["malloc_trims"] == 1
+        assert before - freed < 16 < freed - after, (before, freed, after)
+        assert all(k[1000] == 1 for k in keep)
+    finally:
+        pacer.stop()
+    with pytest.raises(ValueError):
+        GcPacer(trim_every_s=-1.0)
+
+
 def test_the_pretend_shim_commits_a_placement_on_its_nodes_next_heartbeat() -> None:
     model = ShimModel(nodes=4, apps=1, seed=1, tasks=(3, 3))
     first = model.full_resync("s")
@@ -159,6 +191,9 @@ def test_containers_sharing_a_size_are_read_once_and_a_bad_one_is_still_named() 
     validate.state_batch(batch, None, recs)
     assert [r.resource for r in recs] == [Res(2048, 1), Res(2048, 1), Res(1024, 2, (("gpu", 1),))]
     assert recs[0].resource is recs[1].resource and [r.placement_id for r in recs] == ["p0", "p1", "p2"]
+    # one attempt, one node: their ids are one string each, not one per container
+    assert recs[0].attempt_id is recs[2].attempt_id and recs[0].node_id is recs[2].node_id
+    assert recs[0].attempt_id == "appattempt_1700000000000_0001_000001" and recs[1].node_id == "h1:1"
     bad_cases = [
         # (the bad container after a good one of the same size, the field named)
         (_container(1, 0, 0, no_resource=True), r"containers_allocated\[1\]\.resource: is required"),
