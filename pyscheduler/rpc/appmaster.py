@@ -188,6 +188,30 @@ def _running(
     return out
 
 
+def _no_data_means(job: Job, known: frozenset[str], running: Sequence[ReportedAttempt], now: float) -> None:
+    """A phase with no finished task and no recurring-job history has no estimate of a fresh copy's run
+    time (`_job_of` puts 1 s there, a placeholder). Choice: it takes the median projected run time
+    (elapsed work / progress, LATE's rate) of its own running copies that report progress, so that a
+    fresh copy is expected to take what its running copies take. Without it the late-copy rule compared
+    every copy against 1 s: any task alone in its phase (a job's one reduce), or judged before its
+    siblings reported twice, looked late and got clones at once (bench-cluster run b24). As Hadoop's
+    speculator, which estimates from the job's finished tasks of the same type, a phase with nothing to
+    compare against now gets no late clone by progress: a lone copy cannot be late against itself."""
+    for ph in job.phases:
+        if ph.phase_id in known:
+            continue
+        totals = [
+            (now - a.start_time) / a.progress
+            for a in running
+            if a.phase_id == ph.phase_id
+            and math.isfinite(a.progress)
+            and a.progress > 0
+            and now > a.start_time
+        ]
+        if totals:
+            ph.mean = statistics.median(totals)
+
+
 def _task_clones(app_id: str, decisions: Any, attempts: Sequence[Any]) -> dict[str, int]:
     """Hadoop task id -> clones the task should have in all, for tasks the core placed a clone of this
     round: the clones the AM already launched (any not failed or killed) plus the clones placed now."""
@@ -418,7 +442,8 @@ class AppMasterServicer:
         now = time.time()
         with self._lock:
             st = self._apps[app_id]
-            job = _job_of(st.profile, self._stats(st))
+            stats = self._stats(st)
+            job = _job_of(st.profile, stats)
             reported = list(st.attempts.values())
             first = dict(st.first_progress)
             _replay(job, reported)
@@ -430,6 +455,7 @@ class AppMasterServicer:
             return plan
         cluster, others = self._context(app_id)
         running = _running(app_id, reported, first, now)
+        _no_data_means(job, frozenset(stats), running, now)
         decisions = self.policy.decide(Snapshot(now, cluster, [*others, job], running))
         for g in decisions.clone_grants:
             # clones at launch for every task of the phase; a grant for late tasks or the phase tail

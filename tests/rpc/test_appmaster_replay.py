@@ -235,6 +235,28 @@ def test_a_late_first_task_gets_its_own_clone_not_clones_for_the_whole_phase(tmp
         assert "late_progress_rate" in plan.detail, plan
 
 
+def test_a_lone_copy_with_nothing_to_compare_against_is_not_late(tmp_path: Path) -> None:
+    """A phase with no finished task and no history is judged against its own copies' projected run
+    times (`_no_data_means`), not the 1 s placeholder: a task crawling at 2.5%/10 s whose sibling has no
+    rate yet gets no clone (before: it was late against 1 s and got clones at once, bench-cluster run
+    b24; a job's one reduce always did). Once the sibling finished in 20 s, the same crawl is late."""
+    with _late_rule_am(tmp_path) as am:
+        profile = pb.JobProfile(
+            application_id=APP, job_name="lone", submit_time_ms=1, phases=[_phase("map", 2, 20)]
+        )
+        am.ReportJobProfile(profile, timeout=10)
+        now_ms = int(time.time() * 1000)
+        early = pb.AttemptReports(application_id=APP, attempts=[_running_map(0, now_ms, 10, 0.025)])
+        am.ReportAttempts(early, timeout=10)
+        # map 1 just reported for the first time: no rate yet, so nothing to compare map 0 against
+        now = [_running_map(0, now_ms, 0, 0.05), _running_map(1, now_ms, 0, 0.3)]
+        alone = am.ReportAttempts(pb.AttemptReports(application_id=APP, attempts=now), timeout=10)
+        assert not alone.task_clones and alone.clones_per_phase["map"] == 0, alone
+        done = _map_report(1, pb.ATTEMPT_SUCCEEDED, now_ms, 20.0, duration_s=20.0)
+        judged = am.ReportAttempts(pb.AttemptReports(application_id=APP, attempts=[done]), timeout=10)
+        assert {t.task_id: t.clones for t in judged.task_clones} == {"task_1700000000000_0001_m_000000": 1}
+
+
 def test_work_start_leaves_the_start_up_out_of_the_rate() -> None:
     launch = 100.0
     assert work_start(launch, None, (130.0, 0.5)) is None  # one report: no rate yet
