@@ -214,7 +214,7 @@ class DollyMPPolicy:
         flat = FlatTasks(table, rows)
         free = np.array(cluster.free, dtype=np.float64)
         free[~cluster.active] = 0.0
-        nodes = np.flatnonzero(cluster.active & (free > 1e-9).any(axis=1)).astype(np.int64)
+        nodes = _nodes_with_room(free, cluster.active)
         row_job = table.row_job[rows]
         cls, rnk, shape = prio[row_job], rank[row_job], table.row_shape[rows]
         feasible = _feasible(table.shapes, cluster.distinct_capacities())[shape]
@@ -548,6 +548,20 @@ def _in_tail(flat: FlatTasks, small: int) -> list[bool]:
     waiting = np.logical_or.reduceat(flat.state == _PENDING, lo)
     result: list[bool] = ((left > 0) & (left <= small) & ~waiting).tolist()
     return result
+
+
+def _nodes_with_room(free: np.ndarray, active: np.ndarray) -> IntArray:
+    """Active nodes with some free resource: np.flatnonzero(active & (free > 1e-9).any(axis=1)), one
+    column at a time (numpy's reduction along a short inner axis is several times slower; speed)."""
+    room = active.copy()
+    if free.shape[1]:
+        some = free[:, 0] > 1e-9
+        for d in range(1, free.shape[1]):
+            some |= free[:, d] > 1e-9
+        room &= some
+    else:
+        room[:] = False
+    return room.nonzero()[0].astype(np.int64)
 
 
 def _feasible(shapes: np.ndarray, capacity: np.ndarray) -> np.ndarray:

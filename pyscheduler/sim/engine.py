@@ -47,6 +47,7 @@ from pyscheduler.sim.workload import ClusterSpec, JobSpec
 SHUFFLE_MODES = ("cc", "cac", "delay")
 _ARRIVAL, _FINISH, _KILL, _ROUND, _HEARTBEAT, _WAKE = 0, 1, 2, 3, 4, 5
 _FINISHED = int(TaskState.FINISHED)
+GC_EVERY_ROUNDS = 1024  # young-generation collections while the collector's automatic passes are off
 
 
 @dataclass(frozen=True, slots=True)
@@ -262,12 +263,18 @@ class Simulation:
 
     def run(self, on_progress: Callable[[float, int], None] | None = None) -> RunMetrics:
         # the workload, bases and jobs built so far live for the whole run: keep them out of the cyclic
-        # collector's full passes while the run allocates (speed only; unfrozen afterwards)
+        # collector's passes while the run allocates (speed only; unfrozen afterwards). The collector's
+        # automatic passes are off during the run (about 5% of its time; a run makes almost no cycles):
+        # `_round` collects the young generations every GC_EVERY_ROUNDS rounds instead.
         gc.collect()
         gc.freeze()
+        was_enabled = gc.isenabled()
+        gc.disable()
         try:
             return self._run(on_progress)
         finally:
+            if was_enabled:
+                gc.enable()
             gc.unfreeze()
 
     def _run(self, on_progress: Callable[[float, int], None] | None) -> RunMetrics:
@@ -351,6 +358,8 @@ class Simulation:
     def _round(self) -> None:
         self.last_round = self.now
         self.rounds += 1
+        if self.rounds % GC_EVERY_ROUNDS == 0:
+            gc.collect(1)  # each survivor scanned once, then left to the (frozen-out) old generation
         self.clock.set(self.now)
         dec = self.loop.round(self.cluster, list(self.active.values()), _LazyAttempts(self))
         self._apply(dec)
@@ -374,7 +383,11 @@ class Simulation:
         ready: dict[tuple[int, int], bool] = {}
         jobs = dec.jobs
         pos_of = self.pos_of
+        restarts = self.restarts
         stale = 0
+        # the placements that hold, in order, with their copy's n-th start and clone flag; their slowdowns
+        # are drawn together below (one compiled call per round, not per copy: speed)
+        starts: list[tuple[int, Job, int, int, int, float, float, int, bool]] = []
         for c in dec.chunks:
             cols = (c.job_pos.tolist(), c.phase_k.tolist(), c.task_index.tolist(), c.node_row.tolist())
             for jp, k, t, n in zip(*cols, strict=True):
@@ -391,21 +404,32 @@ class Simulation:
                     continue
                 ff[n2] -= cpu
                 ff[n2 + 1] -= mem
-                self._start(jidx, job, ph, k, t, n, cpu, mem)
+                nth = 0  # copies of this task started before (common random numbers, straggler.py)
+                if ph.peak[t]:
+                    key = (jidx, k, t)
+                    nth = restarts[key] = restarts.get(key, 0) + 1
+                starts.append((jidx, job, k, t, n, cpu, mem, nth, ph.start_copy(t)))
         self.stale += stale
+        if not starts:
+            return
+        if self._keyed_slowdown:  # copy_time's own formula for these models (speed)
+            slow = self.model.slowdowns_of(
+                [x[0] for x in starts], [x[2] for x in starts], [x[3] for x in starts], [x[7] for x in starts]
+            )
+        for i, (jidx, job, k, t, n, cpu, mem, nth, is_clone) in enumerate(starts):
+            if self._keyed_slowdown:
+                run = self.bases[jidx][k][t] * slow[i] / self.speed[n]
+            else:
+                phase_bases = self.bases[jidx][k]
+                run = self.model.copy_time(phase_bases[t], phase_bases, is_clone, (jidx, k, t, nth))
+                run /= self.speed[n]
+            self._start(jidx, job, k, t, n, cpu, mem, is_clone, run)
 
-    def _start(self, jidx: int, job: Job, ph: Phase, k: int, t: int, n: int, cpu: float, mem: float) -> None:
+    def _start(
+        self, jidx: int, job: Job, k: int, t: int, n: int, cpu: float, mem: float, is_clone: bool, run: float
+    ) -> None:
+        """Launch a copy that runs `run` seconds before its shuffle read (its phase's start_copy done)."""
         key = (jidx, k, t)
-        nth = 0  # copies of this task started before (common random numbers, straggler.py)
-        if ph.peak[t]:
-            nth = self.restarts[key] = self.restarts.get(key, 0) + 1
-        is_clone = ph.start_copy(t)
-        phase_bases = self.bases[jidx][k]
-        if self._keyed_slowdown:  # copy_time's own formula for these models, one call less (speed)
-            run = phase_bases[t] * self.model.slowdown_of(jidx, k, t, nth) / self.speed[n]
-        else:
-            run = self.model.copy_time(phase_bases[t], phase_bases, is_clone, (jidx, k, t, nth))
-            run /= self.speed[n]
         spec = self.specs[jidx].phases[k]
         lst = self.copies.get(key)
         if spec.read_mb > 0 and spec.parents:
