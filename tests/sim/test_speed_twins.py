@@ -73,3 +73,42 @@ def test_nodes_with_room_equal_the_axis_reduction(dims: int) -> None:
     assert got.dtype == np.int64
     assert got.tolist() == expected.tolist()
     assert got.size < active.sum()  # the zero rows are dropped
+
+
+def test_event_queue_pops_in_time_then_push_order() -> None:
+    """Simulation's queue (a heap of distinct times, events per time in push order) pops what a heap of
+    (time, seq, kind, ref) tuples pops, ties included, also when events join a time being drained."""
+    import heapq
+
+    from pyscheduler.sim.engine import SimConfig, Simulation
+    from pyscheduler.sim.workload import ClusterSpec, NodeSpec
+
+    sim = Simulation([], ClusterSpec((NodeSpec(4, 8192, 1.0),)), _NoPolicy(), SimConfig(), [])
+    rng = random.Random(5)
+    reference: list[tuple[float, int, int, int]] = []
+    seq = 0
+    got, expected = [], []
+    for step in range(3000):
+        if rng.random() < 0.6 or not reference:
+            t = float(rng.choice([1, 2, 3, 2.5, -0.0, 0.0])) + (step // 500)
+            kind, ref = rng.randrange(6), rng.randrange(100)
+            seq += 1
+            heapq.heappush(reference, (t, seq, kind, ref))
+            sim._push(t, kind, ref)
+        else:
+            t, _, kind, ref = heapq.heappop(reference)
+            expected.append((t, kind, ref))
+            got.append(sim._pop())
+    while reference:
+        t, _, kind, ref = heapq.heappop(reference)
+        expected.append((t, kind, ref))
+        got.append(sim._pop())
+    assert got == expected
+    assert not sim.events and not sim.at_time
+
+
+class _NoPolicy:
+    name = "none"
+
+    def decide(self, snapshot: object) -> object:
+        raise AssertionError("not called")
