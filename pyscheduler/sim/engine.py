@@ -428,11 +428,12 @@ class Simulation:
                 if ok is None:
                     ok = ready[(jidx, k)] = job.ready(k)
                 n2 = 2 * n
-                if not ok or ph.state[t] == _FINISHED or ff[n2] + 1e-9 < cpu or ff[n2 + 1] + 1e-9 < mem:
+                free_cpu, free_mem = ff.item(n2), ff.item(n2 + 1)  # Python floats: faster arithmetic
+                if not ok or ph.state.item(t) == _FINISHED or free_cpu + 1e-9 < cpu or free_mem + 1e-9 < mem:
                     stale += 1
                     continue
-                ff[n2] -= cpu
-                ff[n2 + 1] -= mem
+                ff[n2] = free_cpu - cpu
+                ff[n2 + 1] = free_mem - mem
                 nth = 0  # copies of this task started before (common random numbers, straggler.py)
                 if ph.peak[t]:
                     key = (jidx, k, t)
@@ -505,8 +506,8 @@ class Simulation:
         if self.columns is not None:
             self.columns.ended.append(r.uid)
         ff, n2 = self._ff, 2 * r.node
-        ff[n2] += r.cpu
-        ff[n2 + 1] += r.mem
+        ff[n2] = ff.item(n2) + r.cpu
+        ff[n2 + 1] = ff.item(n2 + 1) + r.mem
 
     def _kill(self, r: _Run, wasted: bool) -> None:
         self._release(r)
