@@ -86,3 +86,38 @@ def started(
     """In place, equal to: np.add.at(copies, flat, 1); state[flat] = np.where(state[flat] == pending,
     running, state[flat])."""
     _started(copies, state, np.ascontiguousarray(flat, np.int64), int(pending), int(running))
+
+
+@njit(cache=True, nogil=True)  # type: ignore[untyped-decorator,misc,unused-ignore]
+def _size_classes(
+    volumes: npt.NDArray[np.float64], times: npt.NDArray[np.float64], order: npt.NDArray[np.int64], g: int
+) -> npt.NDArray[np.int64]:
+    n = volumes.shape[0]
+    p = np.full(n, g + 1, np.int64)
+    left = n
+    for level in range(1, g + 1):
+        cap = 2.0**level
+        total = 0.0
+        for i in range(n):
+            j = order[i]
+            inside = times[j] <= cap
+            total += volumes[j] if inside else 0.0
+            if inside and total <= cap and p[j] == g + 1:
+                p[j] = level
+                left -= 1
+        if left == 0:
+            break
+    return p
+
+
+def size_classes(
+    volumes: npt.NDArray[np.float64], times: npt.NDArray[np.float64], order: npt.NDArray[np.int64], g: int
+) -> npt.NDArray[np.int64]:
+    """model.transient_priorities' loop over levels 1..g in one pass per level: equal to
+    p = full(n, g + 1); for each level, p[knapsack_level(volumes, times, level, order) & (p == g + 1)] =
+    level (the running sum of np.cumsum(np.where(in_b, v, 0.0)), taken in the same order: the same
+    IEEE additions; adding 0.0 leaves a sum of non-negative volumes unchanged)."""
+    result: npt.NDArray[np.int64] = _size_classes(
+        np.ascontiguousarray(volumes, np.float64), np.ascontiguousarray(times, np.float64), order, int(g)
+    )
+    return result

@@ -32,6 +32,7 @@ import numpy.typing as npt
 
 from pyscheduler.estimate.pareto import fit_pareto, speedup
 from pyscheduler.objects import Job, Phase
+from pyscheduler.policies import jit
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -109,16 +110,9 @@ def transient_priorities(volumes: FloatArray, times: FloatArray, max_share: floa
     if not (np.isfinite(volumes).all() and np.isfinite(times).all()):
         raise ValueError("transient_priorities: volumes and times must be finite")
     g = size_class_count(volumes, times, max_share)
-    p = np.full(n, g + 1, np.int64)  # never reached: 2^g covers every job (see size_class_count)
-    unset = np.ones(n, bool)
-    order = np.argsort(volumes, kind="stable")
-    for level in range(1, g + 1):
-        newly = knapsack_level(volumes, times, level, order) & unset
-        p[newly] = level
-        unset &= ~newly
-        if not unset.any():
-            break
-    return p
+    # p starts at g + 1, never reached (2^g covers every job, see size_class_count); each level l sets
+    # p_j = l for the jobs knapsack_level(volumes, times, l) packs first (compiled, policies/jit.py)
+    return jit.size_classes(volumes, times, np.argsort(volumes, kind="stable").astype(np.int64), g)
 
 
 def knapsack_level(

@@ -47,6 +47,7 @@ from pyscheduler.sim.workload import ClusterSpec, JobSpec
 SHUFFLE_MODES = ("cc", "cac", "delay")
 _ARRIVAL, _FINISH, _KILL, _ROUND, _HEARTBEAT, _WAKE = 0, 1, 2, 3, 4, 5
 _FINISHED = int(TaskState.FINISHED)
+GC_EVERY_ROUNDS = 4096  # young-generation collections while the collector's automatic passes are off
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,8 +199,11 @@ class Simulation:
         self.omega: dict[str, float] = {}
         self.shuffle_parents: set[tuple[int, int]] = set()
         self.now = 0.0
-        self.events: list[tuple[float, int, int, int]] = []
-        self.seq = 0
+        # The event queue: a heap of distinct event times, and per time its events' (kind, ref) pairs
+        # flattened in the order they were pushed (ties go first in, first out). Floats compare faster than
+        # (time, seq, kind, ref) tuples and the heap holds each time once (speed; the same order).
+        self.events: list[float] = []
+        self.at_time: dict[float, list[int]] = {}
         self.uid = 0
         self.round_pending = False
         self.heartbeat_pending = False
@@ -247,8 +251,25 @@ class Simulation:
 
     # ---- events -------------------------------------------------------------------------------------
     def _push(self, t: float, kind: int, ref: int) -> None:
-        self.seq += 1
-        heapq.heappush(self.events, (t, self.seq, kind, ref))
+        same = self.at_time.get(t)
+        if same is None:
+            self.at_time[t] = [kind, ref]
+            heapq.heappush(self.events, t)
+        else:
+            same += (kind, ref)
+
+    def _pop(self) -> tuple[float, int, int]:
+        """The earliest event (time, kind, ref); of events at the same time, the first pushed."""
+        t = self.events[0]
+        same = self.at_time[t]
+        if len(same) == 2:
+            kind, ref = same
+            heapq.heappop(self.events)
+            del self.at_time[t]
+        else:
+            kind, ref = same[0], same[1]
+            del same[:2]
+        return t, kind, ref
 
     def _want_heartbeat(self) -> None:
         if not self.heartbeat_pending and self.running:
@@ -262,23 +283,38 @@ class Simulation:
 
     def run(self, on_progress: Callable[[float, int], None] | None = None) -> RunMetrics:
         # the workload, bases and jobs built so far live for the whole run: keep them out of the cyclic
-        # collector's full passes while the run allocates (speed only; unfrozen afterwards)
+        # collector's passes while the run allocates (speed only; unfrozen afterwards). The collector's
+        # automatic passes are off during the run (about 5% of its time; a run makes almost no cycles):
+        # `_round` collects the young generations every GC_EVERY_ROUNDS rounds instead.
         gc.collect()
         gc.freeze()
+        was_enabled = gc.isenabled()
+        gc.disable()
         try:
             return self._run(on_progress)
         finally:
+            if was_enabled:
+                gc.enable()
             gc.unfreeze()
 
     def _run(self, on_progress: Callable[[float, int], None] | None) -> RunMetrics:
         t0 = wallclock.perf_counter()
         c0 = wallclock.process_time()
-        for i, s in enumerate(self.specs):
-            self._push(s.arrival, _ARRIVAL, i)
+        # Arrivals come from their own sorted list, not the heap (a heap of every arrival to come made each
+        # pop slower: speed). They were pushed first, so at equal times they precede every other event, in
+        # job order: the merge below keeps that order.
+        arrivals = sorted((s.arrival, i) for i, s in enumerate(self.specs))
+        arrivals.append((math.inf, -1))
+        next_arrival = 0
         last_report = t0
         events = self.events
-        while events:
-            t, _, kind, ref = heapq.heappop(events)
+        while events or next_arrival < len(self.specs):
+            at, i = arrivals[next_arrival]
+            if not events or at <= events[0]:
+                next_arrival += 1
+                t, kind, ref = at, _ARRIVAL, i
+            else:
+                t, kind, ref = self._pop()
             if t > self.cfg.max_sim_time:
                 break
             self.now = t
@@ -351,6 +387,8 @@ class Simulation:
     def _round(self) -> None:
         self.last_round = self.now
         self.rounds += 1
+        if self.rounds % GC_EVERY_ROUNDS == 0:
+            gc.collect(1)  # each survivor scanned once, then left to the (frozen-out) old generation
         self.clock.set(self.now)
         dec = self.loop.round(self.cluster, list(self.active.values()), _LazyAttempts(self))
         self._apply(dec)
@@ -374,7 +412,11 @@ class Simulation:
         ready: dict[tuple[int, int], bool] = {}
         jobs = dec.jobs
         pos_of = self.pos_of
+        restarts = self.restarts
         stale = 0
+        # the placements that hold, in order, with their copy's n-th start and clone flag; their slowdowns
+        # are drawn together below (one compiled call per round, not per copy: speed)
+        starts: list[tuple[int, Job, int, int, int, float, float, int, bool]] = []
         for c in dec.chunks:
             cols = (c.job_pos.tolist(), c.phase_k.tolist(), c.task_index.tolist(), c.node_row.tolist())
             for jp, k, t, n in zip(*cols, strict=True):
@@ -386,26 +428,38 @@ class Simulation:
                 if ok is None:
                     ok = ready[(jidx, k)] = job.ready(k)
                 n2 = 2 * n
-                if not ok or ph.state[t] == _FINISHED or ff[n2] + 1e-9 < cpu or ff[n2 + 1] + 1e-9 < mem:
+                free_cpu, free_mem = ff.item(n2), ff.item(n2 + 1)  # Python floats: faster arithmetic
+                if not ok or ph.state.item(t) == _FINISHED or free_cpu + 1e-9 < cpu or free_mem + 1e-9 < mem:
                     stale += 1
                     continue
-                ff[n2] -= cpu
-                ff[n2 + 1] -= mem
-                self._start(jidx, job, ph, k, t, n, cpu, mem)
+                ff[n2] = free_cpu - cpu
+                ff[n2 + 1] = free_mem - mem
+                nth = 0  # copies of this task started before (common random numbers, straggler.py)
+                if ph.peak[t]:
+                    key = (jidx, k, t)
+                    nth = restarts[key] = restarts.get(key, 0) + 1
+                starts.append((jidx, job, k, t, n, cpu, mem, nth, ph.start_copy(t)))
         self.stale += stale
+        if not starts:
+            return
+        if self._keyed_slowdown:  # copy_time's own formula for these models (speed)
+            slow = self.model.slowdowns_of(
+                [x[0] for x in starts], [x[2] for x in starts], [x[3] for x in starts], [x[7] for x in starts]
+            )
+        for i, (jidx, job, k, t, n, cpu, mem, nth, is_clone) in enumerate(starts):
+            if self._keyed_slowdown:
+                run = self.bases[jidx][k][t] * slow[i] / self.speed[n]
+            else:
+                phase_bases = self.bases[jidx][k]
+                run = self.model.copy_time(phase_bases[t], phase_bases, is_clone, (jidx, k, t, nth))
+                run /= self.speed[n]
+            self._start(jidx, job, k, t, n, cpu, mem, is_clone, run)
 
-    def _start(self, jidx: int, job: Job, ph: Phase, k: int, t: int, n: int, cpu: float, mem: float) -> None:
+    def _start(
+        self, jidx: int, job: Job, k: int, t: int, n: int, cpu: float, mem: float, is_clone: bool, run: float
+    ) -> None:
+        """Launch a copy that runs `run` seconds before its shuffle read (its phase's start_copy done)."""
         key = (jidx, k, t)
-        nth = 0  # copies of this task started before (common random numbers, straggler.py)
-        if ph.peak[t]:
-            nth = self.restarts[key] = self.restarts.get(key, 0) + 1
-        is_clone = ph.start_copy(t)
-        phase_bases = self.bases[jidx][k]
-        if self._keyed_slowdown:  # copy_time's own formula for these models, one call less (speed)
-            run = phase_bases[t] * self.model.slowdown_of(jidx, k, t, nth) / self.speed[n]
-        else:
-            run = self.model.copy_time(phase_bases[t], phase_bases, is_clone, (jidx, k, t, nth))
-            run /= self.speed[n]
         spec = self.specs[jidx].phases[k]
         lst = self.copies.get(key)
         if spec.read_mb > 0 and spec.parents:
@@ -424,8 +478,7 @@ class Simulation:
             lst.append(r)
         if is_clone:
             self.clones += 1
-        self.seq += 1
-        heapq.heappush(self.events, (end, self.seq, _FINISH, uid))
+        self._push(end, _FINISH, uid)
 
     def _read_delay(self, jidx: int, job: Job, k: int, c: int, read_mb: float) -> float:
         """Waiting for an exclusive upstream copy plus the read itself (Dolly Sec. 4)."""
@@ -453,8 +506,8 @@ class Simulation:
         if self.columns is not None:
             self.columns.ended.append(r.uid)
         ff, n2 = self._ff, 2 * r.node
-        ff[n2] += r.cpu
-        ff[n2 + 1] += r.mem
+        ff[n2] = ff.item(n2) + r.cpu
+        ff[n2 + 1] = ff.item(n2 + 1) + r.mem
 
     def _kill(self, r: _Run, wasted: bool) -> None:
         self._release(r)

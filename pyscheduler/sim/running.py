@@ -111,8 +111,11 @@ class RunningColumns:
         self.started: list[tuple[int, int, int, int, float, float]] = []
         self.ended: list[int] = []
         self._pos = np.full(n_jobs, -1, np.int64)  # scratch: job index -> position in the snapshot
+        self._live: npt.NDArray[np.intp] | None = None  # entries of the live copies (uid_at), until a change
 
     def _apply(self) -> None:
+        if self.started or self.ended:
+            self._live = None
         if self.started:
             m = len(self.started)  # ids are < 2**53: exact as floats
             new = np.fromiter(chain.from_iterable(self.started), np.float64, 6 * m).reshape(m, 6)
@@ -136,6 +139,7 @@ class RunningColumns:
 
     def _squeeze(self, need: int) -> None:
         """Drop dead entries (order kept); grow the arrays to hold `need` - (dead) entries."""
+        self._live = None
         keep = np.flatnonzero(self.alive[: self.top])
         size = self.uid.size
         while size < keep.size + (need - self.top) + 1:
@@ -164,4 +168,6 @@ class RunningColumns:
     def uid_at(self, i: int) -> int:
         """The uid of the i-th live copy in launch order (Snapshot.attempts[i] of the simulator)."""
         self._apply()
-        return int(self.uid[np.flatnonzero(self.alive[: self.top])[i]])
+        if self._live is None:  # kept while no copy starts or ends (several lookups a round: speed)
+            self._live = self.alive[: self.top].nonzero()[0]
+        return int(self.uid[self._live[i]])

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pyscheduler.objects import Job, Phase
+from pyscheduler.objects import Job
 from pyscheduler.policies import get_policy
 from pyscheduler.sim.engine import SimConfig, Simulation
 from pyscheduler.sim.runner import draw_bases
@@ -35,9 +35,11 @@ class _Recording(Simulation):
 
     originals: dict[tuple[int, int, int], float]
 
-    def _start(self, jidx: int, job: Job, ph: Phase, k: int, t: int, n: int, cpu: float, mem: float) -> None:
-        fresh = ph.peak[t] == 0
-        super()._start(jidx, job, ph, k, t, n, cpu, mem)
+    def _start(
+        self, jidx: int, job: Job, k: int, t: int, n: int, cpu: float, mem: float, is_clone: bool, run: float
+    ) -> None:
+        fresh = (jidx, k, t) not in self.restarts  # the task's first copy ever (restarts counts later ones)
+        super()._start(jidx, job, k, t, n, cpu, mem, is_clone, run)
         if fresh:
             r = self.running[self.uid]
             self.originals[(jidx, k, t)] = r.end - r.start
