@@ -228,7 +228,11 @@ def add_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--rate", type=float, default=None, help="node updates per second (default 2 x nodes)")
     p.add_argument("--tick-ms", type=int, default=100)
-    p.add_argument("--policy", default="fcfs")
+    p.add_argument(
+        "--policy",
+        default="dollymp",
+        help="the service's policy.name (default dollymp, the decision core; until session 6 it was fcfs)",
+    )
     p.add_argument(
         "--task-seconds",
         type=float,
