@@ -20,8 +20,12 @@ final class AtomicFiles {
    * exit between the two steps leaves the old file in place.
    */
   static void replace(Configuration conf, Path file, String text) throws IOException {
-    if ("file".equals(file.toUri().getScheme())) {
-      replaceLocal(java.nio.file.Paths.get(file.toUri()), text);
+    // Qualified first: a path without a scheme (MapReduce's mapreduce.job.dir on a local default file
+    // system) is local too, and FileContext's OVERWRITE rename there deletes the old file before the
+    // rename, a window in which a reducer found no map-copies file (CloningIT failure, session 6).
+    Path qualified = file.getFileSystem(conf).makeQualified(file);
+    if ("file".equals(qualified.toUri().getScheme())) {
+      replaceLocal(java.nio.file.Paths.get(qualified.toUri()), text);
       return;
     }
     FileContext fc = FileContext.getFileContext(file.toUri(), conf);

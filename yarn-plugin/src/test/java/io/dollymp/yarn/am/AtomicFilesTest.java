@@ -27,6 +27,20 @@ class AtomicFilesTest {
   }
 
   @Test
+  void aPathWithoutSchemeOnTheLocalFileSystemIsReplacedInOneRename() throws Exception {
+    // mapreduce.job.dir has no scheme on a local default file system. The java.nio path (one atomic
+    // rename) writes no checksum file; FileContext's local file system would write one, and its
+    // OVERWRITE rename deletes the old file first (readers then find none).
+    Configuration conf = new Configuration();
+    Path file = dir.resolve("staging/dollymp-copies.tsv");
+    org.apache.hadoop.fs.Path target = new org.apache.hadoop.fs.Path(file.toAbsolutePath().toString());
+    AtomicFiles.replace(conf, target, "one\n");
+    AtomicFiles.replace(conf, target, "two\n");
+    assertEquals("two\n", Files.readString(file, StandardCharsets.UTF_8));
+    assertFalse(Files.exists(dir.resolve("staging/.dollymp-copies.tsv.crc")), "written through java.nio");
+  }
+
+  @Test
   void attemptRecordRewritesAfterAFailedWrite() throws Exception {
     Path blocker = dir.resolve("blocked");
     Files.writeString(blocker, "a file where the record directory should be");
