@@ -129,23 +129,23 @@ class Phase:
 
     def start_copy(self, index: int) -> bool:
         """Record one more running copy of task `index`; returns True if it is a clone."""
-        st = self.state[index]
+        st = self.state.item(index)  # (.item: Python ints, faster to compare: speed)
         if st == _FINISHED:
             raise ValueError(f"Phase[{self.phase_id!r}]: task {index} already finished")
         if st == _PENDING:
             self.state[index] = _RUNNING
             self.num_pending -= 1
-        c = int(self.copies[index]) + 1
+        c = self.copies.item(index) + 1
         self.copies[index] = c
         self.version += 1
-        if c > self.peak[index]:
+        if c > self.peak.item(index):
             self.peak[index] = c
         return c > 1
 
     def end_copy(self, index: int, succeeded: bool) -> None:
         """A copy of task `index` ended; success finishes the task (other copies become losers)."""
-        c = int(self.copies[index])
-        if self.state[index] == _FINISHED:
+        c = self.copies.item(index)
+        if self.state.item(index) == _FINISHED:
             if c > 0:
                 self.copies[index] = c - 1
                 self.num_losers -= 1

@@ -15,7 +15,7 @@ import numpy.typing as npt
 
 from pyscheduler.objects import ClusterState, Decision, DecisionKind, Job, Phase
 from pyscheduler.objects.job import Attempt
-from pyscheduler.policies.attempts import AttemptColumns, ColumnSource
+from pyscheduler.policies.attempts import AttemptColumns
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -76,8 +76,11 @@ class Snapshot:
     def attempt_columns(self) -> AttemptColumns:
         """`attempts` as numpy columns (policies/attempts.py): the driver's own when its sequence has them
         (the simulator's), else built from the Attempt objects."""
-        if isinstance(self.attempts, ColumnSource):
-            return self.attempts.columns(self.jobs)
+        # ColumnSource's test, without a runtime Protocol check's cost (twice a round in the simulator)
+        columns = getattr(self.attempts, "columns", None)
+        if callable(columns):
+            result: AttemptColumns = columns(self.jobs)
+            return result
         return AttemptColumns.from_attempts(self.attempts, self.jobs)
 
     def theta_sigma(self, job: Job, phase: Phase) -> tuple[float, float]:

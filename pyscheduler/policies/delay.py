@@ -25,6 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pyscheduler.objects.resources import FloatArray
+from pyscheduler.policies.delay_kernel import best_omega
 
 
 def _check(r_bytes: float, bandwidth: float, alpha: float) -> None:
@@ -75,9 +76,9 @@ def choose_omega(
             raise ValueError(f"delay assignment: {name} samples must be finite and >= 0")
     cross = c1 - c2
     cands = np.unique(np.concatenate([[0.0, r_bytes / bandwidth], gaps, cross[cross > 0]]))
-    values = expected_durations(cands, r_bytes, bandwidth, alpha, gaps, c1, c2)
-    best = int(np.argmin(values))
-    return float(cands[best]), float(values[best])
+    # np.argmin(expected_durations(cands, ...)) and its value, in one compiled pass (policies/delay_kernel.py)
+    best, value = best_omega(cands, float(r_bytes), float(bandwidth), float(alpha), gaps, c1, c2)
+    return float(cands[best]), float(value)
 
 
 def sample_pairs(

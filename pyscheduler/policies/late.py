@@ -30,7 +30,7 @@ import numpy as np
 from pyscheduler.objects import TaskState
 from pyscheduler.policies.base import IntArray, Snapshot
 from pyscheduler.policies.cloning import REASON_UPSTREAM
-from pyscheduler.policies.late_kernel import late_by_copies
+from pyscheduler.policies.late_kernel import copies_of_phases, late_by_copies
 from pyscheduler.policies.residual import (
     REASON_PROGRESS,
     REASON_RESIDUAL,
@@ -127,9 +127,10 @@ class LateTasks:
         increasing); inf elsewhere."""
         t = flat.table
         rows = flat.rows[cand]
+        observe, job_ids, phases = self.starts.observe, t.job_ids, t.phases  # per table row (speed)
         seen = [
-            self.starts.observe(t.jobs[j].job_id, k, t.jobs[j].phases[k], now)
-            for j, k in zip(t.row_job[rows].tolist(), t.row_k[rows].tolist(), strict=True)
+            observe(job_ids[r], k, phases[r], now)
+            for r, k in zip(rows.tolist(), t.row_k[rows].tolist(), strict=True)
         ]
         lo = flat.offset[cand]
         size = flat.offset[cand + 1] - lo
@@ -154,14 +155,10 @@ class LateTasks:
         row_lo[judged_rows] = flat.offset[cand]
         row_thr = np.zeros(len(t.phases))
         row_thr[judged_rows] = thr
-        row = t.row_index()[t.job_ptr[cols.job_pos] + cols.phase_k]
-        sel = np.flatnonzero(row_lo[row] >= 0)  # copies of the judged phases
-        row = row[sel]
-        pa = cols.progress[sel]
+        # the copies of the judged phases: table row, flat task, progress, elapsed time (one compiled pass)
+        _, row, at, pa, ela = copies_of_phases(t, cols, row_lo, snapshot.time)
         if not np.isfinite(pa).any():
             return None
-        ela = snapshot.time - cols.start_time[sel]
-        at = row_lo[row] + cols.task_index[sel]
         # residual.fresh_copy_time and residual.late_copies per copy, then per task: every copy must be
         # late, and the longest wait counts (policies/late_kernel.py, one compiled pass)
         n, f, after = int(flat.copies.size), self.progress_factor, self.progress_after

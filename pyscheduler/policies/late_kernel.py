@@ -16,6 +16,7 @@ the two agree bit for bit, nan/0/1/inf progress and zero elapsed times included)
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -24,6 +25,10 @@ from numba import njit
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
+
+if TYPE_CHECKING:
+    from pyscheduler.policies.attempts import AttemptColumns
+    from pyscheduler.policies.table import PhaseTable
 
 
 _NJIT = njit(cache=True, nogil=True)
@@ -155,3 +160,69 @@ def late_at_cap(
         if not late[i]:
             not_late[t] += 1
     return late, wait, listed, not_late
+
+
+@_NJIT  # type: ignore[misc,unused-ignore]
+def copies_of_rows(
+    row_index: IntArray,
+    job_ptr: IntArray,
+    job_pos: IntArray,
+    phase_k: IntArray,
+    task_index: IntArray,
+    start_time: FloatArray,
+    progress: FloatArray,
+    row_lo: IntArray,
+    now: float,
+) -> tuple[IntArray, IntArray, IntArray, FloatArray, FloatArray]:
+    """The copies (AttemptColumns' job_pos, phase_k, task_index, start_time, progress) of the table rows
+    with row_lo >= 0, in one pass: (sel, row, at, progress, elapsed), equal to
+
+        row_all = row_index[job_ptr[job_pos] + phase_k]; sel = np.flatnonzero(row_lo[row_all] >= 0)
+        row = row_all[sel]; at = row_lo[row] + task_index[sel]
+        progress[sel], now - start_time[sel]
+
+    (what LateTasks._by_progress and Replacements.judge did as some ten numpy calls each)."""
+    k = job_pos.shape[0]
+    rows = np.empty(k, np.int64)
+    m = 0
+    for i in range(k):
+        r = row_index[job_ptr[job_pos[i]] + phase_k[i]]
+        rows[i] = r
+        if row_lo[r] >= 0:
+            m += 1
+    sel = np.empty(m, np.int64)
+    row = np.empty(m, np.int64)
+    at = np.empty(m, np.int64)
+    pa = np.empty(m)
+    ela = np.empty(m)
+    m = 0
+    for i in range(k):
+        r = rows[i]
+        lo = row_lo[r]
+        if lo >= 0:
+            sel[m] = i
+            row[m] = r
+            at[m] = lo + task_index[i]
+            pa[m] = progress[i]
+            ela[m] = now - start_time[i]
+            m += 1
+    return sel, row, at, pa, ela
+
+
+def copies_of_phases(
+    table: PhaseTable, cols: AttemptColumns, row_lo: IntArray, now: float
+) -> tuple[IntArray, IntArray, IntArray, FloatArray, FloatArray]:
+    """`copies_of_rows` of the attempt columns `cols` over `table`: (sel, row, at, progress, elapsed) of
+    the copies of the rows with row_lo >= 0."""
+    result: tuple[IntArray, IntArray, IntArray, FloatArray, FloatArray] = copies_of_rows(
+        table.row_index(),
+        table.job_ptr,
+        cols.job_pos,
+        cols.phase_k,
+        cols.task_index,
+        cols.start_time,
+        cols.progress,
+        row_lo,
+        float(now),
+    )
+    return result

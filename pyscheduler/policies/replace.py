@@ -35,7 +35,7 @@ import numpy as np
 
 from pyscheduler.objects import TaskState
 from pyscheduler.policies.base import Kill, Snapshot
-from pyscheduler.policies.late_kernel import late_at_cap
+from pyscheduler.policies.late_kernel import copies_of_phases, late_at_cap
 from pyscheduler.policies.residual import progress_remaining
 from pyscheduler.policies.table import FlatTasks, RoundView
 
@@ -70,14 +70,10 @@ class Replacements:
         cols = snapshot.attempt_columns()
         row_lo = np.full(len(t.phases), -1, np.int64)  # per table row: flat offset of its task 0, or -1
         row_lo[flat.rows[owners]] = flat.offset[owners]
-        row_all = t.row_index()[t.job_ptr[cols.job_pos] + cols.phase_k]
-        sel = np.flatnonzero(row_lo[row_all] >= 0)  # copies of the phases with a task at the cap
+        # the copies of the phases with a task at the cap: table row, flat task, progress, elapsed time
+        sel, rows, at, pa, ela = copies_of_phases(t, cols, row_lo, now)
         if sel.size == 0:
             return swap, math.inf
-        rows = row_all[sel]
-        at = row_lo[rows] + cols.task_index[sel]
-        pa = cols.progress[sel]
-        ela = now - cols.start_time[sel]
         # per copy: late by residual.late_copies (no elapsed-time fallback: only copies with progress
         # count) against _fresh_without_task's fresh-copy time; per task: copies listed, copies not late
         # (policies/late_kernel.py, one compiled pass equal to that numpy composition)

@@ -66,9 +66,11 @@ class StartTimes:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._seen: dict[tuple[str, int], tuple[npt.NDArray[np.float64], npt.NDArray[np.int8]]] = {}
-        # per key: the Phase and its version at the last observe; unchanged copies change nothing (speed)
-        self._stamp: dict[tuple[str, int], tuple[Phase, int]] = {}
+        # per key: (first seen, copies at the last observe, the Phase and its version then); a phase whose
+        # copies have not changed since (same Phase, same version) needs no update (speed)
+        self._seen: dict[
+            tuple[str, int], tuple[npt.NDArray[np.float64], npt.NDArray[np.int8], Phase, int]
+        ] = {}
 
     def observe(self, job_id: str, k: int, phase: Phase, now: float) -> npt.NDArray[np.float64]:
         """Record `now` for tasks running now and not seen before; a task with no copy is forgotten (a
@@ -76,24 +78,20 @@ class StartTimes:
         key = (job_id, k)
         with self._lock:
             entry = self._seen.get(key)
-            stamp = self._stamp.get(key)
-            if entry is not None and stamp is not None and stamp[0] is phase and stamp[1] == phase.version:
+            if entry is not None and entry[2] is phase and entry[3] == phase.version:
                 return entry[0]  # copies as at the last observe: the update below would be a no-op
             if entry is None or entry[0].size != phase.num_tasks:
-                entry = self._seen[key] = (
-                    np.full(phase.num_tasks, math.inf),
-                    np.zeros(phase.num_tasks, np.int8),
-                )
-            seen, count = entry
+                seen, count = np.full(phase.num_tasks, math.inf), np.zeros(phase.num_tasks, np.int8)
+            else:
+                seen, count = entry[0], entry[1]
             observe_starts(seen, count, phase.copies, now)  # (copies > 0) & (new or more copies): now
-            self._stamp[key] = (phase, phase.version)
+            self._seen[key] = (seen, count, phase, phase.version)
             return seen
 
     def keep_only(self, job_ids: set[str]) -> None:
         with self._lock:
             for key in [k for k in self._seen if k[0] not in job_ids]:
                 del self._seen[key]
-                self._stamp.pop(key, None)
 
     def __len__(self) -> int:
         return len(self._seen)

@@ -199,8 +199,9 @@ class Simulation:
         self.omega: dict[str, float] = {}
         self.shuffle_parents: set[tuple[int, int]] = set()
         self.now = 0.0
-        # The event queue: a heap of distinct event times, and per time its events' (kind, ref) pairs
-        # flattened in the order they were pushed (ties go first in, first out). Floats compare faster than
+        # The event queue: a heap of distinct event times, and per time the position of its next unread
+        # event followed by its events' (kind, ref) pairs flattened in the order they were pushed (ties go
+        # first in, first out). Floats compare faster than
         # (time, seq, kind, ref) tuples and the heap holds each time once (speed; the same order).
         self.events: list[float] = []
         self.at_time: dict[float, list[int]] = {}
@@ -253,22 +254,25 @@ class Simulation:
     def _push(self, t: float, kind: int, ref: int) -> None:
         same = self.at_time.get(t)
         if same is None:
-            self.at_time[t] = [kind, ref]
+            self.at_time[t] = [1, kind, ref]
             heapq.heappush(self.events, t)
         else:
             same += (kind, ref)
 
     def _pop(self) -> tuple[float, int, int]:
-        """The earliest event (time, kind, ref); of events at the same time, the first pushed."""
+        """The earliest event (time, kind, ref); of events at the same time, the first pushed. A time's
+        list starts with the position of its next unread event (read in place: popping from the front
+        of a long list of equal times was quadratic)."""
         t = self.events[0]
         same = self.at_time[t]
-        if len(same) == 2:
-            kind, ref = same
+        i = same[0]
+        kind, ref = same[i], same[i + 1]
+        i += 2
+        if i == len(same):
             heapq.heappop(self.events)
             del self.at_time[t]
         else:
-            kind, ref = same[0], same[1]
-            del same[:2]
+            same[0] = i
         return t, kind, ref
 
     def _want_heartbeat(self) -> None:
@@ -307,19 +311,29 @@ class Simulation:
         arrivals.append((math.inf, -1))
         next_arrival = 0
         last_report = t0
-        events = self.events
-        while events or next_arrival < len(self.specs):
+        events, at_time, running = self.events, self.at_time, self.running
+        n_specs, max_time, heappop = len(self.specs), self.cfg.max_sim_time, heapq.heappop
+        while events or next_arrival < n_specs:
             at, i = arrivals[next_arrival]
             if not events or at <= events[0]:
                 next_arrival += 1
                 t, kind, ref = at, _ARRIVAL, i
-            else:
-                t, kind, ref = self._pop()
-            if t > self.cfg.max_sim_time:
+            else:  # self._pop(), inlined (one call less per event: speed)
+                t = events[0]
+                same = at_time[t]
+                j = same[0]
+                kind, ref = same[j], same[j + 1]
+                j += 2
+                if j == len(same):
+                    heappop(events)
+                    del at_time[t]
+                else:
+                    same[0] = j
+            if t > max_time:
                 break
             self.now = t
             if kind == _FINISH:
-                r = self.running.get(ref)
+                r = running.get(ref)
                 if r is not None:
                     self._finish(r)
             elif kind == _ARRIVAL:
@@ -409,24 +423,29 @@ class Simulation:
             if r is not None:
                 self._kill(r, wasted=True)
         ff = self._ff
-        ready: dict[tuple[int, int], bool] = {}
         jobs = dec.jobs
         pos_of = self.pos_of
         restarts = self.restarts
         stale = 0
+        # per (job position, phase) placed this round: (job, phase, job index, cpu, memory, ready); a
+        # chunk's placements come in runs of one phase, so the last one is kept at hand (speed)
+        phase_of: dict[tuple[int, int], tuple[Job, Phase, int, float, float, bool]] = {}
+        last: tuple[int, int] = (-1, -1)
         # the placements that hold, in order, with their copy's n-th start and clone flag; their slowdowns
         # are drawn together below (one compiled call per round, not per copy: speed)
         starts: list[tuple[int, Job, int, int, int, float, float, int, bool]] = []
         for c in dec.chunks:
             cols = (c.job_pos.tolist(), c.phase_k.tolist(), c.task_index.tolist(), c.node_row.tolist())
             for jp, k, t, n in zip(*cols, strict=True):
-                job = jobs[jp]
-                ph = job.phases[k]
-                jidx = pos_of[job.job_id]
-                cpu, mem = ph.demand.values
-                ok = ready.get((jidx, k))
-                if ok is None:
-                    ok = ready[(jidx, k)] = job.ready(k)
+                if jp != last[0] or k != last[1]:
+                    last = (jp, k)
+                    got = phase_of.get(last)
+                    if got is None:
+                        job = jobs[jp]
+                        ph = job.phases[k]
+                        cpu, mem = ph.demand.values
+                        got = phase_of[last] = (job, ph, pos_of[job.job_id], cpu, mem, job.ready(k))
+                    job, ph, jidx, cpu, mem, ok = got
                 n2 = 2 * n
                 free_cpu, free_mem = ff.item(n2), ff.item(n2 + 1)  # Python floats: faster arithmetic
                 if not ok or ph.state.item(t) == _FINISHED or free_cpu + 1e-9 < cpu or free_mem + 1e-9 < mem:
@@ -435,7 +454,7 @@ class Simulation:
                 ff[n2] = free_cpu - cpu
                 ff[n2 + 1] = free_mem - mem
                 nth = 0  # copies of this task started before (common random numbers, straggler.py)
-                if ph.peak[t]:
+                if ph.peak.item(t):
                     key = (jidx, k, t)
                     nth = restarts[key] = restarts.get(key, 0) + 1
                 starts.append((jidx, job, k, t, n, cpu, mem, nth, ph.start_copy(t)))
@@ -467,7 +486,9 @@ class Simulation:
         uid = self.uid = self.uid + 1
         now = self.now
         end = now + run
-        share = max(cpu / self.tot_cpu, mem / self.tot_mem)
+        share, other = cpu / self.tot_cpu, mem / self.tot_mem
+        if other > share:  # max(share, other) without the call (speed)
+            share = other
         r = _Run(uid, jidx, k, t, n, now, end, is_clone, cpu, mem, share)
         self.running[uid] = r
         if self.columns is not None:
@@ -539,7 +560,7 @@ class Simulation:
         dur = r.end - r.start
         share = dur * r.share
         key = (jidx, k, task)
-        if ph.state[task] == _FINISHED:
+        if ph.state.item(task) == _FINISHED:
             self.wasted += share  # a surplus copy kept for CAC / delay assignment
             ph.end_copy(task, False)
             self._forget(key)
@@ -550,15 +571,18 @@ class Simulation:
         ph.end_copy(task, True)
         self.estimator.record_task(job, ph.phase_id, dur)
         lst = self.copies.get(key)
-        if (
-            lst is not None
-            and len(lst) > 1
-            and (self.cfg.shuffle == "cc" or (jidx, k) not in self.shuffle_parents)
-        ):
-            for other in list(lst):
-                if other.alive:
-                    self._kill(other, wasted=True)
-        self._forget(key)
+        if lst is not None and len(lst) == 1:  # the task's only copy (_forget's answer: speed)
+            del self.copies[key]
+        else:
+            if (
+                lst is not None
+                and len(lst) > 1
+                and (self.cfg.shuffle == "cc" or (jidx, k) not in self.shuffle_parents)
+            ):
+                for other in list(lst):
+                    if other.alive:
+                        self._kill(other, wasted=True)
+            self._forget(key)
         if ph.num_finished == ph.num_tasks:
             self._phase_done(jidx, job, k)
         if not self.round_pending:  # (checked here too: one call less per copy end)

@@ -9,7 +9,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from pyscheduler.policies.late_kernel import late_at_cap, late_by_copies
+from pyscheduler.policies.late_kernel import copies_of_rows, late_at_cap, late_by_copies
 from pyscheduler.policies.replace import _fresh_without_task
 from pyscheduler.policies.residual import fresh_copy_time, late_copies
 
@@ -89,3 +89,33 @@ def test_compiled_replacement_pass_equals_the_numpy_rule(factor: float, min_elap
         assert got[0].dtype == want[0].dtype and got[1].dtype == want[1].dtype
         late_seen += int(late.sum())
     assert late_seen > 50
+
+
+def test_copies_of_rows_equals_the_numpy_selection() -> None:
+    """The compiled selection of the judged phases' copies equals the numpy gathers it replaced."""
+    rng = np.random.default_rng(6)
+    picked = 0
+    for _ in range(300):
+        n_jobs = int(rng.integers(1, 6))
+        per_job = rng.integers(1, 4, n_jobs)
+        job_ptr = np.concatenate([[0], np.cumsum(per_job)]).astype(np.int64)
+        p = int(job_ptr[-1])
+        row_index = rng.permutation(p).astype(np.int64)
+        k = int(rng.integers(0, 50))
+        job_pos = rng.integers(0, n_jobs, k).astype(np.int64)
+        phase_k = (rng.random(k) * per_job[job_pos]).astype(np.int64)
+        task_index = rng.integers(0, 9, k).astype(np.int64)
+        start = rng.choice([0.0, 3.5, 100.25], k) + rng.random(k)
+        progress = rng.choice([math.nan, 0.0, 0.5, 1.0], k)
+        row_lo = np.where(rng.random(p) < 0.5, -1, rng.integers(0, 40, p)).astype(np.int64)
+        now = float(rng.choice([0.0, 101.0, 1e6 + 0.1]))
+        got = copies_of_rows(row_index, job_ptr, job_pos, phase_k, task_index, start, progress, row_lo, now)
+        row_all = row_index[job_ptr[job_pos] + phase_k]
+        sel = np.flatnonzero(row_lo[row_all] >= 0)
+        row = row_all[sel]
+        want = (sel, row, row_lo[row] + task_index[sel], progress[sel], now - start[sel])
+        for g, w in zip(got, want, strict=True):
+            assert g.dtype == w.dtype and g.shape == w.shape
+            assert np.array_equal(g, w, equal_nan=True)
+        picked += sel.size
+    assert picked > 1000
