@@ -61,6 +61,7 @@ import numpy as np
 from pyscheduler.estimate.pareto import quantile_samples
 from pyscheduler.estimate.transfer import TransferStats
 from pyscheduler.objects import Job, TaskState
+from pyscheduler.policies import jit
 from pyscheduler.policies.base import (
     CloneGrant,
     Decisions,
@@ -93,7 +94,7 @@ from pyscheduler.policies.late import LateTasks
 from pyscheduler.policies.model import corollary_grants, transient_priorities
 from pyscheduler.policies.replace import Replacements
 from pyscheduler.policies.residual import REASON_PROGRESS, REASON_RESIDUAL
-from pyscheduler.policies.table import FlatTasks, PhaseTable, RoundView, pass_input
+from pyscheduler.policies.table import FlatTasks, PhaseTable, RoundView
 
 REASON_SMALL_JOB = "small_job_idle_capacity"
 REASON_PHASE_TAIL = "phase_tail_idle_capacity"
@@ -318,8 +319,9 @@ class DollyMPPolicy:
         """One kernel pass over the tasks in `mask`. Returns (entry rows, tasks per entry, placed per
         entry, entries that got a clone). With `originals` (the pending tasks) the counts are of originals
         only and the tasks of `mask` that already run get a clone (recorded with REASON_CLONE)."""
-        class_ptr, shape_ptr, task_ptr, shape_demand, tasks, entry_rows, entry_counts = pass_input(
-            flat, mask, cls, rnk, shape
+        # table.pass_input's answer, compiled (policies/jit.py)
+        class_ptr, shape_ptr, task_ptr, shape_demand, tasks, entry_rows, entry_counts = (
+            jit.pass_input_compiled(mask, flat.owner, flat.rows.size, cls, rnk, shape, flat.table.shapes)
         )
         got_task, got_node, got_entry = place_pass(
             free, nodes, class_ptr, shape_ptr, shape_demand, task_ptr, tasks

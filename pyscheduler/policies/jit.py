@@ -121,3 +121,139 @@ def size_classes(
         np.ascontiguousarray(volumes, np.float64), np.ascontiguousarray(times, np.float64), order, int(g)
     )
     return result
+
+
+@njit(cache=True, nogil=True)  # type: ignore[untyped-decorator,misc,unused-ignore]
+def _entry_before(
+    a: int, b: int, cls: npt.NDArray[np.int64], shape: npt.NDArray[np.int64], rank: npt.NDArray[np.int64]
+) -> bool:
+    """Row a sorts before row b by (class, shape, rank, row): np.lexsort's key order in pass_input."""
+    if cls[a] != cls[b]:
+        return bool(cls[a] < cls[b])
+    if shape[a] != shape[b]:
+        return bool(shape[a] < shape[b])
+    if rank[a] != rank[b]:
+        return bool(rank[a] < rank[b])
+    return a < b
+
+
+@njit(cache=True, nogil=True)  # type: ignore[untyped-decorator,misc,unused-ignore]
+def _pass_input(
+    mask: npt.NDArray[np.bool_],
+    owner: npt.NDArray[np.int64],
+    n_rows: int,
+    row_class: npt.NDArray[np.int64],
+    row_rank: npt.NDArray[np.int64],
+    row_shape: npt.NDArray[np.int64],
+) -> tuple[
+    npt.NDArray[np.int64],
+    npt.NDArray[np.int64],
+    npt.NDArray[np.int64],
+    npt.NDArray[np.int64],
+    npt.NDArray[np.int64],
+    npt.NDArray[np.int64],
+    npt.NDArray[np.int64],
+]:
+    counts = np.zeros(n_rows, np.int64)
+    for i in range(mask.shape[0]):
+        if mask[i]:
+            counts[owner[i]] += 1
+    n_entries = 0
+    for r in range(n_rows):
+        if counts[r] > 0:
+            n_entries += 1
+    entry_rows = np.empty(n_entries, np.int64)
+    e = 0
+    for r in range(n_rows):
+        if counts[r] > 0:
+            # insertion sort by (class, shape, rank, row): entries are few, the keys distinct (rows)
+            j = e
+            while j > 0 and _entry_before(r, entry_rows[j - 1], row_class, row_shape, row_rank):
+                entry_rows[j] = entry_rows[j - 1]
+                j -= 1
+            entry_rows[j] = r
+            e += 1
+    entry_counts = np.empty(n_entries, np.int64)
+    task_ptr = np.zeros(n_entries + 1, np.int64)
+    for e in range(n_entries):
+        entry_counts[e] = counts[entry_rows[e]]
+        task_ptr[e + 1] = task_ptr[e] + entry_counts[e]
+    # each row's tasks in flat order (rows own contiguous, increasing segments of the flat tasks)
+    seg = np.zeros(n_rows + 1, np.int64)
+    for r in range(n_rows):
+        seg[r + 1] = seg[r] + counts[r]
+    by_row = np.empty(seg[n_rows], np.int64)
+    fill = seg[:n_rows].copy()
+    for i in range(mask.shape[0]):
+        if mask[i]:
+            o = owner[i]
+            by_row[fill[o]] = i
+            fill[o] += 1
+    tasks = np.empty(seg[n_rows], np.int64)
+    for e in range(n_entries):
+        r = entry_rows[e]
+        tasks[task_ptr[e] : task_ptr[e + 1]] = by_row[seg[r] : seg[r + 1]]
+    # shapes: runs of equal (class, shape) among the entries; classes: runs of equal class among shapes
+    shape_start = np.empty(n_entries, np.int64)
+    n_shapes = 0
+    for e in range(n_entries):
+        r = entry_rows[e]
+        if (
+            e == 0
+            or row_class[r] != row_class[entry_rows[e - 1]]
+            or row_shape[r] != row_shape[entry_rows[e - 1]]
+        ):
+            shape_start[n_shapes] = e
+            n_shapes += 1
+    shape_ptr = np.empty(n_shapes + 1, np.int64)
+    shape_ptr[:n_shapes] = shape_start[:n_shapes]
+    shape_ptr[n_shapes] = n_entries
+    class_start = np.empty(n_shapes + 1, np.int64)
+    n_classes = 0
+    for s in range(n_shapes):
+        r = entry_rows[shape_start[s]]
+        if s == 0 or row_class[r] != row_class[entry_rows[shape_start[s - 1]]]:
+            class_start[n_classes] = s
+            n_classes += 1
+    class_ptr = np.empty(n_classes + 1, np.int64)
+    class_ptr[:n_classes] = class_start[:n_classes]
+    class_ptr[n_classes] = n_shapes
+    shape_rows = np.empty(n_shapes, np.int64)  # a row of each shape run (its shape id gives the demand)
+    for s in range(n_shapes):
+        shape_rows[s] = entry_rows[shape_start[s]]
+    return class_ptr, shape_ptr, task_ptr, shape_rows, tasks, entry_rows, entry_counts
+
+
+def pass_input_compiled(
+    mask: npt.NDArray[np.bool_],
+    owner: npt.NDArray[np.int64],
+    n_rows: int,
+    row_class: npt.NDArray[np.int64],
+    row_rank: npt.NDArray[np.int64],
+    row_shape: npt.NDArray[np.int64],
+    shapes: npt.NDArray[np.float64],
+) -> tuple[
+    npt.NDArray[np.int64],
+    npt.NDArray[np.int64],
+    npt.NDArray[np.int64],
+    npt.NDArray[np.float64],
+    npt.NDArray[np.int64],
+    npt.NDArray[np.int64],
+    npt.NDArray[np.int64],
+]:
+    """table.pass_input's answer in one compiled pass (entries sorted by insertion; the same order as its
+    np.lexsort, the keys being distinct): (class_ptr, shape_ptr, task_ptr, shape_demand, tasks,
+    entry_rows, entry_counts), `owner` grouping the flat tasks in increasing segments per row."""
+    class_ptr, shape_ptr, task_ptr, shape_rows, tasks, entry_rows, entry_counts = _pass_input(
+        mask,
+        owner,
+        int(n_rows),
+        np.ascontiguousarray(row_class, np.int64),
+        np.ascontiguousarray(row_rank, np.int64),
+        np.ascontiguousarray(row_shape, np.int64),
+    )
+    if entry_rows.size == 0:
+        z = np.zeros(1, np.int64)
+        return z, z, z, np.zeros((0, shapes.shape[1])), tasks, entry_rows, entry_rows
+    shape_demand = np.ascontiguousarray(shapes[row_shape[shape_rows]])
+    return class_ptr, shape_ptr, task_ptr, shape_demand, tasks, entry_rows, entry_counts

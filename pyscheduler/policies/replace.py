@@ -48,7 +48,9 @@ class Replacements:
 
     def __init__(self, cap: int, factor: float, min_elapsed: float) -> None:
         self.cap, self.factor, self.min_elapsed = cap, factor, min_elapsed
-        self.victims: dict[int, tuple[float, Kill]] = {}  # flat task -> (time left, copy to kill)
+        # flat task -> (time left, position in Snapshot.attempts of the copy to kill)
+        self.victims: dict[int, tuple[float, int]] = {}
+        self._snapshot: Snapshot | None = None  # the snapshot `victims` index into
 
     def judge(self, snapshot: Snapshot, view: RoundView, flat: FlatTasks) -> tuple[np.ndarray, float]:
         """Per flat task: replace one copy this round; and the earliest time an unjudged copy of a task at
@@ -90,29 +92,36 @@ class Replacements:
         )
         swap = at_cap & (listed >= flat.copies) & (not_late == 0)
         if swap.any():
-            self._victims(snapshot, swap, at, progress_remaining(pa, ela), cols.index[sel])
+            mine = np.flatnonzero(swap[at])  # the copies of the replaced tasks (time left only for those)
+            self._victims(snapshot, at[mine], progress_remaining(pa[mine], ela[mine]), cols.index[sel[mine]])
         soon = wait[at_cap[at] & ~late]
         return swap, now + float(soon.min()) if soon.size else math.inf
 
-    def _victims(
-        self, snapshot: Snapshot, swap: np.ndarray, at: np.ndarray, left: np.ndarray, index: np.ndarray
-    ) -> None:
-        """Per replaced task, its copy with the most time left (the first such in attempt order), as a Kill.
-        `at`, `left`, `index`: per listed copy, its flat task, time left and position in Snapshot.attempts
-        (AttemptColumns.index): the attempt is looked up there, not searched for."""
+    def _victims(self, snapshot: Snapshot, at: np.ndarray, left: np.ndarray, index: np.ndarray) -> None:
+        """Per replaced task, its copy with the most time left (the first such in attempt order). `at`,
+        `left`, `index`: per copy of a replaced task, its flat task, time left and position in
+        Snapshot.attempts (AttemptColumns.index): the attempt is looked up there, not searched for, and
+        only when its Kill is issued (`kills_for`)."""
         best: dict[int, tuple[float, int]] = {}  # flat task -> (time left, position in Snapshot.attempts)
-        for i in np.flatnonzero(swap[at]).tolist():
-            task = int(at[i])
-            if task not in best or left[i] > best[task][0]:
-                best[task] = (float(left[i]), int(index[i]))
-        for task, (time_left, pos) in best.items():
-            a = snapshot.attempts[pos]
-            kill = Kill(a.attempt_id, a.job_id, a.phase_id, a.task_index, a.node_id, REASON_REPLACE)
-            self.victims[task] = (time_left, kill)
+        for task, time_left, pos in zip(at.tolist(), left.tolist(), index.tolist(), strict=True):
+            if task not in best or time_left > best[task][0]:
+                best[task] = (time_left, pos)
+        self._snapshot = snapshot
+        self.victims = best
 
     def kills_for(self, placed: np.ndarray) -> list[Kill]:
-        """The kills of the tasks whose fresh copy was placed (`placed`: per flat task)."""
-        return [k for task, (_, k) in sorted(self.victims.items()) if placed[task]]
+        """The kills of the tasks whose fresh copy was placed (`placed`: per flat task), in task order."""
+        kills: list[Kill] = []
+        snapshot = self._snapshot
+        if snapshot is None:
+            return kills
+        for task, (_, pos) in sorted(self.victims.items()):
+            if placed[task]:
+                a = snapshot.attempts[pos]
+                kills.append(
+                    Kill(a.attempt_id, a.job_id, a.phase_id, a.task_index, a.node_id, REASON_REPLACE)
+                )
+        return kills
 
 
 def _fresh_without_task(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import random
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import numpy.typing as npt
@@ -85,6 +86,27 @@ def _numpy_started(
     state[flat] = np.where(state[flat] == pending, running, state[flat])
 
 
+def _numpy_pass_input(
+    mask: npt.NDArray[np.bool_],
+    owner: npt.NDArray[np.int64],
+    n_rows: int,
+    row_class: npt.NDArray[np.int64],
+    row_rank: npt.NDArray[np.int64],
+    row_shape: npt.NDArray[np.int64],
+    shapes: npt.NDArray[np.float64],
+) -> tuple[npt.NDArray[np.int64], ...]:
+    """table.pass_input (numpy) behind jit.pass_input_compiled's signature (it reads only these fields)."""
+    flat = SimpleNamespace(owner=owner, rows=np.empty(n_rows), table=SimpleNamespace(shapes=shapes))
+    result: tuple[npt.NDArray[np.int64], ...] = table.pass_input(
+        flat,  # type: ignore[arg-type]
+        mask,
+        row_class,
+        row_rank,
+        row_shape,
+    )
+    return result
+
+
 def _use_reference_paths(monkeypatch: pytest.MonkeyPatch) -> None:
     """Swap every speed path for its straightforward twin (not a mock: the reference implementation)."""
     monkeypatch.setattr(placement, "USE_COMPILED", False)
@@ -93,6 +115,7 @@ def _use_reference_paths(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(residual, "observe_starts", _numpy_observe)
     monkeypatch.setattr(jit, "clone_candidates", _numpy_clone_candidates)
     monkeypatch.setattr(jit, "started", _numpy_started)
+    monkeypatch.setattr(jit, "pass_input_compiled", _numpy_pass_input)
     monkeypatch.setattr(LateTasks, "judge", object_path_judge)  # late tasks from the Attempt objects
 
 
