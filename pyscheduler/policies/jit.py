@@ -123,6 +123,11 @@ def size_classes(
     return result
 
 
+_I = npt.NDArray[np.int64]
+# pass_input's answer: (class_ptr, shape_ptr, task_ptr, shape_demand, tasks, entry_rows, entry_counts)
+PassInput = tuple[_I, _I, _I, npt.NDArray[np.float64], _I, _I, _I]
+
+
 @njit(cache=True, nogil=True)  # type: ignore[untyped-decorator,misc,unused-ignore]
 def _entry_before(
     a: int, b: int, cls: npt.NDArray[np.int64], shape: npt.NDArray[np.int64], rank: npt.NDArray[np.int64]
@@ -139,21 +144,8 @@ def _entry_before(
 
 @njit(cache=True, nogil=True)  # type: ignore[untyped-decorator,misc,unused-ignore]
 def _pass_input(
-    mask: npt.NDArray[np.bool_],
-    owner: npt.NDArray[np.int64],
-    n_rows: int,
-    row_class: npt.NDArray[np.int64],
-    row_rank: npt.NDArray[np.int64],
-    row_shape: npt.NDArray[np.int64],
-) -> tuple[
-    npt.NDArray[np.int64],
-    npt.NDArray[np.int64],
-    npt.NDArray[np.int64],
-    npt.NDArray[np.int64],
-    npt.NDArray[np.int64],
-    npt.NDArray[np.int64],
-    npt.NDArray[np.int64],
-]:
+    mask: npt.NDArray[np.bool_], owner: _I, n_rows: int, row_class: _I, row_rank: _I, row_shape: _I
+) -> tuple[_I, _I, _I, _I, _I, _I, _I]:
     counts = np.zeros(n_rows, np.int64)
     for i in range(mask.shape[0]):
         if mask[i]:
@@ -226,21 +218,13 @@ def _pass_input(
 
 def pass_input_compiled(
     mask: npt.NDArray[np.bool_],
-    owner: npt.NDArray[np.int64],
+    owner: _I,
     n_rows: int,
-    row_class: npt.NDArray[np.int64],
-    row_rank: npt.NDArray[np.int64],
-    row_shape: npt.NDArray[np.int64],
+    row_class: _I,
+    row_rank: _I,
+    row_shape: _I,
     shapes: npt.NDArray[np.float64],
-) -> tuple[
-    npt.NDArray[np.int64],
-    npt.NDArray[np.int64],
-    npt.NDArray[np.int64],
-    npt.NDArray[np.float64],
-    npt.NDArray[np.int64],
-    npt.NDArray[np.int64],
-    npt.NDArray[np.int64],
-]:
+) -> PassInput:
     """table.pass_input's answer in one compiled pass (entries sorted by insertion; the same order as its
     np.lexsort, the keys being distinct): (class_ptr, shape_ptr, task_ptr, shape_demand, tasks,
     entry_rows, entry_counts), `owner` grouping the flat tasks in increasing segments per row."""

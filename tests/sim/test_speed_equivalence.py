@@ -86,16 +86,10 @@ def _numpy_started(
     state[flat] = np.where(state[flat] == pending, running, state[flat])
 
 
-def _numpy_pass_input(
-    mask: npt.NDArray[np.bool_],
-    owner: npt.NDArray[np.int64],
-    n_rows: int,
-    row_class: npt.NDArray[np.int64],
-    row_rank: npt.NDArray[np.int64],
-    row_shape: npt.NDArray[np.int64],
-    shapes: npt.NDArray[np.float64],
-) -> tuple[npt.NDArray[np.int64], ...]:
-    """table.pass_input (numpy) behind jit.pass_input_compiled's signature (it reads only these fields)."""
+def _numpy_pass_input(*args: npt.NDArray[np.generic] | int) -> tuple[npt.NDArray[np.int64], ...]:
+    """table.pass_input (numpy) behind jit.pass_input_compiled's signature (mask, owner, rows, class,
+    rank, shape, shapes)."""
+    mask, owner, n_rows, row_class, row_rank, row_shape, shapes = args
     flat = SimpleNamespace(owner=owner, rows=np.empty(n_rows), table=SimpleNamespace(shapes=shapes))
     result: tuple[npt.NDArray[np.int64], ...] = table.pass_input(
         flat,  # type: ignore[arg-type]
