@@ -99,7 +99,7 @@ class LateTasks:
         if keep.size == 0:
             return late, math.inf
         cand = running[keep]  # indices into flat.rows of the judged phases
-        due = self._due(flat, cand, thr[keep], now)
+        seen = self._observe(flat, cand, now)
         for row, cap in zip(rows[keep].tolist(), caps[keep].tolist(), strict=True):
             reasons[row] = (cap - 1, REASON_RESIDUAL)
         cap_row = np.zeros(flat.rows.size, np.int64)
@@ -110,28 +110,39 @@ class LateTasks:
             self._by_progress(snapshot, view, flat, cand, thr[keep]) if self.late_by == "progress" else None
         )
         if by_copy is None:  # elapsed time since first seen
+            due = self._due(flat, cand, thr[keep], seen)
             late = room & (due < now)
             soon = due[room & (due >= now)]
         else:
             covered, late_t, wait_t = by_copy
-            late = room & np.where(covered, late_t, due < now)
-            soon = np.where(covered, now + wait_t, due)[room & ~late]
+            if (room & ~covered).any():  # some task without a listed copy: the elapsed-time rule for it
+                due = self._due(flat, cand, thr[keep], seen)
+                late = room & np.where(covered, late_t, due < now)
+                soon = np.where(covered, now + wait_t, due)[room & ~late]
+            else:  # the same answer when every task with room is covered (speed)
+                late = room & late_t
+                soon = (now + wait_t)[room & ~late]
             # a judged phase whose first task has a listed copy is reported as judged by progress
             for row in flat.rows[cand[covered[flat.offset[cand]]]].tolist():
                 reasons[row] = (reasons[row][0], REASON_PROGRESS)
         return late, float(soon.min()) if soon.size else math.inf
 
-    def _due(self, flat: FlatTasks, cand: IntArray, thr: np.ndarray, now: float) -> np.ndarray:
-        """Per flat task: when the elapsed-time rule makes it late, first seen running (`StartTimes`) plus
-        its phase's threshold `thr`, for the tasks of the judged phases `cand` (indices into flat.rows,
-        increasing); inf elsewhere."""
+    def _observe(self, flat: FlatTasks, cand: IntArray, now: float) -> list[np.ndarray]:
+        """`StartTimes.observe` of the judged phases `cand` (indices into flat.rows, increasing): when each
+        of their tasks was first seen running (inf: not running). Every round, whether or not the
+        elapsed-time rule is read: a later round's answer depends on it."""
         t = flat.table
         rows = flat.rows[cand]
         observe, job_ids, phases = self.starts.observe, t.job_ids, t.phases  # per table row (speed)
-        seen = [
+        return [
             observe(job_ids[r], k, phases[r], now)
             for r, k in zip(rows.tolist(), t.row_k[rows].tolist(), strict=True)
         ]
+
+    def _due(self, flat: FlatTasks, cand: IntArray, thr: np.ndarray, seen: list[np.ndarray]) -> np.ndarray:
+        """Per flat task: when the elapsed-time rule makes it late, first seen running (`seen`, per judged
+        phase, from `_observe`) plus its phase's threshold `thr`, for the tasks of the judged phases `cand`
+        (indices into flat.rows, increasing); inf elsewhere."""
         lo = flat.offset[cand]
         size = flat.offset[cand + 1] - lo
         # (np.cumsum / np.repeat without their wrappers: speed)
