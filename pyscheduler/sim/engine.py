@@ -19,6 +19,9 @@ The simulator plays the parts of the ResourceManager shim and of the Application
     then it reads with contention, and upstream copies still running at that moment are killed. omega comes
     from the policy's OmegaDecision for the job, else `default_omega`.
   Time spent waiting for an exclusive copy holds the container (the resource cost Dolly weighs).
+
+Parts: the event queue (sim/events.py), the running copies and the attempts a policy reads
+(sim/copies.py, with their numpy columns in sim/running.py), the shuffle reads (sim/shuffle.py).
 """
 
 from __future__ import annotations
@@ -28,42 +31,33 @@ import heapq
 import math
 import sys
 import time as wallclock
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import overload
 
 import numpy as np
 
 from pyscheduler.core import DecisionLoop, ManualClock
 from pyscheduler.estimate import TaskStatistics
-from pyscheduler.objects import Attempt, ClusterState, Job, Phase, Resources, TaskState
+from pyscheduler.objects import ClusterState, Job, Phase, Resources, TaskState
 from pyscheduler.policies.attempts import AttemptColumns
 from pyscheduler.policies.base import Decisions, Policy
+from pyscheduler.sim.copies import LazyAttempts, RunCopy, SimAttempt
+from pyscheduler.sim.events import ARRIVAL as _ARRIVAL
+from pyscheduler.sim.events import FINISH as _FINISH
+from pyscheduler.sim.events import HEARTBEAT as _HEARTBEAT
+from pyscheduler.sim.events import KILL as _KILL
+from pyscheduler.sim.events import ROUND as _ROUND
+from pyscheduler.sim.events import WAKE as _WAKE
+from pyscheduler.sim.events import EventQueue
 from pyscheduler.sim.metrics import RunMetrics
 from pyscheduler.sim.running import RunningColumns
+from pyscheduler.sim.shuffle import ShuffleReads
 from pyscheduler.sim.straggler import StragglerModel, StragglerSpec
 from pyscheduler.sim.workload import ClusterSpec, JobSpec
 
 SHUFFLE_MODES = ("cc", "cac", "delay")
-_ARRIVAL, _FINISH, _KILL, _ROUND, _HEARTBEAT, _WAKE = 0, 1, 2, 3, 4, 5
 _FINISHED = int(TaskState.FINISHED)
 GC_EVERY_ROUNDS = 4096  # young-generation collections while the collector's automatic passes are off
-
-
-@dataclass(frozen=True, slots=True)
-class SimAttempt(Attempt):
-    """An Attempt with the progress a task reports (Hadoop's progress score: fraction of its work done), read
-    from the simulation clock when asked, so one object serves every round the copy runs."""
-
-    expected_end: float = math.inf
-    clock: ManualClock | None = None
-
-    @property
-    def progress(self) -> float:
-        if self.clock is None:
-            return 0.0
-        dur = self.expected_end - self.start_time
-        return min(1.0, (self.clock.now() - self.start_time) / dur) if dur > 0 else 1.0
 
 
 @dataclass(slots=True)
@@ -79,85 +73,9 @@ class SimConfig:
     max_sim_time: float = math.inf
 
 
-class _Run:
-    """One attempt (mutable, internal). `share`: its dominant share of the cluster (resource-second cost)."""
+class Simulation(EventQueue, ShuffleReads):
+    """The simulation of one policy over a workload on a cluster (module docstring)."""
 
-    __slots__ = (
-        "alive",
-        "cpu",
-        "end",
-        "is_clone",
-        "jidx",
-        "k",
-        "mem",
-        "node",
-        "share",
-        "start",
-        "task",
-        "uid",
-    )
-
-    def __init__(
-        self,
-        uid: int,
-        jidx: int,
-        k: int,
-        task: int,
-        node: int,
-        start: float,
-        end: float,
-        is_clone: bool,
-        cpu: float,
-        mem: float,
-        share: float,
-    ) -> None:
-        self.uid, self.jidx, self.k, self.task, self.node = uid, jidx, k, task, node
-        self.start, self.end, self.is_clone, self.cpu, self.mem = start, end, is_clone, cpu, mem
-        self.share = share
-        self.alive = True
-
-
-class _LazyAttempts(Sequence[Attempt]):
-    """Snapshot.attempts built only if a policy reads it (most policies never do); `columns` gives them
-    as numpy columns without building the objects (policies/attempts.py)."""
-
-    def __init__(self, sim: Simulation) -> None:
-        self._sim = sim
-        self._items: list[Attempt] | None = None
-        self._columns: tuple[Sequence[Job], AttemptColumns] | None = None  # the last `columns` answer
-
-    def _build(self) -> list[Attempt]:
-        if self._items is None:
-            self._items = [self._sim.attempt_of(r) for r in self._sim.running.values()]
-        return self._items
-
-    def __len__(self) -> int:
-        return len(self._sim.running) if self._items is None else len(self._items)
-
-    @overload
-    def __getitem__(self, i: int) -> Attempt: ...
-    @overload
-    def __getitem__(self, i: slice) -> Sequence[Attempt]: ...
-    def __getitem__(self, i: int | slice) -> Attempt | Sequence[Attempt]:
-        sim = self._sim
-        if self._items is None and isinstance(i, int) and sim.columns is not None:
-            # one copy, found through the column store (AttemptColumns.index), without building the rest
-            return sim.attempt_of(sim.running[sim.columns.uid_at(i)])
-        return self._build()[i]
-
-    def __iter__(self) -> Iterator[Attempt]:
-        return iter(self._build())
-
-    def columns(self, jobs: Sequence[Job]) -> AttemptColumns:
-        """The copies as columns; asked again for the same jobs in the same round (late copies, then
-        replacements), the same answer (the round's time and copies have not changed)."""
-        kept = self._columns
-        if kept is None or kept[0] is not jobs:
-            kept = self._columns = (jobs, self._sim.attempt_columns(jobs))
-        return kept[1]
-
-
-class Simulation:
     def __init__(
         self,
         specs: Sequence[JobSpec],
@@ -175,6 +93,8 @@ class Simulation:
         self.estimator = TaskStatistics()
         self.loop = DecisionLoop(policy, self.clock, estimator=self.estimator)
         self.cfg = config
+        self.shuffle_mode, self.bandwidth = config.shuffle, config.bandwidth_mb_s  # (ShuffleReads)
+        self.default_omega = config.default_omega
         self.bases = bases
         self.model = StragglerModel(config.straggler, config.seed)
         self._keyed_slowdown = config.straggler.kind != "empirical"  # copy_time = base x slowdown_of
@@ -189,22 +109,17 @@ class Simulation:
         self.jobs: dict[int, Job] = {}
         self.active: dict[int, Job] = {}
         self.pos_of: dict[str, int] = {}
-        self.running: dict[int, _Run] = {}
+        self.running: dict[int, RunCopy] = {}
         self._attempts: dict[int, SimAttempt] = {}  # per running copy, built when a policy first reads it
         self.columns: RunningColumns | None = None  # the running copies as arrays, once a policy reads them
-        self.copies: dict[tuple[int, int, int], list[_Run]] = {}
+        self.copies: dict[tuple[int, int, int], list[RunCopy]] = {}
         self.restarts: dict[tuple[int, int, int], int] = {}  # tasks started more than once
         self.ready_at: dict[tuple[int, int], float] = {}
         self.avail: dict[tuple[int, int], list[float]] = {}
         self.omega: dict[str, float] = {}
         self.shuffle_parents: set[tuple[int, int]] = set()
         self.now = 0.0
-        # The event queue: a heap of distinct event times, and per time the position of its next unread
-        # event followed by its events' (kind, ref) pairs flattened in the order they were pushed (ties go
-        # first in, first out). Floats compare faster than
-        # (time, seq, kind, ref) tuples and the heap holds each time once (speed; the same order).
-        self.events: list[float] = []
-        self.at_time: dict[float, list[int]] = {}
+        EventQueue.__init__(self)  # sim/events.py
         self.uid = 0
         self.round_pending = False
         self.heartbeat_pending = False
@@ -219,7 +134,7 @@ class Simulation:
         self.rounds = 0
         self.done = 0
 
-    def attempt_of(self, r: _Run) -> SimAttempt:
+    def attempt_of(self, r: RunCopy) -> SimAttempt:
         a = self._attempts.get(r.uid)
         if a is None:
             job = self.jobs[r.jidx]
@@ -249,31 +164,6 @@ class Simulation:
         else:
             index = np.fromiter((self.pos_of[j.job_id] for j in jobs), np.int64, len(jobs))
         return self.columns.columns(index, self.clock.now())
-
-    # ---- events -------------------------------------------------------------------------------------
-    def _push(self, t: float, kind: int, ref: int) -> None:
-        same = self.at_time.get(t)
-        if same is None:
-            self.at_time[t] = [1, kind, ref]
-            heapq.heappush(self.events, t)
-        else:
-            same += (kind, ref)
-
-    def _pop(self) -> tuple[float, int, int]:
-        """The earliest event (time, kind, ref); of events at the same time, the first pushed. A time's
-        list starts with the position of its next unread event (read in place: popping from the front
-        of a long list of equal times was quadratic)."""
-        t = self.events[0]
-        same = self.at_time[t]
-        i = same[0]
-        kind, ref = same[i], same[i + 1]
-        i += 2
-        if i == len(same):
-            heapq.heappop(self.events)
-            del self.at_time[t]
-        else:
-            same[0] = i
-        return t, kind, ref
 
     def _want_heartbeat(self) -> None:
         if not self.heartbeat_pending and self.running:
@@ -404,7 +294,7 @@ class Simulation:
         if self.rounds % GC_EVERY_ROUNDS == 0:
             gc.collect(1)  # each survivor scanned once, then left to the (frozen-out) old generation
         self.clock.set(self.now)
-        dec = self.loop.round(self.cluster, list(self.active.values()), _LazyAttempts(self))
+        dec = self.loop.round(self.cluster, list(self.active.values()), LazyAttempts(self))
         self._apply(dec)
         if self.timer_driven:
             self._want_heartbeat()
@@ -462,9 +352,8 @@ class Simulation:
         if not starts:
             return
         if self._keyed_slowdown:  # copy_time's own formula for these models (speed)
-            slow = self.model.slowdowns_of(
-                [x[0] for x in starts], [x[2] for x in starts], [x[3] for x in starts], [x[7] for x in starts]
-            )
+            by_field = list(zip(*starts, strict=True))  # the starts' fields as columns, in one pass
+            slow = self.model.slowdowns_of(by_field[0], by_field[2], by_field[3], by_field[7])
         for i, (jidx, job, k, t, n, cpu, mem, nth, is_clone) in enumerate(starts):
             if self._keyed_slowdown:
                 run = self.bases[jidx][k][t] * slow[i] / self.speed[n]
@@ -489,7 +378,7 @@ class Simulation:
         share, other = cpu / self.tot_cpu, mem / self.tot_mem
         if other > share:  # max(share, other) without the call (speed)
             share = other
-        r = _Run(uid, jidx, k, t, n, now, end, is_clone, cpu, mem, share)
+        r = RunCopy(uid, jidx, k, t, n, now, end, is_clone, cpu, mem, share)
         self.running[uid] = r
         if self.columns is not None:
             self.columns.started.append((uid, jidx, k, t, now, end))
@@ -501,25 +390,8 @@ class Simulation:
             self.clones += 1
         self._push(end, _FINISH, uid)
 
-    def _read_delay(self, jidx: int, job: Job, k: int, c: int, read_mb: float) -> float:
-        """Waiting for an exclusive upstream copy plus the read itself (Dolly Sec. 4)."""
-        bw = self.cfg.bandwidth_mb_s
-        contended = read_mb / (bw / (c + 1))
-        mode = self.cfg.shuffle
-        if c == 0 or mode == "cc":
-            return read_mb / bw if c == 0 else contended
-        avail = self.avail.get((jidx, k))
-        t_ex = avail[c] if avail is not None and c < len(avail) else math.inf
-        if mode == "cac":
-            return contended if math.isinf(t_ex) else max(0.0, t_ex - self.now) + read_mb / bw
-        ready = self.ready_at.get((jidx, k), self.now)
-        deadline = ready + self.omega.get(job.job_id, self.cfg.default_omega)
-        if t_ex <= deadline:
-            return max(0.0, t_ex - self.now) + read_mb / bw
-        return max(0.0, deadline - self.now) + contended
-
     # ---- attempt ends -------------------------------------------------------------------------------
-    def _release(self, r: _Run) -> None:
+    def _release(self, r: RunCopy) -> None:
         r.alive = False
         del self.running[r.uid]
         if self._attempts:
@@ -530,7 +402,7 @@ class Simulation:
         ff[n2] = ff.item(n2) + r.cpu
         ff[n2 + 1] = ff.item(n2 + 1) + r.mem
 
-    def _kill(self, r: _Run, wasted: bool) -> None:
+    def _kill(self, r: RunCopy, wasted: bool) -> None:
         self._release(r)
         used = (self.now - r.start) * r.share
         if wasted:
@@ -552,7 +424,7 @@ class Simulation:
                     return
             del self.copies[key]
 
-    def _finish(self, r: _Run) -> None:
+    def _finish(self, r: RunCopy) -> None:
         self._release(r)
         jidx, k, task = r.jidx, r.k, r.task
         job = self.jobs[jidx]
@@ -605,23 +477,6 @@ class Simulation:
                 for other in self.copies.get((jidx, k, t), ()):
                     if other.alive and other.end > deadline:
                         self._push(deadline, _KILL, other.uid)
-
-    def _prepare_exclusive(self, jidx: int, job: Job, c: int) -> None:
-        """avail[c]: when every upstream task of phase c has c+1 finished copies (from known end times)."""
-        avail = [self.now]
-        for extra in (1, 2, 3):
-            worst = self.now
-            for q in job.parent_idx[c]:
-                for t in range(job.phases[q].num_tasks):
-                    ends = sorted(x.end for x in self.copies.get((jidx, q, t), ()) if x.alive)
-                    if len(ends) < extra:
-                        worst = math.inf
-                        break
-                    worst = max(worst, ends[extra - 1])
-                if math.isinf(worst):
-                    break
-            avail.append(worst)
-        self.avail[(jidx, c)] = avail
 
 
 def print_progress(total_jobs: int, label: str) -> Callable[[float, int], None]:
