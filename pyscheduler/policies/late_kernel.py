@@ -45,7 +45,8 @@ def _late_one(
     """residual.late_copies of one copy: (late, wait)."""
     known = np.isfinite(p) and p > 0
     judged = known and e >= min_elapsed
-    late = (judged and _left_one(p, e) >= factor * theta) if known else e >= threshold
+    stalled = p == 0 and e >= min_elapsed and e > 0
+    late = (judged and _left_one(p, e) >= factor * theta) if known else (stalled or e >= threshold)
     wait = (min_elapsed - e) if known else (threshold - e)
     if late or (known and judged) or not np.isfinite(wait):
         wait = math.inf

@@ -31,6 +31,7 @@ import math
 import statistics
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -152,34 +153,72 @@ class ReportedAttempt(Attempt):
     progress: float = 0.0
 
 
-def work_start(launch_s: float, first: tuple[float, float] | None, last: tuple[float, float]) -> float | None:
+def work_start(
+    launch_s: float,
+    first: tuple[float, float] | None,
+    last: tuple[float, float],
+    startup_s: float | None = None,
+) -> float | None:
     """When an attempt's work began, seen from two of its progress reports (time s, progress): the rate
     between the first report with progress and the latest, extended back to progress 0. Choice: a task
     JVM's start-up (seconds on a busy node) reports no progress, and LATE's estimate from the launch
     time would count it as slowness, so every young copy would look late; the rate between two reports
-    leaves it out. None until two reports show progress growing (the copy is not judged by progress yet)."""
+    leaves it out. With one report only, `startup_s` (the start-up other attempts showed,
+    `StartupEstimate`) stands in for the unseen start of work: launch + startup_s, if that is before the
+    report (Hadoop's own speculator judges a copy at its first report, from its launch time; this
+    judges it then too, without the start-up). None when neither gives a start (not judged by progress)."""
     if first is None:
         return None
     (t1, p1), (t2, p2) = first, last
-    if not (p2 > p1 > 0 and t2 > t1):
-        return None
-    return max(launch_s, t2 - p2 * (t2 - t1) / (p2 - p1))
+    if p2 > p1 > 0 and t2 > t1:
+        return max(launch_s, t2 - p2 * (t2 - t1) / (p2 - p1))
+    if startup_s is not None and p2 > 0 and launch_s + startup_s < t2:
+        return launch_s + startup_s
+    return None
+
+
+class StartupEstimate:
+    """The JVM start-up of recent attempts (work start from two progress reports, minus the launch),
+    across the service's jobs: the median of the last `keep`, once `least` were seen."""
+
+    def __init__(self, keep: int = 64, least: int = 3) -> None:
+        self._seen: deque[float] = deque(maxlen=keep)
+        self.least = least
+
+    def add(self, seconds: float) -> None:
+        if math.isfinite(seconds) and seconds >= 0:
+            self._seen.append(seconds)
+
+    def median(self) -> float | None:
+        return statistics.median(self._seen) if len(self._seen) >= self.least else None
 
 
 def _running(
-    job_id: str, attempts: Sequence[Any], first: dict[str, tuple[float, float]], now: float
+    job_id: str,
+    attempts: Sequence[Any],
+    first: dict[str, tuple[float, float]],
+    now: float,
+    startup_s: float | None = None,
 ) -> list[ReportedAttempt]:
     """The job's running copies (in a container) for the snapshot, with the start of their work
-    (`work_start`) and progress; a copy without two progress reports yet carries progress nan (judged by
-    the elapsed-time rule from its launch, not by progress)."""
+    (`work_start`) and progress. A copy that still reports progress 0 once the start-up other attempts
+    showed (`startup_s`) is over carries progress 0 from launch + startup_s: after the policy's
+    progress_after seconds of such work it is stalled, so late (`residual.late_copies`; at 0 progress LATE
+    has no rate, and a job of a few tasks would otherwise wait for its straggler to report twice). Any other
+    copy without a rate yet carries progress nan (judged by the elapsed-time rule from its launch)."""
     out: list[ReportedAttempt] = []
     for a in attempts:
         i = _task_index(a.task_id)
         if i is None or a.state != pb.ATTEMPT_RUNNING or not a.container_id:
             continue
         launch = (a.launch_time_ms or a.time_ms) / 1000.0
-        began = work_start(launch, first.get(a.attempt_id), (a.time_ms / 1000.0, a.progress))
-        start, progress = (launch, math.nan) if began is None else (began, a.progress)
+        began = work_start(launch, first.get(a.attempt_id), (a.time_ms / 1000.0, a.progress), startup_s)
+        if began is not None:
+            start, progress = began, a.progress
+        elif a.progress == 0 and startup_s is not None and launch + startup_s < now:
+            start, progress = launch + startup_s, 0.0  # stalled once progress_after has passed
+        else:
+            start, progress = launch, math.nan
         out.append(
             ReportedAttempt(
                 a.attempt_id, job_id, a.phase_id, i, a.node_id, a.is_clone, min(start, now), progress
@@ -267,6 +306,7 @@ class _AppState:
     durations: dict[str, list[float]] = field(default_factory=dict)
     attempts: dict[str, Any] = field(default_factory=dict)  # attempt id -> last report
     first_progress: dict[str, tuple[float, float]] = field(default_factory=dict)  # (time s, progress)
+    startup_seen: set[str] = field(default_factory=set)  # attempts whose start-up was measured
     waiting: dict[str, int] = field(default_factory=dict)  # phase id -> clones waiting for a container
     last_plan: str = ""
     plan: Any = None  # the last ClonePlan sent (answered again when the plan budget is spent)
@@ -293,6 +333,7 @@ class AppMasterServicer:
         self.budget = budget if budget is not None else PlanBudget(DEFAULT_PLANS_PER_S)
         self._lock = threading.Lock()
         self._apps: dict[str, _AppState] = {}
+        self.startups = StartupEstimate()
 
     # ---- what translate.py asks for: θ/σ per YARN priority ----------------------------------
 
@@ -363,8 +404,16 @@ class AppMasterServicer:
             for a in request.attempts:
                 prev = st.attempts.get(a.attempt_id)
                 st.attempts[a.attempt_id] = a
-                if a.state == pb.ATTEMPT_RUNNING and a.progress > 0 and a.attempt_id not in st.first_progress:
-                    st.first_progress[a.attempt_id] = (a.time_ms / 1000.0, a.progress)
+                if a.state == pb.ATTEMPT_RUNNING and a.progress > 0:
+                    seen = st.first_progress.get(a.attempt_id)
+                    if seen is None:
+                        st.first_progress[a.attempt_id] = (a.time_ms / 1000.0, a.progress)
+                    elif a.attempt_id not in st.startup_seen:
+                        launch = (a.launch_time_ms or a.time_ms) / 1000.0
+                        began = work_start(launch, seen, (a.time_ms / 1000.0, a.progress))
+                        if began is not None and a.launch_time_ms:
+                            st.startup_seen.add(a.attempt_id)
+                            self.startups.add(began - launch)
                 was = prev is not None and _waiting_clone(prev)
                 st.waiting[a.phase_id] = st.waiting.get(a.phase_id, 0) + _waiting_clone(a) - was
                 if a.state == pb.ATTEMPT_SUCCEEDED and (prev is None or prev.state != pb.ATTEMPT_SUCCEEDED):
@@ -454,7 +503,7 @@ class AppMasterServicer:
             plan.detail = "the policy grants no clones"
             return plan
         cluster, others = self._context(app_id)
-        running = _running(app_id, reported, first, now)
+        running = _running(app_id, reported, first, now, self.startups.median())
         _no_data_means(job, frozenset(stats), running, now)
         decisions = self.policy.decide(Snapshot(now, cluster, [*others, job], running))
         for g in decisions.clone_grants:

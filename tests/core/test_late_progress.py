@@ -32,13 +32,24 @@ def test_time_left_is_lates_rate_estimate() -> None:
 
 def test_copies_are_judged_by_progress_else_by_elapsed_time() -> None:
     # theta 10, factor 1.5: late when time left >= 15 s; judged after 5 s; no progress: elapsed >= 40
-    prog = np.array([0.1, 0.5, 0.1, math.nan, math.nan, 0.0])
-    ela = np.array([6.0, 6.0, 2.0, 50.0, 20.0, 20.0])
-    late, wait = late_copies(prog, ela, np.full(6, 10.0), np.full(6, 40.0), 1.5, 5.0)
-    assert late.tolist() == [True, False, False, True, False, False]
+    prog = np.array([0.1, 0.5, 0.1, math.nan, math.nan, 0.0, 0.0])
+    ela = np.array([6.0, 6.0, 2.0, 50.0, 20.0, 4.0, 0.0])
+    late, wait = late_copies(prog, ela, np.full(7, 10.0), np.full(7, 40.0), 1.5, 5.0)
+    assert late.tolist() == [True, False, False, True, False, False, False]
     # the young copy may turn late once judged; the judged fast one never by waiting; no-progress ones
-    # when they reach the elapsed threshold (progress 0 is "nothing reported yet")
-    assert wait.tolist() == [math.inf, math.inf, 3.0, math.inf, 20.0, 20.0]
+    # when they reach the elapsed threshold (progress 0 before min_elapsed is "nothing reported yet")
+    assert wait.tolist() == [math.inf, math.inf, 3.0, math.inf, 20.0, 36.0, 40.0]
+
+
+def test_a_copy_that_reports_no_progress_after_min_elapsed_is_stalled_and_late() -> None:
+    """Progress 0 after `min_elapsed` seconds of work (the live AM's copies, whose work start it knows) is
+    LATE's rate 0: late whatever a fresh copy takes, even with no elapsed threshold (inf); nan (no
+    progress reported at all) still waits for the elapsed-time rule."""
+    prog = np.array([0.0, 0.0, math.nan])
+    ela = np.array([5.0, 30.0, 30.0])
+    late, wait = late_copies(prog, ela, np.full(3, 1e6), np.full(3, math.inf), 1.0, 5.0)
+    assert late.tolist() == [True, True, False]
+    assert wait.tolist() == [math.inf, math.inf, math.inf]
 
 
 def test_fresh_copy_time_counts_the_other_running_stragglers() -> None:
