@@ -133,8 +133,8 @@ def late_copies(
     which on a job of a few tasks is the straggler itself). The simulator's copies report p > 0 once
     they run, so only the live AM's copies, whose work start the AM knows (rpc/appmaster.py), stall.
     A copy that reports progress but has run less than `min_elapsed` is not judged yet (its rate is not
-    trusted): it may turn late in min_elapsed - elapsed seconds. A judged copy that is not late is left (its time left only shrinks while
-    its rate holds; a later round judges it again)."""
+    trusted): it may turn late in min_elapsed - elapsed seconds. A judged copy that is not late is left
+    (its time left only shrinks while its rate holds; a later round judges it again)."""
     known = np.isfinite(progress) & (progress > 0)
     judged = known & (elapsed >= min_elapsed)
     left = progress_remaining(progress, elapsed)
