@@ -167,3 +167,20 @@ def test_small_jobs_get_clones_from_idle_capacity_only() -> None:
     assert not any(p.is_clone for p in off.placements)
     with pytest.raises(ValueError, match="small_job_clones"):
         get_policy("dollymp", small_job_clones=-1)
+
+
+def test_tail_tasks_clones_a_lone_last_task_without_launch_clones_for_small_jobs() -> None:
+    """tail_tasks=1 with small_job_clones=0 (the cluster bench's setting): a job's one-task phase (a single
+    reduce) gets clones from idle capacity as its phase tail; the two-map phase of the same size of job
+    gets none (not in its tail, and no small-job launch clones); tail_tasks defaults to small_job_clones."""
+    one = job("r", 0.0, ("r", 1, (1, 1), 10.0, 10.0, ()))
+    two = job("m", 0.0, ("m", 2, (1, 1), 10.0, 10.0, ()))
+    pol = get_policy("dollymp", small_job_clones=0, tail_tasks=1)
+    d = pol.decide(Snapshot(0.0, cluster((64, 64)), [one, two]))
+    clones = sorted((p.job_id, p.task_index) for p in d.placements if p.is_clone)
+    assert clones == [("r", 0), ("r", 0)]
+    assert {(g.job_id, g.reason) for g in d.clone_grants if g.clones} == {("r", "phase_tail_idle_capacity")}
+    off = get_policy("dollymp", small_job_clones=0).decide(Snapshot(0.0, cluster((64, 64)), [one, two]))
+    assert not any(p.is_clone for p in off.placements)
+    with pytest.raises(ValueError, match="tail_tasks"):
+        get_policy("dollymp", tail_tasks=-1)
