@@ -26,13 +26,13 @@ Clone rules (option clone_rule; the paper leaves which running tasks get clones,
   Dolly Sec. 2.2) get up to max_clones clones at launch, in the clone passes, so only from capacity every
   original of every job left idle: their tasks are too short for a late copy to be judged in time, and
   their clones cost little (FB-2010 slice at load 0.8: 0.92 of the flowtime for +0.4% resources).
-  Choice (phase_tail, default on): once a phase of a larger job has no task waiting and at most
-  tail_tasks (default: small_job_clones) unfinished tasks, those tasks get up to max_clones clones from
-  idle capacity, as a small job's do: the job ends with them, they are few (Dolly's argument for
-  cloning small jobs, Dolly Sec. 2.2, applied to what is left of a phase), and a phase of at most that
-  many tasks is cloned when it launches (Dolly 3.2 runs Pseudocode 1 per phase). Not capped by upstream copies, as late copies are not: the
-  job's delay-assignment omega (Dolly 4.4) is set whenever a downstream phase gets clones (Alibaba slice,
-  load 0.8, seed 2: 101.7 -> 96.6 s; capped by Dolly 3.2: 99.4 s).
+  Choice (phase_tail, default on): once a phase of a larger job has no task waiting and at most tail_tasks
+  (default: small_job_clones) unfinished tasks, those tasks get up to max_clones clones from idle capacity,
+  as a small job's do: the job ends with them, they are few (Dolly's argument for cloning small jobs, Dolly
+  Sec. 2.2, applied to what is left of a phase), and a phase of at most that many tasks is cloned when it
+  launches (Dolly 3.2 runs Pseudocode 1 per phase). Not capped by upstream copies, as late copies are not:
+  the job's delay-assignment omega (Dolly 4.4) is set whenever a downstream phase gets clones (Alibaba
+  slice, load 0.8, seed 2: 101.7 -> 96.6 s; capped by Dolly 3.2: 99.4 s).
   Choice (replace, default on): a late task that already runs 1 + max_clones copies, every one of them
   late, has its slowest copy killed and a fresh copy placed in pass 1 (policies/replace.py; paper 003's
   relaunch, Mantri's kill-restart), so the cap of two clones holds and an all-straggling task still
