@@ -503,9 +503,11 @@ class AppMasterServicer:
             plan.detail = "the policy grants no clones"
             return plan
         cluster, others = self._context(app_id)
-        running = _running(app_id, reported, first, now, self.startups.median())
+        startup = self.startups.median()
+        running = _running(app_id, reported, first, now, startup)
         _no_data_means(job, frozenset(stats), running, now)
-        decisions = self.policy.decide(Snapshot(now, cluster, [*others, job], running))
+        snap = Snapshot(now, cluster, [*others, job], running, startup_s=startup or 0.0)
+        decisions = self.policy.decide(snap)
         for g in decisions.clone_grants:
             # clones at launch for every task of the phase; a grant for late tasks or the phase tail
             # (PER_TASK_REASONS) is carried out by the per-task clones below. (Until session 6 only the

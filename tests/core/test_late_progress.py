@@ -12,7 +12,7 @@ import pytest
 from pyscheduler.core import ManualClock
 from pyscheduler.objects import Attempt, Job
 from pyscheduler.policies import get_policy
-from pyscheduler.policies.base import Snapshot
+from pyscheduler.policies.base import Snapshot, SnapshotError
 from pyscheduler.policies.residual import (
     fresh_copy_time,
     late_copies,
@@ -184,3 +184,14 @@ def test_tail_tasks_clones_a_lone_last_task_without_launch_clones_for_small_jobs
     assert not any(p.is_clone for p in off.placements)
     with pytest.raises(ValueError, match="tail_tasks"):
         get_policy("dollymp", tail_tasks=-1)
+
+
+def test_a_clone_must_also_pay_for_its_start_up() -> None:
+    """startup (the live AM's measured JVM start-up; 0 in the simulator): 25 s left against a fresh copy
+    of 10 s is late (f = 1), but not when the fresh copy first spends 20 s starting; 35 s left is."""
+    p, e = np.array([0.5, 0.5]), np.array([25.0, 35.0])
+    theta, thr = np.full(2, 10.0), np.full(2, math.inf)
+    assert late_copies(p, e, theta, thr, 1.0, 5.0)[0].tolist() == [True, True]
+    assert late_copies(p, e, theta, thr, 1.0, 5.0, startup=20.0)[0].tolist() == [False, True]
+    with pytest.raises(SnapshotError, match="startup_s"):
+        Snapshot(0.0, cluster((4, 4)), [], startup_s=-1.0).validate()
