@@ -123,13 +123,14 @@ def _task_index(task_id: str) -> int | None:
 
 def _replay(job: Job, attempts: Sequence[Any]) -> None:
     """Puts the AM's reported attempts on the job's phases, so the core sees the job as it runs: copies
-    started (one per attempt that had a container), losers ended, a success finishing its task. A phase
+    started (one per attempt that had a container, and per clone waiting for one), losers ended, a
+    success finishing its task. A phase
     whose parents all finished becomes runnable, and its clones are bounded by the parents' copies
     (Dolly 3.2), as in the simulator. Attempts of unknown tasks are ignored."""
     by_task: dict[tuple[str, int], list[Any]] = {}
     for a in attempts:
         i = _task_index(a.task_id)
-        if i is not None and a.state != pb.ATTEMPT_WAITING:
+        if i is not None and (a.state != pb.ATTEMPT_WAITING or _waiting_clone(a)):
             by_task.setdefault((a.phase_id, i), []).append(a)
     phases = {ph.phase_id: ph for ph in job.phases}
     for (phase_id, i), copies in by_task.items():
@@ -153,28 +154,22 @@ class ReportedAttempt(Attempt):
     progress: float = 0.0
 
 
-def work_start(
-    launch_s: float,
-    first: tuple[float, float] | None,
-    last: tuple[float, float],
-    startup_s: float | None = None,
-) -> float | None:
+def work_start(launch_s: float, first: tuple[float, float] | None, last: tuple[float, float]) -> float | None:
     """When an attempt's work began, seen from two of its progress reports (time s, progress): the rate
     between the first report with progress and the latest, extended back to progress 0. Choice: a task
     JVM's start-up (seconds on a busy node) reports no progress, and LATE's estimate from the launch
     time would count it as slowness, so every young copy would look late; the rate between two reports
-    leaves it out. With one report only, `startup_s` (the start-up other attempts showed,
-    `StartupEstimate`) stands in for the unseen start of work: launch + startup_s, if that is before the
-    report (Hadoop's own speculator judges a copy at its first report, from its launch time; this
-    judges it then too, without the start-up). None when neither gives a start (not judged by progress)."""
+    leaves it out. None until two reports show progress growing (the copy is not judged by progress
+    yet). Not chosen: judging at the first report with the median start-up of other attempts
+    (`StartupEstimate`) as the start of work. On a busy node a JVM that took longer than the median looks
+    late at once: bench-cluster run b28 cloned all four maps of a job 18-20 s after their launch, and every
+    clone lost."""
     if first is None:
         return None
     (t1, p1), (t2, p2) = first, last
-    if p2 > p1 > 0 and t2 > t1:
-        return max(launch_s, t2 - p2 * (t2 - t1) / (p2 - p1))
-    if startup_s is not None and p2 > 0 and launch_s + startup_s < t2:
-        return launch_s + startup_s
-    return None
+    if not (p2 > p1 > 0 and t2 > t1):
+        return None
+    return max(launch_s, t2 - p2 * (t2 - t1) / (p2 - p1))
 
 
 class StartupEstimate:
@@ -201,18 +196,28 @@ def _running(
     startup_s: float | None = None,
 ) -> list[ReportedAttempt]:
     """The job's running copies (in a container) for the snapshot, with the start of their work
-    (`work_start`) and progress. A copy that still reports progress 0 once the start-up other attempts
-    showed (`startup_s`) is over carries progress 0 from launch + startup_s: after the policy's
-    progress_after seconds of such work it is stalled, so late (`residual.late_copies`; at 0 progress LATE
-    has no rate, and a job of a few tasks would otherwise wait for its straggler to report twice). Any other
-    copy without a rate yet carries progress nan (judged by the elapsed-time rule from its launch)."""
+    (`work_start`) and progress, and the clones still waiting for a container (progress nan, from when
+    they were reported: in the simulator a clone runs once placed, and a late task gets its next clone
+    only when that one is late as well; counted as nothing, a waiting clone let the same task get its
+    second clone a round later, seen in bench-cluster run b28). A copy that still reports progress 0 once
+    the start-up other attempts showed (`startup_s`) is over carries progress 0 from launch + startup_s:
+    after the policy's progress_after seconds of such work it is stalled, so late (`residual.late_copies`;
+    at 0 progress LATE has no rate, and a job of a few tasks would otherwise wait for its straggler to
+    report twice). Any other copy without a rate yet carries progress nan (judged by the elapsed-time rule
+    from its launch)."""
     out: list[ReportedAttempt] = []
     for a in attempts:
         i = _task_index(a.task_id)
-        if i is None or a.state != pb.ATTEMPT_RUNNING or not a.container_id:
+        if i is None:
+            continue
+        if _waiting_clone(a):  # a copy asked for: not late, so it holds off the next clone
+            at = min(a.time_ms / 1000.0, now)
+            out.append(ReportedAttempt(a.attempt_id, job_id, a.phase_id, i, "", True, at, math.nan))
+            continue
+        if a.state != pb.ATTEMPT_RUNNING or not a.container_id:
             continue
         launch = (a.launch_time_ms or a.time_ms) / 1000.0
-        began = work_start(launch, first.get(a.attempt_id), (a.time_ms / 1000.0, a.progress), startup_s)
+        began = work_start(launch, first.get(a.attempt_id), (a.time_ms / 1000.0, a.progress))
         if began is not None:
             start, progress = began, a.progress
         elif a.progress == 0 and startup_s is not None and launch + startup_s < now:
