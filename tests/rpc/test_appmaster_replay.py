@@ -256,14 +256,8 @@ def test_a_clone_waiting_for_its_container_holds_off_the_next_clone(tmp_path: Pa
         now = [_running_map(0, now_ms, 0, 0.05), _running_map(1, now_ms, 0, 0.9)]
         plan = am.ReportAttempts(pb.AttemptReports(application_id=APP, attempts=now), timeout=10)
         assert {t.task_id: t.clones for t in plan.task_clones} == {"task_1700000000000_0001_m_000000": 1}
-        waiting = pb.AttemptReport(
-            task_id="task_1700000000000_0001_m_000000",
-            attempt_id="attempt_1700000000000_0001_m_000000_1",
-            phase_id="map",
-            is_clone=True,
-            state=pb.ATTEMPT_WAITING,
-            time_ms=now_ms,
-        )
+        waiting = _attempt("map", 0, 1, pb.ATTEMPT_WAITING, clone=True)  # asked for just now
+        waiting.time_ms = now_ms
         again = am.ReportAttempts(pb.AttemptReports(application_id=APP, attempts=[waiting]), timeout=10)
         assert not again.task_clones, again
 
