@@ -173,8 +173,13 @@ def work_start(launch_s: float, first: tuple[float, float] | None, last: tuple[f
 
 
 class StartupEstimate:
-    """The JVM start-up of recent attempts (work start from two progress reports, minus the launch),
-    across the service's jobs: the median of the last `keep`, once `least` were seen."""
+    """How long recent attempts took from their launch to their first report with progress, across the
+    service's jobs: the median of the last `keep`, once `least` were seen. It covers the JVM start-up,
+    the first unit of work and the report's delay. Choice: this and not the start of work extrapolated
+    from two reports (`work_start`), which came out at about 5 s on the bench machine while copies showed
+    no progress for 15 s: the stalled rule (`_running`) then cloned every young copy (bench-cluster run
+    b29). As the cost a clone pays before it works (`Snapshot.startup_s`) it errs on the long side, so
+    clones come less eagerly."""
 
     def __init__(self, keep: int = 64, least: int = 3) -> None:
         self._seen: deque[float] = deque(maxlen=keep)
@@ -311,7 +316,6 @@ class _AppState:
     durations: dict[str, list[float]] = field(default_factory=dict)
     attempts: dict[str, Any] = field(default_factory=dict)  # attempt id -> last report
     first_progress: dict[str, tuple[float, float]] = field(default_factory=dict)  # (time s, progress)
-    startup_seen: set[str] = field(default_factory=set)  # attempts whose start-up was measured
     waiting: dict[str, int] = field(default_factory=dict)  # phase id -> clones waiting for a container
     last_plan: str = ""
     plan: Any = None  # the last ClonePlan sent (answered again when the plan budget is spent)
@@ -409,16 +413,10 @@ class AppMasterServicer:
             for a in request.attempts:
                 prev = st.attempts.get(a.attempt_id)
                 st.attempts[a.attempt_id] = a
-                if a.state == pb.ATTEMPT_RUNNING and a.progress > 0:
-                    seen = st.first_progress.get(a.attempt_id)
-                    if seen is None:
-                        st.first_progress[a.attempt_id] = (a.time_ms / 1000.0, a.progress)
-                    elif a.attempt_id not in st.startup_seen:
-                        launch = (a.launch_time_ms or a.time_ms) / 1000.0
-                        began = work_start(launch, seen, (a.time_ms / 1000.0, a.progress))
-                        if began is not None and a.launch_time_ms:
-                            st.startup_seen.add(a.attempt_id)
-                            self.startups.add(began - launch)
+                if a.state == pb.ATTEMPT_RUNNING and a.progress > 0 and a.attempt_id not in st.first_progress:
+                    st.first_progress[a.attempt_id] = (a.time_ms / 1000.0, a.progress)
+                    if a.launch_time_ms:
+                        self.startups.add((a.time_ms - a.launch_time_ms) / 1000.0)
                 was = prev is not None and _waiting_clone(prev)
                 st.waiting[a.phase_id] = st.waiting.get(a.phase_id, 0) + _waiting_clone(a) - was
                 if a.state == pb.ATTEMPT_SUCCEEDED and (prev is None or prev.state != pb.ATTEMPT_SUCCEEDED):

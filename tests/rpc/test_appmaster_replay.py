@@ -200,8 +200,8 @@ def test_a_late_running_task_is_named_in_the_plan_with_its_clone(tmp_path: Path)
             "task_1700000000000_0001_m_000003": 1,
         }, plan
         assert plan.clones_per_phase["map"] == 0, plan
-        # The second reports showed each copy's JVM start-up (work start - launch): 20, 20 and 10 s.
-        assert svc.appmaster.startups.median() == pytest.approx(20.0), "start-ups learned from reports"
+        # Each copy first showed progress 30 s after its launch: the start-up the service learned.
+        assert svc.appmaster.startups.median() == pytest.approx(30.0), "start-ups learned from reports"
         bad = pb.AttemptReports(application_id=APP, attempts=[now[0]])
         bad.attempts[0].progress = 1.5
         with pytest.raises(grpc.RpcError) as err:
@@ -287,24 +287,21 @@ def test_a_lone_copy_with_nothing_to_compare_against_is_not_late(tmp_path: Path)
 def test_a_copy_still_at_progress_0_after_the_usual_start_up_is_stalled_and_gets_a_clone(
     tmp_path: Path,
 ) -> None:
-    """Map 3 reports progress 0 forty seconds after its launch while its siblings showed a 20 s JVM
-    start-up and 4%/s since: it has done no visible work in 20 s, so it is stalled (late) and named in
-    the plan. Before any start-up was measured, the same copy is not judged."""
+    """Map 3 reports progress 0 sixty seconds after its launch while its siblings first showed progress
+    30 s after theirs: 30 s past the usual start-up with no visible work, it is stalled (late) and named
+    in the plan. Before any start-up was learned, the same copy is not judged."""
     with _late_rule_am(tmp_path) as (svc, am):
         profile = pb.JobProfile(
             application_id=APP, job_name="stall", submit_time_ms=1, phases=[_phase("map", 4, 20)]
         )
         am.ReportJobProfile(profile, timeout=10)
         now_ms = int(time.time() * 1000)
-        stalled = _running_map(3, now_ms, 0, 0.0)
-        early = [_running_map(i, now_ms, 10, 0.4) for i in range(3)]
-        first = am.ReportAttempts(
-            pb.AttemptReports(application_id=APP, attempts=[*early, stalled]), timeout=10
-        )
-        assert not first.task_clones, first  # no start-up measured yet: progress 0 says nothing
-        now = [_running_map(i, now_ms, 0, 0.8) for i in range(3)]
-        plan = am.ReportAttempts(pb.AttemptReports(application_id=APP, attempts=now), timeout=10)
-        assert svc.appmaster.startups.median() == pytest.approx(20.0)
+        stalled = _map_report(3, pb.ATTEMPT_RUNNING, now_ms, 60.0, node_id="h1:1", progress=0.0)
+        first = am.ReportAttempts(pb.AttemptReports(application_id=APP, attempts=[stalled]), timeout=10)
+        assert not first.task_clones, first  # no start-up learned yet: progress 0 says nothing
+        siblings = [_running_map(i, now_ms, 10, 0.4) for i in range(3)]  # launched 40 s ago
+        plan = am.ReportAttempts(pb.AttemptReports(application_id=APP, attempts=siblings), timeout=10)
+        assert svc.appmaster.startups.median() == pytest.approx(30.0)
         assert set({t.task_id: t.clones for t in plan.task_clones}) == {"task_1700000000000_0001_m_000003"}
 
 
