@@ -45,11 +45,16 @@ class Snapshot:
     jobs: Sequence[Job]
     attempts: Sequence[Attempt] = ()
     estimator: PhaseEstimator | None = None
+    # what a fresh copy spends before its work starts, s (the live AM measures task JVM start-ups,
+    # rpc/appmaster.py; 0 in the simulator): the late-copy rules count it against a clone
+    startup_s: float = 0.0
 
     def validate(self) -> None:
         """Raise SnapshotError naming the field if the snapshot is malformed."""
         if not math.isfinite(self.time):
             raise SnapshotError(f"Snapshot.time must be finite, got {self.time!r}")
+        if not (math.isfinite(self.startup_s) and self.startup_s >= 0):
+            raise SnapshotError(f"Snapshot.startup_s must be finite >= 0, got {self.startup_s!r}")
         dims = len(self.cluster.dims)
         jobs = self.jobs
         # a quick pass first; the loop in _check_jobs names the culprit

@@ -26,13 +26,13 @@ Clone rules (option clone_rule; the paper leaves which running tasks get clones,
   Dolly Sec. 2.2) get up to max_clones clones at launch, in the clone passes, so only from capacity every
   original of every job left idle: their tasks are too short for a late copy to be judged in time, and
   their clones cost little (FB-2010 slice at load 0.8: 0.92 of the flowtime for +0.4% resources).
-  Choice (phase_tail, default on): once a phase of a larger job has no task waiting and at most
-  small_job_clones unfinished tasks, those tasks get up to max_clones clones from idle capacity, as a small
-  job's do: the job ends with them, they are few (Dolly's argument for cloning small jobs, Dolly Sec. 2.2,
-  applied to what is left of a phase), and a phase of at most that many tasks is cloned when it launches
-  (Dolly 3.2 runs Pseudocode 1 per phase). Not capped by upstream copies, as late copies are not: the
-  job's delay-assignment omega (Dolly 4.4) is set whenever a downstream phase gets clones (Alibaba slice,
-  load 0.8, seed 2: 101.7 -> 96.6 s; capped by Dolly 3.2: 99.4 s).
+  Choice (phase_tail, default on): once a phase of a larger job has no task waiting and at most tail_tasks
+  (default: small_job_clones) unfinished tasks, those tasks get up to max_clones clones from idle capacity,
+  as a small job's do: the job ends with them, they are few (Dolly's argument for cloning small jobs, Dolly
+  Sec. 2.2, applied to what is left of a phase), and a phase of at most that many tasks is cloned when it
+  launches (Dolly 3.2 runs Pseudocode 1 per phase). Not capped by upstream copies, as late copies are not:
+  the job's delay-assignment omega (Dolly 4.4) is set whenever a downstream phase gets clones (Alibaba
+  slice, load 0.8, seed 2: 101.7 -> 96.6 s; capped by Dolly 3.2: 99.4 s).
   Choice (replace, default on): a late task that already runs 1 + max_clones copies, every one of them
   late, has its slowest copy killed and a fresh copy placed in pass 1 (policies/replace.py; paper 003's
   relaunch, Mantri's kill-restart), so the cap of two clones holds and an all-straggling task still
@@ -111,7 +111,7 @@ CLONE_RULES = ("residual", "paper", "idle", "corollary", "dolly")
 class DollyMPPolicy:
     """Options: max_clones 0..3 (DollyMP0..3), clone_rule (see the module docstring); late tasks
     (policies/late.py): late_by, progress_factor, progress_after, residual_factor, late_upstream_cap,
-    late_first; small_job_clones; phase_tail; replace (policies/replace.py); sigma_factor,
+    late_first; small_job_clones; phase_tail, tail_tasks; replace (policies/replace.py); sigma_factor,
     recompute ("arrival" | "every_round"), order ("size_class" | "arrival"), Dolly's beta/tau/epsilon/
     straggler_p, delay assignment's output_bytes (per upstream task) and transfer statistics."""
 
@@ -139,6 +139,7 @@ class DollyMPPolicy:
         late_upstream_cap: bool = False,
         late_first: bool = True,
         small_job_clones: int = 10,
+        tail_tasks: int | None = None,
         replace: bool = True,
         phase_tail: bool = True,
     ) -> None:
@@ -162,6 +163,11 @@ class DollyMPPolicy:
                 f"dollymp option small_job_clones must be an integer >= 0, got {small_job_clones!r}"
             )
         self.small_job_clones = small_job_clones
+        if tail_tasks is not None and (
+            isinstance(tail_tasks, bool) or not isinstance(tail_tasks, int) or tail_tasks < 0
+        ):
+            raise ValueError(f"dollymp option tail_tasks must be an integer >= 0, got {tail_tasks!r}")
+        self.tail_tasks = small_job_clones if tail_tasks is None else tail_tasks
         if not (isinstance(sigma_factor, int | float) and math.isfinite(sigma_factor) and sigma_factor >= 0):
             raise ValueError(f"dollymp option sigma_factor must be finite >= 0, got {sigma_factor!r}")
         if not (math.isfinite(output_bytes) and output_bytes >= 0):
@@ -459,7 +465,7 @@ class DollyMPPolicy:
             return [], []
         t = flat.table
         small: list[bool] = (np.add.reduceat(t.n_tasks, t.job_ptr[:-1]) <= self.small_job_clones).tolist()
-        return small, _in_tail(flat, self.small_job_clones) if self.phase_tail else []
+        return small, _in_tail(flat, self.tail_tasks) if self.phase_tail else []
 
     def _corollary(
         self,

@@ -174,6 +174,6 @@ class LateTasks:
         # late, and the longest wait counts (policies/late_kernel.py, one compiled pass)
         n, f, after = int(flat.copies.size), self.progress_factor, self.progress_after
         result: tuple[np.ndarray, np.ndarray, np.ndarray] = late_by_copies(
-            view.theta, view.n_finished, row_thr, pa, ela, row, at, n, f, after
+            view.theta, view.n_finished, row_thr, pa, ela, row, at, n, f, after, snapshot.startup_s
         )
         return result

@@ -45,12 +45,13 @@ def _left_one(p: float, e: float) -> float:
 
 @_NJIT  # type: ignore[misc,unused-ignore]
 def _late_one(
-    p: float, e: float, theta: float, threshold: float, factor: float, min_elapsed: float
+    p: float, e: float, theta: float, threshold: float, factor: float, min_elapsed: float, startup: float
 ) -> tuple[bool, float]:
     """residual.late_copies of one copy: (late, wait)."""
     known = np.isfinite(p) and p > 0
     judged = known and e >= min_elapsed
-    late = (judged and _left_one(p, e) >= factor * theta) if known else e >= threshold
+    stalled = p == 0 and e >= min_elapsed and e > 0
+    late = (judged and _left_one(p, e) >= factor * theta + startup) if known else (stalled or e >= threshold)
     wait = (min_elapsed - e) if known else (threshold - e)
     if late or (known and judged) or not np.isfinite(wait):
         wait = math.inf
@@ -104,6 +105,7 @@ def late_by_copies(
     n: int,
     factor: float,
     min_elapsed: float,
+    startup: float = 0.0,
 ) -> tuple[BoolArray, BoolArray, FloatArray]:
     """Per flat task (n of them): (has a listed copy, every copy late, seconds until every copy may be
     late), from the copies' progress, elapsed time, table row `row` and flat task `at` (module docstring).
@@ -117,7 +119,7 @@ def late_by_copies(
     for i in range(progress.shape[0]):
         r, t = row[i], at[i]
         fresh = _fresh_one(float(finished_rows[r]), theta_rows[r], sums[r] - total[i], counts[r] - known[i])
-        late, wait = _late_one(progress[i], elapsed[i], fresh, thr_rows[r], factor, min_elapsed)
+        late, wait = _late_one(progress[i], elapsed[i], fresh, thr_rows[r], factor, min_elapsed, startup)
         covered[t] = True
         if not late:
             not_late[t] += 1
@@ -138,6 +140,7 @@ def late_at_cap(
     n: int,
     factor: float,
     min_elapsed: float,
+    startup: float = 0.0,
 ) -> tuple[BoolArray, FloatArray, IntArray, IntArray]:
     """The replacement rule's pass (policies/replace.py): per copy (late, wait) by residual.late_copies with
     no elapsed-time fallback (threshold inf) against replace._fresh_without_task's fresh-copy time, and per
@@ -155,7 +158,7 @@ def late_at_cap(
         r, t = row[i], at[i]
         others, counted = sums[r] - task_sums[t], counts[r] - task_counts[t]
         fresh = _fresh_one(float(finished_rows[r]), theta_rows[r], others, counted)
-        late[i], wait[i] = _late_one(progress[i], elapsed[i], fresh, math.inf, factor, min_elapsed)
+        late[i], wait[i] = _late_one(progress[i], elapsed[i], fresh, math.inf, factor, min_elapsed, startup)
         listed[t] += 1
         if not late[i]:
             not_late[t] += 1

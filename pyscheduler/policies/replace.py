@@ -89,6 +89,7 @@ class Replacements:
             int(flat.copies.size),
             self.factor,
             self.min_elapsed,
+            snapshot.startup_s,
         )
         swap = at_cap & (listed >= flat.copies) & (not_late == 0)
         if swap.any():

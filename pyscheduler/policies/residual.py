@@ -116,6 +116,7 @@ def late_copies(
     threshold: npt.NDArray[np.float64],
     factor: float,
     min_elapsed: float,
+    startup: float = 0.0,
 ) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.float64]]:
     """Per running copy: is it late, and in how many seconds can it next turn late (inf: never by waiting).
 
@@ -125,14 +126,22 @@ def late_copies(
     fresh copy's expected time. Same factor, same reading as above: f = 2 makes a clone expected to cost
     no extra resources, now with the remaining time observed instead of inferred from elapsed time alone.
     A copy with no usable progress (nan: the driver does not report it; 0: nothing reported yet) falls back
-    to the elapsed-time rule, elapsed >= `threshold` (`residual_thresholds`). A copy that reports progress
-    but has run less than `min_elapsed` is not judged yet (its rate is not trusted): it may turn late in
-    min_elapsed - elapsed seconds. A judged copy that is not late is left (its time left only shrinks while
-    its rate holds; a later round judges it again)."""
+    to the elapsed-time rule, elapsed >= `threshold` (`residual_thresholds`), except a stalled copy: one
+    that reports progress 0 after `min_elapsed` seconds of work is late (LATE's rate 0, time left
+    infinite; choice: LATE and Hadoop's speculator have no estimate for it and wait for a finished task,
+    which on a job of a few tasks is the straggler itself). The simulator's copies report p > 0 once
+    they run, so only the live AM's copies, whose work start the AM knows (rpc/appmaster.py), stall.
+    A copy that reports progress but has run less than `min_elapsed` is not judged yet (its rate is not
+    trusted): it may turn late in min_elapsed - elapsed seconds. `startup` (s, 0 in the simulator): what a
+    fresh copy spends before its work starts (the live AM measures the JVM start-up, rpc/appmaster.py); a
+    copy is late only if its time left also pays for that (factor x theta + startup). A judged copy that
+    is not late is left
+    (its time left only shrinks while its rate holds; a later round judges it again)."""
     known = np.isfinite(progress) & (progress > 0)
     judged = known & (elapsed >= min_elapsed)
     left = progress_remaining(progress, elapsed)
-    late = np.where(known, judged & (left >= factor * theta), elapsed >= threshold)
+    stalled = (progress == 0) & (elapsed >= min_elapsed) & (elapsed > 0)
+    late = np.where(known, judged & (left >= factor * theta + startup), stalled | (elapsed >= threshold))
     with np.errstate(invalid="ignore"):
         wait = np.where(known, min_elapsed - elapsed, threshold - elapsed)
     wait = np.where(late | (known & judged) | ~np.isfinite(wait), math.inf, np.maximum(wait, 0.0))

@@ -31,6 +31,7 @@ import math
 import statistics
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -122,13 +123,14 @@ def _task_index(task_id: str) -> int | None:
 
 def _replay(job: Job, attempts: Sequence[Any]) -> None:
     """Puts the AM's reported attempts on the job's phases, so the core sees the job as it runs: copies
-    started (one per attempt that had a container), losers ended, a success finishing its task. A phase
+    started (one per attempt that had a container, and per clone waiting for one), losers ended, a
+    success finishing its task. A phase
     whose parents all finished becomes runnable, and its clones are bounded by the parents' copies
     (Dolly 3.2), as in the simulator. Attempts of unknown tasks are ignored."""
     by_task: dict[tuple[str, int], list[Any]] = {}
     for a in attempts:
         i = _task_index(a.task_id)
-        if i is not None and a.state != pb.ATTEMPT_WAITING:
+        if i is not None and (a.state != pb.ATTEMPT_WAITING or _waiting_clone(a)):
             by_task.setdefault((a.phase_id, i), []).append(a)
     phases = {ph.phase_id: ph for ph in job.phases}
     for (phase_id, i), copies in by_task.items():
@@ -157,7 +159,11 @@ def work_start(launch_s: float, first: tuple[float, float] | None, last: tuple[f
     between the first report with progress and the latest, extended back to progress 0. Choice: a task
     JVM's start-up (seconds on a busy node) reports no progress, and LATE's estimate from the launch
     time would count it as slowness, so every young copy would look late; the rate between two reports
-    leaves it out. None until two reports show progress growing (the copy is not judged by progress yet)."""
+    leaves it out. None until two reports show progress growing (the copy is not judged by progress
+    yet). Not chosen: judging at the first report with the median start-up of other attempts
+    (`StartupEstimate`) as the start of work. On a busy node a JVM that took longer than the median looks
+    late at once: bench-cluster run b28 cloned all four maps of a job 18-20 s after their launch, and every
+    clone lost."""
     if first is None:
         return None
     (t1, p1), (t2, p2) = first, last
@@ -166,20 +172,63 @@ def work_start(launch_s: float, first: tuple[float, float] | None, last: tuple[f
     return max(launch_s, t2 - p2 * (t2 - t1) / (p2 - p1))
 
 
+class StartupEstimate:
+    """How long recent attempts took from their launch to their first report with progress, across the
+    service's jobs: the median of the last `keep`, once `least` were seen. It covers the JVM start-up,
+    the first unit of work and the report's delay. Choice: this and not the start of work extrapolated
+    from two reports (`work_start`), which came out at about 5 s on the bench machine while copies showed
+    no progress for 15 s: the stalled rule (`_running`) then cloned every young copy (bench-cluster run
+    b29). As the cost a clone pays before it works (`Snapshot.startup_s`) it errs on the long side, so
+    clones come less eagerly."""
+
+    def __init__(self, keep: int = 64, least: int = 3) -> None:
+        self._seen: deque[float] = deque(maxlen=keep)
+        self.least = least
+
+    def add(self, seconds: float) -> None:
+        if math.isfinite(seconds) and seconds >= 0:
+            self._seen.append(seconds)
+
+    def median(self) -> float | None:
+        return statistics.median(self._seen) if len(self._seen) >= self.least else None
+
+
 def _running(
-    job_id: str, attempts: Sequence[Any], first: dict[str, tuple[float, float]], now: float
+    job_id: str,
+    attempts: Sequence[Any],
+    first: dict[str, tuple[float, float]],
+    now: float,
+    startup_s: float | None = None,
 ) -> list[ReportedAttempt]:
     """The job's running copies (in a container) for the snapshot, with the start of their work
-    (`work_start`) and progress; a copy without two progress reports yet carries progress nan (judged by
-    the elapsed-time rule from its launch, not by progress)."""
+    (`work_start`) and progress, and the clones still waiting for a container (progress nan, from when
+    they were reported: in the simulator a clone runs once placed, and a late task gets its next clone
+    only when that one is late as well; counted as nothing, a waiting clone let the same task get its
+    second clone a round later, seen in bench-cluster run b28). A copy that still reports progress 0 once
+    the start-up other attempts showed (`startup_s`) is over carries progress 0 from launch + startup_s:
+    after the policy's progress_after seconds of such work it is stalled, so late (`residual.late_copies`;
+    at 0 progress LATE has no rate, and a job of a few tasks would otherwise wait for its straggler to
+    report twice). Any other copy without a rate yet carries progress nan (judged by the elapsed-time rule
+    from its launch)."""
     out: list[ReportedAttempt] = []
     for a in attempts:
         i = _task_index(a.task_id)
-        if i is None or a.state != pb.ATTEMPT_RUNNING or not a.container_id:
+        if i is None:
+            continue
+        if _waiting_clone(a):  # a copy asked for: not late, so it holds off the next clone
+            at = min(a.time_ms / 1000.0, now)
+            out.append(ReportedAttempt(a.attempt_id, job_id, a.phase_id, i, "", True, at, math.nan))
+            continue
+        if a.state != pb.ATTEMPT_RUNNING or not a.container_id:
             continue
         launch = (a.launch_time_ms or a.time_ms) / 1000.0
         began = work_start(launch, first.get(a.attempt_id), (a.time_ms / 1000.0, a.progress))
-        start, progress = (launch, math.nan) if began is None else (began, a.progress)
+        if began is not None:
+            start, progress = began, a.progress
+        elif a.progress == 0 and startup_s is not None and launch + startup_s < now:
+            start, progress = launch + startup_s, 0.0  # stalled once progress_after has passed
+        else:
+            start, progress = launch, math.nan
         out.append(
             ReportedAttempt(
                 a.attempt_id, job_id, a.phase_id, i, a.node_id, a.is_clone, min(start, now), progress
@@ -293,6 +342,7 @@ class AppMasterServicer:
         self.budget = budget if budget is not None else PlanBudget(DEFAULT_PLANS_PER_S)
         self._lock = threading.Lock()
         self._apps: dict[str, _AppState] = {}
+        self.startups = StartupEstimate()
 
     # ---- what translate.py asks for: θ/σ per YARN priority ----------------------------------
 
@@ -365,6 +415,8 @@ class AppMasterServicer:
                 st.attempts[a.attempt_id] = a
                 if a.state == pb.ATTEMPT_RUNNING and a.progress > 0 and a.attempt_id not in st.first_progress:
                     st.first_progress[a.attempt_id] = (a.time_ms / 1000.0, a.progress)
+                    if a.launch_time_ms:
+                        self.startups.add((a.time_ms - a.launch_time_ms) / 1000.0)
                 was = prev is not None and _waiting_clone(prev)
                 st.waiting[a.phase_id] = st.waiting.get(a.phase_id, 0) + _waiting_clone(a) - was
                 if a.state == pb.ATTEMPT_SUCCEEDED and (prev is None or prev.state != pb.ATTEMPT_SUCCEEDED):
@@ -454,9 +506,11 @@ class AppMasterServicer:
             plan.detail = "the policy grants no clones"
             return plan
         cluster, others = self._context(app_id)
-        running = _running(app_id, reported, first, now)
+        startup = self.startups.median()
+        running = _running(app_id, reported, first, now, startup)
         _no_data_means(job, frozenset(stats), running, now)
-        decisions = self.policy.decide(Snapshot(now, cluster, [*others, job], running))
+        snap = Snapshot(now, cluster, [*others, job], running, startup_s=startup or 0.0)
+        decisions = self.policy.decide(snap)
         for g in decisions.clone_grants:
             # clones at launch for every task of the phase; a grant for late tasks or the phase tail
             # (PER_TASK_REASONS) is carried out by the per-task clones below. (Until session 6 only the

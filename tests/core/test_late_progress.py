@@ -12,7 +12,7 @@ import pytest
 from pyscheduler.core import ManualClock
 from pyscheduler.objects import Attempt, Job
 from pyscheduler.policies import get_policy
-from pyscheduler.policies.base import Snapshot
+from pyscheduler.policies.base import Snapshot, SnapshotError
 from pyscheduler.policies.residual import (
     fresh_copy_time,
     late_copies,
@@ -32,13 +32,24 @@ def test_time_left_is_lates_rate_estimate() -> None:
 
 def test_copies_are_judged_by_progress_else_by_elapsed_time() -> None:
     # theta 10, factor 1.5: late when time left >= 15 s; judged after 5 s; no progress: elapsed >= 40
-    prog = np.array([0.1, 0.5, 0.1, math.nan, math.nan, 0.0])
-    ela = np.array([6.0, 6.0, 2.0, 50.0, 20.0, 20.0])
-    late, wait = late_copies(prog, ela, np.full(6, 10.0), np.full(6, 40.0), 1.5, 5.0)
-    assert late.tolist() == [True, False, False, True, False, False]
+    prog = np.array([0.1, 0.5, 0.1, math.nan, math.nan, 0.0, 0.0])
+    ela = np.array([6.0, 6.0, 2.0, 50.0, 20.0, 4.0, 0.0])
+    late, wait = late_copies(prog, ela, np.full(7, 10.0), np.full(7, 40.0), 1.5, 5.0)
+    assert late.tolist() == [True, False, False, True, False, False, False]
     # the young copy may turn late once judged; the judged fast one never by waiting; no-progress ones
-    # when they reach the elapsed threshold (progress 0 is "nothing reported yet")
-    assert wait.tolist() == [math.inf, math.inf, 3.0, math.inf, 20.0, 20.0]
+    # when they reach the elapsed threshold (progress 0 before min_elapsed is "nothing reported yet")
+    assert wait.tolist() == [math.inf, math.inf, 3.0, math.inf, 20.0, 36.0, 40.0]
+
+
+def test_a_copy_that_reports_no_progress_after_min_elapsed_is_stalled_and_late() -> None:
+    """Progress 0 after `min_elapsed` seconds of work (the live AM's copies, whose work start it knows) is
+    LATE's rate 0: late whatever a fresh copy takes, even with no elapsed threshold (inf); nan (no
+    progress reported at all) still waits for the elapsed-time rule."""
+    prog = np.array([0.0, 0.0, math.nan])
+    ela = np.array([5.0, 30.0, 30.0])
+    late, wait = late_copies(prog, ela, np.full(3, 1e6), np.full(3, math.inf), 1.0, 5.0)
+    assert late.tolist() == [True, True, False]
+    assert wait.tolist() == [math.inf, math.inf, math.inf]
 
 
 def test_fresh_copy_time_counts_the_other_running_stragglers() -> None:
@@ -156,3 +167,31 @@ def test_small_jobs_get_clones_from_idle_capacity_only() -> None:
     assert not any(p.is_clone for p in off.placements)
     with pytest.raises(ValueError, match="small_job_clones"):
         get_policy("dollymp", small_job_clones=-1)
+
+
+def test_tail_tasks_clones_a_lone_last_task_without_launch_clones_for_small_jobs() -> None:
+    """tail_tasks=1 with small_job_clones=0 (the cluster bench's setting): a job's one-task phase (a single
+    reduce) gets clones from idle capacity as its phase tail; the two-map phase of the same size of job
+    gets none (not in its tail, and no small-job launch clones); tail_tasks defaults to small_job_clones."""
+    one = job("r", 0.0, ("r", 1, (1, 1), 10.0, 10.0, ()))
+    two = job("m", 0.0, ("m", 2, (1, 1), 10.0, 10.0, ()))
+    pol = get_policy("dollymp", small_job_clones=0, tail_tasks=1)
+    d = pol.decide(Snapshot(0.0, cluster((64, 64)), [one, two]))
+    clones = sorted((p.job_id, p.task_index) for p in d.placements if p.is_clone)
+    assert clones == [("r", 0), ("r", 0)]
+    assert {(g.job_id, g.reason) for g in d.clone_grants if g.clones} == {("r", "phase_tail_idle_capacity")}
+    off = get_policy("dollymp", small_job_clones=0).decide(Snapshot(0.0, cluster((64, 64)), [one, two]))
+    assert not any(p.is_clone for p in off.placements)
+    with pytest.raises(ValueError, match="tail_tasks"):
+        get_policy("dollymp", tail_tasks=-1)
+
+
+def test_a_clone_must_also_pay_for_its_start_up() -> None:
+    """startup (the live AM's measured JVM start-up; 0 in the simulator): 25 s left against a fresh copy
+    of 10 s is late (f = 1), but not when the fresh copy first spends 20 s starting; 35 s left is."""
+    p, e = np.array([0.5, 0.5]), np.array([25.0, 35.0])
+    theta, thr = np.full(2, 10.0), np.full(2, math.inf)
+    assert late_copies(p, e, theta, thr, 1.0, 5.0)[0].tolist() == [True, True]
+    assert late_copies(p, e, theta, thr, 1.0, 5.0, startup=20.0)[0].tolist() == [False, True]
+    with pytest.raises(SnapshotError, match="startup_s"):
+        Snapshot(0.0, cluster((4, 4)), [], startup_s=-1.0).validate()

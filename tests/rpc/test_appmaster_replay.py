@@ -16,7 +16,7 @@ from rpc_harness import am_session, app, ask, in_process_service, node
 
 from pyscheduler import metrics
 from pyscheduler.objects import Job, Phase, Resources
-from pyscheduler.rpc.appmaster import PlanBudget, _replay, work_start
+from pyscheduler.rpc.appmaster import PlanBudget, StartupEstimate, _replay, work_start
 from pyscheduler.rpc.service import DecisionService
 from pyscheduler.wire import pb
 
@@ -136,16 +136,16 @@ def test_no_clones_while_other_jobs_originals_wait(inproc: DecisionService) -> N
 
 
 @contextmanager
-def _late_rule_am(tmp_path: Path) -> Iterator[Any]:
-    """An AM stub on a real service whose DollyMP clones late copies only (no launch clones), 4 idle
-    nodes, application 1 known."""
+def _late_rule_am(tmp_path: Path) -> Iterator[tuple[DecisionService, Any]]:
+    """A real service whose DollyMP clones late copies only (no launch clones) and an AM stub on it, 4
+    idle nodes, application 1 known."""
     options = {"clone_rule": "residual", "small_job_clones": 0}
     svc = in_process_service(tmp_path, **{"policy.name": "dollymp", "policy.options": options})
     try:
         with am_session(
             svc.port, nodes_upserted=[node(f"h{i}:1", 8192, 8) for i in range(4)], apps_upserted=[app(1)]
         ) as (_reg, _s, am):
-            yield am
+            yield svc, am
     finally:
         svc.stop()
 
@@ -173,7 +173,7 @@ def test_a_late_running_task_is_named_in_the_plan_with_its_clone(tmp_path: Path)
     """Late copies on the live path, judged by the progress the AM reports (policies/late.py): the maps
     whose copies crawl get a per-task clone in the plan; a map on pace and the finished ones do not; the
     phase itself gets no clones at launch (small-job launch clones switched off here)."""
-    with _late_rule_am(tmp_path) as am:
+    with _late_rule_am(tmp_path) as (svc, am):
         profile = pb.JobProfile(
             application_id=APP, job_name="late", submit_time_ms=1, phases=[_phase("map", 5, 20)]
         )
@@ -200,6 +200,8 @@ def test_a_late_running_task_is_named_in_the_plan_with_its_clone(tmp_path: Path)
             "task_1700000000000_0001_m_000003": 1,
         }, plan
         assert plan.clones_per_phase["map"] == 0, plan
+        # Each copy first showed progress 30 s after its launch: the start-up the service learned.
+        assert svc.appmaster.startups.median() == pytest.approx(30.0), "start-ups learned from reports"
         bad = pb.AttemptReports(application_id=APP, attempts=[now[0]])
         bad.attempts[0].progress = 1.5
         with pytest.raises(grpc.RpcError) as err:
@@ -212,7 +214,7 @@ def test_a_late_first_task_gets_its_own_clone_not_clones_for_the_whole_phase(tmp
     """The progress rule names its grant `late_progress_rate` when the phase's first task is judged by
     progress. That grant is for the late tasks only: the plan names the late map, and no clones per phase
     (they would clone every map of the job twice; seen in bench-cluster run b23, 53 clones for 34 tasks)."""
-    with _late_rule_am(tmp_path) as am:
+    with _late_rule_am(tmp_path) as (_svc, am):
         profile = pb.JobProfile(
             application_id=APP, job_name="late0", submit_time_ms=1, phases=[_phase("map", 4, 20)]
         )
@@ -235,12 +237,37 @@ def test_a_late_first_task_gets_its_own_clone_not_clones_for_the_whole_phase(tmp
         assert "late_progress_rate" in plan.detail, plan
 
 
+def test_a_clone_waiting_for_its_container_holds_off_the_next_clone(tmp_path: Path) -> None:
+    """The late map gets one clone; while that clone waits for a container (ATTEMPT_WAITING) the task
+    is not late again (a late task's next clone waits until its newest copy is late too, as in the
+    simulator, where a placed clone runs at once). Before: the waiting clone counted for nothing and the
+    task got its second clone on the next plan (bench-cluster run b28)."""
+    with _late_rule_am(tmp_path) as (_svc, am):
+        profile = pb.JobProfile(
+            application_id=APP, job_name="wait", submit_time_ms=1, phases=[_phase("map", 4, 20)]
+        )
+        am.ReportJobProfile(profile, timeout=10)
+        now_ms = int(time.time() * 1000)
+        done = [
+            _map_report(i, pb.ATTEMPT_SUCCEEDED, now_ms, d, duration_s=d) for i, d in ((2, 20.0), (3, 22.0))
+        ]
+        early = [_running_map(0, now_ms, 10, 0.025), _running_map(1, now_ms, 10, 0.6)]
+        am.ReportAttempts(pb.AttemptReports(application_id=APP, attempts=[*done, *early]), timeout=10)
+        now = [_running_map(0, now_ms, 0, 0.05), _running_map(1, now_ms, 0, 0.9)]
+        plan = am.ReportAttempts(pb.AttemptReports(application_id=APP, attempts=now), timeout=10)
+        assert {t.task_id: t.clones for t in plan.task_clones} == {"task_1700000000000_0001_m_000000": 1}
+        waiting = _attempt("map", 0, 1, pb.ATTEMPT_WAITING, clone=True)  # asked for just now
+        waiting.time_ms = now_ms
+        again = am.ReportAttempts(pb.AttemptReports(application_id=APP, attempts=[waiting]), timeout=10)
+        assert not again.task_clones, again
+
+
 def test_a_lone_copy_with_nothing_to_compare_against_is_not_late(tmp_path: Path) -> None:
     """A phase with no finished task and no history is judged against its own copies' projected run
     times (`_no_data_means`), not the 1 s placeholder: a task crawling at 2.5%/10 s whose sibling has no
     rate yet gets no clone (before: it was late against 1 s and got clones at once, bench-cluster run
     b24; a job's one reduce always did). Once the sibling finished in 20 s, the same crawl is late."""
-    with _late_rule_am(tmp_path) as am:
+    with _late_rule_am(tmp_path) as (_svc, am):
         profile = pb.JobProfile(
             application_id=APP, job_name="lone", submit_time_ms=1, phases=[_phase("map", 2, 20)]
         )
@@ -257,6 +284,27 @@ def test_a_lone_copy_with_nothing_to_compare_against_is_not_late(tmp_path: Path)
         assert {t.task_id: t.clones for t in judged.task_clones} == {"task_1700000000000_0001_m_000000": 1}
 
 
+def test_a_copy_still_at_progress_0_after_the_usual_start_up_is_stalled_and_gets_a_clone(
+    tmp_path: Path,
+) -> None:
+    """Map 3 reports progress 0 sixty seconds after its launch while its siblings first showed progress
+    30 s after theirs: 30 s past the usual start-up with no visible work, it is stalled (late) and named
+    in the plan. Before any start-up was learned, the same copy is not judged."""
+    with _late_rule_am(tmp_path) as (svc, am):
+        profile = pb.JobProfile(
+            application_id=APP, job_name="stall", submit_time_ms=1, phases=[_phase("map", 4, 20)]
+        )
+        am.ReportJobProfile(profile, timeout=10)
+        now_ms = int(time.time() * 1000)
+        stalled = _map_report(3, pb.ATTEMPT_RUNNING, now_ms, 60.0, node_id="h1:1", progress=0.0)
+        first = am.ReportAttempts(pb.AttemptReports(application_id=APP, attempts=[stalled]), timeout=10)
+        assert not first.task_clones, first  # no start-up learned yet: progress 0 says nothing
+        siblings = [_running_map(i, now_ms, 10, 0.4) for i in range(3)]  # launched 40 s ago
+        plan = am.ReportAttempts(pb.AttemptReports(application_id=APP, attempts=siblings), timeout=10)
+        assert svc.appmaster.startups.median() == pytest.approx(30.0)
+        assert set({t.task_id: t.clones for t in plan.task_clones}) == {"task_1700000000000_0001_m_000003"}
+
+
 def test_work_start_leaves_the_start_up_out_of_the_rate() -> None:
     launch = 100.0
     assert work_start(launch, None, (130.0, 0.5)) is None  # one report: no rate yet
@@ -264,6 +312,20 @@ def test_work_start_leaves_the_start_up_out_of_the_rate() -> None:
     # 20% at 120 s, 60% at 130 s: 4%/s, so work began at 115 s (15 s of JVM start-up left out)
     assert work_start(launch, (120.0, 0.2), (130.0, 0.6)) == 115.0
     assert work_start(launch, (101.0, 0.5), (102.0, 0.6)) == launch  # never before the launch
+
+
+def test_startup_estimate_is_the_median_of_recent_start_ups_once_a_few_were_seen() -> None:
+    e = StartupEstimate(keep=4, least=3)
+    e.add(5.0)
+    e.add(9.0)
+    assert e.median() is None
+    e.add(float("nan"))  # ignored
+    e.add(-1.0)  # ignored
+    e.add(6.0)
+    assert e.median() == 6.0
+    for x in (20.0, 21.0, 22.0):  # only the last 4 count
+        e.add(x)
+    assert e.median() == 20.5
 
 
 def test_plan_budget_refills_at_its_rate_and_caps_bursts() -> None:

@@ -25,9 +25,10 @@ def _numpy_path(
     n: int,
     factor: float,
     min_elapsed: float,
+    startup: float = 0.0,
 ) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_], npt.NDArray[np.float64]]:
     theta = fresh_copy_time(theta_rows, finished_rows, pa, ela, row, min_elapsed)
-    late_c, wait_c = late_copies(pa, ela, theta, thr_rows[row], factor, min_elapsed)
+    late_c, wait_c = late_copies(pa, ela, theta, thr_rows[row], factor, min_elapsed, startup)
     covered = np.bincount(at, minlength=n) > 0
     late_t = covered & (np.bincount(at, weights=~late_c, minlength=n) == 0)
     wait_t = np.zeros(n)
@@ -57,15 +58,22 @@ def _random_copies(
     return theta_rows, finished_rows, pa, ela, row, at, n
 
 
-@pytest.mark.parametrize(("factor", "min_elapsed"), [(1.0, 10.0), (1.5, 0.0), (0.5, 30.0)])
-def test_compiled_late_rule_equals_the_numpy_rule(factor: float, min_elapsed: float) -> None:
+@pytest.mark.parametrize(
+    ("factor", "min_elapsed", "startup"),
+    [(1.0, 10.0, 0.0), (1.5, 0.0, 0.0), (0.5, 30.0, 0.0), (1.0, 10.0, 15.0)],
+)
+def test_compiled_late_rule_equals_the_numpy_rule(factor: float, min_elapsed: float, startup: float) -> None:
     rng = np.random.default_rng(4)
     late_seen = waits_seen = 0
     for _ in range(300):
         theta_rows, finished_rows, pa, ela, row, at, n = _random_copies(rng)
         thr_rows = rng.choice([0.0, 20.0, math.inf], theta_rows.size)
-        got = late_by_copies(theta_rows, finished_rows, thr_rows, pa, ela, row, at, n, factor, min_elapsed)
-        want = _numpy_path(theta_rows, finished_rows, thr_rows, pa, ela, row, at, n, factor, min_elapsed)
+        got = late_by_copies(
+            theta_rows, finished_rows, thr_rows, pa, ela, row, at, n, factor, min_elapsed, startup
+        )
+        want = _numpy_path(
+            theta_rows, finished_rows, thr_rows, pa, ela, row, at, n, factor, min_elapsed, startup
+        )
         for g, w in zip(got, want, strict=True):
             assert g.dtype == w.dtype and g.shape == w.shape
             assert np.array_equal(g, w, equal_nan=True)
@@ -74,15 +82,19 @@ def test_compiled_late_rule_equals_the_numpy_rule(factor: float, min_elapsed: fl
     assert late_seen > 50 and waits_seen > 50  # both outcomes exercised
 
 
-@pytest.mark.parametrize(("factor", "min_elapsed"), [(1.0, 10.0), (2.0, 0.0)])
-def test_compiled_replacement_pass_equals_the_numpy_rule(factor: float, min_elapsed: float) -> None:
+@pytest.mark.parametrize(
+    ("factor", "min_elapsed", "startup"), [(1.0, 10.0, 0.0), (2.0, 0.0, 0.0), (1.0, 10.0, 15.0)]
+)
+def test_compiled_replacement_pass_equals_the_numpy_rule(
+    factor: float, min_elapsed: float, startup: float
+) -> None:
     rng = np.random.default_rng(5)
     late_seen = 0
     for _ in range(300):
         theta_rows, finished_rows, pa, ela, row, at, n = _random_copies(rng)
-        got = late_at_cap(theta_rows, finished_rows, pa, ela, row, at, n, factor, min_elapsed)
+        got = late_at_cap(theta_rows, finished_rows, pa, ela, row, at, n, factor, min_elapsed, startup)
         theta = _fresh_without_task(theta_rows, finished_rows, pa, ela, row, at, min_elapsed)
-        late, wait = late_copies(pa, ela, theta, np.full(pa.size, math.inf), factor, min_elapsed)
+        late, wait = late_copies(pa, ela, theta, np.full(pa.size, math.inf), factor, min_elapsed, startup)
         want = (late, wait, np.bincount(at, minlength=n), np.bincount(at, weights=~late, minlength=n))
         assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1], equal_nan=True)
         assert np.array_equal(got[2], want[2]) and np.array_equal(got[3], want[3])
