@@ -124,9 +124,9 @@ def _task_index(task_id: str) -> int | None:
 def _replay(job: Job, attempts: Sequence[Any]) -> None:
     """Puts the AM's reported attempts on the job's phases, so the core sees the job as it runs: copies
     started (one per attempt that had a container, and per clone waiting for one), losers ended, a
-    success finishing its task. A phase
-    whose parents all finished becomes runnable, and its clones are bounded by the parents' copies
-    (Dolly 3.2), as in the simulator. Attempts of unknown tasks are ignored."""
+    success finishing its task. A phase whose parents all finished becomes runnable, and its clones are
+    bounded by the parents' copies (Dolly 3.2), as in the simulator. Attempts of unknown tasks are
+    ignored."""
     by_task: dict[tuple[str, int], list[Any]] = {}
     for a in attempts:
         i = _task_index(a.task_id)
@@ -342,7 +342,7 @@ class AppMasterServicer:
         self.budget = budget if budget is not None else PlanBudget(DEFAULT_PLANS_PER_S)
         self._lock = threading.Lock()
         self._apps: dict[str, _AppState] = {}
-        self.startups = StartupEstimate()
+        self.startups = StartupEstimate()  # guarded by _lock
 
     # ---- what translate.py asks for: θ/σ per YARN priority ----------------------------------
 
@@ -498,6 +498,7 @@ class AppMasterServicer:
             job = _job_of(st.profile, stats)
             reported = list(st.attempts.values())
             first = dict(st.first_progress)
+            startup = self.startups.median()  # under the lock: report_attempts appends to it
             _replay(job, reported)
         plan = pb.ClonePlan(application_id=app_id)
         for ph in st.profile.phases:
@@ -506,7 +507,6 @@ class AppMasterServicer:
             plan.detail = "the policy grants no clones"
             return plan
         cluster, others = self._context(app_id)
-        startup = self.startups.median()
         running = _running(app_id, reported, first, now, startup)
         _no_data_means(job, frozenset(stats), running, now)
         snap = Snapshot(now, cluster, [*others, job], running, startup_s=startup or 0.0)
