@@ -90,7 +90,7 @@ from pyscheduler.policies.common import (
 from pyscheduler.policies.delay import choose_omega, sample_pairs
 from pyscheduler.policies.dolly import DollyBudget
 from pyscheduler.policies.kernel import place_pass, warm_up
-from pyscheduler.policies.late import LateTasks
+from pyscheduler.policies.late import LateTasks, late_first_by_time_left
 from pyscheduler.policies.model import corollary_grants, transient_priorities
 from pyscheduler.policies.replace import Replacements
 from pyscheduler.policies.residual import REASON_PROGRESS, REASON_RESIDUAL
@@ -237,8 +237,10 @@ class DollyMPPolicy:
         late_rule = self.max_clones > 0 and self.clone_rule in ("paper", "residual")
         late_reasons: dict[int, tuple[int, str]] = {}
         late = None
+        by_left = None  # late tasks of a phase take room longest time left first (policies/late.py)
         if late_rule:  # late tasks (policies/residual.py), judged on the round's state before placing
-            late, out.wake_at = self.late.judge(snapshot, view, flat, late_reasons)
+            late, out.wake_at, left = self.late.judge(snapshot, view, flat, late_reasons)
+            by_left = (late, left)
         swap, repl = None, None
         if late_rule and self.replace:  # late tasks at the copy cap (policies/replace.py)
             repl = Replacements(1 + self.max_clones, self.late.progress_factor, self.late.progress_after)
@@ -252,7 +254,7 @@ class DollyMPPolicy:
         if swap is not None:
             mask = mask | swap
         entry_rows, entry_counts, placed, got_clone = self._pass(
-            out, flat, mask, cls, rnk, shape, free, nodes, False, self.placement_reason, pending
+            out, flat, mask, cls, rnk, shape, free, nodes, False, self.placement_reason, pending, by_left
         )
         if repl is not None and swap is not None and swap.any():
             out.kills.extend(repl.kills_for(swap & (flat.copies > at_start)))
@@ -271,7 +273,7 @@ class DollyMPPolicy:
                 if late_at is not None:  # one copy per round for a late task
                     mask[late_at[(flat.copies[late_at] == have) & (at_start[late_at] == have)]] = True
                 entry_rows, _, _, got_clone = self._pass(
-                    out, flat, mask, cls, rnk, shape, free, nodes, True, REASON_CLONE
+                    out, flat, mask, cls, rnk, shape, free, nodes, True, REASON_CLONE, None, by_left
                 )
                 cloned_rows.update(entry_rows[got_clone].tolist())
             self._grants_and_omegas(out, snapshot, flat, sorted(cloned_rows), allowed, reasons)
@@ -321,14 +323,18 @@ class DollyMPPolicy:
         is_clone: bool,
         reason: str,
         originals: np.ndarray | None = None,
+        by_left: tuple[np.ndarray, np.ndarray] | None = None,
     ) -> tuple[IntArray, IntArray, IntArray, np.ndarray]:
         """One kernel pass over the tasks in `mask`. Returns (entry rows, tasks per entry, placed per
         entry, entries that got a clone). With `originals` (the pending tasks) the counts are of originals
-        only and the tasks of `mask` that already run get a clone (recorded with REASON_CLONE)."""
+        only and the tasks of `mask` that already run get a clone (recorded with REASON_CLONE). With
+        `by_left` (late, time left per flat task) an entry's late tasks are tried longest time left first."""
         # table.pass_input's answer, compiled (policies/jit.py)
         class_ptr, shape_ptr, task_ptr, shape_demand, tasks, entry_rows, entry_counts = (
             jit.pass_input_compiled(mask, flat.owner, flat.rows.size, cls, rnk, shape, flat.table.shapes)
         )
+        if by_left is not None:
+            late_first_by_time_left(tasks, task_ptr, *by_left)
         got_task, got_node, got_entry = place_pass(
             free, nodes, class_ptr, shape_ptr, shape_demand, task_ptr, tasks
         )

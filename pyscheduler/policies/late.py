@@ -16,6 +16,10 @@ Choices (measured in docs/reproduction.md, FB-2010 and Alibaba slices at load 0.
   the upstream outputs together; a late copy reads long after the original did, so it does not apply to
   late copies unless `upstream_cap` is set (it blocked every straggler clone of a downstream phase whose
   upstream had no clones: Alibaba DAG jobs, 0.81 -> 0.58 of DollyMP0's flowtime when lifted).
+* Which late task of a phase takes free room first (`late_first_by_time_left`): the one whose time left is
+  longest (LATE, Zaharia et al., OSDI'08, Sec. 4.2: speculate "the task that will finish farthest into the
+  future"); a copy with no estimate (stalled, or no progress reported and past the elapsed threshold)
+  counts as infinitely far. Late tasks whose copies are not listed at all keep task order, after the others.
 * `progress_factor` (DollyMP's default 1.0, policies/dollymp.py): with the time left observed rather than
   inferred, a clone is expected to finish first at f >= 1; with DollyMP's replacement of the slowest copy
   at the copy cap (policies/replace.py) the resources stayed within DollyMP0's + 5% in the runs.
@@ -70,14 +74,17 @@ class LateTasks:
 
     def judge(
         self, snapshot: Snapshot, view: RoundView, flat: FlatTasks, reasons: dict[int, tuple[int, str]]
-    ) -> tuple[np.ndarray, float]:
-        """Per flat task: running, late, below its phase's copy cap; and the earliest time another running
-        task may turn late (Decisions.wake_at). Writes each candidate row's (clones, reason) in `reasons`."""
+    ) -> tuple[np.ndarray, float, np.ndarray]:
+        """Per flat task: running, late, below its phase's copy cap; the earliest time another running
+        task may turn late (Decisions.wake_at); and per flat task the time left by which late tasks of one
+        phase take free room (`placement_order`). Writes each candidate row's (clones, reason) in
+        `reasons`."""
         t = flat.table
         late = np.zeros(flat.copies.size, bool)
+        left = np.full(flat.copies.size, math.nan)
         now = snapshot.time
         if not math.isfinite(now):
-            return late, math.inf
+            return late, math.inf, left
         if self._kept_for is not t:  # the same table has the same jobs: nothing to forget
             self.starts.keep_only({j.job_id for j in t.jobs})
             self._kept_for = t
@@ -97,7 +104,7 @@ class LateTasks:
         judged = np.isfinite(thr) | (self.late_by == "progress")
         keep = np.flatnonzero((caps > 1) & judged & (view.n_pending[rows] == 0))
         if keep.size == 0:
-            return late, math.inf
+            return late, math.inf, left
         cand = running[keep]  # indices into flat.rows of the judged phases
         seen = self._observe(flat, cand, now)
         for row, cap in zip(rows[keep].tolist(), caps[keep].tolist(), strict=True):
@@ -114,7 +121,8 @@ class LateTasks:
             late = room & (due < now)
             soon = due[room & (due >= now)]
         else:
-            covered, late_t, wait_t = by_copy
+            covered, late_t, wait_t, left_t = by_copy
+            left = np.where(covered, left_t, math.nan)
             if (room & ~covered).any():  # some task without a listed copy: the elapsed-time rule for it
                 due = self._due(flat, cand, thr[keep], seen)
                 late = room & np.where(covered, late_t, due < now)
@@ -125,7 +133,7 @@ class LateTasks:
             # a judged phase whose first task has a listed copy is reported as judged by progress
             for row in flat.rows[cand[covered[flat.offset[cand]]]].tolist():
                 reasons[row] = (reasons[row][0], REASON_PROGRESS)
-        return late, float(soon.min()) if soon.size else math.inf
+        return late, float(soon.min()) if soon.size else math.inf, left
 
     def _observe(self, flat: FlatTasks, cand: IntArray, now: float) -> list[np.ndarray]:
         """`StartTimes.observe` of the judged phases `cand` (indices into flat.rows, increasing): when each
@@ -153,9 +161,10 @@ class LateTasks:
 
     def _by_progress(
         self, snapshot: Snapshot, view: RoundView, flat: FlatTasks, cand: IntArray, thr: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
         """Per flat task from its running copies (`residual.late_copies`): (has a listed copy, every copy
-        late, seconds until every copy may be late). `cand`: indices into flat.rows of the judged phases,
+        late, seconds until every copy may be late, time left: the least of its copies' LATE estimates).
+        `cand`: indices into flat.rows of the judged phases,
         `thr` their elapsed-time thresholds. None when no copy of those phases reports progress (then the
         elapsed-time rule applies). Reads the copies as columns (`Snapshot.attempt_columns`), in the order
         of Snapshot.attempts, with no Python loop over them."""
@@ -173,7 +182,24 @@ class LateTasks:
         # residual.fresh_copy_time and residual.late_copies per copy, then per task: every copy must be
         # late, and the longest wait counts (policies/late_kernel.py, one compiled pass)
         n, f, after = int(flat.copies.size), self.progress_factor, self.progress_after
-        result: tuple[np.ndarray, np.ndarray, np.ndarray] = late_by_copies(
+        result: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] = late_by_copies(
             view.theta, view.n_finished, row_thr, pa, ela, row, at, n, f, after, snapshot.startup_s
         )
         return result
+
+
+def late_first_by_time_left(tasks: IntArray, task_ptr: IntArray, late: np.ndarray, left: np.ndarray) -> None:
+    """Reorder, in place, the late tasks among the candidate `tasks` of each placement entry
+    (tasks[task_ptr[e]:task_ptr[e+1]]) by time left `left`, longest first (module docstring; nan last,
+    ties in task order). Other tasks keep their positions: the kernel places an entry's candidates in order,
+    so only which late task gets the entry's room changes."""
+    pos = np.flatnonzero(late[tasks])
+    if pos.size < 2:
+        return
+    entry = np.searchsorted(task_ptr, pos, side="right") - 1
+    if not (entry[1:] == entry[:-1]).any():  # no entry with two late tasks: nothing to reorder
+        return
+    key = -left[tasks[pos]]
+    key = np.where(np.isnan(key), math.inf, key)
+    order = np.lexsort((tasks[pos], key, entry))  # by entry, then longest time left, then task
+    tasks[pos] = tasks[pos][order]

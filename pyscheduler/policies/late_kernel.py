@@ -8,6 +8,7 @@ in copy order as np.bincount takes them), this numpy composition of policies/res
     covered = np.bincount(at, minlength=n) > 0
     late_t = covered & (np.bincount(at, weights=~late, minlength=n) == 0)
     wait_t = np.zeros(n); np.maximum.at(wait_t, at[~late], wait[~late])
+    left_t = np.full(n, inf); np.minimum.at(left_t, at, progress_remaining(progress, elapsed))
 
 which policies/late.py ran every round as some twenty numpy calls (tests/sim/test_late_kernel.py checks
 the two agree bit for bit, nan/0/1/inf progress and zero elapsed times included).
@@ -106,27 +107,32 @@ def late_by_copies(
     factor: float,
     min_elapsed: float,
     startup: float = 0.0,
-) -> tuple[BoolArray, BoolArray, FloatArray]:
+) -> tuple[BoolArray, BoolArray, FloatArray, FloatArray]:
     """Per flat task (n of them): (has a listed copy, every copy late, seconds until every copy may be
-    late), from the copies' progress, elapsed time, table row `row` and flat task `at` (module docstring).
-    `theta_rows`, `finished_rows`, `thr_rows`: per table row."""
+    late, the task's time left: the least of its copies' LATE estimates, inf when none has one), from the
+    copies' progress, elapsed time, table row `row` and flat task `at` (module docstring). `theta_rows`,
+    `finished_rows`, `thr_rows`: per table row."""
     total, known = _projections(progress, elapsed, min_elapsed)
     m = theta_rows.shape[0]
     sums, counts = _sum_by(row, total, m), _sum_by(row, known, m)
     covered = np.zeros(n, np.bool_)
     not_late = np.zeros(n, np.int64)
     wait_t = np.zeros(n)
+    left_t = np.full(n, math.inf)
     for i in range(progress.shape[0]):
         r, t = row[i], at[i]
         fresh = _fresh_one(float(finished_rows[r]), theta_rows[r], sums[r] - total[i], counts[r] - known[i])
         late, wait = _late_one(progress[i], elapsed[i], fresh, thr_rows[r], factor, min_elapsed, startup)
         covered[t] = True
+        left = _left_one(progress[i], elapsed[i])
+        if left < left_t[t]:  # np.minimum.at
+            left_t[t] = left
         if not late:
             not_late[t] += 1
             cur = wait_t[t]
             if not (cur >= wait or np.isnan(cur)):  # np.maximum.at
                 wait_t[t] = wait
-    return covered, covered & (not_late == 0), wait_t
+    return covered, covered & (not_late == 0), wait_t, left_t
 
 
 @_NJIT  # type: ignore[misc,unused-ignore]

@@ -13,6 +13,7 @@ from pyscheduler.core import ManualClock
 from pyscheduler.objects import Attempt, Job
 from pyscheduler.policies import get_policy
 from pyscheduler.policies.base import Snapshot, SnapshotError
+from pyscheduler.policies.late import late_first_by_time_left
 from pyscheduler.policies.residual import (
     fresh_copy_time,
     late_copies,
@@ -195,3 +196,40 @@ def test_a_clone_must_also_pay_for_its_start_up() -> None:
     assert late_copies(p, e, theta, thr, 1.0, 5.0, startup=20.0)[0].tolist() == [False, True]
     with pytest.raises(SnapshotError, match="startup_s"):
         Snapshot(0.0, cluster((4, 4)), [], startup_s=-1.0).validate()
+
+
+def test_the_late_task_with_the_longest_time_left_gets_the_only_free_slot() -> None:
+    """Two late tasks of one phase and room for one clone: the one farthest from finishing gets it (LATE
+    Sec. 4.2; policies/late.py), not the first in task order. Eight tasks finish at 11 s; at 10 s task 8
+    (ends at 100 s) has 90 s left and task 9 (ends at 400 s) 390 s, both late against a fresh copy."""
+    clock = ManualClock()
+    j = _running_job(10)
+    atts = _attempts(j, [11.0] * 8 + [100.0, 400.0], clock)
+    clock.set(10.0)
+    pol = get_policy("dollymp", progress_after=10.0, small_job_clones=0)
+    roomy = pol.decide(Snapshot(10.0, cluster((64, 64), free=[(2, 2)]), [j], atts))
+    assert sorted(p.task_index for p in roomy.placements if p.is_clone) == [8, 9]  # both are late
+    one = get_policy("dollymp", progress_after=10.0, small_job_clones=0)
+    d = one.decide(Snapshot(10.0, cluster((64, 64), free=[(1, 1)]), [j], atts))
+    assert [p.task_index for p in d.placements if p.is_clone] == [9]
+    # the same tasks in the other order: still the one with more time left
+    j2 = _running_job(10)
+    atts2 = _attempts(j2, [11.0] * 8 + [400.0, 100.0], clock)
+    d2 = get_policy("dollymp", progress_after=10.0, small_job_clones=0).decide(
+        Snapshot(10.0, cluster((64, 64), free=[(1, 1)]), [j2], atts2)
+    )
+    assert [p.task_index for p in d2.placements if p.is_clone] == [8]
+
+
+def test_late_tasks_are_reordered_within_their_entry_only() -> None:
+    """Entries [0..4) and [4..7): late tasks change places among late positions of their own entry,
+    longest time left first, inf (no estimate) before finite, nan (copies not listed) last, ties in task
+    order; the other tasks keep their positions."""
+    tasks = np.array([10, 11, 12, 13, 20, 21, 22], np.int64)
+    ptr = np.array([0, 4, 7], np.int64)
+    late = np.zeros(30, bool)
+    late[[11, 12, 13, 20, 22]] = True
+    left = np.full(30, math.nan)
+    left[[11, 12, 13, 20, 22]] = [5.0, math.inf, 5.0, math.nan, 1.0]
+    late_first_by_time_left(tasks, ptr, late, left)
+    assert tasks.tolist() == [10, 12, 11, 13, 22, 21, 20]

@@ -17,6 +17,7 @@ from pyscheduler.policies.residual import (
     REASON_RESIDUAL,
     fresh_copy_time,
     late_copies,
+    progress_remaining,
     residual_thresholds,
 )
 from pyscheduler.policies.table import FlatTasks, RoundView
@@ -31,12 +32,13 @@ def object_path_judge(
     view: RoundView,
     flat: FlatTasks,
     reasons: dict[int, tuple[int, str]],
-) -> tuple[np.ndarray, float]:
+) -> tuple[np.ndarray, float, np.ndarray]:
     t = flat.table
     late = np.zeros(flat.copies.size, bool)
+    left = np.full(flat.copies.size, math.nan)
     now = snapshot.time
     if not math.isfinite(now):
-        return late, math.inf
+        return late, math.inf, left
     self.starts.keep_only({j.job_id for j in t.jobs})
     running = flat.running_rows()
     rows = flat.rows[running]
@@ -52,7 +54,7 @@ def object_path_judge(
     judged = np.isfinite(thr) | (self.late_by == "progress")
     keep = np.flatnonzero((caps > 1) & judged & (view.n_pending[rows] == 0))
     if keep.size == 0:
-        return late, math.inf
+        return late, math.inf, left
     due = np.full(flat.copies.size, math.inf)
     cap_task = np.zeros(flat.copies.size, np.int64)
     spans: Spans = {}
@@ -72,18 +74,19 @@ def object_path_judge(
         late = room & (due < now)
         soon = due[room & (due >= now)]
     else:
-        covered, late_t, wait_t = by_copy
+        covered, late_t, wait_t, left_t = by_copy
+        left = np.where(covered, left_t, math.nan)
         late = room & np.where(covered, late_t, due < now)
         soon = np.where(covered, now + wait_t, due)[room & ~late]
         for lo, row, _ in spans.values():
             if covered[lo]:
                 reasons[row] = (reasons[row][0], REASON_PROGRESS)
-    return late, float(soon.min()) if soon.size else math.inf
+    return late, float(soon.min()) if soon.size else math.inf, left
 
 
 def _by_progress(
     self: LateTasks, snapshot: Snapshot, view: RoundView, spans: Spans, n: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
     idx: list[int] = []
     sid: list[int] = []
     prog: list[float] = []
@@ -121,4 +124,6 @@ def _by_progress(
     late_t = covered & (np.bincount(at, weights=~late_c, minlength=n) == 0)
     wait_t = np.zeros(n)
     np.maximum.at(wait_t, at[~late_c], wait_c[~late_c])
-    return covered, late_t, wait_t
+    left_t = np.full(n, math.inf)
+    np.minimum.at(left_t, at, progress_remaining(pa, ela))
+    return covered, late_t, wait_t, left_t

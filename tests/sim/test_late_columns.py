@@ -179,9 +179,10 @@ def test_judge_from_columns_equals_object_path(opts: dict[str, object]) -> None:
         flat = FlatTasks(table, np.flatnonzero(view.ready & ~view.finished))
         got_r: dict[int, tuple[int, str]] = {}
         want_r: dict[int, tuple[int, str]] = {}
-        got, wake = fast.judge(snap, view, flat, got_r)
-        want, want_wake = object_path_judge(ref, snap, view, flat, want_r)
+        got, wake, got_left = fast.judge(snap, view, flat, got_r)
+        want, want_wake, want_left = object_path_judge(ref, snap, view, flat, want_r)
         assert np.array_equal(got, want) and wake == want_wake
+        assert np.array_equal(got_left, want_left, equal_nan=True)
         assert list(got_r.items()) == list(want_r.items())
         late_seen += int(want.sum())
         progress_seen += sum(r == "late_progress_rate" for _, r in want_r.values())

@@ -11,7 +11,7 @@ import pytest
 
 from pyscheduler.policies.late_kernel import copies_of_rows, late_at_cap, late_by_copies
 from pyscheduler.policies.replace import _fresh_without_task
-from pyscheduler.policies.residual import fresh_copy_time, late_copies
+from pyscheduler.policies.residual import fresh_copy_time, late_copies, progress_remaining
 
 
 def _numpy_path(
@@ -26,14 +26,16 @@ def _numpy_path(
     factor: float,
     min_elapsed: float,
     startup: float = 0.0,
-) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_], npt.NDArray[np.float64]]:
+) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_], npt.NDArray[np.float64], npt.NDArray[np.float64]]:
     theta = fresh_copy_time(theta_rows, finished_rows, pa, ela, row, min_elapsed)
     late_c, wait_c = late_copies(pa, ela, theta, thr_rows[row], factor, min_elapsed, startup)
     covered = np.bincount(at, minlength=n) > 0
     late_t = covered & (np.bincount(at, weights=~late_c, minlength=n) == 0)
     wait_t = np.zeros(n)
     np.maximum.at(wait_t, at[~late_c], wait_c[~late_c])
-    return covered, late_t, wait_t
+    left_t = np.full(n, math.inf)
+    np.minimum.at(left_t, at, progress_remaining(pa, ela))
+    return covered, late_t, wait_t, left_t
 
 
 def _random_copies(
