@@ -257,7 +257,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--base-ms",
         type=int,
         default=None,
-        help="map base duration, ms (reduce: half; default per mix: loaded 20000, light 6000)",
+        help="map base duration, ms (reduce: half; default per mix: loaded 20000, light 40000)",
     )
     p.add_argument("--shape", type=float, default=1.5, help="Pareto shape of the straggler factor")
     p.add_argument(
