@@ -157,7 +157,9 @@ class Simulation(EventQueue, ShuffleReads):
         SimAttempt objects); the column store is filled on the first call and kept up to date after."""
         if self.columns is None:
             self.columns = RunningColumns(len(self.specs))
-            self.columns.started = [(*r[:4], *r[5:7]) for r in self.running.values()]
+            if self.running:  # the copies so far as one block (sim/running.py)
+                uid, jidx, k, task, _, start, end = list(zip(*self.running.values(), strict=True))[:7]
+                self.columns.started = [(uid, jidx, k, task, start, end)]
         if len(jobs) == len(self.active):  # the round's jobs, list(self.active.values()), all kept
             index = np.fromiter(self.active.keys(), np.int64, len(jobs))
         else:
@@ -383,7 +385,7 @@ class Simulation(EventQueue, ShuffleReads):
             self.events,
         )
         tot_cpu, tot_mem = self.tot_cpu, self.tot_mem
-        started = self.columns.started if self.columns is not None else None
+        ends: list[float] = []
         uid = self.uid
         clones = 0
         heappush = heapq.heappush
@@ -400,8 +402,7 @@ class Simulation(EventQueue, ShuffleReads):
                 share = other
             r = [uid, jidx, k, t, n, now, end, is_clone, cpu, mem, share, True]  # a RunCopy (sim/copies.py)
             running[uid] = r
-            if started is not None:
-                started.append((uid, jidx, k, t, now, end))
+            ends.append(end)
             if lst is None:
                 copies[key] = [r]
             else:
@@ -414,6 +415,12 @@ class Simulation(EventQueue, ShuffleReads):
                 heappush(events, end)
             else:
                 same += (_FINISH, uid)
+        if self.columns is not None:  # the round's copies as one block (sim/running.py)
+            first = self.uid + 1
+            by_field = list(zip(*starts, strict=True))
+            self.columns.started.append(
+                (range(first, uid + 1), by_field[0], by_field[2], by_field[3], now, ends)
+            )
         self.uid = uid
         self.clones += clones
 
