@@ -508,7 +508,8 @@ class Simulation(EventQueue, ShuffleReads):
                     self._prepare_exclusive(jidx, job, c)
         if (jidx, k) in self.shuffle_parents and self.cfg.shuffle == "delay" and not job.finished:
             deadline = self.now + self.omega.get(job.job_id, self.cfg.default_omega)
-            for t in range(job.phases[k].num_tasks):
+            # only tasks with a running copy (all finished: the race's losers) have a live copy listed
+            for t in job.phases[k].copies.nonzero()[0].tolist():
                 for other in self.copies.get((jidx, k, t), ()):
                     if other[ALIVE] and other[END] > deadline:
                         self._push(deadline, _KILL, other[UID])

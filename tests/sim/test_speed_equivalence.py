@@ -209,6 +209,25 @@ def test_phase_table_following_equals_fresh_build() -> None:
         prev = got
 
 
+def test_round_view_ready_matches_add_at() -> None:
+    # RoundView.ready counts each row's unfinished parents with a bincount; np.add.at is the plain twin
+    rng = random.Random(11)
+    jobs = [_random_job(rng, i) for i in range(40)]
+    for j in jobs:  # finish some phases, tasks of others part-way
+        for p in j.phases:
+            for t in range(rng.randint(0, p.num_tasks)):
+                p.start_copy(t)
+                p.end_copy(t, True)
+    t = PhaseTable(jobs)
+    view = table.RoundView(t, None)
+    blocked = np.zeros(len(t.phases), np.int64)
+    np.add.at(blocked, t.edge_child, ~view.finished[t.edge_parent])
+    assert np.array_equal(view.ready, blocked == 0)
+    assert view.ready.any() and not view.ready.all()
+    empty = table.RoundView(PhaseTable([]), None)
+    assert empty.ready.shape == (0,)
+
+
 def test_unique_rows_matches_numpy() -> None:
     rng = np.random.default_rng(1)
     for n in range(1, 80):
