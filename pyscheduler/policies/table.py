@@ -53,7 +53,9 @@ class PhaseTable:
     levels: list[IntArray]
     _row_of: IntArray | None  # row_index(), built on first use
 
-    def __init__(self, jobs: Sequence[Job]) -> None:
+    def __init__(self, jobs: Sequence[Job], derive: bool = True) -> None:
+        """The table of `jobs`; derive=False leaves out key, has_parent and levels (`_derive`): the columns
+        of jobs that `_extend` appends to another table, which derives them for the whole (speed)."""
         rows = [(pos, k) for pos, j in enumerate(jobs) for k in j.topo]
         phases = [jobs[pos].phases[k] for pos, k in rows]
         p = len(rows)
@@ -82,7 +84,8 @@ class PhaseTable:
         self.arrival = np.fromiter((j.arrival for j in jobs), np.float64, len(jobs))
         self.depth = depth
         self.edge_child, self.edge_parent = np.asarray(child, np.int64), np.asarray(parent, np.int64)
-        self._derive()
+        if derive:
+            self._derive()
 
     def _derive(self) -> None:
         """key, has_parent and levels from the other columns."""
@@ -125,7 +128,7 @@ class PhaseTable:
             if len(kept) == len(prev.jobs):
                 return prev
             return cls._extend(prev, jobs, np.asarray(kept, np.int64), None)
-        return cls._extend(prev, jobs, np.asarray(kept, np.int64), cls(added))
+        return cls._extend(prev, jobs, np.asarray(kept, np.int64), cls(added, derive=False))
 
     @classmethod
     def _extend(
