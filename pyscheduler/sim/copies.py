@@ -35,9 +35,10 @@ class SimAttempt(Attempt):
 
 # One running copy (mutable, internal) is a list, fields at these positions: a list is built ~8x faster
 # than an object with __slots__ and read by unpacking (about two million copies a day of FB-2010: speed).
-# `share`: its dominant share of the cluster (resource-second cost); `alive`: False once it ended.
-UID, JIDX, K, TASK, NODE, START, END, IS_CLONE, CPU, MEM, SHARE, ALIVE = range(12)
-RunCopy = list[Any]  # [uid, jidx, k, task, node, start, end, is_clone, cpu, mem, share, alive]
+# `share`: its dominant share of the cluster (resource-second cost); `alive`: False once it ended; `job`:
+# the Job (read at the copy's end without a lookup by job index).
+UID, JIDX, K, TASK, NODE, START, END, IS_CLONE, CPU, MEM, SHARE, ALIVE, JOB = range(13)
+RunCopy = list[Any]  # [uid, jidx, k, task, node, start, end, is_clone, cpu, mem, share, alive, job]
 
 
 class LazyAttempts(Sequence[Attempt]):

@@ -400,7 +400,7 @@ class Simulation(EventQueue, ShuffleReads):
             share, other = cpu / tot_cpu, mem / tot_mem
             if other > share:  # max(share, other) without the call (speed)
                 share = other
-            r = [uid, jidx, k, t, n, now, end, is_clone, cpu, mem, share, True]  # a RunCopy (sim/copies.py)
+            r = [uid, jidx, k, t, n, now, end, is_clone, cpu, mem, share, True, job]  # a RunCopy (copies.py)
             running[uid] = r
             ends.append(end)
             if lst is None:
@@ -439,13 +439,13 @@ class Simulation(EventQueue, ShuffleReads):
 
     def _kill(self, r: RunCopy, wasted: bool) -> None:
         self._release(r)
-        _, jidx, k, task, _, start, _, _, _, _, share, _ = r
+        _, jidx, k, task, _, start, _, _, _, _, share, _, job = r
         used = (self.now - start) * share
         if wasted:
             self.wasted += used
         else:
             self.useful += used
-        self.jobs[jidx].phases[k].end_copy(task, False)
+        job.phases[k].end_copy(task, False)
         self._forget((jidx, k, task))
         if not self.round_pending:  # (checked here too: one call less per copy end)
             self._want_round()
@@ -461,8 +461,7 @@ class Simulation(EventQueue, ShuffleReads):
 
     def _finish(self, r: RunCopy) -> None:
         self._release(r)
-        _, jidx, k, task, _, start, end, _, _, _, share, _ = r
-        job = self.jobs[jidx]
+        _, jidx, k, task, _, start, end, _, _, _, share, _, job = r
         ph = job.phases[k]
         dur = end - start
         share = dur * share
