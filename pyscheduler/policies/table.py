@@ -19,6 +19,7 @@ from pyscheduler.objects import Job, Phase, TaskState
 from pyscheduler.objects.resources import FloatArray
 from pyscheduler.policies import jit
 from pyscheduler.policies.base import BoolArray, IntArray, Snapshot
+from pyscheduler.policies.table_kernel import extend_columns
 
 _PENDING, _RUNNING, _FINISHED = int(TaskState.PENDING), int(TaskState.RUNNING), int(TaskState.FINISHED)
 
@@ -53,7 +54,9 @@ class PhaseTable:
     levels: list[IntArray]
     _row_of: IntArray | None  # row_index(), built on first use
 
-    def __init__(self, jobs: Sequence[Job]) -> None:
+    def __init__(self, jobs: Sequence[Job], derive: bool = True) -> None:
+        """The table of `jobs`; derive=False leaves out key, has_parent and levels (`_derive`): the columns
+        of jobs that `_extend` appends to another table, which derives them for the whole (speed)."""
         rows = [(pos, k) for pos, j in enumerate(jobs) for k in j.topo]
         phases = [jobs[pos].phases[k] for pos, k in rows]
         p = len(rows)
@@ -82,7 +85,8 @@ class PhaseTable:
         self.arrival = np.fromiter((j.arrival for j in jobs), np.float64, len(jobs))
         self.depth = depth
         self.edge_child, self.edge_parent = np.asarray(child, np.int64), np.asarray(parent, np.int64)
-        self._derive()
+        if derive:
+            self._derive()
 
     def _derive(self) -> None:
         """key, has_parent and levels from the other columns."""
@@ -125,67 +129,82 @@ class PhaseTable:
             if len(kept) == len(prev.jobs):
                 return prev
             return cls._extend(prev, jobs, np.asarray(kept, np.int64), None)
-        return cls._extend(prev, jobs, np.asarray(kept, np.int64), cls(added))
+        return cls._extend(prev, jobs, np.asarray(kept, np.int64), cls(added, derive=False))
 
     @classmethod
     def _extend(
         cls, prev: PhaseTable, jobs: Sequence[Job], kept: IntArray, part: PhaseTable | None
     ) -> PhaseTable:
         """prev's rows of the `kept` jobs (positions in prev.jobs, increasing), then `part`'s rows."""
-        keep_job = np.zeros(len(prev.jobs), bool)
-        keep_job[kept] = True
-        keep_row = keep_job[prev.row_job]
-        new_pos = np.full(len(prev.jobs), -1, np.int64)
-        new_pos[kept] = np.arange(kept.size)
-        new_row = np.cumsum(keep_row) - 1  # old row -> new row (kept rows only)
-        old_rows = np.flatnonzero(keep_row)
-        flags = keep_row.tolist()
+        add = part if part is not None else _no_rows(prev.demand.shape[1])
+        # the index arithmetic in one compiled pass (policies/table_kernel.py states its numpy twin)
         t = cls.__new__(cls)
+        (
+            keep_row,
+            t.row_job,
+            t.row_k,
+            t.n_tasks,
+            t.demand,
+            t.depth,
+            t.job_ptr,
+            t.arrival,
+            t.edge_child,
+            t.edge_parent,
+            used,
+            kept_shape,
+        ) = extend_columns(
+            prev.row_job,
+            prev.row_k,
+            prev.n_tasks,
+            prev.demand,
+            prev.depth,
+            prev.job_ptr,
+            prev.arrival,
+            prev.edge_child,
+            prev.edge_parent,
+            prev.row_shape,
+            len(prev.shapes),
+            kept,
+            add.row_job,
+            add.row_k,
+            add.n_tasks,
+            add.demand,
+            add.depth,
+            add.job_ptr,
+            add.arrival,
+            add.edge_child,
+            add.edge_parent,
+        )
+        flags = keep_row.tolist()
         t.jobs, t.dims = jobs, prev.dims
-        t.phases = list(compress(prev.phases, flags))
-        t.job_ids = list(compress(prev.job_ids, flags))
-        t.phase_ids = list(compress(prev.phase_ids, flags))
-        t.row_job = new_pos[prev.row_job[old_rows]]
-        t.row_k, t.n_tasks = prev.row_k[old_rows], prev.n_tasks[old_rows]
-        t.demand, t.depth = prev.demand[old_rows], prev.depth[old_rows]
-        per_job = np.diff(prev.job_ptr)[kept]
-        t.arrival = prev.arrival[kept]
-        keep_edge = keep_row[prev.edge_child]
-        t.edge_child = new_row[prev.edge_child[keep_edge]]
-        t.edge_parent = new_row[prev.edge_parent[keep_edge]]
+        t.phases = list(compress(prev.phases, flags)) + add.phases
+        t.job_ids = list(compress(prev.job_ids, flags)) + add.job_ids
+        t.phase_ids = list(compress(prev.phase_ids, flags)) + add.phase_ids
         # np.unique over every row's demand gives the sorted distinct rows; those of the kept rows are the
         # shapes prev's kept rows use, so re-number them and merge in part's shapes
-        used = np.zeros(len(prev.shapes), bool)
-        used[prev.row_shape[old_rows]] = True
-        n_used = int(used.sum())
         if part is None:
             shapes = prev.shapes[used]
             old_map = np.cumsum(used) - 1
-            t.shapes, t.row_shape = shapes, old_map[prev.row_shape[old_rows]]
+            t.shapes, t.row_shape = shapes, old_map[kept_shape]
         else:
-            base = old_rows.size
-            t.phases += part.phases
-            t.job_ids += part.job_ids
-            t.phase_ids += part.phase_ids
-            t.row_job = np.concatenate([t.row_job, part.row_job + kept.size])
-            t.row_k = np.concatenate([t.row_k, part.row_k])
-            t.n_tasks = np.concatenate([t.n_tasks, part.n_tasks])
-            t.demand = np.concatenate([t.demand, part.demand])
-            t.depth = np.concatenate([t.depth, part.depth])
-            per_job = np.concatenate([per_job, np.diff(part.job_ptr)])
-            t.arrival = np.concatenate([t.arrival, part.arrival])
-            t.edge_child = np.concatenate([t.edge_child, part.edge_child + base])
-            t.edge_parent = np.concatenate([t.edge_parent, part.edge_parent + base])
+            n_used = int(used.sum())
             shapes, inv = _unique_rows(np.concatenate([prev.shapes[used], part.shapes]))
             old_map = np.full(len(prev.shapes), -1, np.int64)
             old_map[used] = inv[:n_used]
             t.shapes = shapes
-            t.row_shape = np.concatenate([old_map[prev.row_shape[old_rows]], inv[n_used:][part.row_shape]])
+            t.row_shape = np.concatenate([old_map[kept_shape], inv[n_used:][part.row_shape]])
         t.row_shape = t.row_shape.astype(np.int64)
-        t.job_ptr = np.zeros(len(jobs) + 1, np.int64)
-        np.cumsum(per_job, out=t.job_ptr[1:])
         t._derive()
         return t
+
+
+def _no_rows(dims: int) -> PhaseTable:
+    """The columns of no jobs (what `_extend` appends when no job arrived)."""
+    t = PhaseTable.__new__(PhaseTable)
+    t.phases, t.job_ids, t.phase_ids = [], [], []
+    t.row_job = t.row_k = t.n_tasks = t.depth = t.edge_child = t.edge_parent = np.zeros(0, np.int64)
+    t.demand, t.arrival, t.job_ptr = np.zeros((0, dims)), np.zeros(0), np.zeros(1, np.int64)
+    return t
 
 
 def _unique_rows(a: FloatArray) -> tuple[FloatArray, IntArray]:
@@ -217,9 +236,8 @@ class RoundView:
         else:
             self.theta, self.sigma = _estimates(table, theta_sigma)
         self.finished: BoolArray = self.n_finished >= table.n_tasks
-        blocked = np.zeros(p, np.int64)
-        if table.edge_child.size:
-            np.add.at(blocked, table.edge_child, ~self.finished[table.edge_parent])
+        # unfinished parents per row: np.add.at's count as a bincount of the edges to them (speed)
+        blocked = np.bincount(table.edge_child[~self.finished[table.edge_parent]], minlength=p)
         self.ready: BoolArray = blocked == 0  # every parent phase finished (Eq. 7)
 
     def measures(self, total: FloatArray, sigma_factor: float) -> tuple[FloatArray, FloatArray, float]:

@@ -1,5 +1,5 @@
-"""The simulator's running copies: the mutable record of one copy (`RunCopy`), the Attempt a policy reads
-(`SimAttempt`, progress from the simulation clock) and Snapshot.attempts built only when read
+"""The simulator's running copies: the mutable record of one copy (`RunCopy`, a list), the Attempt a
+policy reads (`SimAttempt`, progress from the simulation clock) and Snapshot.attempts built only when read
 (`LazyAttempts`, with the copies as numpy columns through sim/running.py)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, overload
+from typing import TYPE_CHECKING, Any, overload
 
 from pyscheduler.core import ManualClock
 from pyscheduler.objects import Attempt, Job
@@ -33,42 +33,12 @@ class SimAttempt(Attempt):
         return min(1.0, (self.clock.now() - self.start_time) / dur) if dur > 0 else 1.0
 
 
-class RunCopy:
-    """One attempt (mutable, internal). `share`: its dominant share of the cluster (resource-second cost)."""
-
-    __slots__ = (
-        "alive",
-        "cpu",
-        "end",
-        "is_clone",
-        "jidx",
-        "k",
-        "mem",
-        "node",
-        "share",
-        "start",
-        "task",
-        "uid",
-    )
-
-    def __init__(
-        self,
-        uid: int,
-        jidx: int,
-        k: int,
-        task: int,
-        node: int,
-        start: float,
-        end: float,
-        is_clone: bool,
-        cpu: float,
-        mem: float,
-        share: float,
-    ) -> None:
-        self.uid, self.jidx, self.k, self.task, self.node = uid, jidx, k, task, node
-        self.start, self.end, self.is_clone, self.cpu, self.mem = start, end, is_clone, cpu, mem
-        self.share = share
-        self.alive = True
+# One running copy (mutable, internal) is a list, fields at these positions: a list is built ~8x faster
+# than an object with __slots__ and read by unpacking (about two million copies a day of FB-2010: speed).
+# `share`: its dominant share of the cluster (resource-second cost); `alive`: False once it ended; `job`:
+# the Job (read at the copy's end without a lookup by job index).
+UID, JIDX, K, TASK, NODE, START, END, IS_CLONE, CPU, MEM, SHARE, ALIVE, JOB = range(13)
+RunCopy = list[Any]  # [uid, jidx, k, task, node, start, end, is_clone, cpu, mem, share, alive, job]
 
 
 class LazyAttempts(Sequence[Attempt]):

@@ -41,7 +41,7 @@ from pyscheduler.estimate import TaskStatistics
 from pyscheduler.objects import ClusterState, Job, Phase, Resources, TaskState
 from pyscheduler.policies.attempts import AttemptColumns
 from pyscheduler.policies.base import Decisions, Policy
-from pyscheduler.sim.copies import LazyAttempts, RunCopy, SimAttempt
+from pyscheduler.sim.copies import ALIVE, END, UID, LazyAttempts, RunCopy, SimAttempt
 from pyscheduler.sim.events import ARRIVAL as _ARRIVAL
 from pyscheduler.sim.events import FINISH as _FINISH
 from pyscheduler.sim.events import HEARTBEAT as _HEARTBEAT
@@ -135,18 +135,19 @@ class Simulation(EventQueue, ShuffleReads):
         self.done = 0
 
     def attempt_of(self, r: RunCopy) -> SimAttempt:
-        a = self._attempts.get(r.uid)
+        uid, jidx, k, task, node, start, end, is_clone = r[:8]
+        a = self._attempts.get(uid)
         if a is None:
-            job = self.jobs[r.jidx]
-            a = self._attempts[r.uid] = SimAttempt(
-                str(r.uid),
+            job = self.jobs[jidx]
+            a = self._attempts[uid] = SimAttempt(
+                str(uid),
                 job.job_id,
-                job.phases[r.k].phase_id,
-                r.task,
-                self.node_ids[r.node],
-                r.is_clone,
-                r.start,
-                expected_end=r.end,
+                job.phases[k].phase_id,
+                task,
+                self.node_ids[node],
+                is_clone,
+                start,
+                expected_end=end,
                 clock=self.clock,
             )
         return a
@@ -156,9 +157,9 @@ class Simulation(EventQueue, ShuffleReads):
         SimAttempt objects); the column store is filled on the first call and kept up to date after."""
         if self.columns is None:
             self.columns = RunningColumns(len(self.specs))
-            self.columns.started = [
-                (r.uid, r.jidx, r.k, r.task, r.start, r.end) for r in self.running.values()
-            ]
+            if self.running:  # the copies so far as one block (sim/running.py)
+                uid, jidx, k, task, _, start, end = list(zip(*self.running.values(), strict=True))[:7]
+                self.columns.started = [(uid, jidx, k, task, start, end)]
         if len(jobs) == len(self.active):  # the round's jobs, list(self.active.values()), all kept
             index = np.fromiter(self.active.keys(), np.int64, len(jobs))
         else:
@@ -351,72 +352,101 @@ class Simulation(EventQueue, ShuffleReads):
         self.stale += stale
         if not starts:
             return
+        by_field = list(zip(*starts, strict=True))  # the starts' fields as columns, in one pass
         if self._keyed_slowdown:  # copy_time's own formula for these models (speed)
-            by_field = list(zip(*starts, strict=True))  # the starts' fields as columns, in one pass
             slow = self.model.slowdowns_of(by_field[0], by_field[2], by_field[3], by_field[7])
-        for i, (jidx, job, k, t, n, cpu, mem, nth, is_clone) in enumerate(starts):
-            if self._keyed_slowdown:
-                run = self.bases[jidx][k][t] * slow[i] / self.speed[n]
-            else:
+            bases, speed = self.bases, self.speed
+            runs = [
+                bases[jidx][k][t] * sd / speed[n]
+                for jidx, k, t, n, sd in zip(
+                    by_field[0], by_field[2], by_field[3], by_field[4], slow, strict=True
+                )
+            ]
+        else:
+            runs = []
+            for jidx, _, k, t, n, _, _, nth, is_clone in starts:
                 phase_bases = self.bases[jidx][k]
                 run = self.model.copy_time(phase_bases[t], phase_bases, is_clone, (jidx, k, t, nth))
-                run /= self.speed[n]
-            self._start(jidx, job, k, t, n, cpu, mem, is_clone, run)
+                runs.append(run / self.speed[n])
+        self._start_all(starts, runs)
 
-    def _start(
-        self, jidx: int, job: Job, k: int, t: int, n: int, cpu: float, mem: float, is_clone: bool, run: float
+    def _start_all(
+        self, starts: list[tuple[int, Job, int, int, int, float, float, int, bool]], runs: list[float]
     ) -> None:
-        """Launch a copy that runs `run` seconds before its shuffle read (its phase's start_copy done)."""
-        key = (jidx, k, t)
-        spec = self.specs[jidx].phases[k]
-        lst = self.copies.get(key)
-        if spec.read_mb > 0 and spec.parents:
-            run += self._read_delay(jidx, job, k, 0 if lst is None else len(lst), spec.read_mb)
-        uid = self.uid = self.uid + 1
+        """Launch the copies `starts` (job index, job, phase, task, node, cpu, memory, n-th start, clone),
+        each running its `runs` seconds before its shuffle read (the phase's start_copy done), in order:
+        a copy's shuffle read depends on the copies of its task started before it."""
         now = self.now
-        end = now + run
-        share, other = cpu / self.tot_cpu, mem / self.tot_mem
-        if other > share:  # max(share, other) without the call (speed)
-            share = other
-        r = RunCopy(uid, jidx, k, t, n, now, end, is_clone, cpu, mem, share)
-        self.running[uid] = r
-        if self.columns is not None:
-            self.columns.started.append((uid, jidx, k, t, now, end))
-        if lst is None:
-            self.copies[key] = [r]
-        else:
-            lst.append(r)
-        if is_clone:
-            self.clones += 1
-        same = self.at_time.get(end)  # self._push(end, _FINISH, uid), inlined (once per copy: speed)
-        if same is None:
-            self.at_time[end] = [1, _FINISH, uid]
-            heapq.heappush(self.events, end)
-        else:
-            same += (_FINISH, uid)
+        specs, copies, running, at_time, events = (
+            self.specs,
+            self.copies,
+            self.running,
+            self.at_time,
+            self.events,
+        )
+        tot_cpu, tot_mem = self.tot_cpu, self.tot_mem
+        ends: list[float] = []
+        uid = self.uid
+        clones = 0
+        heappush = heapq.heappush
+        for (jidx, job, k, t, n, cpu, mem, _, is_clone), run in zip(starts, runs, strict=True):
+            key = (jidx, k, t)
+            lst = copies.get(key)
+            spec = specs[jidx].phases[k]
+            if spec.read_mb > 0 and spec.parents:
+                run += self._read_delay(jidx, job, k, 0 if lst is None else len(lst), spec.read_mb)
+            uid += 1
+            end = now + run
+            share, other = cpu / tot_cpu, mem / tot_mem
+            if other > share:  # max(share, other) without the call (speed)
+                share = other
+            r = [uid, jidx, k, t, n, now, end, is_clone, cpu, mem, share, True, job]  # a RunCopy (copies.py)
+            running[uid] = r
+            ends.append(end)
+            if lst is None:
+                copies[key] = [r]
+            else:
+                lst.append(r)
+            if is_clone:
+                clones += 1
+            same = at_time.get(end)  # self._push(end, _FINISH, uid), inlined (once per copy: speed)
+            if same is None:
+                at_time[end] = [1, _FINISH, uid]
+                heappush(events, end)
+            else:
+                same += (_FINISH, uid)
+        if self.columns is not None:  # the round's copies as one block (sim/running.py)
+            first = self.uid + 1
+            by_field = list(zip(*starts, strict=True))
+            self.columns.started.append(
+                (range(first, uid + 1), by_field[0], by_field[2], by_field[3], now, ends)
+            )
+        self.uid = uid
+        self.clones += clones
 
     # ---- attempt ends -------------------------------------------------------------------------------
     def _release(self, r: RunCopy) -> None:
-        r.alive = False
-        del self.running[r.uid]
+        r[ALIVE] = False
+        uid, node = r[UID], r[4]
+        del self.running[uid]
         if self._attempts:
-            self._attempts.pop(r.uid, None)
+            self._attempts.pop(uid, None)
         if self.columns is not None:
-            self.columns.ended.append(r.uid)
-        ff, n2 = self._ff, 2 * r.node
-        ff[n2] = ff.item(n2) + r.cpu
-        ff[n2 + 1] = ff.item(n2 + 1) + r.mem
+            self.columns.ended.append(uid)
+        ff, n2 = self._ff, 2 * node
+        ff[n2] = ff.item(n2) + r[8]
+        ff[n2 + 1] = ff.item(n2 + 1) + r[9]
 
     def _kill(self, r: RunCopy, wasted: bool) -> None:
         self._release(r)
-        used = (self.now - r.start) * r.share
+        _, jidx, k, task, _, start, _, _, _, _, share, _, job = r
+        used = (self.now - start) * share
         if wasted:
             self.wasted += used
         else:
             self.useful += used
-        job = self.jobs[r.jidx]
-        job.phases[r.k].end_copy(r.task, False)
-        self._forget((r.jidx, r.k, r.task))
+        job.phases[k].end_copy(task, False)
+        self._forget((jidx, k, task))
         if not self.round_pending:  # (checked here too: one call less per copy end)
             self._want_round()
 
@@ -425,17 +455,16 @@ class Simulation(EventQueue, ShuffleReads):
         lst = self.copies.get(key)
         if lst is not None:
             for x in lst:
-                if x.alive:
+                if x[ALIVE]:
                     return
             del self.copies[key]
 
     def _finish(self, r: RunCopy) -> None:
         self._release(r)
-        jidx, k, task = r.jidx, r.k, r.task
-        job = self.jobs[jidx]
+        _, jidx, k, task, _, start, end, _, _, _, share, _, job = r
         ph = job.phases[k]
-        dur = r.end - r.start
-        share = dur * r.share
+        dur = end - start
+        share = dur * share
         key = (jidx, k, task)
         if ph.state.item(task) == _FINISHED:
             self.wasted += share  # a surplus copy kept for CAC / delay assignment
@@ -457,7 +486,7 @@ class Simulation(EventQueue, ShuffleReads):
                 and (self.cfg.shuffle == "cc" or (jidx, k) not in self.shuffle_parents)
             ):
                 for other in list(lst):
-                    if other.alive:
+                    if other[ALIVE]:
                         self._kill(other, wasted=True)
             self._forget(key)
         if ph.num_finished == ph.num_tasks:
@@ -478,10 +507,11 @@ class Simulation(EventQueue, ShuffleReads):
                     self._prepare_exclusive(jidx, job, c)
         if (jidx, k) in self.shuffle_parents and self.cfg.shuffle == "delay" and not job.finished:
             deadline = self.now + self.omega.get(job.job_id, self.cfg.default_omega)
-            for t in range(job.phases[k].num_tasks):
+            # only tasks with a running copy (all finished: the race's losers) have a live copy listed
+            for t in job.phases[k].copies.nonzero()[0].tolist():
                 for other in self.copies.get((jidx, k, t), ()):
-                    if other.alive and other.end > deadline:
-                        self._push(deadline, _KILL, other.uid)
+                    if other[ALIVE] and other[END] > deadline:
+                        self._push(deadline, _KILL, other[UID])
 
 
 def print_progress(total_jobs: int, label: str) -> Callable[[float, int], None]:

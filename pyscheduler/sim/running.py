@@ -3,13 +3,14 @@
 
 Copies are appended in launch order (uid) and never reordered, so the live ones are always listed in the
 order of `Simulation.running` and of the Attempt objects the snapshot would otherwise carry. Starts and
-ends are only noted (`started`, `ended`: one list append each, in the event loop) and applied to the
-arrays when a policy reads them; dead entries are squeezed out once they outnumber the live ones.
+ends are only noted (`started`: a block of copies per round; `ended`: one list append per copy) and
+applied to the arrays when a policy reads them; dead entries are squeezed out once they outnumber the
+live ones.
 """
 
 from __future__ import annotations
 
-from itertools import chain
+from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -18,6 +19,10 @@ from numba import njit
 from pyscheduler.policies.attempts import AttemptColumns
 
 _INT_COLUMNS = ("uid", "jidx", "k", "task")
+# copies started together: (uid, jidx, k, task, start, end), sequences of one length (start: or one float)
+Block = tuple[
+    Sequence[int], Sequence[int], Sequence[int], Sequence[int], Sequence[float] | float, Sequence[float]
+]
 
 
 @njit(cache=True, nogil=True)  # type: ignore[untyped-decorator,misc,unused-ignore]
@@ -106,9 +111,10 @@ class RunningColumns:
         self.alive = np.zeros(capacity, bool)
         self.top = 0  # entries [0, top) are in use, live or dead
         self.live = 0
-        # noted and not yet applied: (uid, jidx, k, task, start, end) of copies started, in launch
-        # order (uids increase), and uids of copies ended
-        self.started: list[tuple[int, int, int, int, float, float]] = []
+        # noted and not yet applied: blocks of copies started, in launch order (uids increase), each
+        # block's (uid, jidx, k, task, start, end) as sequences of equal length (start may be one float
+        # for the whole block: a round's copies start together), and uids of copies ended
+        self.started: list[Block] = []
         self.ended: list[int] = []
         self._pos = np.full(n_jobs, -1, np.int64)  # scratch: job index -> position in the snapshot
         self._live: npt.NDArray[np.intp] | None = None  # entries of the live copies (uid_at), until a change
@@ -117,16 +123,17 @@ class RunningColumns:
         if self.started or self.ended:
             self._live = None
         if self.started:
-            m = len(self.started)  # ids are < 2**53: exact as floats
-            new = np.fromiter(chain.from_iterable(self.started), np.float64, 6 * m).reshape(m, 6)
+            m = sum(len(b[0]) for b in self.started)
             if self.top + m > self.uid.size:
                 self._squeeze(self.top + m)
-            at = slice(self.top, self.top + m)
-            for c, name in enumerate(_INT_COLUMNS):
-                getattr(self, name)[at] = new[:, c].astype(np.int64)
-            self.start[at], self.end[at] = new[:, 4], new[:, 5]
-            self.alive[at] = True
-            self.top += m
+            top = self.top
+            for uid, jidx, k, task, start, end in self.started:  # one block a round (speed)
+                at = slice(top, top + len(uid))
+                self.uid[at], self.jidx[at], self.k[at], self.task[at] = uid, jidx, k, task
+                self.start[at], self.end[at] = start, end
+                top += len(uid)
+            self.alive[self.top : top] = True
+            self.top = top
             self.live += m
             self.started.clear()
         if self.ended:

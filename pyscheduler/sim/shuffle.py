@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 from pyscheduler.objects import Job
-from pyscheduler.sim.copies import RunCopy
+from pyscheduler.sim.copies import ALIVE, END, RunCopy
 
 
 class ShuffleReads:
@@ -46,7 +46,7 @@ class ShuffleReads:
             worst = self.now
             for q in job.parent_idx[c]:
                 for t in range(job.phases[q].num_tasks):
-                    ends = sorted(x.end for x in self.copies.get((jidx, q, t), ()) if x.alive)
+                    ends = sorted(x[END] for x in self.copies.get((jidx, q, t), ()) if x[ALIVE])
                     if len(ends) < extra:
                         worst = math.inf
                         break

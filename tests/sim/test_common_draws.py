@@ -8,6 +8,7 @@ import pytest
 
 from pyscheduler.objects import Job
 from pyscheduler.policies import get_policy
+from pyscheduler.sim.copies import END, START
 from pyscheduler.sim.engine import SimConfig, Simulation
 from pyscheduler.sim.runner import draw_bases
 from pyscheduler.sim.straggler import StragglerModel, StragglerSpec, copy_unit
@@ -35,14 +36,15 @@ class _Recording(Simulation):
 
     originals: dict[tuple[int, int, int], float]
 
-    def _start(
-        self, jidx: int, job: Job, k: int, t: int, n: int, cpu: float, mem: float, is_clone: bool, run: float
+    def _start_all(
+        self, starts: list[tuple[int, Job, int, int, int, float, float, int, bool]], runs: list[float]
     ) -> None:
-        fresh = (jidx, k, t) not in self.restarts  # the task's first copy ever (restarts counts later ones)
-        super()._start(jidx, job, k, t, n, cpu, mem, is_clone, run)
-        if fresh:
-            r = self.running[self.uid]
-            self.originals[(jidx, k, t)] = r.end - r.start
+        first = self.uid + 1  # the copies get the next uids, in order
+        super()._start_all(starts, runs)
+        for uid, (jidx, _, k, t, *_) in enumerate(starts, start=first):
+            if (jidx, k, t) not in self.restarts:  # the task's first copy ever (restarts counts later ones)
+                r = self.running[uid]
+                self.originals[(jidx, k, t)] = r[END] - r[START]
 
 
 def test_policies_that_start_tasks_in_another_order_see_the_same_stragglers() -> None:

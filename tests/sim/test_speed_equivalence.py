@@ -23,6 +23,7 @@ from pyscheduler.policies import get_policy, jit, placement, residual, table
 from pyscheduler.policies.jit import observe_starts
 from pyscheduler.policies.late import LateTasks
 from pyscheduler.policies.table import PhaseTable, _unique_rows
+from pyscheduler.policies.table_kernel import extend_columns
 from pyscheduler.sim import straggler
 from pyscheduler.sim.engine import SimConfig, Simulation
 from pyscheduler.sim.loaders import SwimDerivation, load_workload
@@ -207,6 +208,83 @@ def test_phase_table_following_equals_fresh_build() -> None:
             shapes, inv = np.unique(want.demand, axis=0, return_inverse=True)
             assert np.array_equal(got.shapes, shapes) and np.array_equal(got.row_shape, inv.reshape(-1))
         prev = got
+
+
+def _numpy_extend(prev: PhaseTable, kept: npt.NDArray[np.int64], part: PhaseTable) -> list[np.ndarray]:
+    """table_kernel.extend_columns as its docstring's numpy composition (what _extend did before)."""
+    keep_job = np.zeros(len(prev.jobs), bool)
+    keep_job[kept] = True
+    keep_row = keep_job[prev.row_job]
+    new_pos = np.full(len(prev.jobs), -1, np.int64)
+    new_pos[kept] = np.arange(kept.size)
+    new_row = np.cumsum(keep_row) - 1
+    m = int(keep_row.sum())
+    keep_edge = keep_row[prev.edge_child]
+    per_job = np.concatenate([np.diff(prev.job_ptr)[kept], np.diff(part.job_ptr)])
+    return [
+        keep_row,
+        np.concatenate([new_pos[prev.row_job[keep_row]], part.row_job + kept.size]),
+        *(np.concatenate([getattr(prev, c)[keep_row], getattr(part, c)]) for c in ("row_k", "n_tasks")),
+        np.concatenate([prev.demand[keep_row], part.demand]),
+        np.concatenate([prev.depth[keep_row], part.depth]),
+        np.concatenate([[0], np.cumsum(per_job)]),
+        np.concatenate([prev.arrival[kept], part.arrival]),
+        np.concatenate([new_row[prev.edge_child[keep_edge]], part.edge_child + m]),
+        np.concatenate([new_row[prev.edge_parent[keep_edge]], part.edge_parent + m]),
+        np.isin(np.arange(len(prev.shapes)), prev.row_shape[keep_row]),
+        prev.row_shape[keep_row],
+    ]
+
+
+KERNEL_COLUMNS = (
+    "row_job",
+    "row_k",
+    "n_tasks",
+    "demand",
+    "depth",
+    "job_ptr",
+    "arrival",
+    "edge_child",
+    "edge_parent",
+)
+
+
+def test_extend_kernel_matches_numpy() -> None:
+    rng = random.Random(9)
+    for trial in range(60):
+        prev = PhaseTable([_random_job(rng, i) for i in range(rng.randint(1, 12))])
+        kept = np.array(sorted(rng.sample(range(len(prev.jobs)), rng.randint(0, len(prev.jobs)))), np.int64)
+        added = [_random_job(rng, 100 + i) for i in range(trial % 3)]  # none: what _extend passes
+        part = PhaseTable(added, derive=False) if added else table._no_rows(prev.demand.shape[1])
+        got = extend_columns(
+            *(getattr(prev, c) for c in KERNEL_COLUMNS),
+            prev.row_shape,
+            len(prev.shapes),
+            kept,
+            *(getattr(part, c) for c in KERNEL_COLUMNS),
+        )
+        want = _numpy_extend(prev, kept, part)
+        for g, w in zip(got, want, strict=True):
+            assert np.array_equal(g, np.asarray(w).astype(g.dtype)) and g.shape == np.asarray(w).shape
+
+
+def test_round_view_ready_matches_add_at() -> None:
+    # RoundView.ready counts each row's unfinished parents with a bincount; np.add.at is the plain twin
+    rng = random.Random(11)
+    jobs = [_random_job(rng, i) for i in range(40)]
+    for j in jobs:  # finish some phases, tasks of others part-way
+        for p in j.phases:
+            for t in range(rng.randint(0, p.num_tasks)):
+                p.start_copy(t)
+                p.end_copy(t, True)
+    t = PhaseTable(jobs)
+    view = table.RoundView(t, None)
+    blocked = np.zeros(len(t.phases), np.int64)
+    np.add.at(blocked, t.edge_child, ~view.finished[t.edge_parent])
+    assert np.array_equal(view.ready, blocked == 0)
+    assert view.ready.any() and not view.ready.all()
+    empty = table.RoundView(PhaseTable([]), None)
+    assert empty.ready.shape == (0,)
 
 
 def test_unique_rows_matches_numpy() -> None:
