@@ -22,6 +22,12 @@ Clone rules (option clone_rule; the paper leaves which running tasks get clones,
   Choice (late_first): a late task's copy is placed in pass 1 with its job's class, not after every
   original of every job: its time left is work its job still waits for, as a pending task's is (at high
   load on FB-2010, clones waited behind lower classes' originals while the cluster was full).
+  Choice (late_copies_per_round, default 1): how many new copies a late task may get in one round, within
+  the copy cap; the first goes in pass 1 (late_first), the others in the clone passes, from idle capacity
+  only. Under the heavy tail one late clone is itself slow with good odds (Pareto alpha = 1.5: a fresh
+  copy's median is 1.59 x its minimum), while the first of two fresh copies is the least of two draws
+  (alpha doubles: median 1.26 x), DollyMP Eq. 1's speedup of r copies launched together; the simulator's
+  runs keep 1, the cluster bench (mostly idle containers, few tasks per job) sets 2.
   Choice (small_job_clones, default 10): the tasks of a job of at most that many tasks (Dolly's small jobs,
   Dolly Sec. 2.2) get up to max_clones clones at launch, in the clone passes, so only from capacity every
   original of every job left idle: their tasks are too short for a late copy to be judged in time, and
@@ -111,9 +117,10 @@ CLONE_RULES = ("residual", "paper", "idle", "corollary", "dolly")
 class DollyMPPolicy:
     """Options: max_clones 0..3 (DollyMP0..3), clone_rule (see the module docstring); late tasks
     (policies/late.py): late_by, progress_factor, progress_after, residual_factor, late_upstream_cap,
-    late_first; small_job_clones; phase_tail, tail_tasks; replace (policies/replace.py); sigma_factor,
-    recompute ("arrival" | "every_round"), order ("size_class" | "arrival"), Dolly's beta/tau/epsilon/
-    straggler_p, delay assignment's output_bytes (per upstream task) and transfer statistics."""
+    late_first, late_copies_per_round; small_job_clones; phase_tail, tail_tasks; replace
+    (policies/replace.py); sigma_factor, recompute ("arrival" | "every_round"), order ("size_class" |
+    "arrival"), Dolly's beta/tau/epsilon/straggler_p, delay assignment's output_bytes (per upstream
+    task) and transfer statistics."""
 
     name = "dollymp"
     timer_driven = False  # its one timer (late tasks, policies/residual.py) is Decisions.wake_at
@@ -138,6 +145,7 @@ class DollyMPPolicy:
         progress_after: float = 10.0,
         late_upstream_cap: bool = False,
         late_first: bool = True,
+        late_copies_per_round: int = 1,
         small_job_clones: int = 10,
         tail_tasks: int | None = None,
         replace: bool = True,
@@ -152,6 +160,15 @@ class DollyMPPolicy:
             max_clones, residual_factor, progress_factor, progress_after, late_by, bool(late_upstream_cap)
         )
         self.late_first = bool(late_first)
+        if (
+            isinstance(late_copies_per_round, bool)
+            or not isinstance(late_copies_per_round, int)
+            or late_copies_per_round < 1
+        ):
+            raise ValueError(
+                f"dollymp option late_copies_per_round must be an integer >= 1, got {late_copies_per_round!r}"
+            )
+        self.late_per_round = late_copies_per_round
         self.replace = bool(replace)
         self.phase_tail = bool(phase_tail)
         if (
@@ -270,8 +287,9 @@ class DollyMPPolicy:
             late_at = np.flatnonzero(late) if late is not None else None  # few: index them, not all tasks
             for have in range(1, self.max_clones + 1):
                 mask = flat.clone_candidates(have, allowed)
-                if late_at is not None:  # one copy per round for a late task
-                    mask[late_at[(flat.copies[late_at] == have) & (at_start[late_at] == have)]] = True
+                if late_at is not None:  # at most late_copies_per_round new copies of a late task
+                    new = flat.copies[late_at] - at_start[late_at]
+                    mask[late_at[(flat.copies[late_at] == have) & (new < self.late_per_round)]] = True
                 entry_rows, _, _, got_clone = self._pass(
                     out, flat, mask, cls, rnk, shape, free, nodes, True, REASON_CLONE, None, by_left
                 )

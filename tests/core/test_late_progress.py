@@ -233,3 +233,32 @@ def test_late_tasks_are_reordered_within_their_entry_only() -> None:
     left[[11, 12, 13, 20, 22]] = [5.0, math.inf, 5.0, math.nan, 1.0]
     late_first_by_time_left(tasks, ptr, late, left)
     assert tasks.tolist() == [10, 12, 11, 13, 22, 21, 20]
+
+
+def test_late_copies_per_round_lets_a_late_task_take_two_copies_at_once() -> None:
+    """late_copies_per_round=2 (the cluster bench's setting): a late task gets two fresh copies in the same
+    round from idle capacity (the least of two draws); the default gives one and waits until the newest
+    copy is late too. The copy cap (1 + max_clones) still holds."""
+    clock = ManualClock()
+    j = _running_job(3)
+    atts = _attempts(j, [12.0, 200.0, 14.0], clock)  # task 1 straggles
+    clock.set(10.0)
+    snap = Snapshot(10.0, cluster((64, 64), free=[(61, 61)]), [j], atts)
+    one = get_policy("dollymp", progress_after=10.0, small_job_clones=0, tail_tasks=0)
+    assert [p.task_index for p in one.decide(snap).placements if p.is_clone] == [1]
+    two = get_policy(
+        "dollymp", progress_after=10.0, small_job_clones=0, tail_tasks=0, late_copies_per_round=2
+    )
+    assert [p.task_index for p in two.decide(snap).placements if p.is_clone] == [1, 1]
+    capped = get_policy(
+        "dollymp",
+        progress_after=10.0,
+        small_job_clones=0,
+        tail_tasks=0,
+        late_copies_per_round=3,
+        max_clones=1,
+    )
+    assert [p.task_index for p in capped.decide(snap).placements if p.is_clone] == [1]
+    for bad in (0, True, 1.5):
+        with pytest.raises(ValueError, match="late_copies_per_round"):
+            get_policy("dollymp", late_copies_per_round=bad)
