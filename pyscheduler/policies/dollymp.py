@@ -160,30 +160,12 @@ class DollyMPPolicy:
             max_clones, residual_factor, progress_factor, progress_after, late_by, bool(late_upstream_cap)
         )
         self.late_first = bool(late_first)
-        if (
-            isinstance(late_copies_per_round, bool)
-            or not isinstance(late_copies_per_round, int)
-            or late_copies_per_round < 1
-        ):
-            raise ValueError(
-                f"dollymp option late_copies_per_round must be an integer >= 1, got {late_copies_per_round!r}"
-            )
-        self.late_per_round = late_copies_per_round
+        self.late_per_round = _count("late_copies_per_round", late_copies_per_round, 1)
         self.replace = bool(replace)
         self.phase_tail = bool(phase_tail)
-        if (
-            isinstance(small_job_clones, bool)
-            or not isinstance(small_job_clones, int)
-            or small_job_clones < 0
-        ):
-            raise ValueError(
-                f"dollymp option small_job_clones must be an integer >= 0, got {small_job_clones!r}"
-            )
-        self.small_job_clones = small_job_clones
-        if tail_tasks is not None and (
-            isinstance(tail_tasks, bool) or not isinstance(tail_tasks, int) or tail_tasks < 0
-        ):
-            raise ValueError(f"dollymp option tail_tasks must be an integer >= 0, got {tail_tasks!r}")
+        self.small_job_clones = _count("small_job_clones", small_job_clones, 0)
+        if tail_tasks is not None:
+            _count("tail_tasks", tail_tasks, 0)
         self.tail_tasks = small_job_clones if tail_tasks is None else tail_tasks
         if not (isinstance(sigma_factor, int | float) and math.isfinite(sigma_factor) and sigma_factor >= 0):
             raise ValueError(f"dollymp option sigma_factor must be finite >= 0, got {sigma_factor!r}")
@@ -621,6 +603,13 @@ def _feasible(shapes: np.ndarray, capacity: np.ndarray) -> np.ndarray:
     fits = np.all(capacity[None, :, :] + 1e-9 >= shapes[:, None, :], axis=2)
     result: np.ndarray = np.any(fits, axis=1)
     return result
+
+
+def _count(option: str, value: Any, least: int) -> int:
+    """`value` if it is an integer (not a bool) >= `least`; else a ValueError naming the option."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        raise ValueError(f"dollymp option {option} must be an integer >= {least}, got {value!r}")
+    return value
 
 
 def _choice(option: str, value: Any, allowed: tuple[str, ...]) -> None:
