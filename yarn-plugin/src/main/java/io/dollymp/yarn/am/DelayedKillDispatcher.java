@@ -2,6 +2,7 @@ package io.dollymp.yarn.am;
 
 import java.util.Collections;
 import java.util.IdentityHashMap;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
@@ -44,12 +45,14 @@ public class DelayedKillDispatcher extends AsyncDispatcher {
   public static final String PREEMPTED_MARK = "Preempted by DollyMP";
   private static final Logger LOG = LoggerFactory.getLogger(DelayedKillDispatcher.class);
   private static volatile boolean created;
+  /** Replacement attempts whose scheduling was dropped, in this JVM (one AM per JVM). */
+  private static final Set<TaskAttemptId> DROPPED = ConcurrentHashMap.newKeySet();
   private final ToLongFunction<TaskAttemptId> holdMs;
   private final Predicate<TaskAttemptId> finished;
   private final Predicate<TaskAttemptId> yielded;
   private final Set<TaskAttemptId> preempted = ConcurrentHashMap.newKeySet();
-  private final Set<TaskId> replacementDue = ConcurrentHashMap.newKeySet();
-  private final Set<TaskAttemptId> dropped = ConcurrentHashMap.newKeySet();
+  /** Per task, replacements still to drop: one per clone that yielded (several may yield at once). */
+  private final Map<TaskId, Integer> replacementsDue = new ConcurrentHashMap<>();
   private final Set<Event> released = Collections.synchronizedSet(Collections.newSetFromMap(new IdentityHashMap<>()));
   private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r -> {
     Thread t = new Thread(r, "dollymp-delayed-kill");
@@ -76,9 +79,9 @@ public class DelayedKillDispatcher extends AsyncDispatcher {
     return created;
   }
 
-  /** Replacement attempts whose scheduling was dropped (their clone yielded its container). */
-  public Set<TaskAttemptId> droppedReplacements() {
-    return Set.copyOf(dropped);
+  /** Whether Hadoop added {@code id} to replace a clone that yielded, and its scheduling was dropped. */
+  public static boolean isDroppedReplacement(TaskAttemptId id) {
+    return DROPPED.contains(id);
   }
 
   @Override
@@ -88,11 +91,10 @@ public class DelayedKillDispatcher extends AsyncDispatcher {
       preempted.add(d.getTaskAttemptID());
     } else if (event instanceof TaskTAttemptEvent t && t.getType() == TaskEventType.T_ATTEMPT_KILLED
         && preempted.remove(t.getTaskAttemptID()) && yielded.test(t.getTaskAttemptID())) {
-      replacementDue.add(t.getTaskAttemptID().getTaskId());
+      replacementsDue.merge(t.getTaskAttemptID().getTaskId(), 1, Integer::sum);
     } else if (event instanceof TaskAttemptEvent a && (a.getType() == TaskAttemptEventType.TA_SCHEDULE
-        || a.getType() == TaskAttemptEventType.TA_RESCHEDULE)
-        && replacementDue.remove(a.getTaskAttemptID().getTaskId())) {
-      dropped.add(a.getTaskAttemptID());
+        || a.getType() == TaskAttemptEventType.TA_RESCHEDULE) && takeDue(a.getTaskAttemptID().getTaskId())) {
+      DROPPED.add(a.getTaskAttemptID());
       LOG.info("DollyMP: a clone of {} yielded its container; Hadoop's replacement {} is not scheduled",
           a.getTaskAttemptID().getTaskId(), a.getTaskAttemptID());
       return;
@@ -111,6 +113,15 @@ public class DelayedKillDispatcher extends AsyncDispatcher {
       }
     }
     super.dispatch(event);
+  }
+
+  private boolean takeDue(TaskId task) {
+    boolean[] took = {false};
+    replacementsDue.computeIfPresent(task, (k, n) -> {
+      took[0] = true;
+      return n > 1 ? n - 1 : null;
+    });
+    return took[0];
   }
 
   private void release(TaskAttemptKillEvent kill) {
