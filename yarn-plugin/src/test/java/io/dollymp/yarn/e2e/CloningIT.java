@@ -56,7 +56,9 @@ class CloningIT {
   @BeforeAll
   static void startCluster() throws Exception {
     FileUtil.fullyDelete(WORK.toFile());
-    service = new DecisionServiceProcess(WORK.resolve("service"), "dollymp");
+    // Clones yield to waiting originals (off by default, see docs/operators-guide.md): on for the yield test.
+    service = new DecisionServiceProcess(WORK.resolve("service"), "dollymp", 0,
+        Map.of("DOLLYMP_APPMASTER_CLONE_YIELD", "true"));
     port = service.awaitGrpcPort(60_000);
     Configuration conf = MiniClusters.shimConf(port);
     // A stopped NodeManager of the mini cluster does not unregister: the RM declares it lost when it has
