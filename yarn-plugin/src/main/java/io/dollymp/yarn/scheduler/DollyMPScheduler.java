@@ -335,10 +335,17 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   @Override
   protected synchronized void nodeUpdate(RMNode rmNode) {
     nodeUpdatesHandled.incrementAndGet();
+    FiCaSchedulerNode before = nodeTracker.getNode(rmNode.getNodeID());
+    Resource allocatedBefore = before == null ? null : Resources.clone(before.getAllocatedResource());
     super.nodeUpdate(rmNode);
     FiCaSchedulerNode node = nodeTracker.getNode(rmNode.getNodeID());
     if (node == null) {
       return;
+    }
+    if (allocatedBefore != null && !allocatedBefore.equals(node.getAllocatedResource())) {
+      // A container the RM completed earlier (a preemption: SchedulerNode keeps a launched container's
+      // resources until its NodeManager reports it gone) was released only now: the service must see it.
+      outbox.dirtyNodes.add(node.getNodeID());
     }
     long now = System.currentTimeMillis();
     try {
