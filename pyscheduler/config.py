@@ -149,9 +149,9 @@ SCHEMA: dict[str, tuple[Any, Parser]] = {
     "store.retention_max_age_s": (0.0, _float(0.0)),
     "store.retention_max_bytes": (0, _int(0)),
     "appmaster.plans_per_s": (50.0, _float(0.0, low_open=True)),
-    # Running clones yield their containers to waiting originals (rpc/yielding.py). Off by default: on
-    # the cluster bench it cost more than it gained (bench-cluster run b40, docs/operators-guide.md).
-    "appmaster.clone_yield": (False, _bool),
+    # Running clones yield their containers to waiting originals (rpc/yielding.py; bench-cluster run
+    # b41, docs/operators-guide.md).
+    "appmaster.clone_yield": (True, _bool),
     "policy.name": ("fcfs", _str()),
     "policy.options": ({}, _options),
     "http.host": ("127.0.0.1", _host),

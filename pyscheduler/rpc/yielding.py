@@ -16,8 +16,9 @@ project's AM drops that replacement's scheduling when the killed attempt was a p
 task still runs another copy (DelayedKillDispatcher); with Hadoop's own AM the replacement would ask for
 a container in its turn.
 
-Off by default (`appmaster.clone_yield`): on the cluster bench with launch clones it churned clones
-and came out at 1.37 x CapacityScheduler's flowtime (run b40; docs/operators-guide.md).
+On by default (`appmaster.clone_yield`). Cluster bench with launch clones for every job: 0.747 x
+CapacityScheduler's flowtime (run b41), against 0.94 with the same clones never taken back (b33); the
+defaults before (no launch clones) gave 0.844-0.867 (docs/operators-guide.md).
 
 Choices (the papers do not say which clone to preempt; tested in tests/rpc/test_yielding.py):
 - only containers the AM helper reported as a RUNNING clone attempt (`Copy.is_clone`), and never the

@@ -27,8 +27,8 @@ def test_defaults_bind_loopback_and_layering(tmp_path: Path) -> None:
     assert cfg["policy.name"] == "dollymp" and cfg["policy.options"] == {"max_clones": 1}
     cfg = config.load(None, env={"DOLLYMP_POLICY_OPTIONS": '{"max_clones": 2}'})
     assert cfg["policy.options"] == {"max_clones": 2}
-    assert config.load(None, env={})["appmaster.clone_yield"] is False
-    assert config.load(None, env={"DOLLYMP_APPMASTER_CLONE_YIELD": "on"})["appmaster.clone_yield"] is True
+    assert config.load(None, env={})["appmaster.clone_yield"] is True
+    assert config.load(None, env={"DOLLYMP_APPMASTER_CLONE_YIELD": "off"})["appmaster.clone_yield"] is False
 
 
 @pytest.mark.parametrize(

@@ -56,7 +56,7 @@ class CloningIT {
   @BeforeAll
   static void startCluster() throws Exception {
     FileUtil.fullyDelete(WORK.toFile());
-    // Clones yield to waiting originals (off by default, see docs/operators-guide.md): on for the yield test.
+    // Clones yield to waiting originals (the default; set here so the yield test does not depend on it).
     service = new DecisionServiceProcess(WORK.resolve("service"), "dollymp", 0,
         Map.of("DOLLYMP_APPMASTER_CLONE_YIELD", "true"));
     port = service.awaitGrpcPort(60_000);
