@@ -64,6 +64,19 @@ def _int(low: int, high: int | None = None) -> Parser:
     return parse
 
 
+def _bool(v: Any, text: bool) -> bool:
+    if text:
+        t = str(v).strip().lower()
+        if t in ("true", "1", "yes", "on"):
+            return True
+        if t in ("false", "0", "no", "off"):
+            return False
+        raise ValueError(f"must be true or false, got {v!r}")
+    if not isinstance(v, bool):
+        raise ValueError(f"must be true or false, got {v!r}")
+    return v
+
+
 def _float(low: float, low_open: bool = False) -> Parser:
     def parse(v: Any, text: bool) -> float:
         if text:
@@ -136,6 +149,9 @@ SCHEMA: dict[str, tuple[Any, Parser]] = {
     "store.retention_max_age_s": (0.0, _float(0.0)),
     "store.retention_max_bytes": (0, _int(0)),
     "appmaster.plans_per_s": (50.0, _float(0.0, low_open=True)),
+    # Running clones yield their containers to waiting originals (rpc/yielding.py; bench-cluster run
+    # b41, docs/operators-guide.md).
+    "appmaster.clone_yield": (True, _bool),
     "policy.name": ("fcfs", _str()),
     "policy.options": ({}, _options),
     "http.host": ("127.0.0.1", _host),

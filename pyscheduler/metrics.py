@@ -41,6 +41,11 @@ PLACEMENTS = Counter(
     "Placements proposed to the ResourceManager shim.",
     registry=REGISTRY,
 )
+CLONES_YIELDED = Counter(
+    "dollymp_clones_yielded",
+    "Running clones the service asked the shim to preempt for waiting originals (rpc/yielding.py).",
+    registry=REGISTRY,
+)
 CLONES_GRANTED = Counter(
     "dollymp_clones_granted",
     "Clones granted to tasks (each extra copy counts once).",

@@ -45,14 +45,15 @@ class MixJob:
     delay_s: float
 
 
-# The service's policy options for the bench. Launch clones for small jobs (the core's default, Dolly's
-# small-job cloning) are switched off: here 16 containers share 2 cores, so every extra copy's JVM start-up
-# (seconds of CPU) slows every other task, which a cluster whose containers have their own cores does not
-# see (measured: ratio 1.55 with them, 1.26 without, same code; docs/operators-guide.md). Late copies
-# (the progress rule) stay on, and the phase tail clones a phase's last unfinished task (tail_tasks 1):
-# a job's one reduce, which no progress rule can judge (nothing to compare it with; Hadoop's speculator
-# does not speculate it either), and the last map still running (bench-cluster run b29: 0.85 with it).
-BENCH_POLICY_OPTIONS = '{"small_job_clones": 0, "tail_tasks": 1}'
+# The service's policy options for the bench. Launch clones for every job of the mix (at most 7 tasks:
+# Dolly's small-job cloning, the core's default with small_job_clones 10), which yield their containers
+# to waiting originals (the service's appmaster.clone_yield, on by default; rpc/yielding.py): session 9,
+# run b41, 0.747 of CapacityScheduler's flowtime, against 0.844-0.867 with launch clones off (b34, b36)
+# and 0.94 with them on but never taken back (b33), when they held the containers later jobs' originals
+# waited for. Late copies (the progress rule) stay on, and the phase tail clones a phase's last unfinished
+# task (tail_tasks 1): a job's one reduce, which no progress rule can judge (nothing to compare it with;
+# Hadoop's speculator does not speculate it either), and the last map still running (run b29).
+BENCH_POLICY_OPTIONS = '{"small_job_clones": 7, "tail_tasks": 1}'
 
 # The job mixes. Every job has one reduce; sizes follow the papers' small-job-dominated mixes.
 # "light" (the default): 8 small jobs `--gap-s` apart on an otherwise idle cluster, where only straggler

@@ -46,6 +46,7 @@ from pyscheduler.rpc import validate
 from pyscheduler.rpc.servicer import Malformed, lenient
 from pyscheduler.rpc.session import DecisionRecorder, SessionRegistry
 from pyscheduler.rpc.translate import PhaseHint, to_snapshot
+from pyscheduler.rpc.yielding import Copy
 from pyscheduler.wire import pb
 
 SERVICE_NAME = "dollymp.v1.AppMasterService"
@@ -358,6 +359,27 @@ class AppMasterServicer:
                 )
                 for ph in st.profile.phases
             }
+
+    def running_copies(self) -> list[Copy]:
+        """Every attempt the AM helpers last reported RUNNING in a container (rpc/yielding.py), of jobs
+        whose AM lets a preempted clone go unreplaced (JobProfile.clones_preemptible): Hadoop's own AM
+        would schedule a replacement attempt, which would wait for a container in its turn."""
+        with self._lock:
+            return [
+                Copy(
+                    app_id,
+                    a.task_id,
+                    a.attempt_id,
+                    a.container_id,
+                    a.is_clone,
+                    a.progress,
+                    a.launch_time_ms,
+                )
+                for app_id, st in self._apps.items()
+                if st.profile.clones_preemptible  # the project's AM: a preempted clone is not replaced
+                for a in st.attempts.values()
+                if a.state == pb.ATTEMPT_RUNNING and a.container_id
+            ]
 
     def _stats(self, st: _AppState) -> dict[str, tuple[float, float]]:
         out: dict[str, tuple[float, float]] = {}

@@ -38,13 +38,24 @@ class DeferralChoice:
     detail: str
 
 
+@dataclass(frozen=True, slots=True)
+class KillChoice:
+    """A running container the shim should preempt (rpc/yielding.py), with the reason."""
+
+    container_id: str
+    application_id: str
+    reason: str  # e.g. "clone_yields"
+    detail: str
+
+
 @dataclass(slots=True)
 class RoundResult:
-    """One decision round: placements, deferrals, and further decisions to log (e.g. priorities)."""
+    """One decision round: placements, deferrals, preemptions, and further decisions to log."""
 
     placements: list[PlacementChoice] = field(default_factory=list)
     deferrals: list[DeferralChoice] = field(default_factory=list)
     records: list[Decision] = field(default_factory=list)
+    kills: list[KillChoice] = field(default_factory=list)
 
 
 def fcfs_order(mirror: Mirror) -> list[AskRec]:

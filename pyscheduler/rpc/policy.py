@@ -14,6 +14,7 @@ from pyscheduler import policies
 from pyscheduler.rpc.mirror import Mirror
 from pyscheduler.rpc.placer import RoundResult, fcfs_order, place
 from pyscheduler.rpc.translate import HintSource, core_round
+from pyscheduler.rpc.yielding import CopySource
 from pyscheduler.wire import pb
 
 RoundFn = Callable[[Mirror], RoundResult]
@@ -22,8 +23,9 @@ YARN_FCFS = "yarn-fcfs"
 # Options the live service sets unless `policy.options` says otherwise. The AM helper acts on both kinds
 # of clones the core decides (rpc/appmaster.py): clones at launch per phase, and per-task clones of late
 # copies, judged by the progress the AM reports, as in the simulator. It does not kill a copy the core
-# names (the ClonePlan has no kill), so the core's replacement of an all-late task's slowest copy
-# (policies/replace.py) is off: the decision log would record kills nobody carries out.
+# names (the ClonePlan has no kill; the only kills the shim carries out are the service's preemptions of
+# clones for waiting originals, rpc/yielding.py), so the core's replacement of an all-late task's
+# slowest copy (policies/replace.py) is off: the decision log would record kills nobody carries out.
 LIVE_DEFAULTS: dict[str, dict[str, Any]] = {"dollymp": {"replace": False}}
 
 
@@ -50,5 +52,7 @@ def round_for(name: str, options: dict[str, Any] | None = None, hints: HintSourc
     return round_with(resolve(name, options), hints)
 
 
-def round_with(policy: policies.Policy | None, hints: HintSource | None = None) -> RoundFn:
-    return _yarn_fcfs_round if policy is None else core_round(policy, hints)
+def round_with(
+    policy: policies.Policy | None, hints: HintSource | None = None, copies: CopySource | None = None
+) -> RoundFn:
+    return _yarn_fcfs_round if policy is None else core_round(policy, hints, copies=copies)

@@ -106,7 +106,11 @@ class DecisionService:
         )
         self.servicer = SchedulerServicer(
             self.registry,
-            rpc_policy.round_with(core_policy, self.appmaster.hints),
+            rpc_policy.round_with(
+                core_policy,
+                self.appmaster.hints,
+                self.appmaster.running_copies if cfg["appmaster.clone_yield"] else None,
+            ),
             cfg["policy.name"],
             recorder,
             SyncOptions(cfg["sync.queue_size"], cfg["sync.max_coalesce"], cfg["sync.outstanding_ttl_s"]),

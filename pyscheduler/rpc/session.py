@@ -262,6 +262,18 @@ class Session:
                         },
                     )
                 )
+        for k in result.kills:  # clones yielding to waiting originals (rpc/yielding.py)
+            plan.kill_container_ids.append(k.container_id)
+            decisions.append(
+                Decision(
+                    time=wall,
+                    kind=DecisionKind.KILL,
+                    reason=k.reason,
+                    application_id=k.application_id,
+                    detail=k.detail,
+                    inputs={"rm_id": self.rm_id, "container_id": k.container_id},
+                )
+            )
         for r in result.records:  # priorities, clone grants, ω: logged when they change
             if r.kind is DecisionKind.PRIORITY and "priority" in r.inputs:
                 self._priorities[r.application_id] = (

@@ -39,8 +39,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from pyscheduler import metrics
 from pyscheduler.objects import ClusterState, Job, Phase, Resources
 from pyscheduler.policies import Decisions, Policy, Snapshot
+from pyscheduler.rpc import yielding
 from pyscheduler.rpc.clones import clone_counts, place_clones
 from pyscheduler.rpc.mirror import AskKey, AskRec, Mirror, NodeRec, application_of_attempt
 from pyscheduler.rpc.nodearrays import CAP
@@ -54,6 +56,7 @@ from pyscheduler.rpc.placer import (
     strict_locality,
 )
 from pyscheduler.rpc.res import Res, fits_count, res_add
+from pyscheduler.rpc.yielding import CopySource, waiting_originals
 from pyscheduler.wire import pb
 
 _PLACEMENT_REASONS = {
@@ -387,9 +390,13 @@ def _fewest_ams(
 
 
 def core_round(
-    policy: Policy, hints: HintSource | None = None, clock: Callable[[], float] | None = None
+    policy: Policy,
+    hints: HintSource | None = None,
+    clock: Callable[[], float] | None = None,
+    copies: CopySource | None = None,
 ) -> Callable[[Mirror], RoundResult]:
-    """A round function deciding with a core policy."""
+    """A round function deciding with a core policy. With `copies` (the AM helper's running attempts),
+    running clones yield their containers to originals still waiting after the round (rpc/yielding.py)."""
     import time
 
     now = clock or time.time
@@ -405,9 +412,13 @@ def core_round(
             extra = place(mirror, ordered, pb.REASON_FCFS_ORDER, taken=result.placements)
             result.placements.extend(extra.placements)
             result.deferrals.extend(extra.deferrals)
+        waiting = waiting_originals(mirror, result, clones) if copies is not None else []
         placed, deferred = place_clones(mirror, clones, result)  # last: only idle capacity is left
         result.placements.extend(placed)
         result.deferrals.extend(deferred)
+        if waiting and copies is not None:
+            result.kills = yielding.choose(mirror, waiting, copies(), int(now() * 1000), result.placements)
+            metrics.CLONES_YIELDED.inc(len(result.kills))
         return result
 
     return round_fn

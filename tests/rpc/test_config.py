@@ -27,6 +27,8 @@ def test_defaults_bind_loopback_and_layering(tmp_path: Path) -> None:
     assert cfg["policy.name"] == "dollymp" and cfg["policy.options"] == {"max_clones": 1}
     cfg = config.load(None, env={"DOLLYMP_POLICY_OPTIONS": '{"max_clones": 2}'})
     assert cfg["policy.options"] == {"max_clones": 2}
+    assert config.load(None, env={})["appmaster.clone_yield"] is True
+    assert config.load(None, env={"DOLLYMP_APPMASTER_CLONE_YIELD": "off"})["appmaster.clone_yield"] is False
 
 
 @pytest.mark.parametrize(
@@ -44,6 +46,8 @@ def test_defaults_bind_loopback_and_layering(tmp_path: Path) -> None:
         ('[grpc]\ntls_cert = "/no/such/cert.pem"\n', {}, "grpc.tls_cert", "does not exist"),
         ('[http]\nhost = "0.0.0.0"\nport = 8080\n', {}, "http.token", "not loopback"),
         ("[grpc]\nport = 1\n[grpc]\n", {}, "--config", "not valid TOML"),
+        ("[appmaster]\nclone_yield = 1\n", {}, "appmaster.clone_yield", "true or false"),
+        ("", {"DOLLYMP_APPMASTER_CLONE_YIELD": "maybe"}, "appmaster.clone_yield", "true or false"),
     ],
 )
 def test_invalid_configuration_names_the_key(

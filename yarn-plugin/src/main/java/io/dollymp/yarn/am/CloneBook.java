@@ -136,7 +136,16 @@ public final class CloneBook {
       }
       boolean anySuccess = t.attempts().stream().anyMatch(a -> "SUCCEEDED".equals(a.state()));
       int live = (int) t.attempts().stream().filter(a -> !isFinal(a.state())).count();
-      int c = Math.min(clonesFor(t.taskId(), t.phase()) - b.clonesSent, 1 + maxClones - live);
+      // A clone that ended before the task succeeded (it yielded its container to a waiting original,
+      // or its node was lost) no longer counts as sent, but only the task's own clones (the plan named
+      // it: a late copy, the phase tail) are launched again: clones at launch of a whole phase are not,
+      // or they would be preempted and relaunched in turn whenever originals arrive.
+      int lost = (int) t.attempts().stream()
+          .filter(a -> b.clones.contains(a.attemptId()) && ("KILLED".equals(a.state()) || "FAILED".equals(a.state())))
+          .count();
+      int want = lost == 0 ? clonesFor(t.taskId(), t.phase())
+          : Math.max(0, Math.min(maxClones, granted.getOrDefault(t.taskId(), 0)));
+      int c = Math.min(want - (b.clonesSent - lost), 1 + maxClones - live);
       if (anySuccess || c <= 0 || b.clones.size() < b.clonesSent) {
         continue; // (the last clones sent must appear first, so each new attempt is told apart)
       }

@@ -253,6 +253,9 @@ public class CloningSpeculator extends AbstractService implements Speculator {
         ? "https://" : "http://";
     List<CloneBook.AttemptView> as = new ArrayList<>();
     for (TaskAttempt a : t.getAttempts().values()) {
+      if (DelayedKillDispatcher.isDroppedReplacement(a.getID())) {
+        continue; // never scheduled: it is no copy of the task (its clone yielded, see DelayedKillDispatcher)
+      }
       as.add(new CloneBook.AttemptView(a.getID().toString(),
           a.getAssignedContainerID() == null ? "" : a.getAssignedContainerID().toString(),
           a.getNodeId() == null ? "" : a.getNodeId().toString(), a.getState().toString(), a.getLaunchTime(),

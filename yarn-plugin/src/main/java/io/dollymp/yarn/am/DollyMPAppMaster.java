@@ -1,9 +1,11 @@
 package io.dollymp.yarn.am;
 
+import java.util.Set;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.mapred.JobConf;
 import org.apache.hadoop.mapreduce.MRJobConfig;
 import org.apache.hadoop.mapreduce.v2.api.records.TaskAttemptId;
+import org.apache.hadoop.mapreduce.v2.api.records.TaskAttemptState;
 import org.apache.hadoop.mapreduce.v2.app.AppContext;
 import org.apache.hadoop.mapreduce.v2.app.DollyMPAppMasterHooks;
 import org.apache.hadoop.mapreduce.v2.app.MRAppMaster;
@@ -26,7 +28,7 @@ import org.slf4j.LoggerFactory;
 /**
  * Hadoop's MapReduce AM with one change: its dispatcher ({@link DelayedKillDispatcher}) holds the
  * kills of losing map copies for ω when the job's reduce tasks are cloned, so reduce clones can read
- * distinct map copies (delay assignment). Launched by {@link DollyMPClientProtocolProvider} when a
+ * distinct map copies (delay assignment), and lets a clone the RM preempted go unreplaced. Launched by {@link DollyMPClientProtocolProvider} when a
  * job sets {@code mapreduce.framework.name=dollymp}.
  */
 public class DollyMPAppMaster extends MRAppMaster {
@@ -39,7 +41,24 @@ public class DollyMPAppMaster extends MRAppMaster {
 
   @Override
   protected Dispatcher createDispatcher() {
-    return new DelayedKillDispatcher(this::holdMs, this::finished);
+    return new DelayedKillDispatcher(this::holdMs, this::finished, this::yielded);
+  }
+
+  /**
+   * A preempted attempt yielded (its replacement is not scheduled): it was a clone and another copy of
+   * its task is starting, running or committing. Otherwise Hadoop's replacement runs as usual.
+   */
+  boolean yielded(TaskAttemptId id) {
+    CloningSpeculator helper = CloningSpeculator.current();
+    AppContext ctx = getContext();
+    Job job = ctx == null ? null : ctx.getJob(id.getTaskId().getJobId());
+    Task task = job == null ? null : job.getTask(id.getTaskId());
+    if (helper == null || task == null || !helper.isClone(id.getTaskId().toString(), id.toString())) {
+      return false;
+    }
+    return task.getAttempts().values().stream().anyMatch(a -> !a.getID().equals(id)
+        && Set.of(TaskAttemptState.STARTING, TaskAttemptState.RUNNING, TaskAttemptState.COMMIT_PENDING)
+            .contains(a.getState()));
   }
 
   /** ω in ms while delay assignment applies (on, ω > 0, reduce tasks cloned), else 0. */

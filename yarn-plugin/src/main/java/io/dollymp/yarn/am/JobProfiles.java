@@ -23,7 +23,7 @@ public final class JobProfiles {
 
   public static JobProfile of(String appId, String name, int maps, int reduces, Configuration conf, long submitMs) {
     JobProfile.Builder p = JobProfile.newBuilder().setApplicationId(appId).setJobName(name == null ? "" : name)
-        .setSubmitTimeMs(submitMs);
+        .setSubmitTimeMs(submitMs).setClonesPreemptible(DelayedKillDispatcher.yieldsClones());
     if (maps > 0) {
       p.addPhases(PhaseProfile.newBuilder().setPhaseId("map").setTasks(maps)
           .setDemand(ask(conf, MRJobConfig.MAP_MEMORY_MB, MRJobConfig.MAP_CPU_VCORES))

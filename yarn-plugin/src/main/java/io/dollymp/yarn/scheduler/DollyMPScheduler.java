@@ -36,6 +36,7 @@ import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttemptE
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttemptEventType;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainerEventType;
+import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainerState;
 import org.apache.hadoop.yarn.server.resourcemanager.rmnode.RMNode;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.AbstractYarnScheduler;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.Allocation;
@@ -71,7 +72,7 @@ import org.slf4j.LoggerFactory;
  */
 public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCaSchedulerNode>
     implements Configurable {
-  private static final Logger LOG = LoggerFactory.getLogger(DollyMPScheduler.class);
+  static final Logger LOG = LoggerFactory.getLogger(DollyMPScheduler.class);
   static final String VERSION = "0.1.0";
 
   /** Who placed a container: the decision service or the shim's built-in fallback. */
@@ -334,10 +335,17 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   @Override
   protected synchronized void nodeUpdate(RMNode rmNode) {
     nodeUpdatesHandled.incrementAndGet();
+    FiCaSchedulerNode before = nodeTracker.getNode(rmNode.getNodeID());
+    Resource allocatedBefore = before == null ? null : Resources.clone(before.getAllocatedResource());
     super.nodeUpdate(rmNode);
     FiCaSchedulerNode node = nodeTracker.getNode(rmNode.getNodeID());
     if (node == null) {
       return;
+    }
+    if (allocatedBefore != null && !allocatedBefore.equals(node.getAllocatedResource())) {
+      // A container the RM completed earlier (a preemption: SchedulerNode keeps a launched container's
+      // resources until its NodeManager reports it gone) was released only now: the service must see it.
+      outbox.dirtyNodes.add(node.getNodeID());
     }
     long now = System.currentTimeMillis();
     try {
@@ -353,6 +361,7 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   private void assignOnHeartbeat(FiCaSchedulerNode node, long now) {
     committer.expire(now, shimConfig.planMaxAgeMs());
     if (session.acceptsPlans()) {
+      committer.commitKills();
       committer.commitFor(node, now, shimConfig.planMaxAgeMs());
     } else {
       committer.dropAllFor(node);
@@ -591,6 +600,11 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     return planBook.committed.get();
   }
 
+  /** Containers preempted at the service's request (Plan.kill_container_ids). */
+  public long containersPreempted() {
+    return planBook.killsCommitted.get();
+  }
+
   public long proposalsDropped() {
     return planBook.dropped.values().stream().mapToLong(AtomicLong::get).sum();
   }
@@ -665,6 +679,32 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   public RMContainer getRMContainer(ContainerId containerId) {
     ShimAppAttempt attempt = getCurrentAttemptForContainer(containerId);
     return attempt == null ? null : attempt.getRMContainer(containerId);
+  }
+
+  /**
+   * Preempts a container the service named in a plan's kill list (RM event thread): its AM sees exit
+   * status PREEMPTED, which MapReduce treats as a killed attempt (not a failure). Returns null when
+   * done, else why not: an ApplicationMaster's container is never killed this way, and a container that
+   * is unknown or already finished is left alone.
+   */
+  synchronized String preemptForService(String containerId) {
+    ContainerId id;
+    try {
+      id = ContainerId.fromString(containerId);
+    } catch (IllegalArgumentException e) {
+      return "kill_container_ids: not a container id: " + containerId;
+    }
+    RMContainer c = getRMContainer(id);
+    if (c == null || c.getState() == RMContainerState.COMPLETED || c.getState() == RMContainerState.KILLED
+        || c.getState() == RMContainerState.RELEASED || c.getState() == RMContainerState.EXPIRED) {
+      return "no live container " + containerId;
+    }
+    if (c.isAMContainer() || amContainers.contains(id)) {
+      return "container " + containerId + " runs an ApplicationMaster";
+    }
+    completedContainer(c, SchedulerUtils.createPreemptedContainerStatus(id,
+        "Preempted by DollyMP: a clone yields its container to a waiting original task"), RMContainerEventType.KILL);
+    return null;
   }
 
   @Override

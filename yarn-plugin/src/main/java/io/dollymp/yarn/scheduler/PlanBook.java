@@ -29,6 +29,11 @@ final class PlanBook {
   /** Of {@link #committed}: containers of placements the service marked as clones (idle capacity). */
   final AtomicLong clonesCommitted = new AtomicLong();
   final Map<PlacementOutcomeKind, AtomicLong> dropped = new ConcurrentHashMap<>();
+  /** Container ids the service asked to preempt (Plan.kill_container_ids), until the event thread takes them. */
+  private final Queue<String> kills = new ConcurrentLinkedQueue<>();
+  /** Containers preempted at the service's request; kill requests refused (stale plan, unknown, AM). */
+  final AtomicLong killsCommitted = new AtomicLong();
+  final AtomicLong killsRefused = new AtomicLong();
 
   /** Adds a plan's placements. A plan whose epoch is not newer than the last one is stale. */
   List<PlacementOutcome> add(Plan plan, long nowMs) {
@@ -38,9 +43,11 @@ final class PlanBook {
         rejected.add(outcome(p, PlacementOutcomeKind.PLACEMENT_DROPPED_STALE_EPOCH, p.getCount(),
             "plan epoch " + plan.getEpoch() + " <= " + lastEpoch));
       }
+      killsRefused.addAndGet(plan.getKillContainerIdsCount());
       return rejected;
     }
     lastEpoch = plan.getEpoch();
+    kills.addAll(plan.getKillContainerIdsList());
     long gen = generation.get();
     for (Placement p : plan.getPlacementsList()) {
       received.incrementAndGet();
@@ -56,6 +63,11 @@ final class PlanBook {
     return queue == null ? List.of() : Outbox.drain(queue);
   }
 
+  /** Takes every kill request received so far (the caller, on the event thread, carries out or refuses each). */
+  List<String> takeKills() {
+    return Outbox.drain(kills);
+  }
+
   boolean isCurrent(Proposal p) {
     return p.generation() == generation.get();
   }
@@ -64,6 +76,7 @@ final class PlanBook {
   void invalidate() {
     generation.incrementAndGet();
     byNode.clear();
+    killsRefused.addAndGet(Outbox.drain(kills).size());
     lastEpoch = -1;
   }
 

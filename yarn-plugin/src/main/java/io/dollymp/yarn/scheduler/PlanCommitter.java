@@ -41,6 +41,26 @@ final class PlanCommitter {
     planBook.take(node.getNodeID().toString());
   }
 
+  /**
+   * Carries out the service's kill requests (Plan.kill_container_ids: a clone yielding its container to
+   * a waiting original, rpc/yielding.py): each live, non-AM container named is preempted; the rest are
+   * refused and logged. Returns how many were preempted.
+   */
+  int commitKills() {
+    int done = 0;
+    for (String id : planBook.takeKills()) {
+      String refused = scheduler.preemptForService(id);
+      if (refused == null) {
+        planBook.killsCommitted.incrementAndGet();
+        done++;
+      } else {
+        planBook.killsRefused.incrementAndGet();
+        DollyMPScheduler.LOG.info("DollyMP: kill of container {} refused: {}", id, refused);
+      }
+    }
+    return done;
+  }
+
   int commitFor(FiCaSchedulerNode node, long nowMs, long maxAgeMs) {
     int total = 0;
     for (PlanBook.Proposal p : planBook.take(node.getNodeID().toString())) {

@@ -55,6 +55,10 @@ final class ShimMetrics implements MetricsSource {
             planBook.committed.get())
         .addCounter(info("CloneContainersCommitted", "of those, containers the service placed as clones"),
             planBook.clonesCommitted.get())
+        .addCounter(info("ContainersPreempted", "containers preempted at the service's request (kill list)"),
+            planBook.killsCommitted.get())
+        .addCounter(info("KillsRefused", "kill requests refused: stale plan, unknown or finished, AM container"),
+            planBook.killsRefused.get())
         .addCounter(info("FallbackContainers", "containers placed by the fallback policy"),
             fallbackContainers.getAsLong())
         .addCounter(info("NodeUpdates", "node heartbeats handled"), nodeUpdates.getAsLong())

@@ -72,6 +72,33 @@ class CloneBookTest {
     assertEquals(Map.of("task_1_m_0", 1), c);
   }
 
+  @Test
+  void aLateCloneThatYieldedItsContainerBeforeTheTaskSucceededMayBeLaunchedAgain() {
+    CloneBook b = new CloneBook(2);
+    b.setPlan(late("task_1_m_0", 1));
+    assertEquals(Map.of("task_1_m_0", 1), b.toClone(List.of(t("task_1_m_0", "RUNNING", a("a0", "c0", "RUNNING")))));
+    b.changes(List.of(t("task_1_m_0", "RUNNING", a("a0", "c0", "RUNNING"), a("a1", "", "UNASSIGNED"))), 0);
+    assertTrue(b.isClone("task_1_m_0", "a1"));
+    // the clone ran, then was preempted for another job's original: the plan's one clone is owed again
+    List<CloneBook.TaskView> yielded = List.of(t("task_1_m_0", "RUNNING", a("a0", "c0", "RUNNING"),
+        a("a1", "c1", "KILLED")));
+    assertEquals(Map.of("task_1_m_0", 1), b.toClone(yielded));
+    assertTrue(b.toClone(yielded).isEmpty(), "once: the new clone must show up first");
+    // a clone at launch (the phase's count) that yielded is not launched again
+    CloneBook launch = new CloneBook(2);
+    launch.setPlan(plan(1, 0));
+    launch.toClone(List.of(t("task_1_m_0", "RUNNING", a("a0", "c0", "RUNNING"))));
+    launch.changes(List.of(t("task_1_m_0", "RUNNING", a("a0", "c0", "RUNNING"), a("a1", "c1", "RUNNING"))), 0);
+    assertTrue(launch.toClone(yielded).isEmpty());
+    // after the task succeeded a killed clone is a loser, never relaunched
+    CloneBook done = new CloneBook(2);
+    done.setPlan(plan(1, 0));
+    done.toClone(List.of(t("task_1_m_0", "RUNNING", a("a0", "c0", "RUNNING"))));
+    done.changes(List.of(t("task_1_m_0", "RUNNING", a("a0", "c0", "RUNNING"), a("a1", "c1", "RUNNING"))), 0);
+    assertTrue(done.toClone(List.of(t("task_1_m_0", "SUCCEEDED", a("a0", "c0", "SUCCEEDED"),
+        a("a1", "c1", "KILLED")))).isEmpty());
+  }
+
   private static ClonePlan late(String taskId, int clones) {
     return plan(0, 0).toBuilder().addTaskClones(TaskClones.newBuilder().setTaskId(taskId).setClones(clones))
         .build();

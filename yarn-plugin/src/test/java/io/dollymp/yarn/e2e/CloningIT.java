@@ -56,7 +56,9 @@ class CloningIT {
   @BeforeAll
   static void startCluster() throws Exception {
     FileUtil.fullyDelete(WORK.toFile());
-    service = new DecisionServiceProcess(WORK.resolve("service"), "dollymp");
+    // Clones yield to waiting originals (the default; set here so the yield test does not depend on it).
+    service = new DecisionServiceProcess(WORK.resolve("service"), "dollymp", 0,
+        Map.of("DOLLYMP_APPMASTER_CLONE_YIELD", "true"));
     port = service.awaitGrpcPort(60_000);
     Configuration conf = MiniClusters.shimConf(port);
     // A stopped NodeManager of the mini cluster does not unregister: the RM declares it lost when it has
@@ -292,5 +294,65 @@ class CloningIT {
         .orElseThrow(() -> new AssertionError("no attempt ran in " + lost + ": " + rows));
     assertTrue(onLost.isClone(), "the container on the lost node was not a clone: " + onLost);
     assertFalse(onLost.winner(), "a copy on the lost node cannot have won: " + onLost);
+  }
+
+  /**
+   * Clones yield (rpc/yielding.py): a job whose map clones fill the cluster, then a second job. The service
+   * names clones for the shim to preempt, so the second job's AM and tasks start while the first job's
+   * originals run on; both succeed, and the first loses only clones.
+   */
+  @Test
+  @Order(6)
+  void clonesYieldTheirContainersToALaterJobsOriginals() throws Exception {
+    DollyMPScheduler shim = (DollyMPScheduler) cluster.getResourceManager().getResourceScheduler();
+    long preemptedBefore = shim.containersPreempted();
+    Configuration conf = helperConf("127.0.0.1:" + port, true);
+    // The project's AM: Hadoop's own would replace a preempted clone with a new attempt, so the service
+    // preempts only clones of jobs whose AM lets them go (JobProfile.clones_preemptible).
+    conf.set(MRConfig.FRAMEWORK_NAME, DollyMPClientProtocolProvider.FRAMEWORK_NAME);
+    conf.set(PlanOverride.KEY, "map=2,reduce=0");
+    conf.setInt(StragglerJob.MAPS, 8); // 24 copies: more than the 14-22 containers of 2-3 NodeManagers
+    conf.setInt(StragglerJob.REDUCES, 1);
+    conf.setLong(StragglerJob.MAP_BASE_MS, 90_000);
+    conf.setLong(StragglerJob.REDUCE_BASE_MS, 200);
+    conf.setDouble(StragglerJob.CAP, 1.0);
+    conf.setInt(StragglerJob.RECORDS, 10);
+    Job big = StragglerJob.create(conf, "dollymp-clones-fill");
+    big.submit();
+    // wait until the cluster is full: no room left for another job's AM container
+    long deadline = System.currentTimeMillis() + 120_000;
+    while (System.currentTimeMillis() < deadline && freeMb() >= 512) {
+      Thread.sleep(250);
+    }
+    assertTrue(freeMb() < 512, "the first job's copies never filled the cluster; free MB " + freeMb());
+
+    Configuration small = helperConf("127.0.0.1:" + port, false);
+    small.setInt(StragglerJob.MAPS, 1);
+    small.setInt(StragglerJob.REDUCES, 1);
+    small.setLong(StragglerJob.MAP_BASE_MS, 500);
+    small.setLong(StragglerJob.REDUCE_BASE_MS, 200);
+    small.setDouble(StragglerJob.CAP, 1.0);
+    small.setInt(StragglerJob.RECORDS, 5);
+    Job later = StragglerJob.create(small, "dollymp-yield-to-me");
+    assertTrue(later.waitForCompletion(false), "the later job failed");
+    assertFalse(big.isComplete(), "the later job should finish while the first job's 90 s maps still run");
+    assertTrue(big.waitForCompletion(false), "the job whose clones yielded failed");
+    assertEquals(8 * 10, big.getCounters().findCounter("dollymp", "records").getValue(), "records lost or doubled");
+
+    assertTrue(shim.containersPreempted() > preemptedBefore, "the shim preempted no container");
+    assertTrue(ServiceQueries.dumpDecisions(service.db).contains("clone_yields"), "no clone_yields in the log");
+    String app = ExampleJobs.appIdOf(big);
+    Map<String, List<Row>> rows = AttemptRecords.awaitFinal(WORK.resolve("records").resolve(app + ".tsv"), 60_000);
+    List<Row> all = rows.values().stream().flatMap(List::stream).toList();
+    assertTrue(all.stream().anyMatch(r -> r.isClone() && r.state().equals("KILLED") && !r.container().isEmpty()),
+        "no launched clone was killed: " + rows);
+    for (List<Row> as : rows.values()) {
+      assertEquals(1, as.stream().filter(Row::winner).count(), "one winner per task: " + as);
+      assertTrue(launched(as) <= 3, "a yielded clone was replaced by a launched attempt: " + as);
+    }
+  }
+
+  private static long freeMb() {
+    return cluster.getResourceManager().getResourceScheduler().getRootQueueMetrics().getAvailableMB();
   }
 }

@@ -58,4 +58,18 @@ class PlanBookTest {
     assertTrue(book.add(plan(1, "n1"), 0).isEmpty(), "a new session starts its epochs afresh");
     assertTrue(book.isCurrent(book.take("n1").get(0)));
   }
+
+  @Test
+  void killRequestsOfCurrentPlansAreKeptStaleOnesRefused() {
+    PlanBook book = new PlanBook();
+    book.add(Plan.newBuilder().setEpoch(3).addKillContainerIds("c1").addKillContainerIds("c2").build(), 0);
+    book.add(Plan.newBuilder().setEpoch(2).addKillContainerIds("c3").build(), 0);
+    assertEquals(List.of("c1", "c2"), book.takeKills());
+    assertTrue(book.takeKills().isEmpty(), "taken once");
+    assertEquals(1, book.killsRefused.get(), "the stale plan's kill is refused");
+    book.add(Plan.newBuilder().setEpoch(4).addKillContainerIds("c4").build(), 0);
+    book.invalidate();
+    assertTrue(book.takeKills().isEmpty(), "a lost session's kills are void");
+    assertEquals(2, book.killsRefused.get());
+  }
 }

@@ -28,6 +28,12 @@ public final class DecisionServiceProcess implements AutoCloseable {
 
   /** A service on a fixed gRPC port (0 = ephemeral), e.g. to restart it where the shim expects it. */
   public DecisionServiceProcess(Path workDir, String policy, int grpcPort) throws IOException {
+    this(workDir, policy, grpcPort, java.util.Map.of());
+  }
+
+  /** As above, with configuration keys set through the environment (e.g. DOLLYMP_APPMASTER_CLONE_YIELD). */
+  public DecisionServiceProcess(Path workDir, String policy, int grpcPort, java.util.Map<String, String> env)
+      throws IOException {
     Files.createDirectories(workDir);
     this.portFile = workDir.resolve("ports");
     this.db = workDir.resolve("decisions.db");
@@ -43,6 +49,7 @@ public final class DecisionServiceProcess implements AutoCloseable {
     ProcessBuilder pb = new ProcessBuilder(cmd).directory(new File(root)).redirectErrorStream(true)
         .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
     pb.environment().put("PYTHONUNBUFFERED", "1");
+    pb.environment().putAll(env);
     this.process = pb.start();
   }
 

@@ -1,0 +1,194 @@
+"""Clones yield to waiting originals: running clone containers the service asks the shim to preempt.
+
+The live path places clones only in idle capacity (rpc/clones.py: DollyMP, paper 000, Sec. 5 and Alg. 2,
+clones start "if there still exist extra idle resources" once no task can be scheduled). Once running,
+though, a clone kept its container until its task finished, so an original that arrived later waited
+behind other jobs' clones (bench-cluster run b33: a job's maps started up to 30 s late, a reduce waited
+21 s). Capacity is idle for a clone only while no original wants it; so when originals still wait for
+room after a round, the service names running clones for the shim to preempt (Plan.kill_container_ids;
+the RM reports them PREEMPTED and MapReduce counts a killed attempt, not a failure). Dolly (paper 001,
+Sec. 5.5) measures this policy, preempting clones for other jobs' tasks, as slightly ahead of its
+admission control (43% against 42% on the Facebook workload) at the cost of the clones' work.
+
+Only jobs whose AM is the project's (mapreduce.framework.name=dollymp; JobProfile.clones_preemptible)
+have clones preempted: Hadoop's TaskImpl replaces every killed attempt of an unfinished task, and the
+project's AM drops that replacement's scheduling when the killed attempt was a preempted clone whose
+task still runs another copy (DelayedKillDispatcher); with Hadoop's own AM the replacement would ask for
+a container in its turn.
+
+On by default (`appmaster.clone_yield`). Cluster bench with launch clones for every job: 0.747 x
+CapacityScheduler's flowtime (run b41), against 0.94 with the same clones never taken back (b33); the
+defaults before (no launch clones) gave 0.844-0.867 (docs/operators-guide.md).
+
+Choices (the papers do not say which clone to preempt; tested in tests/rpc/test_yielding.py):
+- only containers the AM helper reported as a RUNNING clone attempt (`Copy.is_clone`), and never the
+  copy of its task expected to finish first: the LATE estimate launch + elapsed / progress (Zaharia et
+  al., LATE, Sec. 4: progress rate) of each copy that reported progress, else the original if it runs,
+  else the oldest copy. So no task loses its last copy, nor the copy most likely to win;
+- the youngest clone first (launched last): the least work thrown away;
+- per original container still waiting (asks deferred for room, clone asks left out): nothing if a node
+  has room for it once the preemptions already asked for (in flight: their containers are still
+  mirrored) are done, else the fewest clones on one node that free enough room there with what the
+  node has free (an AM container may need more than one task's container).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from pyscheduler.rpc.mirror import AskKey, Mirror, application_of_attempt
+from pyscheduler.rpc.placer import KillChoice, PlacementChoice, RoundResult
+from pyscheduler.rpc.res import Res, res_add
+from pyscheduler.wire import pb
+
+REASON_CLONE_YIELDS = "clone_yields"
+# Deferrals that mean "an original container waits for room" (clone asks are subtracted per key).
+_WAITING = frozenset({pb.REASON_WAITING_FOR_RESOURCES, pb.REASON_LOWER_PRIORITY})
+# A preemption still mirrored after this long is asked for again (the shim may have refused it).
+IN_FLIGHT_S = 30.0
+_CACHE = "yield_kills"
+
+
+@dataclass(frozen=True, slots=True)
+class Copy:
+    """A running attempt as the AM helper last reported it."""
+
+    app_id: str
+    task_id: str
+    attempt_id: str
+    container_id: str
+    is_clone: bool
+    progress: float  # 0..1
+    launch_ms: int  # 0: unknown
+
+
+CopySource = Callable[[], list[Copy]]
+
+
+def waiting_originals(mirror: Mirror, result: RoundResult, clones: Mapping[AskKey, int]) -> list[Res]:
+    """The capability of every original container still waiting for room after the round."""
+    placed: dict[AskKey, int] = {}
+    for p in result.placements:
+        placed[p.key] = placed.get(p.key, 0) + p.count
+    out: list[Res] = []
+    for key in sorted({d.key for d in result.deferrals if d.reason in _WAITING}):
+        a = mirror.asks.get(key)
+        if a is None:
+            continue
+        n = a.num_containers - a.outstanding - clones.get(key, 0) - placed.get(key, 0)
+        out.extend([a.capability] * max(0, n))
+    return out
+
+
+def _finish_ms(c: Copy, now_ms: int) -> float | None:
+    """LATE's estimate of when copy `c` finishes (its progress rate since launch), None without one."""
+    if c.progress <= 0 or c.launch_ms <= 0 or now_ms <= c.launch_ms:
+        return None
+    return c.launch_ms + (now_ms - c.launch_ms) / min(c.progress, 1.0)
+
+
+def _lead(copies: Sequence[Copy], now_ms: int) -> Copy:
+    """The copy of one task expected to finish first (module docstring)."""
+    timed = [(f, c.attempt_id, c) for c in copies if (f := _finish_ms(c, now_ms)) is not None]
+    if timed:
+        return min(timed, key=lambda t: (t[0], t[1]))[2]
+    originals = [c for c in copies if not c.is_clone]
+    pool = originals or list(copies)
+    return min(pool, key=lambda c: (c.launch_ms <= 0, c.launch_ms, c.attempt_id))
+
+
+def preemptible(copies: Iterable[Copy], mirror: Mirror, now_ms: int) -> list[Copy]:
+    """Running clones that may yield, youngest first: not their task's lead copy, container mirrored
+    (live) and not an ApplicationMaster's."""
+    by_task: dict[tuple[str, str], list[Copy]] = {}
+    for c in copies:
+        rec = mirror.containers.get(c.container_id)
+        if rec is not None and not rec.am_container:
+            by_task.setdefault((c.app_id, c.task_id), []).append(c)
+    out: list[Copy] = []
+    for task in by_task.values():
+        if len(task) < 2:
+            continue
+        lead = _lead(task, now_ms)
+        out.extend(c for c in task if c.is_clone and c is not lead)
+    out.sort(key=lambda c: (-c.launch_ms, c.attempt_id))
+    return out
+
+
+def _covers(have: Res, need: Res) -> bool:
+    return have.memory_mb >= need.memory_mb and have.vcores >= need.vcores
+
+
+def _room(
+    mirror: Mirror, nodes: Iterable[str], taken: Iterable[PlacementChoice], freeing: Iterable[str]
+) -> dict[str, Res]:
+    """Free room per node after the round's placements `taken`, plus the containers `freeing` (preemptions
+    in flight, which the RM will hand back)."""
+    ids = {n for n in nodes if n in mirror.nodes}
+    room = mirror.free_of(ids)
+    for p in taken:
+        if p.node_id in room:
+            room[p.node_id] = res_add(room[p.node_id], p.capability, -p.count)
+    for cid in freeing:
+        rec = mirror.containers.get(cid)
+        if rec is not None and rec.node_id in room:
+            room[rec.node_id] = res_add(room[rec.node_id], rec.resource)
+    return room
+
+
+def choose(
+    mirror: Mirror,
+    waiting: Sequence[Res],
+    copies: Iterable[Copy],
+    now_ms: int,
+    taken: Sequence[PlacementChoice] = (),
+) -> list[KillChoice]:
+    """The clones to preempt this round (module docstring); remembers them as in flight in the mirror.
+
+    Per waiting original container, in turn: none if some node's room (after the round's placements,
+    with the in-flight preemptions' containers counted as free) already holds it; else the node where the
+    fewest preemptible clones, youngest first, free enough room with what the node has free."""
+    flight: dict[str, int] = mirror.cache.setdefault(_CACHE, {})
+    stale = [k for k, t in flight.items() if k not in mirror.containers or now_ms - t > IN_FLIGHT_S * 1000]
+    for cid in stale:
+        del flight[cid]
+    by_node: dict[str, list[Copy]] = {}
+    for c in preemptible(copies, mirror, now_ms):
+        if c.container_id not in flight:
+            by_node.setdefault(mirror.containers[c.container_id].node_id, []).append(c)
+    if not by_node:
+        return []
+    freeing = [cid for cid in flight if mirror.containers[cid].node_id in by_node]
+    room = _room(mirror, by_node, taken, freeing)
+    out: list[KillChoice] = []
+    for need in waiting:
+        fits = next((n for n, r in room.items() if _covers(r, need)), None)
+        if fits is not None:
+            room[fits] = res_add(room[fits], need, -1)
+            continue
+        best: tuple[int, str, Res] | None = None
+        for node_id, victims in by_node.items():
+            r, k = room.get(node_id, Res()), 0
+            while not _covers(r, need) and k < len(victims):
+                r = res_add(r, mirror.containers[victims[k].container_id].resource)
+                k += 1
+            if _covers(r, need) and (best is None or k < best[0]):
+                best = (k, node_id, r)
+        if best is None:
+            continue
+        k, node_id, r = best
+        room[node_id] = res_add(r, need, -1)
+        for c in by_node[node_id][:k]:
+            flight[c.container_id] = now_ms
+            out.append(
+                KillChoice(
+                    c.container_id,
+                    application_of_attempt(mirror.containers[c.container_id].attempt_id),
+                    REASON_CLONE_YIELDS,
+                    f"clone {c.attempt_id} of {c.task_id} on {node_id} yields to a waiting original "
+                    f"({need.memory_mb} MB, {need.vcores} vcores; {len(waiting)} waiting)",
+                )
+            )
+        del by_node[node_id][:k]
+    return out

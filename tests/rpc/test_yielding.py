@@ -1,0 +1,157 @@
+"""Clones yield to waiting originals (rpc/yielding.py): which running clones the service asks the shim to
+preempt, and that the plan carries them with a logged reason."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rpc_harness import am_session, app, ask, attempt, full_batch, in_process_service, node, res
+
+from pyscheduler.policies import get_policy
+from pyscheduler.rpc.mirror import Mirror
+from pyscheduler.rpc.res import Res
+from pyscheduler.rpc.session import Session
+from pyscheduler.rpc.translate import core_round
+from pyscheduler.rpc.yielding import Copy, choose, preemptible
+from pyscheduler.wire import pb
+
+APP1 = "application_1700000000000_0001"
+APP2 = "application_1700000000000_0002"
+NOW_MS = 100_000
+
+
+def _container(cid: str, n: int, mem: int = 1024, cores: int = 1, am: bool = False) -> object:
+    return pb.ContainerInfo(
+        container_id=cid, attempt_id=attempt(n), node_id="h1:1", priority=20, resource=res(mem, cores),
+        am_container=am, start_time_ms=1,
+    )  # fmt: skip
+
+
+def _mirror(containers: list[object], asks: list[object], cores: int = 4) -> Mirror:
+    """One node of `cores` vcores, as many taken as there are `containers` (1 vcore each)."""
+    used = len(containers)
+    m = Mirror()
+    m.apply(
+        full_batch(
+            "s",
+            nodes_upserted=[node("h1:1", mem=cores * 1024, cores=cores, alloc=(used * 1024, used))],
+            apps_upserted=[app(1, submit_ms=1000), app(2, submit_ms=2000)],
+            asks=asks,
+            containers_allocated=containers,
+        )
+    )
+    return m
+
+
+def _copy(cid: str, task: str, clone: bool, progress: float = 0.0, launch_ms: int = 50_000) -> Copy:
+    return Copy(APP1, task, f"attempt_{cid}", cid, clone, progress, launch_ms)
+
+
+def test_the_youngest_clone_that_does_not_lead_its_task_yields_first() -> None:
+    m = _mirror([_container(c, 1) for c in ("o1", "c1", "o2", "c2")], [])
+    copies = [
+        _copy("o1", "t1", False, 0.5, 40_000),  # finishes at 40 + 60/0.5 = 160 s
+        _copy("c1", "t1", True, 0.0, 80_000),  # young clone, no progress yet
+        _copy("o2", "t2", False, 0.1, 40_000),  # a straggler: finishes at 640 s
+        _copy("c2", "t2", True, 0.5, 70_000),  # its clone leads: finishes at 130 s
+    ]
+    assert [c.container_id for c in preemptible(copies, m, NOW_MS)] == ["c1"]
+
+
+def test_a_clone_whose_task_has_no_other_copy_never_yields() -> None:
+    m = _mirror([_container("c1", 1)], [])
+    assert preemptible([_copy("c1", "t1", True)], m, NOW_MS) == []
+
+
+def test_no_more_preemptions_than_waiting_originals_and_none_asked_twice() -> None:
+    m = _mirror([_container(c, 1) for c in ("o1", "c1", "c1b")], [], cores=3)
+    copies = [_copy("o1", "t1", False, 0.5), _copy("c1", "t1", True, 0.0, 60_000), _copy("c1b", "t1", True)]
+    got = choose(m, [Res(1024, 1)], copies, NOW_MS)
+    assert [k.container_id for k in got] == ["c1"]  # launched last
+    assert got[0].reason == "clone_yields" and got[0].application_id == APP1
+    # the next round, the first preemption still in flight: nothing more for the same waiting original
+    assert choose(m, [Res(1024, 1)], copies, NOW_MS + 1000) == []
+    # two originals wait: one more
+    assert [k.container_id for k in choose(m, [Res(1024, 1)] * 2, copies, NOW_MS + 2000)] == ["c1b"]
+
+
+def test_an_am_container_larger_than_a_clone_takes_two_clones_on_one_node() -> None:
+    m = _mirror([_container(c, 1) for c in ("o1", "c1", "c2")], [], cores=3)
+    copies = [_copy("o1", "t1", False, 0.5), _copy("c1", "t1", True, 0.0, 60_000), _copy("c2", "t1", True)]
+    assert sorted(k.container_id for k in choose(m, [Res(2048, 1)], copies, NOW_MS)) == ["c1", "c2"]
+
+
+def test_no_clone_yields_when_preempting_every_one_would_not_make_room() -> None:
+    m = _mirror([_container("o1", 1), _container("c1", 1)], [], cores=2)
+    copies = [_copy("o1", "t1", False, 0.5), _copy("c1", "t1", True)]
+    assert choose(m, [Res(2048, 1)], copies, NOW_MS) == []
+
+
+def test_a_round_with_a_waiting_original_preempts_a_clone_and_the_plan_says_so() -> None:
+    # 4 vcores all taken: app 1's map original + 3 clones; app 2 waits for 1 container.
+    containers = [_container(c, 1) for c in ("o1", "c1", "c2", "c3")]
+    m = _mirror(containers, [ask(2, 20, 1)])
+    copies = [
+        _copy("o1", "t1", False, 0.5, 40_000),
+        _copy("c1", "t1", True, 0.1, 60_000),
+        _copy("c2", "t1", True, 0.0, 90_000),
+        _copy("c3", "t1", True, 0.0, 95_000),
+    ]
+    round_fn = core_round(get_policy("dollymp"), clock=lambda: NOW_MS / 1000.0, copies=lambda: copies)
+    session = Session("sid", "rm-test", 1, 1000, (), mirror=m)
+    plan, records = session.decide(round_fn, NOW_MS / 1000.0, 30.0)
+    assert list(plan.kill_container_ids) == ["c3"]
+    kills = [d for d in records.build() if d.kind.value == "kill"]
+    assert [(d.reason, d.inputs["container_id"]) for d in kills] == [("clone_yields", "c3")]
+
+
+def test_without_a_copy_source_or_a_waiting_original_nothing_is_preempted() -> None:
+    containers = [_container(c, 1) for c in ("o1", "c1", "c2", "c3")]
+    copies = [_copy("o1", "t1", False, 0.5), _copy("c3", "t1", True)]
+    m = _mirror(containers, [ask(2, 20, 1)])
+    assert core_round(get_policy("dollymp"), clock=lambda: 100.0)(m).kills == []
+    idle = _mirror(containers, [ask(2, 20, 1)], cores=8)  # room for the original: no preemption
+    idle_round = core_round(get_policy("dollymp"), clock=lambda: 100.0, copies=lambda: copies)(idle)
+    assert idle_round.kills == []
+
+
+def test_only_jobs_whose_am_lets_a_preempted_clone_go_offer_their_copies(tmp_path: Path) -> None:
+    """Through the real AppMasterService: a job profile with clones_preemptible false (Hadoop's own AM,
+    which would replace a preempted clone) keeps its running clones out of the preemptible copies."""
+    svc = in_process_service(tmp_path, **{"policy.name": "dollymp"})
+    try:
+        with am_session(svc.port, nodes_upserted=[node("h1:1")], apps_upserted=[app(1), app(2)]) as (
+            _r,
+            _s,
+            am,
+        ):
+            for n, ok in ((1, True), (2, False)):
+                app_id = f"application_1700000000000_{n:04d}"
+                phase = pb.PhaseProfile(phase_id="map", tasks=1, demand=res(1024, 1), yarn_priority=20)
+                am.ReportJobProfile(
+                    pb.JobProfile(
+                        application_id=app_id,
+                        job_name=f"j{n}",
+                        phases=[phase],
+                        clones_preemptible=ok,
+                    ),
+                    timeout=10,
+                )
+                reports = [
+                    pb.AttemptReport(
+                        task_id=f"task_1700000000000_{n:04d}_m_000000",
+                        attempt_id=f"attempt_1700000000000_{n:04d}_m_000000_{k}",
+                        phase_id="map",
+                        container_id=f"container_{n}_{k}",
+                        is_clone=k > 0,
+                        state=pb.ATTEMPT_RUNNING,
+                        time_ms=5,
+                    )
+                    for k in (0, 1)
+                ]
+                am.ReportAttempts(pb.AttemptReports(application_id=app_id, attempts=reports), timeout=10)
+            copies = svc.appmaster.running_copies()
+            assert sorted(c.container_id for c in copies) == ["container_1_0", "container_1_1"]
+            assert [c.is_clone for c in sorted(copies, key=lambda c: c.container_id)] == [False, True]
+    finally:
+        svc.stop()
