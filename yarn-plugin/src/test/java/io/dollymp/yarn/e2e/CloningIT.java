@@ -182,12 +182,7 @@ class CloningIT {
     conf.unset(MRJobConfig.REDUCE_SPECULATIVE);
     conf.set(PlanOverride.KEY, "map=1,reduce=1,omega=" + OMEGA_S);
     conf.setFloat(MRJobConfig.COMPLETED_MAPS_FOR_REDUCE_SLOWSTART, 0f);
-    conf.setInt(StragglerJob.MAPS, 2);
-    conf.setInt(StragglerJob.REDUCES, 1);
-    conf.setLong(StragglerJob.MAP_BASE_MS, 3000);
-    conf.setLong(StragglerJob.REDUCE_BASE_MS, 500);
-    conf.setDouble(StragglerJob.CAP, 1.0); // no random stragglers here: the slow copies are pinned below
-    conf.setInt(StragglerJob.RECORDS, 50);
+    fixedStraggler(conf, 2, 3000, 500, 50); // no random stragglers here: the slow copies are pinned below
     // Map 1's clone is far slower than ω (so reduce clone 1 must fall back); reduce copy 0 runs long
     // after its shuffle, so reduce clone 1 finishes its shuffle and wins.
     conf.set(StragglerJob.SLOW_ATTEMPTS, "m1.1=40,r0.0=120");
@@ -224,6 +219,16 @@ class CloningIT {
 
   private static final int OMEGA_S = 20;
 
+  /** A StragglerJob of {@code maps} maps and one reduce whose every attempt takes exactly its base. */
+  private static void fixedStraggler(Configuration conf, int maps, long mapMs, long reduceMs, int records) {
+    conf.setInt(StragglerJob.MAPS, maps);
+    conf.setInt(StragglerJob.REDUCES, 1);
+    conf.setLong(StragglerJob.MAP_BASE_MS, mapMs);
+    conf.setLong(StragglerJob.REDUCE_BASE_MS, reduceMs);
+    conf.setDouble(StragglerJob.CAP, 1.0);
+    conf.setInt(StragglerJob.RECORDS, records);
+  }
+
   /** Attempts of a task that got a container (its copies). */
   private static long launched(List<Row> attempts) {
     return attempts.stream().filter(r -> !r.container().isEmpty()).count();
@@ -258,12 +263,7 @@ class CloningIT {
     // then learns of the loss from the attempts' silence: Hadoop's 10 min task timeout would make this test
     // last that long, 30 s does the same (a live task pings its AM every 3 s).
     conf.setLong(MRJobConfig.TASK_TIMEOUT, 30_000);
-    conf.setInt(StragglerJob.MAPS, 3);
-    conf.setInt(StragglerJob.REDUCES, 1);
-    conf.setLong(StragglerJob.MAP_BASE_MS, 20_000);
-    conf.setLong(StragglerJob.REDUCE_BASE_MS, 200);
-    conf.setDouble(StragglerJob.CAP, 1.0);
-    conf.setInt(StragglerJob.RECORDS, 30);
+    fixedStraggler(conf, 3, 20_000, 200, 30);
     Job job = StragglerJob.create(conf, "dollymp-clone-node-lost");
     job.submit();
     String app = ExampleJobs.appIdOf(job);
@@ -311,12 +311,7 @@ class CloningIT {
     // preempts only clones of jobs whose AM lets them go (JobProfile.clones_preemptible).
     conf.set(MRConfig.FRAMEWORK_NAME, DollyMPClientProtocolProvider.FRAMEWORK_NAME);
     conf.set(PlanOverride.KEY, "map=2,reduce=0");
-    conf.setInt(StragglerJob.MAPS, 8); // 24 copies: more than the 14-22 containers of 2-3 NodeManagers
-    conf.setInt(StragglerJob.REDUCES, 1);
-    conf.setLong(StragglerJob.MAP_BASE_MS, 90_000);
-    conf.setLong(StragglerJob.REDUCE_BASE_MS, 200);
-    conf.setDouble(StragglerJob.CAP, 1.0);
-    conf.setInt(StragglerJob.RECORDS, 10);
+    fixedStraggler(conf, 8, 90_000, 200, 10); // 24 copies: more than the 14-22 containers of 2-3 NodeManagers
     Job big = StragglerJob.create(conf, "dollymp-clones-fill");
     big.submit();
     // wait until the cluster is full: no room left for another job's AM container
@@ -327,12 +322,7 @@ class CloningIT {
     assertTrue(freeMb() < 512, "the first job's copies never filled the cluster; free MB " + freeMb());
 
     Configuration small = helperConf("127.0.0.1:" + port, false);
-    small.setInt(StragglerJob.MAPS, 1);
-    small.setInt(StragglerJob.REDUCES, 1);
-    small.setLong(StragglerJob.MAP_BASE_MS, 500);
-    small.setLong(StragglerJob.REDUCE_BASE_MS, 200);
-    small.setDouble(StragglerJob.CAP, 1.0);
-    small.setInt(StragglerJob.RECORDS, 5);
+    fixedStraggler(small, 1, 500, 200, 5);
     Job later = StragglerJob.create(small, "dollymp-yield-to-me");
     assertTrue(later.waitForCompletion(false), "the later job failed");
     assertFalse(big.isComplete(), "the later job should finish while the first job's 90 s maps still run");
