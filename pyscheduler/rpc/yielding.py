@@ -21,6 +21,11 @@ CapacityScheduler's flowtime (run b41), against 0.94 with the same clones never 
 defaults before (no launch clones) gave 0.844-0.867 (docs/operators-guide.md).
 
 Choices (the papers do not say which clone to preempt; tested in tests/rpc/test_yielding.py):
+- only clones at launch (ClonePlan.clones_per_phase), never a clone of a task the plan named on its own
+  (`Copy.per_task`: a late task, the phase tail): the AM launches those again after they yield, so
+  preempting one frees its container for a few seconds only and costs a JVM start; and never a clone of
+  the job's last stage (`Copy.last_stage`: its reduces), which the job's finish waits for (bench run b41:
+  a job's reduce clones were preempted 1-4 s after they started and its lone original reduce ran 48 s);
 - only containers the AM helper reported as a RUNNING clone attempt (`Copy.is_clone`), and never the
   copy of its task expected to finish first: the LATE estimate launch + elapsed / progress (Zaharia et
   al., LATE, Sec. 4: progress rate) of each copy that reported progress, else the original if it runs,
@@ -61,6 +66,8 @@ class Copy:
     is_clone: bool
     progress: float  # 0..1
     launch_ms: int  # 0: unknown
+    per_task: bool = False  # its task was named per task (a late copy, the phase tail): the AM relaunches it
+    last_stage: bool = False  # of a phase with parents that no phase waits for: the job's last tasks
 
 
 CopySource = Callable[[], list[Copy]]
@@ -99,8 +106,9 @@ def _lead(copies: Sequence[Copy], now_ms: int) -> Copy:
 
 
 def preemptible(copies: Iterable[Copy], mirror: Mirror, now_ms: int) -> list[Copy]:
-    """Running clones that may yield, youngest first: not their task's lead copy, container mirrored
-    (live) and not an ApplicationMaster's."""
+    """Running clones that may yield, youngest first: clones at launch (not `per_task`) of a phase that is
+    not the job's last stage, not their task's lead copy, container mirrored (live) and not an
+    ApplicationMaster's."""
     by_task: dict[tuple[str, str], list[Copy]] = {}
     for c in copies:
         rec = mirror.containers.get(c.container_id)
@@ -111,7 +119,7 @@ def preemptible(copies: Iterable[Copy], mirror: Mirror, now_ms: int) -> list[Cop
         if len(task) < 2:
             continue
         lead = _lead(task, now_ms)
-        out.extend(c for c in task if c.is_clone and c is not lead)
+        out.extend(c for c in task if c.is_clone and c is not lead and not (c.per_task or c.last_stage))
     out.sort(key=lambda c: (-c.launch_ms, c.attempt_id))
     return out
 

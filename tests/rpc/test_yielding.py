@@ -58,6 +58,21 @@ def test_the_youngest_clone_that_does_not_lead_its_task_yields_first() -> None:
     assert [c.container_id for c in preemptible(copies, m, NOW_MS)] == ["c1"]
 
 
+def test_clones_named_per_task_and_clones_of_the_last_stage_never_yield() -> None:
+    """Only clones at launch of a phase that is not the job's last stage yield: a late copy or a phase
+    tail's clone (the AM launches it again) and a reduce clone (the job's finish waits for it) stay."""
+    m = _mirror([_container(c, 1) for c in ("o1", "c1", "o2", "c2", "o3", "c3")], [], cores=6)
+    copies = [
+        _copy("o1", "t1", False, 0.5, 40_000),
+        _copy("c1", "t1", True, 0.0, 80_000),
+        _copy("o2", "t2", False, 0.5, 40_000),
+        Copy(APP1, "t2", "attempt_c2", "c2", True, 0.0, 90_000, per_task=True),
+        _copy("o3", "r1", False, 0.5, 40_000),
+        Copy(APP1, "r1", "attempt_c3", "c3", True, 0.0, 95_000, last_stage=True),
+    ]
+    assert [c.container_id for c in preemptible(copies, m, NOW_MS)] == ["c1"]
+
+
 def test_a_clone_whose_task_has_no_other_copy_never_yields() -> None:
     m = _mirror([_container("c1", 1)], [])
     assert preemptible([_copy("c1", "t1", True)], m, NOW_MS) == []
