@@ -295,8 +295,11 @@ def _task_clones(app_id: str, decisions: Any, attempts: Sequence[Any]) -> dict[s
         elif (app_id, *key) in late or grant is None or grant in PER_TASK_REASONS:
             reason[key] = pb.REASON_CLONE_LATE_COPY  # (no grant: named, as before reasons were told apart)
         else:
-            reason[key] = pb.REASON_CLONE_IDLE_CAPACITY
+            continue  # a clone at launch: the phase's count says so (module docstring)
         placed[key] = placed.get(key, 0) + 1
+    for _, phase_id, i in late:  # late but no room in this round: one clone, which may take a launch clone's
+        if (phase_id, i) not in placed:  # container (rpc/yielding.py)
+            placed[(phase_id, i)], reason[(phase_id, i)] = 1, pb.REASON_CLONE_LATE_COPY
     if not placed:
         return {}
     ids: dict[tuple[str, int], str] = {}
@@ -349,6 +352,8 @@ class _AppState:
     last_plan: str = ""
     plan: Any = None  # the last ClonePlan sent (answered again when the plan budget is spent)
     per_task: dict[str, int] = field(default_factory=dict)  # task id -> pb reason it was last named with
+    # waiting clones (ATTEMPT_WAITING) of tasks judged on their own: attempt id -> phase id
+    waiting_alone: dict[str, str] = field(default_factory=dict)
 
 
 History = Callable[[str, str], tuple[float, float] | None]  # (job name, phase) -> (mean, sd)
@@ -382,9 +387,15 @@ class AppMasterServicer:
             if st is None:
                 return {}
             stats = self._stats(st)
+            alone: dict[str, int] = {}
+            for phase_id in st.waiting_alone.values():
+                alone[phase_id] = alone.get(phase_id, 0) + 1
             return {
                 ph.yarn_priority: PhaseHint(
-                    ph.phase_id, *stats.get(ph.phase_id, (1.0, 0.0)), st.waiting.get(ph.phase_id, 0)
+                    ph.phase_id,
+                    *stats.get(ph.phase_id, (1.0, 0.0)),
+                    st.waiting.get(ph.phase_id, 0),
+                    alone.get(ph.phase_id, 0),
                 )
                 for ph in st.profile.phases
             }
@@ -478,6 +489,10 @@ class AppMasterServicer:
                         self.startups.add((a.time_ms - a.launch_time_ms) / 1000.0)
                 was = prev is not None and _waiting_clone(prev)
                 st.waiting[a.phase_id] = st.waiting.get(a.phase_id, 0) + _waiting_clone(a) - was
+                if _waiting_clone(a) and st.per_task.get(a.task_id) in _JUDGED_ALONE:
+                    st.waiting_alone[a.attempt_id] = a.phase_id
+                else:
+                    st.waiting_alone.pop(a.attempt_id, None)
                 if a.state == pb.ATTEMPT_SUCCEEDED and (prev is None or prev.state != pb.ATTEMPT_SUCCEEDED):
                     st.durations.setdefault(a.phase_id, []).append(a.duration_s)
                     finished.setdefault(a.phase_id, []).append(a.duration_s)

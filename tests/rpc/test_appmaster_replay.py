@@ -136,14 +136,20 @@ def test_no_clones_while_other_jobs_originals_wait(inproc: DecisionService) -> N
 
 
 @contextmanager
-def _late_rule_am(tmp_path: Path, small_job_clones: int = 0) -> Iterator[tuple[DecisionService, Any]]:
+def _late_rule_am(
+    tmp_path: Path, small_job_clones: int = 0, full: bool = False
+) -> Iterator[tuple[DecisionService, Any]]:
     """A real service whose DollyMP clones late copies (and, with `small_job_clones`, every task of a job
-    of at most that many tasks at launch) and an AM stub on it, 4 idle nodes, application 1 known."""
+    of at most that many tasks at launch) and an AM stub on it, 4 nodes (idle; with `full`, every vcore
+    taken), application 1 known."""
     options = {"clone_rule": "residual", "small_job_clones": small_job_clones}
     svc = in_process_service(tmp_path, **{"policy.name": "dollymp", "policy.options": options})
+    alloc = (8192, 8) if full else (0, 0)
     try:
         with am_session(
-            svc.port, nodes_upserted=[node(f"h{i}:1", 8192, 8) for i in range(4)], apps_upserted=[app(1)]
+            svc.port,
+            nodes_upserted=[node(f"h{i}:1", 8192, 8, alloc=alloc) for i in range(4)],
+            apps_upserted=[app(1)],
         ) as (_reg, _s, am):
             yield svc, am
     finally:
@@ -251,6 +257,28 @@ def test_the_last_stage_is_the_phases_with_parents_that_no_phase_waits_for() -> 
         phases=[_phase("m", 2, 20), _phase("j", 2, 15, ("m",)), _phase("r", 1, 10, ("j",)), _phase("s", 1, 5)]
     )
     assert _last_stages(three) == {"r"}  # "s" has no parents: a map-only job's tasks are not its last stage
+
+
+def test_a_late_task_is_named_even_when_the_cluster_has_no_room_for_its_clone_now(tmp_path: Path) -> None:
+    """Every vcore taken: the core places no clone, but the late maps are still named, one clone each, so
+    the AM asks for it and clones at launch may yield their containers to it (rpc/yielding.py)."""
+    with _late_rule_am(tmp_path, full=True) as (_svc, am):
+        profile = pb.JobProfile(
+            application_id=APP, job_name="late-full", submit_time_ms=1, phases=[_phase("map", 5, 20)]
+        )
+        am.ReportJobProfile(profile, timeout=10)
+        now_ms = int(time.time() * 1000)
+        done = [
+            _map_report(i, pb.ATTEMPT_SUCCEEDED, now_ms, d, duration_s=d) for i, d in ((0, 20.0), (1, 24.0))
+        ]
+        early = [_running_map(i, now_ms, 10, p) for i, p in ((2, 0.025), (3, 0.025), (4, 0.6))]
+        am.ReportAttempts(pb.AttemptReports(application_id=APP, attempts=[*done, *early]), timeout=10)
+        now = [_running_map(i, now_ms, 0, p) for i, p in ((2, 0.05), (3, 0.05), (4, 0.9))]
+        plan = am.ReportAttempts(pb.AttemptReports(application_id=APP, attempts=now), timeout=10)
+        assert {t.task_id: (t.clones, t.reason) for t in plan.task_clones} == {
+            "task_1700000000000_0001_m_000002": (1, pb.REASON_CLONE_LATE_COPY),
+            "task_1700000000000_0001_m_000003": (1, pb.REASON_CLONE_LATE_COPY),
+        }, plan
 
 
 def test_a_late_first_task_gets_its_own_clone_not_clones_for_the_whole_phase(tmp_path: Path) -> None:

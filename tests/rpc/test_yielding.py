@@ -11,7 +11,7 @@ from pyscheduler.policies import get_policy
 from pyscheduler.rpc.mirror import Mirror
 from pyscheduler.rpc.res import Res
 from pyscheduler.rpc.session import Session
-from pyscheduler.rpc.translate import core_round
+from pyscheduler.rpc.translate import PhaseHint, core_round
 from pyscheduler.rpc.yielding import Copy, choose, preemptible
 from pyscheduler.wire import pb
 
@@ -73,6 +73,30 @@ def test_clones_named_per_task_and_clones_of_the_last_stage_never_yield() -> Non
     assert [c.container_id for c in preemptible(copies, m, NOW_MS)] == ["c1"]
 
 
+def test_a_clone_its_lead_already_beats_yields_before_a_younger_one_whose_draw_is_unknown() -> None:
+    m = _mirror([_container(c, 1) for c in ("o1", "c1", "c1b", "o2", "c2")], [], cores=5)
+    copies = [
+        _copy("o1", "t1", False, 0.5, 40_000),  # the lead: finishes at 160 s
+        _copy("c1", "t1", True, 0.1, 60_000),  # beaten: finishes at 460 s
+        _copy("c1b", "t1", True, 0.0, 70_000),  # no progress yet
+        _copy("o2", "t2", False, 0.5, 40_000),
+        _copy("c2", "t2", True, 0.0, 90_000),  # the youngest, no progress yet
+    ]
+    assert [c.container_id for c in preemptible(copies, m, NOW_MS)] == ["c1", "c1b", "c2"]  # t1: 3 copies
+
+
+def test_a_task_with_three_copies_gives_up_a_clone_before_a_task_with_two() -> None:
+    m = _mirror([_container(c, 1) for c in ("o1", "c1", "o2", "c2", "c2b")], [], cores=5)
+    copies = [
+        _copy("o1", "t1", False, 0.0, 40_000),
+        _copy("c1", "t1", True, 0.0, 95_000),  # the youngest, but t1's only clone
+        _copy("o2", "t2", False, 0.0, 40_000),
+        _copy("c2", "t2", True, 0.0, 60_000),
+        _copy("c2b", "t2", True, 0.0, 70_000),
+    ]
+    assert [c.container_id for c in preemptible(copies, m, NOW_MS)] == ["c2b", "c2", "c1"]
+
+
 def test_a_clone_whose_task_has_no_other_copy_never_yields() -> None:
     m = _mirror([_container("c1", 1)], [])
     assert preemptible([_copy("c1", "t1", True)], m, NOW_MS) == []
@@ -115,9 +139,31 @@ def test_a_round_with_a_waiting_original_preempts_a_clone_and_the_plan_says_so()
     round_fn = core_round(get_policy("dollymp"), clock=lambda: NOW_MS / 1000.0, copies=lambda: copies)
     session = Session("sid", "rm-test", 1, 1000, (), mirror=m)
     plan, records = session.decide(round_fn, NOW_MS / 1000.0, 30.0)
-    assert list(plan.kill_container_ids) == ["c3"]
+    assert list(plan.kill_container_ids) == ["c1"]  # beaten by o1 (460 s against 160 s)
     kills = [d for d in records.build() if d.kind.value == "kill"]
-    assert [(d.reason, d.inputs["container_id"]) for d in kills] == [("clone_yields", "c3")]
+    assert [(d.reason, d.inputs["container_id"]) for d in kills] == [("clone_yields", "c1")]
+
+
+def test_a_clone_at_launch_yields_to_a_late_tasks_waiting_clone_but_not_to_another_launch_clone() -> None:
+    # 4 vcores all taken by app 1's map original and 3 clones at launch; app 2's only pending container is
+    # a clone (waiting_clones 1): of a late task (waiting_alone 1), a clone of app 1 yields to it.
+    containers = [_container(c, 1) for c in ("o1", "c1", "c2", "c3")]
+    copies = [
+        _copy("o1", "t1", False, 0.5, 40_000),
+        _copy("c1", "t1", True, 0.1, 60_000),
+        _copy("c2", "t1", True, 0.0, 90_000),
+        _copy("c3", "t1", True, 0.0, 95_000),
+    ]
+    for alone, kills in ((1, ["c1"]), (0, [])):  # c1: beaten by o1
+        hint = PhaseHint("map", 40.0, 5.0, waiting_clones=1, waiting_alone=alone)
+        m = _mirror(containers, [ask(2, 20, 1)])
+        round_fn = core_round(
+            get_policy("dollymp"),
+            hints=lambda app_id, h=hint: {20: h} if app_id == APP2 else {},
+            clock=lambda: NOW_MS / 1000.0,
+            copies=lambda: copies,
+        )
+        assert [k.container_id for k in round_fn(m).kills] == kills, alone
 
 
 def test_without_a_copy_source_or_a_waiting_original_nothing_is_preempted() -> None:
