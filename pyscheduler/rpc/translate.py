@@ -416,15 +416,19 @@ def core_round(
             extra = place(mirror, ordered, pb.REASON_FCFS_ORDER, taken=result.placements)
             result.placements.extend(extra.placements)
             result.deferrals.extend(extra.deferrals)
-        waiting = waiting_originals(mirror, result, clones) if copies is not None else []
+        originals = waiting_originals(mirror, result, clones) if copies is not None else {}
         placed, deferred = place_clones(mirror, clones, result)  # last: only idle capacity is left
         result.placements.extend(placed)
         result.deferrals.extend(deferred)
         if copies is not None:
-            waiting.extend(waiting_alone(mirror, clones.alone, placed))
-        if waiting and copies is not None:
-            result.kills = yielding.choose(mirror, waiting, copies(), int(now() * 1000), result.placements)
-            metrics.CLONES_YIELDED.inc(len(result.kills))
+            alone = waiting_alone(mirror, clones.alone, placed)
+            now_ms = int(now() * 1000)
+            counts = {("original", k): n for k, n in originals.items()}
+            counts.update({("alone", k): n for k, n in alone.items()})
+            waiting = yielding.steady(mirror, counts, now_ms)
+            if waiting:
+                result.kills = yielding.choose(mirror, waiting, copies(), now_ms, result.placements)
+                metrics.CLONES_YIELDED.inc(len(result.kills))
         return result
 
     return round_fn

@@ -42,6 +42,9 @@ Choices (the papers do not say which clone to preempt; tested in tests/rpc/test_
   clones.CloneAsks.alone) still waiting after the clone pass, too: a late task is known to straggle,
   while a clone at launch is a fresh draw of unknown length (bench run b42: a 150 s straggler's late
   copy waited about 60 s for room that other jobs' clones at launch held);
+- only for a container that has waited STEADY_S (3 s) or more, counted as the least number waiting over
+  that time: the AM helper's reports lag its asks by a poll, so a clone's fresh ask looks like an
+  original's for a moment;
 - per original container still waiting (asks deferred for room, clone asks left out): nothing if a node
   has room for it once the preemptions already asked for (in flight: their containers are still
   mirrored) are done, else the fewest clones on one node that free enough room there with what the
@@ -64,6 +67,12 @@ _WAITING = frozenset({pb.REASON_WAITING_FOR_RESOURCES, pb.REASON_LOWER_PRIORITY}
 # A preemption still mirrored after this long is asked for again (the shim may have refused it).
 IN_FLIGHT_S = 30.0
 _CACHE = "yield_kills"
+# A container must have waited this long before a clone yields to it (`steady`): the AM helper reports a
+# clone it added (ATTEMPT_WAITING) on its next poll, and a clone that got its container likewise, so for
+# a second or two a clone's ask looks like an original's (or a late copy's that still waits). Bench run
+# b44: clones preempted for such asks and for a job's own reduce clones, within a second of their start.
+STEADY_S = 3.0
+_STEADY = "yield_waiting"
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,34 +93,57 @@ class Copy:
 CopySource = Callable[[], list[Copy]]
 
 
-def waiting_originals(mirror: Mirror, result: RoundResult, clones: Mapping[AskKey, int]) -> list[Res]:
-    """The capability of every original container still waiting for room after the round."""
+def waiting_originals(mirror: Mirror, result: RoundResult, clones: Mapping[AskKey, int]) -> dict[AskKey, int]:
+    """Original containers still waiting for room after the round, per ask."""
     placed: dict[AskKey, int] = {}
     for p in result.placements:
         placed[p.key] = placed.get(p.key, 0) + p.count
-    out: list[Res] = []
+    out: dict[AskKey, int] = {}
     for key in sorted({d.key for d in result.deferrals if d.reason in _WAITING}):
         a = mirror.asks.get(key)
         if a is None:
             continue
         n = a.num_containers - a.outstanding - clones.get(key, 0) - placed.get(key, 0)
-        out.extend([a.capability] * max(0, n))
+        if n > 0:
+            out[key] = n
     return out
 
 
 def waiting_alone(
     mirror: Mirror, alone: Mapping[AskKey, int], placed: Sequence[PlacementChoice]
-) -> list[Res]:
-    """The capability of every clone of a task judged on its own (a late copy, the phase tail:
-    CloneAsks.alone) still waiting after the round's clone pass (`placed`, which serves them first)."""
+) -> dict[AskKey, int]:
+    """Clones of tasks judged on their own (a late copy, the phase tail: CloneAsks.alone) still waiting
+    after the round's clone pass (`placed`, which serves them first), per ask."""
     got: dict[AskKey, int] = {}
     for p in placed:
         got[p.key] = got.get(p.key, 0) + p.count
-    out: list[Res] = []
+    out: dict[AskKey, int] = {}
     for key, n in sorted(alone.items()):
-        a = mirror.asks.get(key)
-        if a is not None:
-            out.extend([a.capability] * max(0, n - got.get(key, 0)))
+        if key in mirror.asks and n > got.get(key, 0):
+            out[key] = n - got.get(key, 0)
+    return out
+
+
+def steady(mirror: Mirror, waiting: Mapping[tuple[str, AskKey], int], now_ms: int) -> list[Res]:
+    """The capability of every container that has waited at least STEADY_S: per (kind, ask), the least
+    count seen over the last STEADY_S, once it has been waiting that long (module docstring)."""
+    seen: dict[tuple[str, AskKey], list[tuple[int, int]]] = mirror.cache.setdefault(_STEADY, {})
+    for k in [k for k in seen if waiting.get(k, 0) <= 0]:
+        del seen[k]
+    window = int(STEADY_S * 1000)
+    out: list[Res] = []
+    for k, n in sorted(waiting.items()):
+        a = mirror.asks.get(k[1])
+        if n <= 0 or a is None:
+            continue
+        hist = seen.setdefault(k, [])
+        if hist and now_ms - hist[-1][0] > window:  # no round for a while: a new wait
+            hist.clear()
+        hist.append((now_ms, n))
+        while len(hist) > 1 and hist[1][0] <= now_ms - window:
+            del hist[0]
+        if hist[0][0] <= now_ms - window:
+            out.extend([a.capability] * min(c for _, c in hist))
     return out
 
 
@@ -142,7 +174,7 @@ def preemptible(copies: Iterable[Copy], mirror: Mirror, now_ms: int) -> list[Cop
         rec = mirror.containers.get(c.container_id)
         if rec is not None and not rec.am_container:
             by_task.setdefault((c.app_id, c.task_id), []).append(c)
-    out: list[tuple[bool, int, str, Copy]] = []
+    out: list[tuple[bool, int, int, str, Copy]] = []
     for task in by_task.values():
         if len(task) < 2:
             continue

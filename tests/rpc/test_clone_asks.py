@@ -96,7 +96,8 @@ def test_a_late_copy_takes_idle_capacity_before_an_earlier_jobs_clone_at_launch(
     late = [p for p in result.placements if p.reason == pb.REASON_CLONE_IDLE_CAPACITY]
     assert "late copy or phase tail" in late[0].detail
     # without the late mark, FCFS: app 1's clone
-    plain = core_round(get_policy("dollymp"), _hints({APP1: 1, APP2: 1}))(_mirror(5, [ask(1, 20, 3), ask(2, 20, 3)]))
+    fcfs = _mirror(5, [ask(1, 20, 3), ask(2, 20, 3)])
+    plain = core_round(get_policy("dollymp"), _hints({APP1: 1, APP2: 1}))(fcfs)
     assert _placed(plain).get((attempt(1), pb.REASON_CLONE_IDLE_CAPACITY)) == 1
 
 

@@ -12,7 +12,7 @@ from pyscheduler.rpc.mirror import Mirror
 from pyscheduler.rpc.res import Res
 from pyscheduler.rpc.session import Session
 from pyscheduler.rpc.translate import PhaseHint, core_round
-from pyscheduler.rpc.yielding import Copy, choose, preemptible
+from pyscheduler.rpc.yielding import STEADY_S, Copy, choose, preemptible, steady
 from pyscheduler.wire import pb
 
 APP1 = "application_1700000000000_0001"
@@ -136,9 +136,13 @@ def test_a_round_with_a_waiting_original_preempts_a_clone_and_the_plan_says_so()
         _copy("c2", "t1", True, 0.0, 90_000),
         _copy("c3", "t1", True, 0.0, 95_000),
     ]
-    round_fn = core_round(get_policy("dollymp"), clock=lambda: NOW_MS / 1000.0, copies=lambda: copies)
+    clock = [NOW_MS / 1000.0 - STEADY_S]
+    round_fn = core_round(get_policy("dollymp"), clock=lambda: clock[0], copies=lambda: copies)
     session = Session("sid", "rm-test", 1, 1000, (), mirror=m)
-    plan, records = session.decide(round_fn, NOW_MS / 1000.0, 30.0)
+    first, _ = session.decide(round_fn, clock[0], 30.0)
+    assert not first.kill_container_ids  # the original has not waited STEADY_S yet
+    clock[0] = NOW_MS / 1000.0
+    plan, records = session.decide(round_fn, clock[0], 30.0)
     assert list(plan.kill_container_ids) == ["c1"]  # beaten by o1 (460 s against 160 s)
     kills = [d for d in records.build() if d.kind.value == "kill"]
     assert [(d.reason, d.inputs["container_id"]) for d in kills] == [("clone_yields", "c1")]
@@ -157,13 +161,30 @@ def test_a_clone_at_launch_yields_to_a_late_tasks_waiting_clone_but_not_to_anoth
     for alone, kills in ((1, ["c1"]), (0, [])):  # c1: beaten by o1
         hint = PhaseHint("map", 40.0, 5.0, waiting_clones=1, waiting_alone=alone)
         m = _mirror(containers, [ask(2, 20, 1)])
+        clock = [NOW_MS / 1000.0 - STEADY_S]
         round_fn = core_round(
             get_policy("dollymp"),
             hints=lambda app_id, h=hint: {20: h} if app_id == APP2 else {},
-            clock=lambda: NOW_MS / 1000.0,
+            clock=lambda c=clock: c[0],
             copies=lambda: copies,
         )
+        assert round_fn(m).kills == []
+        clock[0] = NOW_MS / 1000.0
         assert [k.container_id for k in round_fn(m).kills] == kills, alone
+
+
+def test_only_a_container_that_waited_steady_s_counts_and_as_few_as_waited_throughout() -> None:
+    m = _mirror([], [ask(2, 20, 3)])
+    key = next(iter(m.asks))
+    assert steady(m, {("original", key): 3}, 10_000) == []
+    assert steady(m, {("original", key): 1}, 11_000) == []
+    assert steady(m, {("original", key): 2}, 13_000) == [Res(1024, 1)]  # 3 s on, at least 1 throughout
+    assert steady(m, {("original", key): 2}, 15_000) == [Res(1024, 1)]  # 1 from 11 s to 13 s
+    assert steady(m, {("original", key): 2}, 16_500) == [Res(1024, 1)] * 2  # 2 since 13 s
+    assert steady(m, {}, 17_000) == []  # placed: the wait ends
+    assert steady(m, {("original", key): 2}, 17_500) == []  # a new wait starts over
+    assert steady(m, {("original", key): 2}, 19_000) == []
+    assert steady(m, {("original", key): 2}, 30_000) == []  # no round for 11 s: a new wait too
 
 
 def test_without_a_copy_source_or_a_waiting_original_nothing_is_preempted() -> None:
