@@ -18,7 +18,8 @@ a container in its turn.
 
 On by default (`appmaster.clone_yield`). Cluster bench with launch clones for every job: 0.747 x
 CapacityScheduler's flowtime (run b41), against 0.94 with the same clones never taken back (b33); the
-defaults before (no launch clones) gave 0.844-0.867 (docs/operators-guide.md).
+defaults before (no launch clones) gave 0.844-0.867 (docs/operators-guide.md). On the session-10 machine
+b41's code gave 0.899 (b45), the choices below 0.861 (b46).
 
 Choices (the papers do not say which clone to preempt; tested in tests/rpc/test_yielding.py):
 - only clones at launch (ClonePlan.clones_per_phase), never a clone of a task the plan named on its own
@@ -232,8 +233,11 @@ def choose(
             by_node.setdefault(mirror.containers[c.container_id].node_id, []).append(c)
     if not by_node:
         return []
-    freeing = [cid for cid in flight if mirror.containers[cid].node_id in by_node]
-    room = _room(mirror, by_node, taken, freeing)
+    # every node with a preemption in flight counts its room too: the waiting container may take the
+    # room a clone still yields there (before: only nodes with clones left to preempt, so a second and a
+    # third clone yielded to one waiting container, bench run b46)
+    freeing = list(flight)
+    room = _room(mirror, {*by_node, *(mirror.containers[cid].node_id for cid in freeing)}, taken, freeing)
     out: list[KillChoice] = []
     for need in waiting:
         fits = next((n for n, r in room.items() if _covers(r, need)), None)

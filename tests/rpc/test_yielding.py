@@ -114,6 +114,35 @@ def test_no_more_preemptions_than_waiting_originals_and_none_asked_twice() -> No
     assert [k.container_id for k in choose(m, [Res(1024, 1)] * 2, copies, NOW_MS + 2000)] == ["c1b"]
 
 
+def test_a_preemption_in_flight_on_a_node_with_no_clone_left_still_counts_as_room() -> None:
+    # two nodes: h1 holds o1 and its clone c1, h2 holds o2 and its clone c2; both full
+    m = Mirror()
+    m.apply(
+        full_batch(
+            "s",
+            nodes_upserted=[node(f"h{i}:1", mem=2048, cores=2, alloc=(2048, 2)) for i in (1, 2)],
+            apps_upserted=[app(1, submit_ms=1000)],
+            containers_allocated=[
+                pb.ContainerInfo(
+                    container_id=c, attempt_id=attempt(1), node_id=h, priority=20, resource=res(1024, 1),
+                    start_time_ms=1,
+                )
+                for c, h in (("o1", "h1:1"), ("c1", "h1:1"), ("o2", "h2:1"), ("c2", "h2:1"))
+            ],
+        )
+    )  # fmt: skip
+    copies = [
+        _copy("o1", "t1", False, 0.5),
+        _copy("c1", "t1", True, 0.0, 90_000),
+        _copy("o2", "t2", False, 0.5),
+        _copy("c2", "t2", True, 0.0, 60_000),
+    ]
+    assert [k.container_id for k in choose(m, [Res(1024, 1)], copies, NOW_MS)] == ["c1"]
+    # the next round: c1 is still running (in flight) and h1 has no clone left to preempt; the one
+    # waiting container will take c1's room, so c2 stays
+    assert choose(m, [Res(1024, 1)], copies, NOW_MS + 100) == []
+
+
 def test_an_am_container_larger_than_a_clone_takes_two_clones_on_one_node() -> None:
     m = _mirror([_container(c, 1) for c in ("o1", "c1", "c2")], [], cores=3)
     copies = [_copy("o1", "t1", False, 0.5), _copy("c1", "t1", True, 0.0, 60_000), _copy("c2", "t1", True)]
