@@ -282,8 +282,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--policy-options",
         default=BENCH_POLICY_OPTIONS,
-        help="the service's dollymp options as JSON (default %(default)s: no launch clones, see "
-        "BENCH_POLICY_OPTIONS; '{}' for the service's own defaults)",
+        help="the service's dollymp options as JSON (default %(default)s: launch clones for every job of "
+        "the light mix, see BENCH_POLICY_OPTIONS; '{}' for the service's own defaults)",
     )
     p.add_argument(
         "--clone-after-start-ms",

@@ -171,6 +171,9 @@ class Decisions:
     kills: list[Kill] = field(default_factory=list)
     deferrals: list[Deferral] = field(default_factory=list)
     chunks: list[_PlacementChunk] = field(default_factory=list)
+    # (job id, phase id, task index) of the running tasks the policy judged late this round (a late copy's
+    # candidates, e.g. policies/late.py): the live AM plan names these per task (rpc/appmaster.py)
+    late: list[tuple[str, str, int]] = field(default_factory=list)
     # earliest time the policy wants another round although nothing else changed (a timer, e.g. a running
     # task becoming late); inf: only events matter. Drivers may run that round later (their tick).
     wake_at: float = math.inf

@@ -114,6 +114,15 @@ _PENDING, _FINISHED = int(TaskState.PENDING), int(TaskState.FINISHED)
 CLONE_RULES = ("residual", "paper", "idle", "corollary", "dolly")
 
 
+def _record_late(out: Decisions, flat: FlatTasks, late: np.ndarray) -> None:
+    """Decisions.late: the flat tasks of `late` as (job id, phase id, task index)."""
+    t = flat.table
+    for i in np.flatnonzero(late).tolist():
+        owner = int(flat.owner[i])
+        row = int(flat.rows[owner])
+        out.late.append((t.job_ids[row], t.phase_ids[row], i - int(flat.offset[owner])))
+
+
 @register_policy("dollymp")
 class DollyMPPolicy:
     """Options: max_clones 0..3 (DollyMP0..3), clone_rule (see the module docstring); late tasks
@@ -241,6 +250,7 @@ class DollyMPPolicy:
         if late_rule:  # late tasks (policies/residual.py), judged on the round's state before placing
             late, out.wake_at, left = self.late.judge(snapshot, view, flat, late_reasons)
             by_left = (late, left)
+            _record_late(out, flat, late)
         swap, repl = None, None
         if late_rule and self.replace:  # late tasks at the copy cap (policies/replace.py)
             repl = Replacements(1 + self.max_clones, self.late.progress_factor, self.late.progress_after)

@@ -12,8 +12,9 @@ Two kinds of clones reach the AM:
 * per phase (`clones_per_phase`): clones of every task of the phase at its start (Algorithm 2's idle
   passes, Corollary 4.1, small-job launch clones); a grant for late tasks only (the residual and
   progress rules) or for the phase tail is not one of these (policies/dollymp.py `PER_TASK_REASONS`);
-* per task (`task_clones`): the tasks the core placed a clone of in this decision (a late copy under the
-  residual rule, or idle capacity), with the clones each should have in all. The running copies the AM
+* per task (`task_clones`): the tasks judged on their own (a late task, the phase tail) that the core
+  placed a clone of in this decision, with the clones each should have in all and why (`_task_clones`);
+  only these clones are launched again after they yield their containers. The running copies the AM
   reported, with their progress and launch time, are the snapshot's attempts, so a rule that reads a
   copy's progress sees it as in the simulator. The AM asks again every `dollymp.am.plan-poll-ms`.
 
@@ -41,7 +42,7 @@ import grpc
 from pyscheduler import metrics
 from pyscheduler.objects import Attempt, ClusterState, DecisionKind, Job, Phase, Resources
 from pyscheduler.policies import Policy, Snapshot
-from pyscheduler.policies.dollymp import PER_TASK_REASONS
+from pyscheduler.policies.dollymp import PER_TASK_REASONS, REASON_PHASE_TAIL
 from pyscheduler.rpc import validate
 from pyscheduler.rpc.servicer import Malformed, lenient
 from pyscheduler.rpc.session import DecisionRecorder, SessionRegistry
@@ -54,6 +55,8 @@ log = logging.getLogger("dollymp.appmaster")
 MAX_CLONES = 2  # at most two clones per task (DollyMP, design.md)
 DEFAULT_PLANS_PER_S = 50.0  # fresh plans per second for all AMs (`appmaster.plans_per_s`)
 _FINAL = (pb.ATTEMPT_SUCCEEDED, pb.ATTEMPT_FAILED, pb.ATTEMPT_KILLED)
+# TaskClones reasons of tasks judged on their own (late, the phase tail): their clones never yield
+_JUDGED_ALONE = frozenset({pb.REASON_CLONE_LATE_COPY, pb.REASON_CLONE_PHASE_TAIL})
 
 
 def _profile(p: Any) -> None:
@@ -262,13 +265,41 @@ def _no_data_means(job: Job, known: frozenset[str], running: Sequence[ReportedAt
             ph.mean = statistics.median(totals)
 
 
-def _task_clones(app_id: str, decisions: Any, attempts: Sequence[Any]) -> dict[str, int]:
-    """Hadoop task id -> clones the task should have in all, for tasks the core placed a clone of this
-    round: the clones the AM already launched (any not failed or killed) plus the clones placed now."""
+def _last_stages(profile: Any) -> frozenset[str]:
+    """Phases of the job's last stage: with parents (upstream phases), and no phase waits for them."""
+    parents = {q for ph in profile.phases for q in ph.parents}
+    return frozenset(ph.phase_id for ph in profile.phases if ph.parents and ph.phase_id not in parents)
+
+
+def _task_clones(app_id: str, decisions: Any, attempts: Sequence[Any]) -> dict[str, tuple[int, int]]:
+    """Hadoop task id -> (clones the task should have in all, pb reason), for the tasks judged on their own
+    that the core placed a clone of this round: a late task (Decisions.late, or a phase granted by a late
+    rule) is REASON_CLONE_LATE_COPY, a phase tail's REASON_CLONE_PHASE_TAIL. The count is the clones the
+    AM already launched (any not failed or killed) plus the clones placed now.
+
+    A clone of a phase granted at launch (clones_per_phase: small jobs, Algorithm 2's idle passes) is not
+    named: the AM launches it from the phase's count, and does not launch it again once it yielded its
+    container (rpc/yielding.py), or clones at launch would be preempted and relaunched in turn whenever
+    originals arrive (bench-cluster run b41: one map of a 4-map job had 10 clones started)."""
+    late = {(j, ph, i) for j, ph, i in decisions.late if j == app_id}
+    why = {g.phase_id: g.reason for g in decisions.clone_grants if g.job_id == app_id}
     placed: dict[tuple[str, int], int] = {}
+    reason: dict[tuple[str, int], int] = {}
     for pl in decisions.iter_placements():
-        if pl.job_id == app_id and pl.is_clone:
-            placed[(pl.phase_id, pl.task_index)] = placed.get((pl.phase_id, pl.task_index), 0) + 1
+        if pl.job_id != app_id or not pl.is_clone:
+            continue
+        key = (pl.phase_id, pl.task_index)
+        grant = why.get(pl.phase_id)
+        if grant == REASON_PHASE_TAIL:
+            reason[key] = pb.REASON_CLONE_PHASE_TAIL
+        elif (app_id, *key) in late or grant is None or grant in PER_TASK_REASONS:
+            reason[key] = pb.REASON_CLONE_LATE_COPY  # (no grant: named, as before reasons were told apart)
+        else:
+            continue  # a clone at launch: the phase's count says so (module docstring)
+        placed[key] = placed.get(key, 0) + 1
+    for _, phase_id, i in late:  # late but no room in this round: one clone, which may take a launch clone's
+        if (phase_id, i) not in placed:  # container (rpc/yielding.py)
+            placed[(phase_id, i)], reason[(phase_id, i)] = 1, pb.REASON_CLONE_LATE_COPY
     if not placed:
         return {}
     ids: dict[tuple[str, int], str] = {}
@@ -279,11 +310,11 @@ def _task_clones(app_id: str, decisions: Any, attempts: Sequence[Any]) -> dict[s
             ids[(a.phase_id, i)] = a.task_id
             live = a.is_clone and a.state not in (pb.ATTEMPT_FAILED, pb.ATTEMPT_KILLED)
             have[a.task_id] = have.get(a.task_id, 0) + live
-    out: dict[str, int] = {}
+    out: dict[str, tuple[int, int]] = {}
     for key, n in placed.items():
         task_id = ids.get(key)
         if task_id is not None:
-            out[task_id] = min(MAX_CLONES, have.get(task_id, 0) + n)
+            out[task_id] = (min(MAX_CLONES, have.get(task_id, 0) + n), reason[key])
     return out
 
 
@@ -320,6 +351,9 @@ class _AppState:
     waiting: dict[str, int] = field(default_factory=dict)  # phase id -> clones waiting for a container
     last_plan: str = ""
     plan: Any = None  # the last ClonePlan sent (answered again when the plan budget is spent)
+    per_task: dict[str, int] = field(default_factory=dict)  # task id -> pb reason it was last named with
+    # waiting clones (ATTEMPT_WAITING) of tasks judged on their own: attempt id -> phase id
+    waiting_alone: dict[str, str] = field(default_factory=dict)
 
 
 History = Callable[[str, str], tuple[float, float] | None]  # (job name, phase) -> (mean, sd)
@@ -353,9 +387,15 @@ class AppMasterServicer:
             if st is None:
                 return {}
             stats = self._stats(st)
+            alone: dict[str, int] = {}
+            for phase_id in st.waiting_alone.values():
+                alone[phase_id] = alone.get(phase_id, 0) + 1
             return {
                 ph.yarn_priority: PhaseHint(
-                    ph.phase_id, *stats.get(ph.phase_id, (1.0, 0.0)), st.waiting.get(ph.phase_id, 0)
+                    ph.phase_id,
+                    *stats.get(ph.phase_id, (1.0, 0.0)),
+                    st.waiting.get(ph.phase_id, 0),
+                    alone.get(ph.phase_id, 0),
                 )
                 for ph in st.profile.phases
             }
@@ -363,23 +403,31 @@ class AppMasterServicer:
     def running_copies(self) -> list[Copy]:
         """Every attempt the AM helpers last reported RUNNING in a container (rpc/yielding.py), of jobs
         whose AM lets a preempted clone go unreplaced (JobProfile.clones_preemptible): Hadoop's own AM
-        would schedule a replacement attempt, which would wait for a container in its turn."""
+        would schedule a replacement attempt, which would wait for a container in its turn. Each copy says
+        whether its task was named per task (`_task_clones`) and whether it is of the job's last stage (a
+        phase with parents that no phase waits for)."""
+        out: list[Copy] = []
         with self._lock:
-            return [
-                Copy(
-                    app_id,
-                    a.task_id,
-                    a.attempt_id,
-                    a.container_id,
-                    a.is_clone,
-                    a.progress,
-                    a.launch_time_ms,
+            for app_id, st in self._apps.items():
+                if not st.profile.clones_preemptible:  # the project's AM: a preempted clone is not replaced
+                    continue
+                last = _last_stages(st.profile)
+                out.extend(
+                    Copy(
+                        app_id,
+                        a.task_id,
+                        a.attempt_id,
+                        a.container_id,
+                        a.is_clone,
+                        a.progress,
+                        a.launch_time_ms,
+                        per_task=a.task_id in st.per_task,
+                        last_stage=a.phase_id in last,
+                    )
+                    for a in st.attempts.values()
+                    if a.state == pb.ATTEMPT_RUNNING and a.container_id
                 )
-                for app_id, st in self._apps.items()
-                if st.profile.clones_preemptible  # the project's AM: a preempted clone is not replaced
-                for a in st.attempts.values()
-                if a.state == pb.ATTEMPT_RUNNING and a.container_id
-            ]
+        return out
 
     def _stats(self, st: _AppState) -> dict[str, tuple[float, float]]:
         out: dict[str, tuple[float, float]] = {}
@@ -441,6 +489,10 @@ class AppMasterServicer:
                         self.startups.add((a.time_ms - a.launch_time_ms) / 1000.0)
                 was = prev is not None and _waiting_clone(prev)
                 st.waiting[a.phase_id] = st.waiting.get(a.phase_id, 0) + _waiting_clone(a) - was
+                if _waiting_clone(a) and st.per_task.get(a.task_id) in _JUDGED_ALONE:
+                    st.waiting_alone[a.attempt_id] = a.phase_id
+                else:
+                    st.waiting_alone.pop(a.attempt_id, None)
                 if a.state == pb.ATTEMPT_SUCCEEDED and (prev is None or prev.state != pb.ATTEMPT_SUCCEEDED):
                     st.durations.setdefault(a.phase_id, []).append(a.duration_s)
                     finished.setdefault(a.phase_id, []).append(a.duration_s)
@@ -541,13 +593,12 @@ class AppMasterServicer:
             launch = g.reason not in PER_TASK_REASONS
             if g.job_id == app_id and g.phase_id in plan.clones_per_phase and launch:
                 plan.clones_per_phase[g.phase_id] = max(0, min(MAX_CLONES, g.clones))
-        for task_id, n in sorted(_task_clones(app_id, decisions, reported).items()):
-            plan.task_clones.add(
-                task_id=task_id,
-                clones=n,
-                reason=pb.REASON_CLONE_IDLE_CAPACITY,
-                detail="clone placed by the core",
-            )
+        named = _task_clones(app_id, decisions, reported)
+        for task_id, (n, why) in sorted(named.items()):
+            plan.task_clones.add(task_id=task_id, clones=n, reason=why, detail="clone placed by the core")
+        if named:
+            with self._lock:
+                st.per_task.update({t: why for t, (_, why) in named.items() if why in _JUDGED_ALONE})
         for o in decisions.omegas:
             if o.job_id == app_id and math.isfinite(o.omega) and o.omega >= 0:
                 plan.delay_assignment_wait_s = o.omega

@@ -10,7 +10,9 @@ capacity left idle afterwards).
 `place_clones` is that last pass. Choices (tested in tests/rpc/test_clone_asks.py):
 - clones are placed only when no original container of any application is still waiting this round
   (a deferral other than "infeasible"): idle capacity means capacity nobody's original task can use;
-- then first-fit in FCFS order of the applications (submit time), each ask capped at its clone count;
+- then first-fit in FCFS order of the applications (submit time), each ask capped at its clone count,
+  first the clones of tasks judged on their own (a late copy, the phase tail: `CloneAsks.alone`; the
+  task is known to straggle, or it is what its job waits for), then the clones at launch;
 - which attempt gets a granted container is the AM's choice (containers of one key are fungible); the
   service controls the counts, so at most the originals' count is placed outside idle capacity;
 - a clone reported after its ask reached the RM is counted from the next round on (the AM helper
@@ -30,14 +32,26 @@ from pyscheduler.wire import pb
 _NOT_WAITING = frozenset({pb.REASON_INFEASIBLE})
 
 
-def clone_counts(asks: Iterable[AskRec], waiting_by_priority: Mapping[int, int]) -> dict[AskKey, int]:
+class CloneAsks(dict[AskKey, int]):
+    """Clone containers per ask (the mapping), and `alone`: how many of them are clones of tasks judged on
+    their own (a late copy, the phase tail), which `place_clones` places before clones at launch and
+    for which clones at launch yield their containers (rpc/yielding.py)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.alone: dict[AskKey, int] = {}
+
+
+def clone_counts(
+    asks: Iterable[AskRec], waiting_by_priority: Mapping[int, int], cap: Mapping[AskKey, int] | None = None
+) -> dict[AskKey, int]:
     """Clone containers among each ask's pending ones: the application's waiting clones at the ask's
-    YARN priority, handed to its asks in key order, never more than an ask has pending."""
+    YARN priority, handed to its asks in key order, never more than an ask has pending (or `cap` says)."""
     left = dict(waiting_by_priority)
     out: dict[AskKey, int] = {}
     for a in sorted(asks, key=lambda a: (a.key[1], a.key[2], a.key[0])):
         want = left.get(a.key[1], 0)
-        pending = a.num_containers - a.outstanding
+        pending = a.num_containers - a.outstanding if cap is None else cap.get(a.key, 0)
         k = min(want, pending)
         if k > 0:
             out[a.key] = k
@@ -60,11 +74,22 @@ def place_clones(
     if waiting:
         detail = f"clone waits for idle capacity: originals of {waiting} ask(s) still waiting"
         return [], [DeferralChoice(key, pb.REASON_LOWER_PRIORITY, detail) for key in sorted(clones)]
-    order = [
-        dataclasses.replace(a, num_containers=a.outstanding + clones[a.key])
-        for a in fcfs_order(mirror)
-        if a.key in clones
-    ]
-    extra = place(mirror, order, pb.REASON_CLONE_IDLE_CAPACITY, taken=result.placements)
-    placements = [dataclasses.replace(p, detail="clone in idle capacity") for p in extra.placements]
-    return placements, extra.deferrals
+    alone = clones.alone if isinstance(clones, CloneAsks) else {}
+    asks = [a for a in fcfs_order(mirror) if a.key in clones]
+    placements: list[PlacementChoice] = []
+    deferrals: list[DeferralChoice] = []
+    first: dict[AskKey, int] = {}
+    for want, why in ((alone, "late copy or phase tail"), (clones, "")):
+        order = [
+            dataclasses.replace(a, num_containers=a.outstanding + n)
+            for a in asks
+            if (n := want.get(a.key, 0) - first.get(a.key, 0)) > 0
+        ]
+        extra = place(mirror, order, pb.REASON_CLONE_IDLE_CAPACITY, taken=[*result.placements, *placements])
+        for p in extra.placements:
+            first[p.key] = first.get(p.key, 0) + p.count
+        detail = "clone in idle capacity" + (f" ({why} first)" if why else "")
+        placements.extend(dataclasses.replace(p, detail=detail) for p in extra.placements)
+        if not why:
+            deferrals.extend(extra.deferrals)
+    return placements, deferrals

@@ -57,6 +57,8 @@ _REASON_NAMES = {
     pb.REASON_BEST_FIT: "best_fit",
     pb.REASON_CLONE_IDLE_CAPACITY: "clone_idle_capacity",
     pb.REASON_AM_CONTAINER: "am_container",
+    pb.REASON_CLONE_LATE_COPY: "clone_late_copy",
+    pb.REASON_CLONE_PHASE_TAIL: "clone_phase_tail",
     pb.REASON_WAITING_FOR_RESOURCES: "waiting_for_resources",
     pb.REASON_AM_SHARE_CAP: "am_share_cap",
     pb.REASON_INFEASIBLE: "infeasible",

@@ -43,7 +43,7 @@ from pyscheduler import metrics
 from pyscheduler.objects import ClusterState, Job, Phase, Resources
 from pyscheduler.policies import Decisions, Policy, Snapshot
 from pyscheduler.rpc import yielding
-from pyscheduler.rpc.clones import clone_counts, place_clones
+from pyscheduler.rpc.clones import CloneAsks, clone_counts, place_clones
 from pyscheduler.rpc.mirror import AskKey, AskRec, Mirror, NodeRec, application_of_attempt
 from pyscheduler.rpc.nodearrays import CAP
 from pyscheduler.rpc.placer import (
@@ -56,7 +56,7 @@ from pyscheduler.rpc.placer import (
     strict_locality,
 )
 from pyscheduler.rpc.res import Res, fits_count, res_add
-from pyscheduler.rpc.yielding import CopySource, waiting_originals
+from pyscheduler.rpc.yielding import CopySource, waiting_alone, waiting_originals
 from pyscheduler.wire import pb
 
 _PLACEMENT_REASONS = {
@@ -82,6 +82,7 @@ class PhaseHint:
     mean: float
     sd: float
     waiting_clones: int = 0  # clones the AM launched that wait for a container (see rpc/clones.py)
+    waiting_alone: int = 0  # of those, clones of tasks judged on their own (late, phase tail): placed first
 
 
 # application_id -> {yarn priority -> hint}; filled by the AppMasterService.
@@ -202,7 +203,7 @@ def to_snapshot(
 
 def snapshot_and_clones(
     mirror: Mirror, now_s: float, hints: HintSource | None = None
-) -> tuple[Snapshot, dict[tuple[str, str], AskRec], list[AskRec], dict[AskKey, int]]:
+) -> tuple[Snapshot, dict[tuple[str, str], AskRec], list[AskRec], CloneAsks]:
     """`to_snapshot`, plus the clone containers among the pending ones (rpc/clones.py), which the
     snapshot leaves out."""
     dims = _dims(mirror)
@@ -222,12 +223,15 @@ def snapshot_and_clones(
         by_app.setdefault(application_of_attempt(a.key[0]), []).append(a)
     jobs: list[Job] = []
     index: dict[tuple[str, str], AskRec] = {}
-    clones: dict[AskKey, int] = {}
+    clones = CloneAsks()
     for app_id, asks in sorted(by_app.items()):
         hint = hints(app_id) if hints is not None else {}
         waiting = {prio: h.waiting_clones for prio, h in hint.items() if h.waiting_clones > 0}
         app_clones = clone_counts(asks, waiting) if waiting else {}
         clones.update(app_clones)
+        alone = {prio: h.waiting_alone for prio, h in hint.items() if h.waiting_alone > 0}
+        if alone and app_clones:
+            clones.alone.update(clone_counts([a for a in asks if a.key in app_clones], alone, app_clones))
         job, names = _job(mirror, app_id, asks, hint, dims, now_s, app_clones)
         if job is None:
             continue
@@ -412,13 +416,19 @@ def core_round(
             extra = place(mirror, ordered, pb.REASON_FCFS_ORDER, taken=result.placements)
             result.placements.extend(extra.placements)
             result.deferrals.extend(extra.deferrals)
-        waiting = waiting_originals(mirror, result, clones) if copies is not None else []
+        originals = waiting_originals(mirror, result, clones) if copies is not None else {}
         placed, deferred = place_clones(mirror, clones, result)  # last: only idle capacity is left
         result.placements.extend(placed)
         result.deferrals.extend(deferred)
-        if waiting and copies is not None:
-            result.kills = yielding.choose(mirror, waiting, copies(), int(now() * 1000), result.placements)
-            metrics.CLONES_YIELDED.inc(len(result.kills))
+        if copies is not None:
+            alone = waiting_alone(mirror, clones.alone, placed)
+            now_ms = int(now() * 1000)
+            counts = {("original", k): n for k, n in originals.items()}
+            counts.update({("alone", k): n for k, n in alone.items()})
+            waiting = yielding.steady(mirror, counts, now_ms)
+            if waiting:
+                result.kills = yielding.choose(mirror, waiting, copies(), now_ms, result.placements)
+                metrics.CLONES_YIELDED.inc(len(result.kills))
         return result
 
     return round_fn

@@ -18,14 +18,34 @@ a container in its turn.
 
 On by default (`appmaster.clone_yield`). Cluster bench with launch clones for every job: 0.747 x
 CapacityScheduler's flowtime (run b41), against 0.94 with the same clones never taken back (b33); the
-defaults before (no launch clones) gave 0.844-0.867 (docs/operators-guide.md).
+defaults before (no launch clones) gave 0.844-0.867 (docs/operators-guide.md). On the session-10 machine
+b41's code gave 0.899 (b45), the choices below 0.861 (b46).
 
 Choices (the papers do not say which clone to preempt; tested in tests/rpc/test_yielding.py):
+- only clones at launch (ClonePlan.clones_per_phase), never a clone of a task the plan named on its own
+  (`Copy.per_task`: a late task, the phase tail): the AM launches those again after they yield, so
+  preempting one frees its container for a few seconds only and costs a JVM start; and never a clone of
+  the job's last stage (`Copy.last_stage`: its reduces), which the job's finish waits for (bench run b41:
+  a job's reduce clones were preempted 1-4 s after they started and its lone original reduce ran 48 s);
 - only containers the AM helper reported as a RUNNING clone attempt (`Copy.is_clone`), and never the
   copy of its task expected to finish first: the LATE estimate launch + elapsed / progress (Zaharia et
   al., LATE, Sec. 4: progress rate) of each copy that reported progress, else the original if it runs,
   else the oldest copy. So no task loses its last copy, nor the copy most likely to win;
-- the youngest clone first (launched last): the least work thrown away;
+- first the clones already beaten: their own LATE estimate is later than their task's lead's (the
+  progress rate of a StragglerJob copy, as of a real task on one node, tells its run time soon after its
+  start: such a clone can win only if the lead stalls), then the youngest clone first (launched last):
+  the least work thrown away, of a copy whose draw is not known yet; and among those, first the clones
+  of tasks with the most copies running: two copies keep most of three's gain (the least of two
+  Pareto(1.5) draws has a median of 1.26 x the base, of three 1.17 x, of one 1.59 x), so a task keeps
+  one clone while another has two (bench run b43: clones at launch preempted within 10 s of their start
+  left a 239 s straggler alone for 150 s);
+- clones at launch yield to the clones of tasks judged on their own (a late copy, the phase tail:
+  clones.CloneAsks.alone) still waiting after the clone pass, too: a late task is known to straggle,
+  while a clone at launch is a fresh draw of unknown length (bench run b42: a 150 s straggler's late
+  copy waited about 60 s for room that other jobs' clones at launch held);
+- only for a container that has waited STEADY_S (3 s) or more, counted as the least number waiting over
+  that time: the AM helper's reports lag its asks by a poll, so a clone's fresh ask looks like an
+  original's for a moment;
 - per original container still waiting (asks deferred for room, clone asks left out): nothing if a node
   has room for it once the preemptions already asked for (in flight: their containers are still
   mirrored) are done, else the fewest clones on one node that free enough room there with what the
@@ -48,6 +68,12 @@ _WAITING = frozenset({pb.REASON_WAITING_FOR_RESOURCES, pb.REASON_LOWER_PRIORITY}
 # A preemption still mirrored after this long is asked for again (the shim may have refused it).
 IN_FLIGHT_S = 30.0
 _CACHE = "yield_kills"
+# A container must have waited this long before a clone yields to it (`steady`): the AM helper reports a
+# clone it added (ATTEMPT_WAITING) on its next poll, and a clone that got its container likewise, so for
+# a second or two a clone's ask looks like an original's (or a late copy's that still waits). Bench run
+# b44: clones preempted for such asks and for a job's own reduce clones, within a second of their start.
+STEADY_S = 3.0
+_STEADY = "yield_waiting"
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,23 +87,64 @@ class Copy:
     is_clone: bool
     progress: float  # 0..1
     launch_ms: int  # 0: unknown
+    per_task: bool = False  # its task was named per task (a late copy, the phase tail): the AM relaunches it
+    last_stage: bool = False  # of a phase with parents that no phase waits for: the job's last tasks
 
 
 CopySource = Callable[[], list[Copy]]
 
 
-def waiting_originals(mirror: Mirror, result: RoundResult, clones: Mapping[AskKey, int]) -> list[Res]:
-    """The capability of every original container still waiting for room after the round."""
+def waiting_originals(mirror: Mirror, result: RoundResult, clones: Mapping[AskKey, int]) -> dict[AskKey, int]:
+    """Original containers still waiting for room after the round, per ask."""
     placed: dict[AskKey, int] = {}
     for p in result.placements:
         placed[p.key] = placed.get(p.key, 0) + p.count
-    out: list[Res] = []
+    out: dict[AskKey, int] = {}
     for key in sorted({d.key for d in result.deferrals if d.reason in _WAITING}):
         a = mirror.asks.get(key)
         if a is None:
             continue
         n = a.num_containers - a.outstanding - clones.get(key, 0) - placed.get(key, 0)
-        out.extend([a.capability] * max(0, n))
+        if n > 0:
+            out[key] = n
+    return out
+
+
+def waiting_alone(
+    mirror: Mirror, alone: Mapping[AskKey, int], placed: Sequence[PlacementChoice]
+) -> dict[AskKey, int]:
+    """Clones of tasks judged on their own (a late copy, the phase tail: CloneAsks.alone) still waiting
+    after the round's clone pass (`placed`, which serves them first), per ask."""
+    got: dict[AskKey, int] = {}
+    for p in placed:
+        got[p.key] = got.get(p.key, 0) + p.count
+    out: dict[AskKey, int] = {}
+    for key, n in sorted(alone.items()):
+        if key in mirror.asks and n > got.get(key, 0):
+            out[key] = n - got.get(key, 0)
+    return out
+
+
+def steady(mirror: Mirror, waiting: Mapping[tuple[str, AskKey], int], now_ms: int) -> list[Res]:
+    """The capability of every container that has waited at least STEADY_S: per (kind, ask), the least
+    count seen over the last STEADY_S, once it has been waiting that long (module docstring)."""
+    seen: dict[tuple[str, AskKey], list[tuple[int, int]]] = mirror.cache.setdefault(_STEADY, {})
+    for k in [k for k in seen if waiting.get(k, 0) <= 0]:
+        del seen[k]
+    window = int(STEADY_S * 1000)
+    out: list[Res] = []
+    for k, n in sorted(waiting.items()):
+        a = mirror.asks.get(k[1])
+        if n <= 0 or a is None:
+            continue
+        hist = seen.setdefault(k, [])
+        if hist and now_ms - hist[-1][0] > window:  # no round for a while: a new wait
+            hist.clear()
+        hist.append((now_ms, n))
+        while len(hist) > 1 and hist[1][0] <= now_ms - window:
+            del hist[0]
+        if hist[0][0] <= now_ms - window:
+            out.extend([a.capability] * min(c for _, c in hist))
     return out
 
 
@@ -99,21 +166,28 @@ def _lead(copies: Sequence[Copy], now_ms: int) -> Copy:
 
 
 def preemptible(copies: Iterable[Copy], mirror: Mirror, now_ms: int) -> list[Copy]:
-    """Running clones that may yield, youngest first: not their task's lead copy, container mirrored
-    (live) and not an ApplicationMaster's."""
+    """Running clones that may yield, those beaten by their task's lead first, then those of tasks with
+    more copies running, then youngest first:
+    clones at launch (not `per_task`) of a phase that is not the job's last stage, not their task's lead
+    copy, container mirrored (live) and not an ApplicationMaster's."""
     by_task: dict[tuple[str, str], list[Copy]] = {}
     for c in copies:
         rec = mirror.containers.get(c.container_id)
         if rec is not None and not rec.am_container:
             by_task.setdefault((c.app_id, c.task_id), []).append(c)
-    out: list[Copy] = []
+    out: list[tuple[bool, int, int, str, Copy]] = []
     for task in by_task.values():
         if len(task) < 2:
             continue
         lead = _lead(task, now_ms)
-        out.extend(c for c in task if c.is_clone and c is not lead)
-    out.sort(key=lambda c: (-c.launch_ms, c.attempt_id))
-    return out
+        ends = _finish_ms(lead, now_ms)
+        for c in task:
+            if c.is_clone and c is not lead and not (c.per_task or c.last_stage):
+                mine = _finish_ms(c, now_ms)
+                beaten = ends is not None and mine is not None and mine > ends
+                out.append((not beaten, -len(task), -c.launch_ms, c.attempt_id, c))
+    out.sort(key=lambda t: t[:4])
+    return [t[4] for t in out]
 
 
 def _covers(have: Res, need: Res) -> bool:
@@ -159,8 +233,11 @@ def choose(
             by_node.setdefault(mirror.containers[c.container_id].node_id, []).append(c)
     if not by_node:
         return []
-    freeing = [cid for cid in flight if mirror.containers[cid].node_id in by_node]
-    room = _room(mirror, by_node, taken, freeing)
+    # every node with a preemption in flight counts its room too: the waiting container may take the
+    # room a clone still yields there (before: only nodes with clones left to preempt, so a second and a
+    # third clone yielded to one waiting container, bench run b46)
+    freeing = list(flight)
+    room = _room(mirror, {*by_node, *(mirror.containers[cid].node_id for cid in freeing)}, taken, freeing)
     out: list[KillChoice] = []
     for need in waiting:
         fits = next((n for n, r in room.items() if _covers(r, need)), None)

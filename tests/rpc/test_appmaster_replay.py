@@ -16,7 +16,7 @@ from rpc_harness import am_session, app, ask, in_process_service, node
 
 from pyscheduler import metrics
 from pyscheduler.objects import Job, Phase, Resources
-from pyscheduler.rpc.appmaster import PlanBudget, StartupEstimate, _replay, work_start
+from pyscheduler.rpc.appmaster import PlanBudget, StartupEstimate, _last_stages, _replay, work_start
 from pyscheduler.rpc.service import DecisionService
 from pyscheduler.wire import pb
 
@@ -136,14 +136,20 @@ def test_no_clones_while_other_jobs_originals_wait(inproc: DecisionService) -> N
 
 
 @contextmanager
-def _late_rule_am(tmp_path: Path) -> Iterator[tuple[DecisionService, Any]]:
-    """A real service whose DollyMP clones late copies only (no launch clones) and an AM stub on it, 4
-    idle nodes, application 1 known."""
-    options = {"clone_rule": "residual", "small_job_clones": 0}
+def _late_rule_am(
+    tmp_path: Path, small_job_clones: int = 0, full: bool = False
+) -> Iterator[tuple[DecisionService, Any]]:
+    """A real service whose DollyMP clones late copies (and, with `small_job_clones`, every task of a job
+    of at most that many tasks at launch) and an AM stub on it, 4 nodes (idle; with `full`, every vcore
+    taken), application 1 known."""
+    options = {"clone_rule": "residual", "small_job_clones": small_job_clones}
     svc = in_process_service(tmp_path, **{"policy.name": "dollymp", "policy.options": options})
+    alloc = (8192, 8) if full else (0, 0)
     try:
         with am_session(
-            svc.port, nodes_upserted=[node(f"h{i}:1", 8192, 8) for i in range(4)], apps_upserted=[app(1)]
+            svc.port,
+            nodes_upserted=[node(f"h{i}:1", 8192, 8, alloc=alloc) for i in range(4)],
+            apps_upserted=[app(1)],
         ) as (_reg, _s, am):
             yield svc, am
     finally:
@@ -208,6 +214,71 @@ def test_a_late_running_task_is_named_in_the_plan_with_its_clone(tmp_path: Path)
             am.ReportAttempts(bad, timeout=10)
         assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
         assert "attempts[0].progress" in (err.value.details() or "")
+
+
+def test_launch_clones_are_never_named_per_task_but_a_late_task_of_the_same_job_is(tmp_path: Path) -> None:
+    """A small job (4 maps, small-job launch clones): the plan gives the phase its clones at launch, and
+    the core places clones of its running maps, but names none of them per task (the AM would launch a
+    named task's clone again after it yielded its container: bench run b41, 10 clones started for one
+    map). Map 2, whose two launch clones yielded and whose original crawls, is late: it is named, with
+    REASON_CLONE_LATE_COPY (two clones: its job is small), and its running clones are per-task ones."""
+    with _late_rule_am(tmp_path, small_job_clones=7) as (svc, am):
+        profile = pb.JobProfile(
+            application_id=APP, job_name="small", submit_time_ms=1, phases=[_phase("map", 4, 20)],
+            clones_preemptible=True,
+        )  # fmt: skip
+        first = am.ReportJobProfile(profile, timeout=10)
+        assert first.clones_per_phase["map"] == 2, first
+        now_ms = int(time.time() * 1000)
+        done = [
+            _map_report(i, pb.ATTEMPT_SUCCEEDED, now_ms, d, duration_s=d) for i, d in ((0, 20.0), (1, 24.0))
+        ]
+        yielded = [_attempt("map", 2, k, pb.ATTEMPT_KILLED, clone=True) for k in (1, 2)]
+        early = [_running_map(2, now_ms, 10, 0.025), _running_map(3, now_ms, 10, 0.6)]
+        launch = am.ReportAttempts(
+            pb.AttemptReports(application_id=APP, attempts=[*done, *yielded, *early]), timeout=10
+        )
+        assert launch.clones_per_phase["map"] == 2 and not launch.task_clones, launch
+        now = [_running_map(2, now_ms, 0, 0.05), _running_map(3, now_ms, 0, 0.9)]
+        plan = am.ReportAttempts(pb.AttemptReports(application_id=APP, attempts=now), timeout=10)
+        named = {t.task_id: (t.clones, t.reason) for t in plan.task_clones}
+        assert named == {"task_1700000000000_0001_m_000002": (2, pb.REASON_CLONE_LATE_COPY)}, plan
+        clone = _attempt("map", 2, 3, pb.ATTEMPT_RUNNING, clone=True)
+        am.ReportAttempts(pb.AttemptReports(application_id=APP, attempts=[clone]), timeout=10)
+        flags = {c.attempt_id: (c.per_task, c.last_stage) for c in svc.appmaster.running_copies()}
+        assert flags[clone.attempt_id] == (True, False), flags
+        assert flags["attempt_1700000000000_0001_m_000003_0"] == (False, False), flags
+
+
+def test_the_last_stage_is_the_phases_with_parents_that_no_phase_waits_for() -> None:
+    two = pb.JobProfile(phases=[_phase("map", 2, 20), _phase("reduce", 1, 10, ("map",))])
+    assert _last_stages(two) == {"reduce"}
+    three = pb.JobProfile(
+        phases=[_phase("m", 2, 20), _phase("j", 2, 15, ("m",)), _phase("r", 1, 10, ("j",)), _phase("s", 1, 5)]
+    )
+    assert _last_stages(three) == {"r"}  # "s" has no parents: a map-only job's tasks are not its last stage
+
+
+def test_a_late_task_is_named_even_when_the_cluster_has_no_room_for_its_clone_now(tmp_path: Path) -> None:
+    """Every vcore taken: the core places no clone, but the late maps are still named, one clone each, so
+    the AM asks for it and clones at launch may yield their containers to it (rpc/yielding.py)."""
+    with _late_rule_am(tmp_path, full=True) as (_svc, am):
+        profile = pb.JobProfile(
+            application_id=APP, job_name="late-full", submit_time_ms=1, phases=[_phase("map", 5, 20)]
+        )
+        am.ReportJobProfile(profile, timeout=10)
+        now_ms = int(time.time() * 1000)
+        done = [
+            _map_report(i, pb.ATTEMPT_SUCCEEDED, now_ms, d, duration_s=d) for i, d in ((0, 20.0), (1, 24.0))
+        ]
+        early = [_running_map(i, now_ms, 10, p) for i, p in ((2, 0.025), (3, 0.025), (4, 0.6))]
+        am.ReportAttempts(pb.AttemptReports(application_id=APP, attempts=[*done, *early]), timeout=10)
+        now = [_running_map(i, now_ms, 0, p) for i, p in ((2, 0.05), (3, 0.05), (4, 0.9))]
+        plan = am.ReportAttempts(pb.AttemptReports(application_id=APP, attempts=now), timeout=10)
+        assert {t.task_id: (t.clones, t.reason) for t in plan.task_clones} == {
+            "task_1700000000000_0001_m_000002": (1, pb.REASON_CLONE_LATE_COPY),
+            "task_1700000000000_0001_m_000003": (1, pb.REASON_CLONE_LATE_COPY),
+        }, plan
 
 
 def test_a_late_first_task_gets_its_own_clone_not_clones_for_the_whole_phase(tmp_path: Path) -> None:

@@ -85,6 +85,22 @@ def test_clones_fill_only_what_is_left_and_defer_the_rest() -> None:
     assert [d.reason for d in result.deferrals] == [pb.REASON_WAITING_FOR_RESOURCES]
 
 
+def test_a_late_copy_takes_idle_capacity_before_an_earlier_jobs_clone_at_launch() -> None:
+    # 5 cores: 4 originals, then one clone: app 2's, a late task's (waiting_alone), although app 1 came first.
+    m = _mirror(5, [ask(1, 20, 3), ask(2, 20, 3)])
+    hints = {APP1: PhaseHint("map", 5.0, 1.0, 1), APP2: PhaseHint("map", 5.0, 1.0, 1, waiting_alone=1)}
+    result = core_round(get_policy("dollymp"), lambda app_id: {20: hints[app_id]})(m)
+    placed = _placed(result)
+    assert placed.get((attempt(2), pb.REASON_CLONE_IDLE_CAPACITY)) == 1, placed
+    assert (attempt(1), pb.REASON_CLONE_IDLE_CAPACITY) not in placed, placed
+    late = [p for p in result.placements if p.reason == pb.REASON_CLONE_IDLE_CAPACITY]
+    assert "late copy or phase tail" in late[0].detail
+    # without the late mark, FCFS: app 1's clone
+    fcfs = _mirror(5, [ask(1, 20, 3), ask(2, 20, 3)])
+    plain = core_round(get_policy("dollymp"), _hints({APP1: 1, APP2: 1}))(fcfs)
+    assert _placed(plain).get((attempt(1), pb.REASON_CLONE_IDLE_CAPACITY)) == 1
+
+
 def test_the_service_places_an_ams_waiting_clone_only_in_idle_capacity(inproc: DecisionService) -> None:
     """Over the real socket: the AM reports a clone waiting for its container (ATTEMPT_WAITING); the
     shim's next batches get that container only once no original of any application waits."""

@@ -11,8 +11,8 @@ from pyscheduler.policies import get_policy
 from pyscheduler.rpc.mirror import Mirror
 from pyscheduler.rpc.res import Res
 from pyscheduler.rpc.session import Session
-from pyscheduler.rpc.translate import core_round
-from pyscheduler.rpc.yielding import Copy, choose, preemptible
+from pyscheduler.rpc.translate import PhaseHint, core_round
+from pyscheduler.rpc.yielding import STEADY_S, Copy, choose, preemptible, steady
 from pyscheduler.wire import pb
 
 APP1 = "application_1700000000000_0001"
@@ -58,6 +58,45 @@ def test_the_youngest_clone_that_does_not_lead_its_task_yields_first() -> None:
     assert [c.container_id for c in preemptible(copies, m, NOW_MS)] == ["c1"]
 
 
+def test_clones_named_per_task_and_clones_of_the_last_stage_never_yield() -> None:
+    """Only clones at launch of a phase that is not the job's last stage yield: a late copy or a phase
+    tail's clone (the AM launches it again) and a reduce clone (the job's finish waits for it) stay."""
+    m = _mirror([_container(c, 1) for c in ("o1", "c1", "o2", "c2", "o3", "c3")], [], cores=6)
+    copies = [
+        _copy("o1", "t1", False, 0.5, 40_000),
+        _copy("c1", "t1", True, 0.0, 80_000),
+        _copy("o2", "t2", False, 0.5, 40_000),
+        Copy(APP1, "t2", "attempt_c2", "c2", True, 0.0, 90_000, per_task=True),
+        _copy("o3", "r1", False, 0.5, 40_000),
+        Copy(APP1, "r1", "attempt_c3", "c3", True, 0.0, 95_000, last_stage=True),
+    ]
+    assert [c.container_id for c in preemptible(copies, m, NOW_MS)] == ["c1"]
+
+
+def test_a_clone_its_lead_already_beats_yields_before_a_younger_one_whose_draw_is_unknown() -> None:
+    m = _mirror([_container(c, 1) for c in ("o1", "c1", "c1b", "o2", "c2")], [], cores=5)
+    copies = [
+        _copy("o1", "t1", False, 0.5, 40_000),  # the lead: finishes at 160 s
+        _copy("c1", "t1", True, 0.1, 60_000),  # beaten: finishes at 460 s
+        _copy("c1b", "t1", True, 0.0, 70_000),  # no progress yet
+        _copy("o2", "t2", False, 0.5, 40_000),
+        _copy("c2", "t2", True, 0.0, 90_000),  # the youngest, no progress yet
+    ]
+    assert [c.container_id for c in preemptible(copies, m, NOW_MS)] == ["c1", "c1b", "c2"]  # t1: 3 copies
+
+
+def test_a_task_with_three_copies_gives_up_a_clone_before_a_task_with_two() -> None:
+    m = _mirror([_container(c, 1) for c in ("o1", "c1", "o2", "c2", "c2b")], [], cores=5)
+    copies = [
+        _copy("o1", "t1", False, 0.0, 40_000),
+        _copy("c1", "t1", True, 0.0, 95_000),  # the youngest, but t1's only clone
+        _copy("o2", "t2", False, 0.0, 40_000),
+        _copy("c2", "t2", True, 0.0, 60_000),
+        _copy("c2b", "t2", True, 0.0, 70_000),
+    ]
+    assert [c.container_id for c in preemptible(copies, m, NOW_MS)] == ["c2b", "c2", "c1"]
+
+
 def test_a_clone_whose_task_has_no_other_copy_never_yields() -> None:
     m = _mirror([_container("c1", 1)], [])
     assert preemptible([_copy("c1", "t1", True)], m, NOW_MS) == []
@@ -73,6 +112,35 @@ def test_no_more_preemptions_than_waiting_originals_and_none_asked_twice() -> No
     assert choose(m, [Res(1024, 1)], copies, NOW_MS + 1000) == []
     # two originals wait: one more
     assert [k.container_id for k in choose(m, [Res(1024, 1)] * 2, copies, NOW_MS + 2000)] == ["c1b"]
+
+
+def test_a_preemption_in_flight_on_a_node_with_no_clone_left_still_counts_as_room() -> None:
+    # two nodes: h1 holds o1 and its clone c1, h2 holds o2 and its clone c2; both full
+    m = Mirror()
+    m.apply(
+        full_batch(
+            "s",
+            nodes_upserted=[node(f"h{i}:1", mem=2048, cores=2, alloc=(2048, 2)) for i in (1, 2)],
+            apps_upserted=[app(1, submit_ms=1000)],
+            containers_allocated=[
+                pb.ContainerInfo(
+                    container_id=c, attempt_id=attempt(1), node_id=h, priority=20, resource=res(1024, 1),
+                    start_time_ms=1,
+                )
+                for c, h in (("o1", "h1:1"), ("c1", "h1:1"), ("o2", "h2:1"), ("c2", "h2:1"))
+            ],
+        )
+    )  # fmt: skip
+    copies = [
+        _copy("o1", "t1", False, 0.5),
+        _copy("c1", "t1", True, 0.0, 90_000),
+        _copy("o2", "t2", False, 0.5),
+        _copy("c2", "t2", True, 0.0, 60_000),
+    ]
+    assert [k.container_id for k in choose(m, [Res(1024, 1)], copies, NOW_MS)] == ["c1"]
+    # the next round: c1 is still running (in flight) and h1 has no clone left to preempt; the one
+    # waiting container will take c1's room, so c2 stays
+    assert choose(m, [Res(1024, 1)], copies, NOW_MS + 100) == []
 
 
 def test_an_am_container_larger_than_a_clone_takes_two_clones_on_one_node() -> None:
@@ -97,12 +165,55 @@ def test_a_round_with_a_waiting_original_preempts_a_clone_and_the_plan_says_so()
         _copy("c2", "t1", True, 0.0, 90_000),
         _copy("c3", "t1", True, 0.0, 95_000),
     ]
-    round_fn = core_round(get_policy("dollymp"), clock=lambda: NOW_MS / 1000.0, copies=lambda: copies)
+    clock = [NOW_MS / 1000.0 - STEADY_S]
+    round_fn = core_round(get_policy("dollymp"), clock=lambda: clock[0], copies=lambda: copies)
     session = Session("sid", "rm-test", 1, 1000, (), mirror=m)
-    plan, records = session.decide(round_fn, NOW_MS / 1000.0, 30.0)
-    assert list(plan.kill_container_ids) == ["c3"]
+    first, _ = session.decide(round_fn, clock[0], 30.0)
+    assert not first.kill_container_ids  # the original has not waited STEADY_S yet
+    clock[0] = NOW_MS / 1000.0
+    plan, records = session.decide(round_fn, clock[0], 30.0)
+    assert list(plan.kill_container_ids) == ["c1"]  # beaten by o1 (460 s against 160 s)
     kills = [d for d in records.build() if d.kind.value == "kill"]
-    assert [(d.reason, d.inputs["container_id"]) for d in kills] == [("clone_yields", "c3")]
+    assert [(d.reason, d.inputs["container_id"]) for d in kills] == [("clone_yields", "c1")]
+
+
+def test_a_clone_at_launch_yields_to_a_late_tasks_waiting_clone_but_not_to_another_launch_clone() -> None:
+    # 4 vcores all taken by app 1's map original and 3 clones at launch; app 2's only pending container is
+    # a clone (waiting_clones 1): of a late task (waiting_alone 1), a clone of app 1 yields to it.
+    containers = [_container(c, 1) for c in ("o1", "c1", "c2", "c3")]
+    copies = [
+        _copy("o1", "t1", False, 0.5, 40_000),
+        _copy("c1", "t1", True, 0.1, 60_000),
+        _copy("c2", "t1", True, 0.0, 90_000),
+        _copy("c3", "t1", True, 0.0, 95_000),
+    ]
+    for alone, kills in ((1, ["c1"]), (0, [])):  # c1: beaten by o1
+        hint = PhaseHint("map", 40.0, 5.0, waiting_clones=1, waiting_alone=alone)
+        m = _mirror(containers, [ask(2, 20, 1)])
+        clock = [NOW_MS / 1000.0 - STEADY_S]
+        round_fn = core_round(
+            get_policy("dollymp"),
+            hints=lambda app_id, h=hint: {20: h} if app_id == APP2 else {},
+            clock=lambda c=clock: c[0],
+            copies=lambda: copies,
+        )
+        assert round_fn(m).kills == []
+        clock[0] = NOW_MS / 1000.0
+        assert [k.container_id for k in round_fn(m).kills] == kills, alone
+
+
+def test_only_a_container_that_waited_steady_s_counts_and_as_few_as_waited_throughout() -> None:
+    m = _mirror([], [ask(2, 20, 3)])
+    key = next(iter(m.asks))
+    assert steady(m, {("original", key): 3}, 10_000) == []
+    assert steady(m, {("original", key): 1}, 11_000) == []
+    assert steady(m, {("original", key): 2}, 13_000) == [Res(1024, 1)]  # 3 s on, at least 1 throughout
+    assert steady(m, {("original", key): 2}, 15_000) == [Res(1024, 1)]  # 1 from 11 s to 13 s
+    assert steady(m, {("original", key): 2}, 16_500) == [Res(1024, 1)] * 2  # 2 since 13 s
+    assert steady(m, {}, 17_000) == []  # placed: the wait ends
+    assert steady(m, {("original", key): 2}, 17_500) == []  # a new wait starts over
+    assert steady(m, {("original", key): 2}, 19_000) == []
+    assert steady(m, {("original", key): 2}, 30_000) == []  # no round for 11 s: a new wait too
 
 
 def test_without_a_copy_source_or_a_waiting_original_nothing_is_preempted() -> None:
