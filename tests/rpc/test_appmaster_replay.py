@@ -259,22 +259,29 @@ def test_the_last_stage_is_the_phases_with_parents_that_no_phase_waits_for() -> 
     assert _last_stages(three) == {"r"}  # "s" has no parents: a map-only job's tasks are not its last stage
 
 
+def _late_plan(
+    am: Any, name: str, tasks: int, done: dict[int, float], progress: dict[int, tuple[float, float]]
+) -> Any:
+    """Report a `tasks`-map job, the maps `done` (index -> run time s), then each running map's progress
+    (index -> (10 s ago, now), launched 40 s ago) in two reports 10 s apart; the plan after the second."""
+    am.ReportJobProfile(
+        pb.JobProfile(application_id=APP, job_name=name, submit_time_ms=1, phases=[_phase("map", tasks, 20)]),
+        timeout=10,
+    )
+    now_ms = int(time.time() * 1000)
+    finished = [_map_report(i, pb.ATTEMPT_SUCCEEDED, now_ms, d, duration_s=d) for i, d in done.items()]
+    early = [_running_map(i, now_ms, 10, p) for i, (p, _) in progress.items()]
+    am.ReportAttempts(pb.AttemptReports(application_id=APP, attempts=[*finished, *early]), timeout=10)
+    now = [_running_map(i, now_ms, 0, p) for i, (_, p) in progress.items()]
+    return am.ReportAttempts(pb.AttemptReports(application_id=APP, attempts=now), timeout=10)
+
+
 def test_a_late_task_is_named_even_when_the_cluster_has_no_room_for_its_clone_now(tmp_path: Path) -> None:
     """Every vcore taken: the core places no clone, but the late maps are still named, one clone each, so
     the AM asks for it and clones at launch may yield their containers to it (rpc/yielding.py)."""
     with _late_rule_am(tmp_path, full=True) as (_svc, am):
-        profile = pb.JobProfile(
-            application_id=APP, job_name="late-full", submit_time_ms=1, phases=[_phase("map", 5, 20)]
-        )
-        am.ReportJobProfile(profile, timeout=10)
-        now_ms = int(time.time() * 1000)
-        done = [
-            _map_report(i, pb.ATTEMPT_SUCCEEDED, now_ms, d, duration_s=d) for i, d in ((0, 20.0), (1, 24.0))
-        ]
-        early = [_running_map(i, now_ms, 10, p) for i, p in ((2, 0.025), (3, 0.025), (4, 0.6))]
-        am.ReportAttempts(pb.AttemptReports(application_id=APP, attempts=[*done, *early]), timeout=10)
-        now = [_running_map(i, now_ms, 0, p) for i, p in ((2, 0.05), (3, 0.05), (4, 0.9))]
-        plan = am.ReportAttempts(pb.AttemptReports(application_id=APP, attempts=now), timeout=10)
+        crawl = {2: (0.025, 0.05), 3: (0.025, 0.05), 4: (0.6, 0.9)}
+        plan = _late_plan(am, "late-full", 5, {0: 20.0, 1: 24.0}, crawl)
         assert {t.task_id: (t.clones, t.reason) for t in plan.task_clones} == {
             "task_1700000000000_0001_m_000002": (1, pb.REASON_CLONE_LATE_COPY),
             "task_1700000000000_0001_m_000003": (1, pb.REASON_CLONE_LATE_COPY),
@@ -314,21 +321,10 @@ def test_a_clone_waiting_for_its_container_holds_off_the_next_clone(tmp_path: Pa
     simulator, where a placed clone runs at once). Before: the waiting clone counted for nothing and the
     task got its second clone on the next plan (bench-cluster run b28)."""
     with _late_rule_am(tmp_path) as (_svc, am):
-        profile = pb.JobProfile(
-            application_id=APP, job_name="wait", submit_time_ms=1, phases=[_phase("map", 4, 20)]
-        )
-        am.ReportJobProfile(profile, timeout=10)
-        now_ms = int(time.time() * 1000)
-        done = [
-            _map_report(i, pb.ATTEMPT_SUCCEEDED, now_ms, d, duration_s=d) for i, d in ((2, 20.0), (3, 22.0))
-        ]
-        early = [_running_map(0, now_ms, 10, 0.025), _running_map(1, now_ms, 10, 0.6)]
-        am.ReportAttempts(pb.AttemptReports(application_id=APP, attempts=[*done, *early]), timeout=10)
-        now = [_running_map(0, now_ms, 0, 0.05), _running_map(1, now_ms, 0, 0.9)]
-        plan = am.ReportAttempts(pb.AttemptReports(application_id=APP, attempts=now), timeout=10)
+        plan = _late_plan(am, "wait", 4, {2: 20.0, 3: 22.0}, {0: (0.025, 0.05), 1: (0.6, 0.9)})
         assert {t.task_id: t.clones for t in plan.task_clones} == {"task_1700000000000_0001_m_000000": 1}
         waiting = _attempt("map", 0, 1, pb.ATTEMPT_WAITING, clone=True)  # asked for just now
-        waiting.time_ms = now_ms
+        waiting.time_ms = int(time.time() * 1000)
         again = am.ReportAttempts(pb.AttemptReports(application_id=APP, attempts=[waiting]), timeout=10)
         assert not again.task_clones, again
 
