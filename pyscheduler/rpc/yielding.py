@@ -47,8 +47,9 @@ Choices (the papers do not say which clone to preempt; tested in tests/rpc/test_
   that time: the AM helper's reports lag its asks by a poll, so a clone's fresh ask looks like an
   original's for a moment;
 - per original container still waiting (asks deferred for room, clone asks left out): nothing if a node
-  has room for it once the preemptions already asked for (in flight: their containers are still
-  mirrored) are done, else the fewest clones on one node that free enough room there with what the
+  has room for it once the preemptions already asked for are done (room counted from the mirrored
+  containers, so a preempted clone counts as coming room while it is still mirrored and after the shim
+  reported it gone but before its NodeManager did; `_room`), else the fewest clones on one node that free enough room there with what the
   node has free (an AM container may need more than one task's container).
 """
 
@@ -197,10 +198,14 @@ def _covers(have: Res, need: Res) -> bool:
 def _room(
     mirror: Mirror, nodes: Iterable[str], taken: Iterable[PlacementChoice], freeing: Iterable[str]
 ) -> dict[str, Res]:
-    """Free room per node after the round's placements `taken`, plus the containers `freeing` (preemptions
-    in flight, which the RM will hand back)."""
+    """Room per node after the round's placements `taken`, plus the containers `freeing` (preemptions in
+    flight, which the RM will hand back). Counted from the mirrored containers (`Mirror.room_soon_of`),
+    not the RM's `allocated`: a preempted clone leaves the mirror when the shim completes it, but the
+    RM's figures for its node until its NodeManager's next heartbeat, and in between the clone is
+    neither in flight nor free room (bench run b47: two waiting maps took six clones, two per round
+    0.1 s apart, until the NodeManagers' heartbeats landed)."""
     ids = {n for n in nodes if n in mirror.nodes}
-    room = mirror.free_of(ids)
+    room = mirror.room_soon_of(ids)
     for p in taken:
         if p.node_id in room:
             room[p.node_id] = res_add(room[p.node_id], p.capability, -p.count)

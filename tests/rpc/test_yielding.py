@@ -143,6 +143,31 @@ def test_a_preemption_in_flight_on_a_node_with_no_clone_left_still_counts_as_roo
     assert choose(m, [Res(1024, 1)], copies, NOW_MS + 100) == []
 
 
+def test_a_preempted_clone_the_shim_reported_gone_still_counts_as_room_until_its_node_reports() -> None:
+    m = _mirror([_container(c, 1) for c in ("o1", "c1", "o2", "c2")], [])
+    copies = [
+        _copy("o1", "t1", False, 0.5),
+        _copy("c1", "t1", True, 0.0, 90_000),
+        _copy("o2", "t2", False, 0.5),
+        _copy("c2", "t2", True, 0.0, 60_000),
+    ]
+    assert [k.container_id for k in choose(m, [Res(1024, 1)], copies, NOW_MS)] == ["c1"]
+    # the shim completed c1 (preempted): it leaves the mirror, but the node's allocated still holds it
+    # until its NodeManager's next heartbeat, so the RM has no room for the waiting original yet
+    m.apply(
+        pb.StateBatch(
+            session_id="s", seq=2, rm_time_ms=2,
+            containers_completed=[pb.ContainerCompletion(container_id="c1", finish_time_ms=2)],
+        )
+    )  # fmt: skip
+    assert "c1" not in m.containers and m.free_of(["h1:1"])["h1:1"] == Res(0, 0)
+    left = [c for c in copies if c.container_id != "c1"]
+    # the waiting original will take c1's room: c2 stays (before: preempted too, bench run b47)
+    assert choose(m, [Res(1024, 1)], left, NOW_MS + 100) == []
+    # a second waiting original still takes c2
+    assert [k.container_id for k in choose(m, [Res(1024, 1)] * 2, left, NOW_MS + 200)] == ["c2"]
+
+
 def test_an_am_container_larger_than_a_clone_takes_two_clones_on_one_node() -> None:
     m = _mirror([_container(c, 1) for c in ("o1", "c1", "c2")], [], cores=3)
     copies = [_copy("o1", "t1", False, 0.5), _copy("c1", "t1", True, 0.0, 60_000), _copy("c2", "t1", True)]
