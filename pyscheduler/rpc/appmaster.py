@@ -176,6 +176,16 @@ def work_start(launch_s: float, first: tuple[float, float] | None, last: tuple[f
     return max(launch_s, t2 - p2 * (t2 - t1) / (p2 - p1))
 
 
+def _finish_at_rate_ms(a: Any, first: tuple[float, float] | None) -> float | None:
+    """When attempt `a` finishes at the rate its progress grew since its work began (`work_start`: the
+    JVM's start-up left out), ms on the AM's clock; None until two reports show progress growing."""
+    last = (a.time_ms / 1000.0, a.progress)
+    began = work_start((a.launch_time_ms or a.time_ms) / 1000.0, first, last)
+    if began is None or a.progress <= 0:
+        return None
+    return (began + (last[0] - began) / min(a.progress, 1.0)) * 1000.0
+
+
 class StartupEstimate:
     """How long recent attempts took from their launch to their first report with progress, across the
     service's jobs: the median of the last `keep`, once `least` were seen. It covers the JVM start-up,
@@ -423,6 +433,7 @@ class AppMasterServicer:
                         a.launch_time_ms,
                         per_task=a.task_id in st.per_task,
                         last_stage=a.phase_id in last,
+                        finish_est_ms=_finish_at_rate_ms(a, st.first_progress.get(a.attempt_id)),
                     )
                     for a in st.attempts.values()
                     if a.state == pb.ATTEMPT_RUNNING and a.container_id

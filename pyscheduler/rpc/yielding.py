@@ -49,8 +49,29 @@ Choices (the papers do not say which clone to preempt; tested in tests/rpc/test_
 - per original container still waiting (asks deferred for room, clone asks left out): nothing if a node
   has room for it once the preemptions already asked for are done (room counted from the mirrored
   containers, so a preempted clone counts as coming room while it is still mirrored and after the shim
-  reported it gone but before its NodeManager did; `_room`), else the fewest clones on one node that free enough room there with what the
-  node has free (an AM container may need more than one task's container).
+  reported it gone but before its NodeManager did; `_room`), else the fewest clones on one node that
+  free enough room there with what the node has free (an AM container may need more than one task's
+  container).
+
+Beaten clones (`beaten`, `appmaster.release_beaten_clones`, default on): a clone at launch whose task's
+lead copy will clearly finish first is released at once, whether or not anything waits. Dolly (paper
+001, Sec. 3) keeps every clone until the first copy finishes: its clones are independent draws whose
+lengths are unknown. Once two progress reports give a copy's rate, though, its draw is known (a
+StragglerJob copy sleeps at a constant rate; a real task's rate is LATE's estimate, Zaharia et al.,
+OSDI'08, Sec. 4), and a copy that finishes after another copy of its task can only waste its container.
+That is Mantri's test turned around (paper 002, Sec. 6 describes it: Mantri acts on a copy's remaining
+time t_rem against another copy's): the container goes back to the cluster instead of waiting for the
+lead to finish, so a later job's originals find room without preempting a clone still in the race
+(bench run b47: 38 of 74 clones were preempted for waiting originals, most while beaten copies of other
+tasks held their containers to the end). Choices:
+- only clones at launch, as for yielding (a late or tail clone would be launched again; a reduce's
+  progress mixes its shuffle with its work);
+- rates from the work's start (`Copy.finish_est_ms`, appmaster.work_start), not from launch: a JVM that
+  started slowly is not work done slowly;
+- both the lead and the clone have done at least BEATEN_MIN_PROGRESS (0.2) of their work, so each rate
+  spans several progress steps;
+- "clearly": the clone's estimate is later than the lead's by more than BEATEN_MARGIN_S (10 s) and
+  BEATEN_MARGIN_FRAC (0.2) of the lead's run time, so two copies near a tie both run on.
 """
 
 from __future__ import annotations
@@ -64,6 +85,12 @@ from pyscheduler.rpc.res import Res, res_add
 from pyscheduler.wire import pb
 
 REASON_CLONE_YIELDS = "clone_yields"
+REASON_CLONE_BEATEN = "clone_beaten"
+# A clone at launch is beaten (`beaten`) when, at its rate, it finishes more than the larger of these after
+# its task's lead copy, both having done BEATEN_MIN_PROGRESS of their work.
+BEATEN_MARGIN_S = 10.0
+BEATEN_MARGIN_FRAC = 0.2  # of the lead's run time, launch to estimated finish
+BEATEN_MIN_PROGRESS = 0.2
 # Deferrals that mean "an original container waits for room" (clone asks are subtracted per key).
 _WAITING = frozenset({pb.REASON_WAITING_FOR_RESOURCES, pb.REASON_LOWER_PRIORITY})
 # A preemption still mirrored after this long is asked for again (the shim may have refused it).
@@ -90,6 +117,9 @@ class Copy:
     launch_ms: int  # 0: unknown
     per_task: bool = False  # its task was named per task (a late copy, the phase tail): the AM relaunches it
     last_stage: bool = False  # of a phase with parents that no phase waits for: the job's last tasks
+    # when it finishes at the rate its progress grew since its work began (appmaster.work_start: the
+    # JVM's start-up left out), ms on the AM's clock; None until two reports show progress growing
+    finish_est_ms: float | None = None
 
 
 CopySource = Callable[[], list[Copy]]
@@ -150,7 +180,10 @@ def steady(mirror: Mirror, waiting: Mapping[tuple[str, AskKey], int], now_ms: in
 
 
 def _finish_ms(c: Copy, now_ms: int) -> float | None:
-    """LATE's estimate of when copy `c` finishes (its progress rate since launch), None without one."""
+    """When copy `c` finishes: at its rate since its work began when two reports showed it
+    (`Copy.finish_est_ms`), else LATE's estimate (its progress rate since launch); None without either."""
+    if c.finish_est_ms is not None:
+        return c.finish_est_ms
     if c.progress <= 0 or c.launch_ms <= 0 or now_ms <= c.launch_ms:
         return None
     return c.launch_ms + (now_ms - c.launch_ms) / min(c.progress, 1.0)
@@ -166,24 +199,69 @@ def _lead(copies: Sequence[Copy], now_ms: int) -> Copy:
     return min(pool, key=lambda c: (c.launch_ms <= 0, c.launch_ms, c.attempt_id))
 
 
-def preemptible(copies: Iterable[Copy], mirror: Mirror, now_ms: int) -> list[Copy]:
-    """Running clones that may yield, those beaten by their task's lead first, then those of tasks with
-    more copies running, then youngest first:
-    clones at launch (not `per_task`) of a phase that is not the job's last stage, not their task's lead
-    copy, container mirrored (live) and not an ApplicationMaster's."""
+def _by_task(copies: Iterable[Copy], mirror: Mirror) -> list[list[Copy]]:
+    """The copies in live, non-ApplicationMaster containers, per task with at least two of them."""
     by_task: dict[tuple[str, str], list[Copy]] = {}
     for c in copies:
         rec = mirror.containers.get(c.container_id)
         if rec is not None and not rec.am_container:
             by_task.setdefault((c.app_id, c.task_id), []).append(c)
-    out: list[tuple[bool, int, int, str, Copy]] = []
-    for task in by_task.values():
-        if len(task) < 2:
+    return [task for task in by_task.values() if len(task) >= 2]
+
+
+def _at_launch(c: Copy, lead: Copy) -> bool:
+    """A clone at launch that is not its task's lead copy: the only copies the service preempts."""
+    return c.is_clone and c is not lead and not (c.per_task or c.last_stage)
+
+
+def beaten(copies: Iterable[Copy], mirror: Mirror, now_ms: int) -> list[KillChoice]:
+    """Clones at launch that their task's lead copy has clearly beaten, released at once (module
+    docstring, "Beaten clones"); remembered as in flight, so `choose` counts their room as coming."""
+    flight: dict[str, int] = mirror.cache.setdefault(_CACHE, {})
+    out: list[KillChoice] = []
+    for task in _by_task(copies, mirror):
+        lead = _lead(task, now_ms)
+        ends = lead.finish_est_ms
+        if ends is None or lead.progress < BEATEN_MIN_PROGRESS:
             continue
+        took = ends - lead.launch_ms if lead.launch_ms > 0 else 0.0
+        margin = max(BEATEN_MARGIN_S * 1000.0, BEATEN_MARGIN_FRAC * took)
+        for c in task:
+            mine = c.finish_est_ms
+            if (
+                not _at_launch(c, lead)
+                or c.container_id in flight
+                or mine is None
+                or c.progress < BEATEN_MIN_PROGRESS
+                or mine - ends <= margin
+            ):
+                continue
+            flight[c.container_id] = now_ms
+            node_id = mirror.containers[c.container_id].node_id
+            out.append(
+                KillChoice(
+                    c.container_id,
+                    application_of_attempt(mirror.containers[c.container_id].attempt_id),
+                    REASON_CLONE_BEATEN,
+                    f"clone {c.attempt_id} of {c.task_id} on {node_id} is beaten: at its rate it "
+                    f"finishes {(mine - ends) / 1000.0:.1f} s after {lead.attempt_id} "
+                    f"(margin {margin / 1000.0:.1f} s)",
+                )
+            )
+    return out
+
+
+def preemptible(copies: Iterable[Copy], mirror: Mirror, now_ms: int) -> list[Copy]:
+    """Running clones that may yield, those beaten by their task's lead first, then those of tasks with
+    more copies running, then youngest first:
+    clones at launch (not `per_task`) of a phase that is not the job's last stage, not their task's lead
+    copy, container mirrored (live) and not an ApplicationMaster's."""
+    out: list[tuple[bool, int, int, str, Copy]] = []
+    for task in _by_task(copies, mirror):
         lead = _lead(task, now_ms)
         ends = _finish_ms(lead, now_ms)
         for c in task:
-            if c.is_clone and c is not lead and not (c.per_task or c.last_stage):
+            if _at_launch(c, lead):
                 mine = _finish_ms(c, now_ms)
                 beaten = ends is not None and mine is not None and mine > ends
                 out.append((not beaten, -len(task), -c.launch_ms, c.attempt_id, c))

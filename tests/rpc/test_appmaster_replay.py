@@ -16,7 +16,14 @@ from rpc_harness import am_session, app, ask, in_process_service, node
 
 from pyscheduler import metrics
 from pyscheduler.objects import Job, Phase, Resources
-from pyscheduler.rpc.appmaster import PlanBudget, StartupEstimate, _last_stages, _replay, work_start
+from pyscheduler.rpc.appmaster import (
+    PlanBudget,
+    StartupEstimate,
+    _finish_at_rate_ms,
+    _last_stages,
+    _replay,
+    work_start,
+)
 from pyscheduler.rpc.service import DecisionService
 from pyscheduler.wire import pb
 
@@ -379,6 +386,14 @@ def test_work_start_leaves_the_start_up_out_of_the_rate() -> None:
     # 20% at 120 s, 60% at 130 s: 4%/s, so work began at 115 s (15 s of JVM start-up left out)
     assert work_start(launch, (120.0, 0.2), (130.0, 0.6)) == 115.0
     assert work_start(launch, (101.0, 0.5), (102.0, 0.6)) == launch  # never before the launch
+
+
+def test_a_copys_finish_is_estimated_at_its_rate_since_its_work_began() -> None:
+    a = pb.AttemptReport(state=pb.ATTEMPT_RUNNING, progress=0.6, time_ms=130_000, launch_time_ms=100_000)
+    assert _finish_at_rate_ms(a, None) is None  # one report: no rate yet
+    # work began at 115 s (20% at 120 s, 60% at 130 s): the rest, 40% at 4%/s, ends at 140 s; LATE's
+    # estimate from the launch would say 150 s
+    assert _finish_at_rate_ms(a, (120.0, 0.2)) == pytest.approx(140_000.0)
 
 
 def test_startup_estimate_is_the_median_of_recent_start_ups_once_a_few_were_seen() -> None:

@@ -12,7 +12,15 @@ from pyscheduler.rpc.mirror import Mirror
 from pyscheduler.rpc.res import Res
 from pyscheduler.rpc.session import Session
 from pyscheduler.rpc.translate import PhaseHint, core_round
-from pyscheduler.rpc.yielding import STEADY_S, Copy, choose, preemptible, steady
+from pyscheduler.rpc.yielding import (
+    BEATEN_MARGIN_S,
+    STEADY_S,
+    Copy,
+    beaten,
+    choose,
+    preemptible,
+    steady,
+)
 from pyscheduler.wire import pb
 
 APP1 = "application_1700000000000_0001"
@@ -239,6 +247,64 @@ def test_only_a_container_that_waited_steady_s_counts_and_as_few_as_waited_throu
     assert steady(m, {("original", key): 2}, 17_500) == []  # a new wait starts over
     assert steady(m, {("original", key): 2}, 19_000) == []
     assert steady(m, {("original", key): 2}, 30_000) == []  # no round for 11 s: a new wait too
+
+
+def _rated(cid: str, task: str, clone: bool, progress: float, finish_s: float, **kw: bool) -> Copy:
+    """A copy launched at 50 s whose rate since its work began says it finishes at `finish_s`."""
+    return Copy(
+        APP1, task, f"attempt_{cid}", cid, clone, progress, 50_000, finish_est_ms=finish_s * 1000, **kw
+    )
+
+
+def test_a_clone_at_launch_clearly_beaten_by_its_tasks_lead_is_released_at_once() -> None:
+    m = _mirror([_container(c, 1) for c in ("o1", "c1", "c2", "o2", "c3", "o3", "c4")], [], cores=8)
+    copies = [
+        _rated("o1", "t1", False, 0.5, 100.0),  # lead of t1: runs 50 s, margin max(10 s, 0.2 x 50 s)
+        _rated("c1", "t1", True, 0.3, 100.0 + BEATEN_MARGIN_S + 1),  # clearly later: released
+        _rated("c2", "t1", True, 0.3, 100.0 + BEATEN_MARGIN_S - 1),  # near a tie: runs on
+        _rated("o2", "t2", False, 0.1, 200.0),  # t2's lead has done too little to be trusted
+        _rated("c3", "t2", True, 0.5, 150.0),  # ahead: t2's lead is c3, not o2
+        _rated("o3", "t3", False, 0.6, 100.0),
+        _rated("c4", "t3", True, 0.1, 400.0),  # t3's clone: too little progress to judge
+    ]
+    got = beaten(copies, m, NOW_MS)
+    assert [(k.container_id, k.reason) for k in got] == [("c1", "clone_beaten")]
+    assert "finishes 11.0 s after attempt_o1" in got[0].detail
+    assert beaten(copies, m, NOW_MS + 100) == []  # in flight: asked for once
+    # and its room counts as coming for a waiting original: nothing more is preempted for one
+    assert choose(m, [Res(1024, 1)], copies, NOW_MS + 200) == []
+
+
+def test_only_clones_at_launch_are_released_when_beaten_and_only_with_a_rate() -> None:
+    m = _mirror([_container(c, 1) for c in ("o1", "c1")], [])
+    for clone in (
+        _rated("c1", "t1", True, 0.5, 300.0, per_task=True),  # a late copy: the AM would launch it again
+        _rated("c1", "t1", True, 0.5, 300.0, last_stage=True),  # a reduce
+        _copy("c1", "t1", True, 0.5, 50_000),  # no rate since its work began
+    ):
+        assert beaten([_rated("o1", "t1", False, 0.5, 100.0), clone], m, NOW_MS) == []
+    # an original slower than its clone is never released: only clones are
+    assert (
+        beaten([_rated("o1", "t1", False, 0.5, 300.0), _rated("c1", "t1", True, 0.5, 100.0)], m, NOW_MS) == []
+    )
+
+
+def test_a_round_releases_a_beaten_clone_with_nothing_pending_and_only_when_asked_to() -> None:
+    containers = [_container(c, 1) for c in ("o1", "c1")]
+    copies = [_rated("o1", "t1", False, 0.5, 100.0), _rated("c1", "t1", True, 0.5, 300.0)]
+    for release, kills in ((True, ["c1"]), (False, [])):
+        m = _mirror(containers, [])
+        round_fn = core_round(
+            get_policy("dollymp"),
+            clock=lambda: NOW_MS / 1000.0,
+            copies=lambda: copies,
+            release_beaten=release,
+        )
+        session = Session("sid", "rm-test", 1, 1000, (), mirror=m)
+        plan, records = session.decide(round_fn, NOW_MS / 1000.0, 30.0)
+        assert list(plan.kill_container_ids) == kills
+        logged = [(d.reason, d.inputs["container_id"]) for d in records.build() if d.kind.value == "kill"]
+        assert logged == [("clone_beaten", k) for k in kills]
 
 
 def test_without_a_copy_source_or_a_waiting_original_nothing_is_preempted() -> None:
