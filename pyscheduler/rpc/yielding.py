@@ -217,7 +217,7 @@ def _at_launch(c: Copy, lead: Copy) -> bool:
 def beaten(copies: Iterable[Copy], mirror: Mirror, now_ms: int) -> list[KillChoice]:
     """Clones at launch that their task's lead copy has clearly beaten, released at once (module
     docstring, "Beaten clones"); remembered as in flight, so `choose` counts their room as coming."""
-    flight: dict[str, int] = mirror.cache.setdefault(_CACHE, {})
+    flight = _in_flight(mirror, now_ms)
     out: list[KillChoice] = []
     for task in _by_task(copies, mirror):
         lead = _lead(task, now_ms)
@@ -236,8 +236,8 @@ def beaten(copies: Iterable[Copy], mirror: Mirror, now_ms: int) -> list[KillChoi
                 or mine - ends <= margin
             ):
                 continue
-            flight[c.container_id] = now_ms
             node_id = mirror.containers[c.container_id].node_id
+            flight[c.container_id] = (now_ms, node_id)
             out.append(
                 KillChoice(
                     c.container_id,
@@ -273,6 +273,16 @@ def _covers(have: Res, need: Res) -> bool:
     return have.memory_mb >= need.memory_mb and have.vcores >= need.vcores
 
 
+def _in_flight(mirror: Mirror, now_ms: int) -> dict[str, tuple[int, str]]:
+    """The preemptions asked for in the last IN_FLIGHT_S: container id -> (when, its node). An entry
+    outlives its container in the mirror, so its node's coming room is still looked at (`choose`); one
+    still mirrored after IN_FLIGHT_S may be asked for again (the shim may have refused it)."""
+    flight: dict[str, tuple[int, str]] = mirror.cache.setdefault(_CACHE, {})
+    for cid in [k for k, (t, _) in flight.items() if now_ms - t > IN_FLIGHT_S * 1000]:
+        del flight[cid]
+    return flight
+
+
 def _room(
     mirror: Mirror, nodes: Iterable[str], taken: Iterable[PlacementChoice], freeing: Iterable[str]
 ) -> dict[str, Res]:
@@ -306,21 +316,19 @@ def choose(
     Per waiting original container, in turn: none if some node's room (after the round's placements,
     with the in-flight preemptions' containers counted as free) already holds it; else the node where the
     fewest preemptible clones, youngest first, free enough room with what the node has free."""
-    flight: dict[str, int] = mirror.cache.setdefault(_CACHE, {})
-    stale = [k for k, t in flight.items() if k not in mirror.containers or now_ms - t > IN_FLIGHT_S * 1000]
-    for cid in stale:
-        del flight[cid]
+    flight = _in_flight(mirror, now_ms)
     by_node: dict[str, list[Copy]] = {}
     for c in preemptible(copies, mirror, now_ms):
         if c.container_id not in flight:
             by_node.setdefault(mirror.containers[c.container_id].node_id, []).append(c)
     if not by_node:
         return []
-    # every node with a preemption in flight counts its room too: the waiting container may take the
-    # room a clone still yields there (before: only nodes with clones left to preempt, so a second and a
-    # third clone yielded to one waiting container, bench run b46)
-    freeing = list(flight)
-    room = _room(mirror, {*by_node, *(mirror.containers[cid].node_id for cid in freeing)}, taken, freeing)
+    # every node with a preemption in flight counts its room too, also once the shim reported the clone
+    # gone: the waiting container may take the room a clone yields there (before: only nodes with clones
+    # left to preempt, so a second and a third clone yielded to one waiting container, bench run b46; and
+    # b48, where three more clones yielded 0.1 s after three, to the same three waiting maps)
+    freeing = [cid for cid in flight if cid in mirror.containers]
+    room = _room(mirror, {*by_node, *(node for _, node in flight.values())}, taken, freeing)
     out: list[KillChoice] = []
     for need in waiting:
         fits = next((n for n, r in room.items() if _covers(r, need)), None)
@@ -340,7 +348,7 @@ def choose(
         k, node_id, r = best
         room[node_id] = res_add(r, need, -1)
         for c in by_node[node_id][:k]:
-            flight[c.container_id] = now_ms
+            flight[c.container_id] = (now_ms, node_id)
             out.append(
                 KillChoice(
                     c.container_id,

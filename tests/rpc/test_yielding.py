@@ -149,6 +149,16 @@ def test_a_preemption_in_flight_on_a_node_with_no_clone_left_still_counts_as_roo
     # the next round: c1 is still running (in flight) and h1 has no clone left to preempt; the one
     # waiting container will take c1's room, so c2 stays
     assert choose(m, [Res(1024, 1)], copies, NOW_MS + 100) == []
+    # the shim completed c1: gone from the mirror, h1's allocated not yet down (its NodeManager has not
+    # reported); h1 still has the room coming, so c2 still stays (before: preempted, bench run b48)
+    m.apply(
+        pb.StateBatch(
+            session_id="s", seq=2, rm_time_ms=2,
+            containers_completed=[pb.ContainerCompletion(container_id="c1", finish_time_ms=2)],
+        )
+    )  # fmt: skip
+    left = [c for c in copies if c.container_id != "c1"]
+    assert choose(m, [Res(1024, 1)], left, NOW_MS + 200) == []
 
 
 def test_a_preempted_clone_the_shim_reported_gone_still_counts_as_room_until_its_node_reports() -> None:
