@@ -38,7 +38,9 @@ Choices (the papers do not say which clone to preempt; tested in tests/rpc/test_
   of tasks with the most copies running: two copies keep most of three's gain (the least of two
   Pareto(1.5) draws has a median of 1.26 x the base, of three 1.17 x, of one 1.59 x), so a task keeps
   one clone while another has two (bench run b43: clones at launch preempted within 10 s of their start
-  left a 239 s straggler alone for 150 s);
+  left a 239 s straggler alone for 150 s); counted as the copies a task has left when the clone yields,
+  so every task gives up one clone before any gives up its second (run b49: both clones of one map
+  yielded to three waiting maps while other maps kept two);
 - clones at launch yield to the clones of tasks judged on their own (a late copy, the phase tail:
   clones.CloneAsks.alone) still waiting after the clone pass, too: a late task is known to straggle,
   while a clone at launch is a fresh draw of unknown length (bench run b42: a 150 s straggler's late
@@ -252,19 +254,25 @@ def beaten(copies: Iterable[Copy], mirror: Mirror, now_ms: int) -> list[KillChoi
 
 
 def preemptible(copies: Iterable[Copy], mirror: Mirror, now_ms: int) -> list[Copy]:
-    """Running clones that may yield, those beaten by their task's lead first, then those of tasks with
-    more copies running, then youngest first:
+    """Running clones that may yield, those beaten by their task's lead first, then those whose task
+    has the most copies when they yield (counting the task's clones before them in this order: each task
+    gives up one clone before any gives up its second; bench run b49 took both clones of one map for
+    three waiting maps), then youngest first:
     clones at launch (not `per_task`) of a phase that is not the job's last stage, not their task's lead
     copy, container mirrored (live) and not an ApplicationMaster's."""
     out: list[tuple[bool, int, int, str, Copy]] = []
     for task in _by_task(copies, mirror):
         lead = _lead(task, now_ms)
         ends = _finish_ms(lead, now_ms)
+        mine: list[tuple[bool, int, str, Copy]] = []
         for c in task:
             if _at_launch(c, lead):
-                mine = _finish_ms(c, now_ms)
-                beaten = ends is not None and mine is not None and mine > ends
-                out.append((not beaten, -len(task), -c.launch_ms, c.attempt_id, c))
+                f = _finish_ms(c, now_ms)
+                beaten = ends is not None and f is not None and f > ends
+                mine.append((not beaten, -c.launch_ms, c.attempt_id, c))
+        mine.sort(key=lambda t: t[:3])
+        for j, (not_beaten, young, attempt_id, c) in enumerate(mine):
+            out.append((not_beaten, j - len(task), young, attempt_id, c))
     out.sort(key=lambda t: t[:4])
     return [t[4] for t in out]
 

@@ -90,7 +90,8 @@ def test_a_clone_its_lead_already_beats_yields_before_a_younger_one_whose_draw_i
         _copy("o2", "t2", False, 0.5, 40_000),
         _copy("c2", "t2", True, 0.0, 90_000),  # the youngest, no progress yet
     ]
-    assert [c.container_id for c in preemptible(copies, m, NOW_MS)] == ["c1", "c1b", "c2"]  # t1: 3 copies
+    # c1 first; then t1 and t2 have two copies each: the youngest clone of those, c2, before c1b
+    assert [c.container_id for c in preemptible(copies, m, NOW_MS)] == ["c1", "c2", "c1b"]
 
 
 def test_a_task_with_three_copies_gives_up_a_clone_before_a_task_with_two() -> None:
@@ -102,7 +103,23 @@ def test_a_task_with_three_copies_gives_up_a_clone_before_a_task_with_two() -> N
         _copy("c2", "t2", True, 0.0, 60_000),
         _copy("c2b", "t2", True, 0.0, 70_000),
     ]
-    assert [c.container_id for c in preemptible(copies, m, NOW_MS)] == ["c2b", "c2", "c1"]
+    # c2b leaves t2 two copies; then c1 and c2 each leave their task one: the younger first
+    assert [c.container_id for c in preemptible(copies, m, NOW_MS)] == ["c2b", "c1", "c2"]
+
+
+def test_every_task_gives_up_one_clone_before_any_gives_up_its_second() -> None:
+    m = _mirror([_container(c, 1) for c in ("o1", "c1", "c1b", "o2", "c2", "c2b")], [], cores=6)
+    copies = [
+        _copy("o1", "t1", False, 0.0, 40_000),
+        _copy("c1", "t1", True, 0.0, 90_000),
+        _copy("c1b", "t1", True, 0.0, 95_000),
+        _copy("o2", "t2", False, 0.0, 40_000),
+        _copy("c2", "t2", True, 0.0, 60_000),
+        _copy("c2b", "t2", True, 0.0, 70_000),
+    ]
+    assert [c.container_id for c in preemptible(copies, m, NOW_MS)] == ["c1b", "c2b", "c1", "c2"]
+    # two waiting originals: one clone of each task yields (before: both of t1's, bench run b49)
+    assert sorted(k.container_id for k in choose(m, [Res(1024, 1)] * 2, copies, NOW_MS)) == ["c1b", "c2b"]
 
 
 def test_a_clone_whose_task_has_no_other_copy_never_yields() -> None:
