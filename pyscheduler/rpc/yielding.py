@@ -45,6 +45,9 @@ Choices (the papers do not say which clone to preempt; tested in tests/rpc/test_
   clones.CloneAsks.alone) still waiting after the clone pass, too: a late task is known to straggle,
   while a clone at launch is a fresh draw of unknown length (bench run b42: a 150 s straggler's late
   copy waited about 60 s for room that other jobs' clones at launch held);
+- never to a container of the clone's own ask (its job's phase): a job's originals are placed before its
+  clones, so such a container is a clone the AM has not reported yet or Hadoop's replacement of a clone
+  that yielded (run b50: six clones of one job yielded in turn, in two seconds, to its own phase's asks);
 - only for a container that has waited STEADY_S (3 s) or more, counted as the least number waiting over
   that time: the AM helper's reports lag its asks by a poll, so a clone's fresh ask looks like an
   original's for a moment;
@@ -127,6 +130,24 @@ class Copy:
 CopySource = Callable[[], list[Copy]]
 
 
+@dataclass(frozen=True, slots=True)
+class Waiting:
+    """A container that waits for room (`steady`): its size, and the ask it is of."""
+
+    res: Res
+    key: AskKey | None = None
+
+    def of_same_ask(self, mirror: Mirror, c: Copy) -> bool:
+        """Whether clone `c` is of this ask's application and YARN priority (the same phase of one job)."""
+        rec = mirror.containers.get(c.container_id)
+        return (
+            self.key is not None
+            and rec is not None
+            and rec.priority == self.key[1]
+            and c.app_id == application_of_attempt(self.key[0])
+        )
+
+
 def waiting_originals(mirror: Mirror, result: RoundResult, clones: Mapping[AskKey, int]) -> dict[AskKey, int]:
     """Original containers still waiting for room after the round, per ask."""
     placed: dict[AskKey, int] = {}
@@ -158,14 +179,14 @@ def waiting_alone(
     return out
 
 
-def steady(mirror: Mirror, waiting: Mapping[tuple[str, AskKey], int], now_ms: int) -> list[Res]:
+def steady(mirror: Mirror, waiting: Mapping[tuple[str, AskKey], int], now_ms: int) -> list[Waiting]:
     """The capability of every container that has waited at least STEADY_S: per (kind, ask), the least
     count seen over the last STEADY_S, once it has been waiting that long (module docstring)."""
     seen: dict[tuple[str, AskKey], list[tuple[int, int]]] = mirror.cache.setdefault(_STEADY, {})
     for k in [k for k in seen if waiting.get(k, 0) <= 0]:
         del seen[k]
     window = int(STEADY_S * 1000)
-    out: list[Res] = []
+    out: list[Waiting] = []
     for k, n in sorted(waiting.items()):
         a = mirror.asks.get(k[1])
         if n <= 0 or a is None:
@@ -177,7 +198,7 @@ def steady(mirror: Mirror, waiting: Mapping[tuple[str, AskKey], int], now_ms: in
         while len(hist) > 1 and hist[1][0] <= now_ms - window:
             del hist[0]
         if hist[0][0] <= now_ms - window:
-            out.extend([a.capability] * min(c for _, c in hist))
+            out.extend([Waiting(a.capability, k[1])] * min(c for _, c in hist))
     return out
 
 
@@ -314,7 +335,7 @@ def _room(
 
 def choose(
     mirror: Mirror,
-    waiting: Sequence[Res],
+    waiting: Sequence[Res | Waiting],
     copies: Iterable[Copy],
     now_ms: int,
     taken: Sequence[PlacementChoice] = (),
@@ -338,24 +359,31 @@ def choose(
     freeing = [cid for cid in flight if cid in mirror.containers]
     room = _room(mirror, {*by_node, *(node for _, node in flight.values())}, taken, freeing)
     out: list[KillChoice] = []
-    for need in waiting:
+    for w in waiting:
+        wait = w if isinstance(w, Waiting) else Waiting(w)
+        need = wait.res
         fits = next((n for n, r in room.items() if _covers(r, need)), None)
         if fits is not None:
             room[fits] = res_add(room[fits], need, -1)
             continue
-        best: tuple[int, str, Res] | None = None
-        for node_id, victims in by_node.items():
+        best: tuple[int, str, Res, list[Copy]] | None = None
+        for node_id, candidates in by_node.items():
+            # never for an ask of the clone's own phase: a job's originals are placed before its clones,
+            # so such an ask is a clone the AM has not reported yet, or Hadoop's replacement of a clone
+            # that yielded, which the AM drops (bench run b50: one job's clones yielded in turn, six in
+            # two seconds, to its own phase's asks, while its late copies took the room)
+            victims = [c for c in candidates if not wait.of_same_ask(mirror, c)]
             r, k = room.get(node_id, Res()), 0
             while not _covers(r, need) and k < len(victims):
                 r = res_add(r, mirror.containers[victims[k].container_id].resource)
                 k += 1
             if _covers(r, need) and (best is None or k < best[0]):
-                best = (k, node_id, r)
+                best = (k, node_id, r, victims[:k])
         if best is None:
             continue
-        k, node_id, r = best
+        k, node_id, r, chosen = best
         room[node_id] = res_add(r, need, -1)
-        for c in by_node[node_id][:k]:
+        for c in chosen:
             flight[c.container_id] = (now_ms, node_id)
             out.append(
                 KillChoice(
@@ -366,5 +394,5 @@ def choose(
                     f"({need.memory_mb} MB, {need.vcores} vcores; {len(waiting)} waiting)",
                 )
             )
-        del by_node[node_id][:k]
+        by_node[node_id] = [c for c in by_node[node_id] if c not in chosen]
     return out

@@ -8,7 +8,7 @@ from pathlib import Path
 from rpc_harness import am_session, app, ask, attempt, full_batch, in_process_service, node, res
 
 from pyscheduler.policies import get_policy
-from pyscheduler.rpc.mirror import Mirror
+from pyscheduler.rpc.mirror import AskKey, Mirror
 from pyscheduler.rpc.res import Res
 from pyscheduler.rpc.session import Session
 from pyscheduler.rpc.translate import PhaseHint, core_round
@@ -16,6 +16,7 @@ from pyscheduler.rpc.yielding import (
     BEATEN_MARGIN_S,
     STEADY_S,
     Copy,
+    Waiting,
     beaten,
     choose,
     preemptible,
@@ -262,18 +263,22 @@ def test_a_clone_at_launch_yields_to_a_late_tasks_waiting_clone_but_not_to_anoth
         assert [k.container_id for k in round_fn(m).kills] == kills, alone
 
 
+def _sizes(m: Mirror, waiting: dict[tuple[str, AskKey], int], now_ms: int) -> list[Res]:
+    return [w.res for w in steady(m, waiting, now_ms)]
+
+
 def test_only_a_container_that_waited_steady_s_counts_and_as_few_as_waited_throughout() -> None:
     m = _mirror([], [ask(2, 20, 3)])
     key = next(iter(m.asks))
-    assert steady(m, {("original", key): 3}, 10_000) == []
-    assert steady(m, {("original", key): 1}, 11_000) == []
-    assert steady(m, {("original", key): 2}, 13_000) == [Res(1024, 1)]  # 3 s on, at least 1 throughout
-    assert steady(m, {("original", key): 2}, 15_000) == [Res(1024, 1)]  # 1 from 11 s to 13 s
-    assert steady(m, {("original", key): 2}, 16_500) == [Res(1024, 1)] * 2  # 2 since 13 s
-    assert steady(m, {}, 17_000) == []  # placed: the wait ends
-    assert steady(m, {("original", key): 2}, 17_500) == []  # a new wait starts over
-    assert steady(m, {("original", key): 2}, 19_000) == []
-    assert steady(m, {("original", key): 2}, 30_000) == []  # no round for 11 s: a new wait too
+    assert _sizes(m, {("original", key): 3}, 10_000) == []
+    assert _sizes(m, {("original", key): 1}, 11_000) == []
+    assert _sizes(m, {("original", key): 2}, 13_000) == [Res(1024, 1)]  # 3 s on, at least 1 throughout
+    assert _sizes(m, {("original", key): 2}, 15_000) == [Res(1024, 1)]  # 1 from 11 s to 13 s
+    assert _sizes(m, {("original", key): 2}, 16_500) == [Res(1024, 1)] * 2  # 2 since 13 s
+    assert _sizes(m, {}, 17_000) == []  # placed: the wait ends
+    assert _sizes(m, {("original", key): 2}, 17_500) == []  # a new wait starts over
+    assert _sizes(m, {("original", key): 2}, 19_000) == []
+    assert _sizes(m, {("original", key): 2}, 30_000) == []  # no round for 11 s: a new wait too
 
 
 def _rated(cid: str, task: str, clone: bool, progress: float, finish_s: float, **kw: bool) -> Copy:
@@ -332,6 +337,17 @@ def test_a_round_releases_a_beaten_clone_with_nothing_pending_and_only_when_aske
         assert list(plan.kill_container_ids) == kills
         logged = [(d.reason, d.inputs["container_id"]) for d in records.build() if d.kind.value == "kill"]
         assert logged == [("clone_beaten", k) for k in kills]
+
+
+def test_a_clone_never_yields_to_an_ask_of_its_own_jobs_phase() -> None:
+    # app 1's map phase (priority 20) runs o1 and its clone c1; a container of the same ask waits: an
+    # unreported clone or Hadoop's replacement of a yielded clone, not an original (placed first)
+    m = _mirror([_container(c, 1) for c in ("o1", "c1")], [ask(1, 20, 1), ask(2, 20, 1)], cores=2)
+    copies = [_copy("o1", "t1", False, 0.5), _copy("c1", "t1", True)]
+    own = next(k for k in m.asks if k[0].endswith("_0001_000001"))
+    other = next(k for k in m.asks if k != own)
+    assert choose(m, [Waiting(Res(1024, 1), own)], copies, NOW_MS) == []
+    assert [k.container_id for k in choose(m, [Waiting(Res(1024, 1), other)], copies, NOW_MS)] == ["c1"]
 
 
 def test_without_a_copy_source_or_a_waiting_original_nothing_is_preempted() -> None:
