@@ -95,6 +95,21 @@ def test_a_clone_its_lead_already_beats_yields_before_a_younger_one_whose_draw_i
     assert [c.container_id for c in preemptible(copies, m, NOW_MS)] == ["c1", "c2", "c1b"]
 
 
+def test_a_young_clone_without_a_rate_is_not_beaten_by_a_lead_timed_by_its_rate() -> None:
+    m = _mirror([_container(c, 1) for c in ("o1", "c1", "o2", "c2")], [])
+    copies = [
+        _rated("o1", "t1", False, 0.5, 160.0),  # timed by its rate: finishes at 160 s
+        _copy("c1", "t1", True, 0.05, 90_000),  # 10 s old, from its launch: 290 s, its start-up included
+        _copy("o2", "t2", False, 0.0, 40_000),
+        _copy("c2", "t2", True, 0.0, 95_000),  # younger, no estimate at all
+    ]
+    # c1 is not taken for beaten (before: first, bench run b52): the younger c2 yields first
+    assert [c.container_id for c in preemptible(copies, m, NOW_MS)] == ["c2", "c1"]
+    # once c1 is timed by its rate too, and later than its lead, it is beaten
+    timed = [copies[0], _rated("c1", "t1", True, 0.3, 300.0), *copies[2:]]
+    assert [c.container_id for c in preemptible(timed, m, NOW_MS)] == ["c1", "c2"]
+
+
 def test_a_task_with_three_copies_gives_up_a_clone_before_a_task_with_two() -> None:
     m = _mirror([_container(c, 1) for c in ("o1", "c1", "o2", "c2", "c2b")], [], cores=5)
     copies = [
