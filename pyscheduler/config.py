@@ -152,6 +152,9 @@ SCHEMA: dict[str, tuple[Any, Parser]] = {
     # Running clones yield their containers to waiting originals (rpc/yielding.py; bench-cluster run
     # b41, docs/operators-guide.md).
     "appmaster.clone_yield": (True, _bool),
+    # Clones at launch that another copy of their task clearly beats are released at once (rpc/yielding.py,
+    # beaten); only with appmaster.clone_yield, which supplies the running copies.
+    "appmaster.release_beaten_clones": (True, _bool),
     "policy.name": ("fcfs", _str()),
     "policy.options": ({}, _options),
     "http.host": ("127.0.0.1", _host),

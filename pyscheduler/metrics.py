@@ -46,6 +46,12 @@ CLONES_YIELDED = Counter(
     "Running clones the service asked the shim to preempt for waiting originals (rpc/yielding.py).",
     registry=REGISTRY,
 )
+CLONES_BEATEN = Counter(
+    "dollymp_clones_beaten",
+    "Running clones at launch the service asked the shim to release because another copy of their task "
+    "will clearly finish first (rpc/yielding.py, beaten).",
+    registry=REGISTRY,
+)
 CLONES_GRANTED = Counter(
     "dollymp_clones_granted",
     "Clones granted to tasks (each extra copy counts once).",

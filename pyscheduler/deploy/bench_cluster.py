@@ -21,6 +21,7 @@ import json
 import math
 import os
 import shutil
+import sqlite3
 import statistics
 import sys
 import time
@@ -93,6 +94,7 @@ class Run:
     clone_s: float = 0.0  # container-seconds of attempts launched as clones
     attempt_s: float = 0.0  # container-seconds of all attempts
     clones: int = 0
+    kills: dict[str, int] = field(default_factory=dict)  # the service's preemptions, per reason
     load: list[float] = field(default_factory=list)  # the 1-minute load average, sampled while jobs ran
 
     def flowtimes(self) -> list[float]:
@@ -155,6 +157,19 @@ def clone_overhead(records: Path) -> tuple[float, float, int]:
     return clone_s, all_s, clones
 
 
+def kills_by_reason(db: Path) -> dict[str, int]:
+    """The service's preemptions of running clones, per reason (decision-log kind `kill`: `clone_yields`
+    for a waiting original, `clone_beaten` for a clone its task's lead clearly beats)."""
+    if not db.exists():
+        return {}
+    con = sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True)
+    try:
+        rows = con.execute("SELECT reason, COUNT(*) FROM decisions WHERE kind = 'kill' GROUP BY reason")
+        return {str(reason): int(n) for reason, n in rows}
+    finally:
+        con.close()
+
+
 def floor_args(args: argparse.Namespace) -> argparse.Namespace:
     """The same bench without stragglers: every attempt's factor capped at 1, i.e. exactly its base.
 
@@ -196,6 +211,7 @@ def run_scheduler(scheduler: str, args: argparse.Namespace, show: Display, label
             run.load.append(os.getloadavg()[0])
             time.sleep(0.5)
         run.results = {name: h.wait(timeout_s=10) for name, h in handles.items()}
+        run.kills = kills_by_reason(cluster.service_db)
     for name, r in run.results.items():
         show.say(f"  {name}: {r.final_status} in {r.rm_elapsed_s} s ({r.app_id})")
     if records.exists():
@@ -228,13 +244,16 @@ def report(runs: dict[str, Run], jobs_run: Sequence[MixJob] = MIX) -> tuple[str,
     out["clone_extra_container_s"] = round(dmp.clone_s, 1)
     out["clone_extra_container_s_frac"] = round(dmp.clone_s / dmp.attempt_s, 3) if dmp.attempt_s else 0.0
     out["clones"] = dmp.clones
+    out["clones_yielded"] = dmp.kills.get("clone_yields", 0)
+    out["clones_beaten"] = dmp.kills.get("clone_beaten", 0)
     out["jobs"] = len(jobs_run)
     for key in ("avg", "median", "p90"):
         c, d = out[f"capacity_{key}_flowtime_s"], out[f"dollymp_{key}_flowtime_s"]
         lines.append(f"{key + ' flowtime':<14}{c!s:>16}{d!s:>12}")
     lines.append(
         f"clones: {dmp.clones}, {dmp.clone_s:.1f} container-s of {dmp.attempt_s:.1f} "
-        f"({out['clone_extra_container_s_frac']})"
+        f"({out['clone_extra_container_s_frac']}); preempted by the service: {out['clones_yielded']} "
+        f"for waiting originals, {out['clones_beaten']} beaten"
     )
     lines.append(f"load average while the mix ran: {out['capacity_load_avg']} / {out['dollymp_load_avg']}")
     floor = runs.get("floor")

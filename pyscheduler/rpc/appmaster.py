@@ -33,7 +33,7 @@ import statistics
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -174,6 +174,16 @@ def work_start(launch_s: float, first: tuple[float, float] | None, last: tuple[f
     if not (p2 > p1 > 0 and t2 > t1):
         return None
     return max(launch_s, t2 - p2 * (t2 - t1) / (p2 - p1))
+
+
+def _finish_at_rate_ms(a: Any, first: tuple[float, float] | None) -> float | None:
+    """When attempt `a` finishes at the rate its progress grew since its work began (`work_start`: the
+    JVM's start-up left out), ms on the AM's clock; None until two reports show progress growing."""
+    last = (a.time_ms / 1000.0, a.progress)
+    began = work_start((a.launch_time_ms or a.time_ms) / 1000.0, first, last)
+    if began is None or a.progress <= 0:
+        return None
+    return float((began + (last[0] - began) / min(a.progress, 1.0)) * 1000.0)
 
 
 class StartupEstimate:
@@ -318,6 +328,53 @@ def _task_clones(app_id: str, decisions: Any, attempts: Sequence[Any]) -> dict[s
     return out
 
 
+def _slow_waiting(
+    attempts: Sequence[Any], first: dict[str, tuple[float, float]], now_s: float, skip: Collection[str]
+) -> dict[str, int]:
+    """Tasks whose clones at launch still wait for a container while every running copy of the task, at
+    its rate since its work began (`_finish_at_rate_ms`), has more time left than a fresh copy of its
+    phase takes (the median run time, launch to finish, of the phase's other tasks' copies: finished
+    ones, and running ones at their rates): task id -> its live clones. Tasks in `skip` are left out.
+
+    Why: the core judges a task late only below its copy cap, and a clone that waits for its container
+    counts as a copy (so a late task's next clone waits for the last one to be late too). A task whose
+    two clones at launch wait was therefore never late, however far its original straggled, and its
+    clones waited with every other job's clones at launch for idle capacity (bench run b48: a map whose
+    original ran 119 s got its clones 58 s after its start). Named as a late copy, its waiting clones
+    are placed before clones at launch, which yield their containers to them (rpc/clones.py,
+    rpc/yielding.py); no further clone is asked for."""
+    waiting: dict[str, int] = {}
+    live: dict[str, int] = {}
+    phase_of: dict[str, str] = {}
+    left: dict[str, float] = {}
+    unknown: set[str] = set()
+    totals: dict[str, list[tuple[str, float]]] = {}
+    for a in attempts:
+        t = a.task_id
+        phase_of[t] = a.phase_id
+        if a.is_clone and a.state not in (pb.ATTEMPT_FAILED, pb.ATTEMPT_KILLED):
+            live[t] = live.get(t, 0) + 1
+        if _waiting_clone(a):
+            waiting[t] = waiting.get(t, 0) + 1
+        elif a.state == pb.ATTEMPT_SUCCEEDED and a.duration_s > 0:
+            totals.setdefault(a.phase_id, []).append((t, a.duration_s))
+        elif a.state == pb.ATTEMPT_RUNNING and a.container_id:
+            ends = _finish_at_rate_ms(a, first.get(a.attempt_id))
+            if ends is None:
+                unknown.add(t)
+                continue
+            totals.setdefault(a.phase_id, []).append((t, (ends - (a.launch_time_ms or a.time_ms)) / 1000.0))
+            left[t] = min(left.get(t, math.inf), ends / 1000.0 - max(now_s, a.time_ms / 1000.0))
+    out: dict[str, int] = {}
+    for t in sorted(waiting):
+        if t in skip or t in unknown or t not in left:
+            continue
+        others = [d for u, d in totals.get(phase_of[t], []) if u != t]
+        if others and left[t] > statistics.median(others):
+            out[t] = live.get(t, 0)
+    return out
+
+
 class PlanBudget:
     """A token bucket: at most `rate` fresh plans per second on average, bursts up to `burst`."""
 
@@ -423,6 +480,7 @@ class AppMasterServicer:
                         a.launch_time_ms,
                         per_task=a.task_id in st.per_task,
                         last_stage=a.phase_id in last,
+                        finish_est_ms=_finish_at_rate_ms(a, st.first_progress.get(a.attempt_id)),
                     )
                     for a in st.attempts.values()
                     if a.state == pb.ATTEMPT_RUNNING and a.container_id
@@ -594,11 +652,18 @@ class AppMasterServicer:
             if g.job_id == app_id and g.phase_id in plan.clones_per_phase and launch:
                 plan.clones_per_phase[g.phase_id] = max(0, min(MAX_CLONES, g.clones))
         named = _task_clones(app_id, decisions, reported)
+        with self._lock:
+            judged = set(st.per_task)
+        for task_id, n in _slow_waiting(reported, first, now, {*named, *judged}).items():
+            named[task_id] = (n, pb.REASON_CLONE_LATE_COPY)
         for task_id, (n, why) in sorted(named.items()):
             plan.task_clones.add(task_id=task_id, clones=n, reason=why, detail="clone placed by the core")
         if named:
             with self._lock:
                 st.per_task.update({t: why for t, (_, why) in named.items() if why in _JUDGED_ALONE})
+                for a in st.attempts.values():  # clones already waiting (`_slow_waiting`) are alone now
+                    if _waiting_clone(a) and st.per_task.get(a.task_id) in _JUDGED_ALONE:
+                        st.waiting_alone[a.attempt_id] = a.phase_id
         for o in decisions.omegas:
             if o.job_id == app_id and math.isfinite(o.omega) and o.omega >= 0:
                 plan.delay_assignment_wait_s = o.omega

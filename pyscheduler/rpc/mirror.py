@@ -437,6 +437,16 @@ class Mirror:
         free = self.arrays.free_rows(rows, ("memory_mb", "vcores")).tolist()
         return {nid: Res(mem, cores) for nid, (mem, cores) in zip(ids, free, strict=True)}
 
+    def room_soon_of(self, node_ids: Collection[str]) -> dict[str, Res]:
+        """Memory and vcores of each of the mirrored nodes `node_ids` once the RM's `allocated` catches up
+        with the mirrored containers: capacity - containers - outstanding. A container the shim reported
+        gone (a preempted clone) keeps its room in the RM's figures until its NodeManager's next
+        heartbeat; rpc/yielding.py must count that room as coming, not free it a second time."""
+        ids = list(node_ids)
+        rows = np.fromiter((self.nodes[nid].row for nid in ids), np.intp, len(ids))
+        free = self.arrays.free_rows(rows, ("memory_mb", "vcores"), rm_allocated=False).tolist()
+        return {nid: Res(mem, cores) for nid, (mem, cores) in zip(ids, free, strict=True)}
+
     def app_ids_with_asks(self) -> set[str]:
         return set(self._app_asks)
 

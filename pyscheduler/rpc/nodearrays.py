@@ -199,8 +199,13 @@ class NodeArrays:
                 out[:, j] = self.t[table][rows, c]
         return out
 
-    def free_rows(self, rows: npt.NDArray[np.intp], names: Sequence[str]) -> npt.NDArray[np.int64]:
-        """Free room of `rows` in the columns `names` (zero for a type not seen), shape (k, len(names))."""
+    def free_rows(
+        self, rows: npt.NDArray[np.intp], names: Sequence[str], rm_allocated: bool = True
+    ) -> npt.NDArray[np.int64]:
+        """Free room of `rows` in the columns `names` (zero for a type not seen), shape (k, len(names)).
+        Without `rm_allocated`, the room once the RM's figures catch up with the mirrored containers:
+        capacity - containers - outstanding (a released container leaves the RM's `allocated` only when
+        its NodeManager reports it gone)."""
         cap, a, u, o = (self.columns(i, rows, names) for i in (CAP, ALLOC, USED, OUT))
-        out: npt.NDArray[np.int64] = cap - np.maximum(a, u) - o
+        out: npt.NDArray[np.int64] = cap - (np.maximum(a, u) if rm_allocated else u) - o
         return out

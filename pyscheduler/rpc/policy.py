@@ -53,6 +53,11 @@ def round_for(name: str, options: dict[str, Any] | None = None, hints: HintSourc
 
 
 def round_with(
-    policy: policies.Policy | None, hints: HintSource | None = None, copies: CopySource | None = None
+    policy: policies.Policy | None,
+    hints: HintSource | None = None,
+    copies: CopySource | None = None,
+    release_beaten: bool = True,
 ) -> RoundFn:
-    return _yarn_fcfs_round if policy is None else core_round(policy, hints, copies=copies)
+    if policy is None:
+        return _yarn_fcfs_round
+    return core_round(policy, hints, copies=copies, release_beaten=release_beaten)

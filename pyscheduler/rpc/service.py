@@ -110,6 +110,7 @@ class DecisionService:
                 core_policy,
                 self.appmaster.hints,
                 self.appmaster.running_copies if cfg["appmaster.clone_yield"] else None,
+                release_beaten=cfg["appmaster.release_beaten_clones"],
             ),
             cfg["policy.name"],
             recorder,

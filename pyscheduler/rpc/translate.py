@@ -49,6 +49,7 @@ from pyscheduler.rpc.nodearrays import CAP
 from pyscheduler.rpc.placer import (
     ANY_LOCATION,
     DeferralChoice,
+    KillChoice,
     PlacementChoice,
     RoundResult,
     fcfs_order,
@@ -398,16 +399,23 @@ def core_round(
     hints: HintSource | None = None,
     clock: Callable[[], float] | None = None,
     copies: CopySource | None = None,
+    release_beaten: bool = True,
 ) -> Callable[[Mirror], RoundResult]:
     """A round function deciding with a core policy. With `copies` (the AM helper's running attempts),
-    running clones yield their containers to originals still waiting after the round (rpc/yielding.py)."""
+    running clones yield their containers to originals still waiting after the round, and with
+    `release_beaten` clones at launch that their task's lead clearly beats are released at once, every
+    round (rpc/yielding.py)."""
     import time
 
     now = clock or time.time
 
     def round_fn(mirror: Mirror) -> RoundResult:
+        released: list[KillChoice] = []
+        if copies is not None and release_beaten:
+            released = yielding.beaten(copies(), mirror, int(now() * 1000))
+            metrics.CLONES_BEATEN.inc(len(released))
         if not any(a.num_containers > a.outstanding for a in mirror.asks.values()):
-            return RoundResult()  # nothing pending: no round (changed rows stay dirty for the next)
+            return RoundResult(kills=released)  # nothing pending: no round (changed rows stay dirty)
         snapshot, index, zero, clones = snapshot_and_clones(mirror, now(), hints)
         result = from_decisions(mirror, policy.decide(snapshot), index, zero)
         strict = [a for a in mirror.asks.values() if strict_locality(a)]
@@ -429,6 +437,7 @@ def core_round(
             if waiting:
                 result.kills = yielding.choose(mirror, waiting, copies(), now_ms, result.placements)
                 metrics.CLONES_YIELDED.inc(len(result.kills))
+        result.kills[:0] = released
         return result
 
     return round_fn

@@ -38,18 +38,45 @@ Choices (the papers do not say which clone to preempt; tested in tests/rpc/test_
   of tasks with the most copies running: two copies keep most of three's gain (the least of two
   Pareto(1.5) draws has a median of 1.26 x the base, of three 1.17 x, of one 1.59 x), so a task keeps
   one clone while another has two (bench run b43: clones at launch preempted within 10 s of their start
-  left a 239 s straggler alone for 150 s);
+  left a 239 s straggler alone for 150 s); counted as the copies a task has left when the clone yields,
+  so every task gives up one clone before any gives up its second (run b49: both clones of one map
+  yielded to three waiting maps while other maps kept two);
 - clones at launch yield to the clones of tasks judged on their own (a late copy, the phase tail:
   clones.CloneAsks.alone) still waiting after the clone pass, too: a late task is known to straggle,
   while a clone at launch is a fresh draw of unknown length (bench run b42: a 150 s straggler's late
   copy waited about 60 s for room that other jobs' clones at launch held);
+- never to a container of the clone's own ask (its job's phase): a job's originals are placed before its
+  clones, so such a container is a clone the AM has not reported yet or Hadoop's replacement of a clone
+  that yielded (run b50: six clones of one job yielded in turn, in two seconds, to its own phase's asks);
 - only for a container that has waited STEADY_S (3 s) or more, counted as the least number waiting over
   that time: the AM helper's reports lag its asks by a poll, so a clone's fresh ask looks like an
   original's for a moment;
 - per original container still waiting (asks deferred for room, clone asks left out): nothing if a node
-  has room for it once the preemptions already asked for (in flight: their containers are still
-  mirrored) are done, else the fewest clones on one node that free enough room there with what the
-  node has free (an AM container may need more than one task's container).
+  has room for it once the preemptions already asked for are done (room counted from the mirrored
+  containers, so a preempted clone counts as coming room while it is still mirrored and after the shim
+  reported it gone but before its NodeManager did; `_room`), else the fewest clones on one node that
+  free enough room there with what the node has free (an AM container may need more than one task's
+  container).
+
+Beaten clones (`beaten`, `appmaster.release_beaten_clones`, default on): a clone at launch whose task's
+lead copy will clearly finish first is released at once, whether or not anything waits. Dolly (paper
+001, Sec. 3) keeps every clone until the first copy finishes: its clones are independent draws whose
+lengths are unknown. Once two progress reports give a copy's rate, though, its draw is known (a
+StragglerJob copy sleeps at a constant rate; a real task's rate is LATE's estimate, Zaharia et al.,
+OSDI'08, Sec. 4), and a copy that finishes after another copy of its task can only waste its container.
+That is Mantri's test turned around (paper 002, Sec. 6 describes it: Mantri acts on a copy's remaining
+time t_rem against another copy's): the container goes back to the cluster instead of waiting for the
+lead to finish, so a later job's originals find room without preempting a clone still in the race
+(bench run b47: 38 of 74 clones were preempted for waiting originals, most while beaten copies of other
+tasks held their containers to the end). Choices:
+- only clones at launch, as for yielding (a late or tail clone would be launched again; a reduce's
+  progress mixes its shuffle with its work);
+- rates from the work's start (`Copy.finish_est_ms`, appmaster.work_start), not from launch: a JVM that
+  started slowly is not work done slowly;
+- both the lead and the clone have done at least BEATEN_MIN_PROGRESS (0.2) of their work, so each rate
+  spans several progress steps;
+- "clearly": the clone's estimate is later than the lead's by more than BEATEN_MARGIN_S (10 s) and
+  BEATEN_MARGIN_FRAC (0.2) of the lead's run time, so two copies near a tie both run on.
 """
 
 from __future__ import annotations
@@ -63,6 +90,12 @@ from pyscheduler.rpc.res import Res, res_add
 from pyscheduler.wire import pb
 
 REASON_CLONE_YIELDS = "clone_yields"
+REASON_CLONE_BEATEN = "clone_beaten"
+# A clone at launch is beaten (`beaten`) when, at its rate, it finishes more than the larger of these after
+# its task's lead copy, both having done BEATEN_MIN_PROGRESS of their work.
+BEATEN_MARGIN_S = 10.0
+BEATEN_MARGIN_FRAC = 0.2  # of the lead's run time, launch to estimated finish
+BEATEN_MIN_PROGRESS = 0.2
 # Deferrals that mean "an original container waits for room" (clone asks are subtracted per key).
 _WAITING = frozenset({pb.REASON_WAITING_FOR_RESOURCES, pb.REASON_LOWER_PRIORITY})
 # A preemption still mirrored after this long is asked for again (the shim may have refused it).
@@ -89,9 +122,30 @@ class Copy:
     launch_ms: int  # 0: unknown
     per_task: bool = False  # its task was named per task (a late copy, the phase tail): the AM relaunches it
     last_stage: bool = False  # of a phase with parents that no phase waits for: the job's last tasks
+    # when it finishes at the rate its progress grew since its work began (appmaster.work_start: the
+    # JVM's start-up left out), ms on the AM's clock; None until two reports show progress growing
+    finish_est_ms: float | None = None
 
 
 CopySource = Callable[[], list[Copy]]
+
+
+@dataclass(frozen=True, slots=True)
+class Waiting:
+    """A container that waits for room (`steady`): its size, and the ask it is of."""
+
+    res: Res
+    key: AskKey | None = None
+
+    def of_same_ask(self, mirror: Mirror, c: Copy) -> bool:
+        """Whether clone `c` is of this ask's application and YARN priority (the same phase of one job)."""
+        rec = mirror.containers.get(c.container_id)
+        return (
+            self.key is not None
+            and rec is not None
+            and rec.priority == self.key[1]
+            and c.app_id == application_of_attempt(self.key[0])
+        )
 
 
 def waiting_originals(mirror: Mirror, result: RoundResult, clones: Mapping[AskKey, int]) -> dict[AskKey, int]:
@@ -125,14 +179,14 @@ def waiting_alone(
     return out
 
 
-def steady(mirror: Mirror, waiting: Mapping[tuple[str, AskKey], int], now_ms: int) -> list[Res]:
+def steady(mirror: Mirror, waiting: Mapping[tuple[str, AskKey], int], now_ms: int) -> list[Waiting]:
     """The capability of every container that has waited at least STEADY_S: per (kind, ask), the least
     count seen over the last STEADY_S, once it has been waiting that long (module docstring)."""
     seen: dict[tuple[str, AskKey], list[tuple[int, int]]] = mirror.cache.setdefault(_STEADY, {})
     for k in [k for k in seen if waiting.get(k, 0) <= 0]:
         del seen[k]
     window = int(STEADY_S * 1000)
-    out: list[Res] = []
+    out: list[Waiting] = []
     for k, n in sorted(waiting.items()):
         a = mirror.asks.get(k[1])
         if n <= 0 or a is None:
@@ -144,12 +198,15 @@ def steady(mirror: Mirror, waiting: Mapping[tuple[str, AskKey], int], now_ms: in
         while len(hist) > 1 and hist[1][0] <= now_ms - window:
             del hist[0]
         if hist[0][0] <= now_ms - window:
-            out.extend([a.capability] * min(c for _, c in hist))
+            out.extend([Waiting(a.capability, k[1])] * min(c for _, c in hist))
     return out
 
 
 def _finish_ms(c: Copy, now_ms: int) -> float | None:
-    """LATE's estimate of when copy `c` finishes (its progress rate since launch), None without one."""
+    """When copy `c` finishes: at its rate since its work began when two reports showed it
+    (`Copy.finish_est_ms`), else LATE's estimate (its progress rate since launch); None without either."""
+    if c.finish_est_ms is not None:
+        return c.finish_est_ms
     if c.progress <= 0 or c.launch_ms <= 0 or now_ms <= c.launch_ms:
         return None
     return c.launch_ms + (now_ms - c.launch_ms) / min(c.progress, 1.0)
@@ -165,27 +222,82 @@ def _lead(copies: Sequence[Copy], now_ms: int) -> Copy:
     return min(pool, key=lambda c: (c.launch_ms <= 0, c.launch_ms, c.attempt_id))
 
 
-def preemptible(copies: Iterable[Copy], mirror: Mirror, now_ms: int) -> list[Copy]:
-    """Running clones that may yield, those beaten by their task's lead first, then those of tasks with
-    more copies running, then youngest first:
-    clones at launch (not `per_task`) of a phase that is not the job's last stage, not their task's lead
-    copy, container mirrored (live) and not an ApplicationMaster's."""
+def _by_task(copies: Iterable[Copy], mirror: Mirror) -> list[list[Copy]]:
+    """The copies in live, non-ApplicationMaster containers, per task with at least two of them."""
     by_task: dict[tuple[str, str], list[Copy]] = {}
     for c in copies:
         rec = mirror.containers.get(c.container_id)
         if rec is not None and not rec.am_container:
             by_task.setdefault((c.app_id, c.task_id), []).append(c)
-    out: list[tuple[bool, int, int, str, Copy]] = []
-    for task in by_task.values():
-        if len(task) < 2:
+    return [task for task in by_task.values() if len(task) >= 2]
+
+
+def _at_launch(c: Copy, lead: Copy) -> bool:
+    """A clone at launch that is not its task's lead copy: the only copies the service preempts."""
+    return c.is_clone and c is not lead and not (c.per_task or c.last_stage)
+
+
+def beaten(copies: Iterable[Copy], mirror: Mirror, now_ms: int) -> list[KillChoice]:
+    """Clones at launch that their task's lead copy has clearly beaten, released at once (module
+    docstring, "Beaten clones"); remembered as in flight, so `choose` counts their room as coming."""
+    flight = _in_flight(mirror, now_ms)
+    out: list[KillChoice] = []
+    for task in _by_task(copies, mirror):
+        lead = _lead(task, now_ms)
+        ends = lead.finish_est_ms
+        if ends is None or lead.progress < BEATEN_MIN_PROGRESS:
             continue
+        took = ends - lead.launch_ms if lead.launch_ms > 0 else 0.0
+        margin = max(BEATEN_MARGIN_S * 1000.0, BEATEN_MARGIN_FRAC * took)
+        for c in task:
+            mine = c.finish_est_ms
+            if (
+                not _at_launch(c, lead)
+                or c.container_id in flight
+                or mine is None
+                or c.progress < BEATEN_MIN_PROGRESS
+                or mine - ends <= margin
+            ):
+                continue
+            node_id = mirror.containers[c.container_id].node_id
+            flight[c.container_id] = (now_ms, node_id)
+            out.append(
+                KillChoice(
+                    c.container_id,
+                    application_of_attempt(mirror.containers[c.container_id].attempt_id),
+                    REASON_CLONE_BEATEN,
+                    f"clone {c.attempt_id} of {c.task_id} on {node_id} is beaten: at its rate it "
+                    f"finishes {(mine - ends) / 1000.0:.1f} s after {lead.attempt_id} "
+                    f"(margin {margin / 1000.0:.1f} s)",
+                )
+            )
+    return out
+
+
+def preemptible(copies: Iterable[Copy], mirror: Mirror, now_ms: int) -> list[Copy]:
+    """Running clones that may yield, those beaten by their task's lead first, then those whose task
+    has the most copies when they yield (counting the task's clones before them in this order: each task
+    gives up one clone before any gives up its second; bench run b49 took both clones of one map for
+    three waiting maps), then youngest first:
+    clones at launch (not `per_task`) of a phase that is not the job's last stage, not their task's lead
+    copy, container mirrored (live) and not an ApplicationMaster's."""
+    out: list[tuple[bool, int, int, str, Copy]] = []
+    for task in _by_task(copies, mirror):
         lead = _lead(task, now_ms)
         ends = _finish_ms(lead, now_ms)
+        mine: list[tuple[bool, int, str, Copy]] = []
         for c in task:
-            if c.is_clone and c is not lead and not (c.per_task or c.last_stage):
-                mine = _finish_ms(c, now_ms)
-                beaten = ends is not None and mine is not None and mine > ends
-                out.append((not beaten, -len(task), -c.launch_ms, c.attempt_id, c))
+            if _at_launch(c, lead):
+                f = _finish_ms(c, now_ms)
+                # like with like: a young clone's estimate from its launch counts its JVM's start-up as
+                # slow work, so against a lead timed by its rate it would look beaten (bench run b52: the
+                # clone that drew 40 s yielded 16 s after its start, its task's original ran 111 s)
+                same = (c.finish_est_ms is None) == (lead.finish_est_ms is None)
+                beaten = same and ends is not None and f is not None and f > ends
+                mine.append((not beaten, -c.launch_ms, c.attempt_id, c))
+        mine.sort(key=lambda t: t[:3])
+        for j, (not_beaten, young, attempt_id, c) in enumerate(mine):
+            out.append((not_beaten, j - len(task), young, attempt_id, c))
     out.sort(key=lambda t: t[:4])
     return [t[4] for t in out]
 
@@ -194,13 +306,27 @@ def _covers(have: Res, need: Res) -> bool:
     return have.memory_mb >= need.memory_mb and have.vcores >= need.vcores
 
 
+def _in_flight(mirror: Mirror, now_ms: int) -> dict[str, tuple[int, str]]:
+    """The preemptions asked for in the last IN_FLIGHT_S: container id -> (when, its node). An entry
+    outlives its container in the mirror, so its node's coming room is still looked at (`choose`); one
+    still mirrored after IN_FLIGHT_S may be asked for again (the shim may have refused it)."""
+    flight: dict[str, tuple[int, str]] = mirror.cache.setdefault(_CACHE, {})
+    for cid in [k for k, (t, _) in flight.items() if now_ms - t > IN_FLIGHT_S * 1000]:
+        del flight[cid]
+    return flight
+
+
 def _room(
     mirror: Mirror, nodes: Iterable[str], taken: Iterable[PlacementChoice], freeing: Iterable[str]
 ) -> dict[str, Res]:
-    """Free room per node after the round's placements `taken`, plus the containers `freeing` (preemptions
-    in flight, which the RM will hand back)."""
+    """Room per node after the round's placements `taken`, plus the containers `freeing` (preemptions in
+    flight, which the RM will hand back). Counted from the mirrored containers (`Mirror.room_soon_of`),
+    not the RM's `allocated`: a preempted clone leaves the mirror when the shim completes it, but the
+    RM's figures for its node until its NodeManager's next heartbeat, and in between the clone is
+    neither in flight nor free room (bench run b47: two waiting maps took six clones, two per round
+    0.1 s apart, until the NodeManagers' heartbeats landed)."""
     ids = {n for n in nodes if n in mirror.nodes}
-    room = mirror.free_of(ids)
+    room = mirror.room_soon_of(ids)
     for p in taken:
         if p.node_id in room:
             room[p.node_id] = res_add(room[p.node_id], p.capability, -p.count)
@@ -213,7 +339,7 @@ def _room(
 
 def choose(
     mirror: Mirror,
-    waiting: Sequence[Res],
+    waiting: Sequence[Res | Waiting],
     copies: Iterable[Copy],
     now_ms: int,
     taken: Sequence[PlacementChoice] = (),
@@ -223,41 +349,46 @@ def choose(
     Per waiting original container, in turn: none if some node's room (after the round's placements,
     with the in-flight preemptions' containers counted as free) already holds it; else the node where the
     fewest preemptible clones, youngest first, free enough room with what the node has free."""
-    flight: dict[str, int] = mirror.cache.setdefault(_CACHE, {})
-    stale = [k for k, t in flight.items() if k not in mirror.containers or now_ms - t > IN_FLIGHT_S * 1000]
-    for cid in stale:
-        del flight[cid]
+    flight = _in_flight(mirror, now_ms)
     by_node: dict[str, list[Copy]] = {}
     for c in preemptible(copies, mirror, now_ms):
         if c.container_id not in flight:
             by_node.setdefault(mirror.containers[c.container_id].node_id, []).append(c)
     if not by_node:
         return []
-    # every node with a preemption in flight counts its room too: the waiting container may take the
-    # room a clone still yields there (before: only nodes with clones left to preempt, so a second and a
-    # third clone yielded to one waiting container, bench run b46)
-    freeing = list(flight)
-    room = _room(mirror, {*by_node, *(mirror.containers[cid].node_id for cid in freeing)}, taken, freeing)
+    # every node with a preemption in flight counts its room too, also once the shim reported the clone
+    # gone: the waiting container may take the room a clone yields there (before: only nodes with clones
+    # left to preempt, so a second and a third clone yielded to one waiting container, bench run b46; and
+    # b48, where three more clones yielded 0.1 s after three, to the same three waiting maps)
+    freeing = [cid for cid in flight if cid in mirror.containers]
+    room = _room(mirror, {*by_node, *(node for _, node in flight.values())}, taken, freeing)
     out: list[KillChoice] = []
-    for need in waiting:
+    for w in waiting:
+        wait = w if isinstance(w, Waiting) else Waiting(w)
+        need = wait.res
         fits = next((n for n, r in room.items() if _covers(r, need)), None)
         if fits is not None:
             room[fits] = res_add(room[fits], need, -1)
             continue
-        best: tuple[int, str, Res] | None = None
-        for node_id, victims in by_node.items():
+        best: tuple[int, str, Res, list[Copy]] | None = None
+        for node_id, candidates in by_node.items():
+            # never for an ask of the clone's own phase: a job's originals are placed before its clones,
+            # so such an ask is a clone the AM has not reported yet, or Hadoop's replacement of a clone
+            # that yielded, which the AM drops (bench run b50: one job's clones yielded in turn, six in
+            # two seconds, to its own phase's asks, while its late copies took the room)
+            victims = [c for c in candidates if not wait.of_same_ask(mirror, c)]
             r, k = room.get(node_id, Res()), 0
             while not _covers(r, need) and k < len(victims):
                 r = res_add(r, mirror.containers[victims[k].container_id].resource)
                 k += 1
             if _covers(r, need) and (best is None or k < best[0]):
-                best = (k, node_id, r)
+                best = (k, node_id, r, victims[:k])
         if best is None:
             continue
-        k, node_id, r = best
+        k, node_id, r, chosen = best
         room[node_id] = res_add(r, need, -1)
-        for c in by_node[node_id][:k]:
-            flight[c.container_id] = now_ms
+        for c in chosen:
+            flight[c.container_id] = (now_ms, node_id)
             out.append(
                 KillChoice(
                     c.container_id,
@@ -267,5 +398,5 @@ def choose(
                     f"({need.memory_mb} MB, {need.vcores} vcores; {len(waiting)} waiting)",
                 )
             )
-        del by_node[node_id][:k]
+        by_node[node_id] = [c for c in by_node[node_id] if c not in chosen]
     return out

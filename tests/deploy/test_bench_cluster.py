@@ -9,6 +9,8 @@ import pytest
 
 from pyscheduler.deploy import bench_cluster as bc
 from pyscheduler.deploy.jobs import JobResult
+from pyscheduler.objects import Decision, DecisionKind
+from pyscheduler.store.log import DecisionLog
 
 HEADER = "task_id\tphase\tattempt_id\tis_clone\tcontainer_id\tnode_id\tstate\tlaunch_ms\tfinish_ms\twinner"
 
@@ -28,6 +30,30 @@ def test_clone_overhead_counts_clone_container_seconds(tmp_path: Path) -> None:
     ]
     (tmp_path / "application_1_0001.tsv").write_text("\n".join(rows) + "\n")
     assert bc.clone_overhead(tmp_path) == (3.0, 7.0, 1)
+
+
+def test_the_services_preemptions_are_counted_per_reason_from_its_decision_log(tmp_path: Path) -> None:
+    db = tmp_path / "decisions.db"
+    assert bc.kills_by_reason(db) == {}  # no service ran
+    log = DecisionLog(db)
+    kill = DecisionKind.KILL
+    log.append(
+        [
+            Decision(time=1.0, kind=kill, reason="clone_yields", application_id="application_1_0001"),
+            Decision(time=2.0, kind=kill, reason="clone_beaten", application_id="application_1_0001"),
+            Decision(time=3.0, kind=kill, reason="clone_beaten", application_id="application_1_0002"),
+            Decision(time=4.0, kind=DecisionKind.PLACEMENT, reason="best_fit"),
+        ]
+    )
+    log.close()
+    assert bc.kills_by_reason(db) == {"clone_yields": 1, "clone_beaten": 2}
+    dmp = bc.Run("dollymp", kills=bc.kills_by_reason(db))
+    cap = bc.Run("capacity")
+    for j in bc.MIX:
+        cap.results[j.name] = dmp.results[j.name] = _result(j.name, 100.0)
+    table, out = bc.report({"capacity": cap, "dollymp": dmp})
+    assert (out["clones_yielded"], out["clones_beaten"]) == (1, 2)
+    assert "preempted by the service: 1 for waiting originals, 2 beaten" in table
 
 
 def _result(name: str, s: float) -> JobResult:

@@ -16,7 +16,15 @@ from rpc_harness import am_session, app, ask, in_process_service, node
 
 from pyscheduler import metrics
 from pyscheduler.objects import Job, Phase, Resources
-from pyscheduler.rpc.appmaster import PlanBudget, StartupEstimate, _last_stages, _replay, work_start
+from pyscheduler.rpc.appmaster import (
+    PlanBudget,
+    StartupEstimate,
+    _finish_at_rate_ms,
+    _last_stages,
+    _replay,
+    _slow_waiting,
+    work_start,
+)
 from pyscheduler.rpc.service import DecisionService
 from pyscheduler.wire import pb
 
@@ -250,6 +258,36 @@ def test_launch_clones_are_never_named_per_task_but_a_late_task_of_the_same_job_
         assert flags["attempt_1700000000000_0001_m_000003_0"] == (False, False), flags
 
 
+def test_a_straggler_whose_launch_clones_wait_is_named_and_its_clones_wait_alone(tmp_path: Path) -> None:
+    """Every vcore taken, a small job's maps started with two clones at launch each, which wait for room.
+    Map 0's original crawls: at its cap of copies (its waiting clones count) the core does not judge it
+    late, but the servicer names it a late copy with the clones it has (`_slow_waiting`): no new clone,
+    and its two waiting clones now count as alone, so clones at launch yield their containers to them."""
+    with _late_rule_am(tmp_path, small_job_clones=7, full=True) as (svc, am):
+        profile = pb.JobProfile(
+            application_id=APP, job_name="wait-alone", submit_time_ms=1, phases=[_phase("map", 3, 20)],
+            clones_preemptible=True,
+        )  # fmt: skip
+        am.ReportJobProfile(profile, timeout=10)
+        now_ms = int(time.time() * 1000)
+        clones = [_attempt("map", i, k, pb.ATTEMPT_WAITING, clone=True) for i in (0, 1) for k in (1, 2)]
+        for c in clones:
+            c.time_ms = now_ms - 10_000
+        done = [_map_report(2, pb.ATTEMPT_SUCCEEDED, now_ms, 30.0, duration_s=30.0)]
+        # map 0: 2.5% -> 5% in 10 s (380 s left); map 1: 60% -> 90% (3.3 s left)
+        early = [_running_map(0, now_ms, 10, 0.025), _running_map(1, now_ms, 10, 0.6)]
+        am.ReportAttempts(
+            pb.AttemptReports(application_id=APP, attempts=[*done, *clones, *early]), timeout=10
+        )
+        assert svc.appmaster.hints(APP)[20].waiting_alone == 0
+        now = [_running_map(0, now_ms, 0, 0.05), _running_map(1, now_ms, 0, 0.9)]
+        plan = am.ReportAttempts(pb.AttemptReports(application_id=APP, attempts=now), timeout=10)
+        named = {t.task_id: (t.clones, t.reason) for t in plan.task_clones}
+        assert named == {"task_1700000000000_0001_m_000000": (2, pb.REASON_CLONE_LATE_COPY)}, plan
+        hint = svc.appmaster.hints(APP)[20]
+        assert (hint.waiting_clones, hint.waiting_alone) == (4, 2), hint
+
+
 def test_the_last_stage_is_the_phases_with_parents_that_no_phase_waits_for() -> None:
     two = pb.JobProfile(phases=[_phase("map", 2, 20), _phase("reduce", 1, 10, ("map",))])
     assert _last_stages(two) == {"reduce"}
@@ -379,6 +417,45 @@ def test_work_start_leaves_the_start_up_out_of_the_rate() -> None:
     # 20% at 120 s, 60% at 130 s: 4%/s, so work began at 115 s (15 s of JVM start-up left out)
     assert work_start(launch, (120.0, 0.2), (130.0, 0.6)) == 115.0
     assert work_start(launch, (101.0, 0.5), (102.0, 0.6)) == launch  # never before the launch
+
+
+def test_a_copys_finish_is_estimated_at_its_rate_since_its_work_began() -> None:
+    a = pb.AttemptReport(state=pb.ATTEMPT_RUNNING, progress=0.6, time_ms=130_000, launch_time_ms=100_000)
+    assert _finish_at_rate_ms(a, None) is None  # one report: no rate yet
+    # work began at 115 s (20% at 120 s, 60% at 130 s): the rest, 40% at 4%/s, ends at 140 s; LATE's
+    # estimate from the launch would say 150 s
+    assert _finish_at_rate_ms(a, (120.0, 0.2)) == pytest.approx(140_000.0)
+
+
+def test_a_task_whose_launch_clones_wait_while_its_copies_straggle_is_named_late() -> None:
+    def running(task: int, progress: float, at_s: float) -> Any:
+        a = _attempt("map", task, 0, pb.ATTEMPT_RUNNING)
+        a.progress, a.time_ms, a.launch_time_ms = progress, int(at_s * 1000), 80_000
+        return a
+
+    def waiting(task: int) -> list[Any]:
+        return [_attempt("map", task, k, pb.ATTEMPT_WAITING, clone=True) for k in (1, 2)]
+
+    first = {  # the first report with progress of each running original, at 100 s
+        "attempt_1700000000000_0001_m_000000_0": (100.0, 0.05),
+        "attempt_1700000000000_0001_m_000002_0": (100.0, 0.3),
+        "attempt_1700000000000_0001_m_000003_0": (100.0, 0.3),
+    }
+    reports = [
+        running(0, 0.10, 110.0),  # 0.5%/s since 90 s: ends at 290 s, 180 s left
+        *waiting(0),
+        _attempt("map", 1, 0, pb.ATTEMPT_SUCCEEDED),  # 20 s
+        running(2, 0.5, 110.0),  # 2%/s since 85 s: ends at 135 s, 55 s after its launch at 80 s
+        running(3, 0.5, 110.0),  # on pace: 25 s left, less than a fresh copy's ~55 s
+        *waiting(3),
+        running(4, 0.02, 110.0),  # one report: no rate yet
+        *waiting(4),
+    ]
+    assert _slow_waiting(reports, first, 110.0, ()) == {"task_1700000000000_0001_m_000000": 2}
+    assert _slow_waiting(reports, first, 110.0, {"task_1700000000000_0001_m_000000"}) == {}
+    # a running clone of map 0 with no rate yet may still win: not judged
+    young = _attempt("map", 0, 3, pb.ATTEMPT_RUNNING, clone=True)
+    assert _slow_waiting([*reports, young], first, 110.0, ()) == {}
 
 
 def test_startup_estimate_is_the_median_of_recent_start_ups_once_a_few_were_seen() -> None:

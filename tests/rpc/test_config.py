@@ -29,6 +29,9 @@ def test_defaults_bind_loopback_and_layering(tmp_path: Path) -> None:
     assert cfg["policy.options"] == {"max_clones": 2}
     assert config.load(None, env={})["appmaster.clone_yield"] is True
     assert config.load(None, env={"DOLLYMP_APPMASTER_CLONE_YIELD": "off"})["appmaster.clone_yield"] is False
+    assert config.load(None, env={})["appmaster.release_beaten_clones"] is True
+    off = {"DOLLYMP_APPMASTER_RELEASE_BEATEN_CLONES": "false"}
+    assert config.load(None, env=off)["appmaster.release_beaten_clones"] is False
 
 
 @pytest.mark.parametrize(

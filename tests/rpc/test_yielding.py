@@ -8,11 +8,20 @@ from pathlib import Path
 from rpc_harness import am_session, app, ask, attempt, full_batch, in_process_service, node, res
 
 from pyscheduler.policies import get_policy
-from pyscheduler.rpc.mirror import Mirror
+from pyscheduler.rpc.mirror import AskKey, Mirror
 from pyscheduler.rpc.res import Res
 from pyscheduler.rpc.session import Session
 from pyscheduler.rpc.translate import PhaseHint, core_round
-from pyscheduler.rpc.yielding import STEADY_S, Copy, choose, preemptible, steady
+from pyscheduler.rpc.yielding import (
+    BEATEN_MARGIN_S,
+    STEADY_S,
+    Copy,
+    Waiting,
+    beaten,
+    choose,
+    preemptible,
+    steady,
+)
 from pyscheduler.wire import pb
 
 APP1 = "application_1700000000000_0001"
@@ -82,7 +91,23 @@ def test_a_clone_its_lead_already_beats_yields_before_a_younger_one_whose_draw_i
         _copy("o2", "t2", False, 0.5, 40_000),
         _copy("c2", "t2", True, 0.0, 90_000),  # the youngest, no progress yet
     ]
-    assert [c.container_id for c in preemptible(copies, m, NOW_MS)] == ["c1", "c1b", "c2"]  # t1: 3 copies
+    # c1 first; then t1 and t2 have two copies each: the youngest clone of those, c2, before c1b
+    assert [c.container_id for c in preemptible(copies, m, NOW_MS)] == ["c1", "c2", "c1b"]
+
+
+def test_a_young_clone_without_a_rate_is_not_beaten_by_a_lead_timed_by_its_rate() -> None:
+    m = _mirror([_container(c, 1) for c in ("o1", "c1", "o2", "c2")], [])
+    copies = [
+        _rated("o1", "t1", False, 0.5, 160.0),  # timed by its rate: finishes at 160 s
+        _copy("c1", "t1", True, 0.05, 90_000),  # 10 s old, from its launch: 290 s, its start-up included
+        _copy("o2", "t2", False, 0.0, 40_000),
+        _copy("c2", "t2", True, 0.0, 95_000),  # younger, no estimate at all
+    ]
+    # c1 is not taken for beaten (before: first, bench run b52): the younger c2 yields first
+    assert [c.container_id for c in preemptible(copies, m, NOW_MS)] == ["c2", "c1"]
+    # once c1 is timed by its rate too, and later than its lead, it is beaten
+    timed = [copies[0], _rated("c1", "t1", True, 0.3, 300.0), *copies[2:]]
+    assert [c.container_id for c in preemptible(timed, m, NOW_MS)] == ["c1", "c2"]
 
 
 def test_a_task_with_three_copies_gives_up_a_clone_before_a_task_with_two() -> None:
@@ -94,7 +119,23 @@ def test_a_task_with_three_copies_gives_up_a_clone_before_a_task_with_two() -> N
         _copy("c2", "t2", True, 0.0, 60_000),
         _copy("c2b", "t2", True, 0.0, 70_000),
     ]
-    assert [c.container_id for c in preemptible(copies, m, NOW_MS)] == ["c2b", "c2", "c1"]
+    # c2b leaves t2 two copies; then c1 and c2 each leave their task one: the younger first
+    assert [c.container_id for c in preemptible(copies, m, NOW_MS)] == ["c2b", "c1", "c2"]
+
+
+def test_every_task_gives_up_one_clone_before_any_gives_up_its_second() -> None:
+    m = _mirror([_container(c, 1) for c in ("o1", "c1", "c1b", "o2", "c2", "c2b")], [], cores=6)
+    copies = [
+        _copy("o1", "t1", False, 0.0, 40_000),
+        _copy("c1", "t1", True, 0.0, 90_000),
+        _copy("c1b", "t1", True, 0.0, 95_000),
+        _copy("o2", "t2", False, 0.0, 40_000),
+        _copy("c2", "t2", True, 0.0, 60_000),
+        _copy("c2b", "t2", True, 0.0, 70_000),
+    ]
+    assert [c.container_id for c in preemptible(copies, m, NOW_MS)] == ["c1b", "c2b", "c1", "c2"]
+    # two waiting originals: one clone of each task yields (before: both of t1's, bench run b49)
+    assert sorted(k.container_id for k in choose(m, [Res(1024, 1)] * 2, copies, NOW_MS)) == ["c1b", "c2b"]
 
 
 def test_a_clone_whose_task_has_no_other_copy_never_yields() -> None:
@@ -141,6 +182,41 @@ def test_a_preemption_in_flight_on_a_node_with_no_clone_left_still_counts_as_roo
     # the next round: c1 is still running (in flight) and h1 has no clone left to preempt; the one
     # waiting container will take c1's room, so c2 stays
     assert choose(m, [Res(1024, 1)], copies, NOW_MS + 100) == []
+    # the shim completed c1: gone from the mirror, h1's allocated not yet down (its NodeManager has not
+    # reported); h1 still has the room coming, so c2 still stays (before: preempted, bench run b48)
+    m.apply(
+        pb.StateBatch(
+            session_id="s", seq=2, rm_time_ms=2,
+            containers_completed=[pb.ContainerCompletion(container_id="c1", finish_time_ms=2)],
+        )
+    )  # fmt: skip
+    left = [c for c in copies if c.container_id != "c1"]
+    assert choose(m, [Res(1024, 1)], left, NOW_MS + 200) == []
+
+
+def test_a_preempted_clone_the_shim_reported_gone_still_counts_as_room_until_its_node_reports() -> None:
+    m = _mirror([_container(c, 1) for c in ("o1", "c1", "o2", "c2")], [])
+    copies = [
+        _copy("o1", "t1", False, 0.5),
+        _copy("c1", "t1", True, 0.0, 90_000),
+        _copy("o2", "t2", False, 0.5),
+        _copy("c2", "t2", True, 0.0, 60_000),
+    ]
+    assert [k.container_id for k in choose(m, [Res(1024, 1)], copies, NOW_MS)] == ["c1"]
+    # the shim completed c1 (preempted): it leaves the mirror, but the node's allocated still holds it
+    # until its NodeManager's next heartbeat, so the RM has no room for the waiting original yet
+    m.apply(
+        pb.StateBatch(
+            session_id="s", seq=2, rm_time_ms=2,
+            containers_completed=[pb.ContainerCompletion(container_id="c1", finish_time_ms=2)],
+        )
+    )  # fmt: skip
+    assert "c1" not in m.containers and m.free_of(["h1:1"])["h1:1"] == Res(0, 0)
+    left = [c for c in copies if c.container_id != "c1"]
+    # the waiting original will take c1's room: c2 stays (before: preempted too, bench run b47)
+    assert choose(m, [Res(1024, 1)], left, NOW_MS + 100) == []
+    # a second waiting original still takes c2
+    assert [k.container_id for k in choose(m, [Res(1024, 1)] * 2, left, NOW_MS + 200)] == ["c2"]
 
 
 def test_an_am_container_larger_than_a_clone_takes_two_clones_on_one_node() -> None:
@@ -202,18 +278,91 @@ def test_a_clone_at_launch_yields_to_a_late_tasks_waiting_clone_but_not_to_anoth
         assert [k.container_id for k in round_fn(m).kills] == kills, alone
 
 
+def _sizes(m: Mirror, waiting: dict[tuple[str, AskKey], int], now_ms: int) -> list[Res]:
+    return [w.res for w in steady(m, waiting, now_ms)]
+
+
 def test_only_a_container_that_waited_steady_s_counts_and_as_few_as_waited_throughout() -> None:
     m = _mirror([], [ask(2, 20, 3)])
     key = next(iter(m.asks))
-    assert steady(m, {("original", key): 3}, 10_000) == []
-    assert steady(m, {("original", key): 1}, 11_000) == []
-    assert steady(m, {("original", key): 2}, 13_000) == [Res(1024, 1)]  # 3 s on, at least 1 throughout
-    assert steady(m, {("original", key): 2}, 15_000) == [Res(1024, 1)]  # 1 from 11 s to 13 s
-    assert steady(m, {("original", key): 2}, 16_500) == [Res(1024, 1)] * 2  # 2 since 13 s
-    assert steady(m, {}, 17_000) == []  # placed: the wait ends
-    assert steady(m, {("original", key): 2}, 17_500) == []  # a new wait starts over
-    assert steady(m, {("original", key): 2}, 19_000) == []
-    assert steady(m, {("original", key): 2}, 30_000) == []  # no round for 11 s: a new wait too
+    assert _sizes(m, {("original", key): 3}, 10_000) == []
+    assert _sizes(m, {("original", key): 1}, 11_000) == []
+    assert _sizes(m, {("original", key): 2}, 13_000) == [Res(1024, 1)]  # 3 s on, at least 1 throughout
+    assert _sizes(m, {("original", key): 2}, 15_000) == [Res(1024, 1)]  # 1 from 11 s to 13 s
+    assert _sizes(m, {("original", key): 2}, 16_500) == [Res(1024, 1)] * 2  # 2 since 13 s
+    assert _sizes(m, {}, 17_000) == []  # placed: the wait ends
+    assert _sizes(m, {("original", key): 2}, 17_500) == []  # a new wait starts over
+    assert _sizes(m, {("original", key): 2}, 19_000) == []
+    assert _sizes(m, {("original", key): 2}, 30_000) == []  # no round for 11 s: a new wait too
+
+
+def _rated(cid: str, task: str, clone: bool, progress: float, finish_s: float, **kw: bool) -> Copy:
+    """A copy launched at 50 s whose rate since its work began says it finishes at `finish_s`."""
+    return Copy(
+        APP1, task, f"attempt_{cid}", cid, clone, progress, 50_000, finish_est_ms=finish_s * 1000, **kw
+    )
+
+
+def test_a_clone_at_launch_clearly_beaten_by_its_tasks_lead_is_released_at_once() -> None:
+    m = _mirror([_container(c, 1) for c in ("o1", "c1", "c2", "o2", "c3", "o3", "c4")], [], cores=8)
+    copies = [
+        _rated("o1", "t1", False, 0.5, 100.0),  # lead of t1: runs 50 s, margin max(10 s, 0.2 x 50 s)
+        _rated("c1", "t1", True, 0.3, 100.0 + BEATEN_MARGIN_S + 1),  # clearly later: released
+        _rated("c2", "t1", True, 0.3, 100.0 + BEATEN_MARGIN_S - 1),  # near a tie: runs on
+        _rated("o2", "t2", False, 0.1, 200.0),  # t2's lead has done too little to be trusted
+        _rated("c3", "t2", True, 0.5, 150.0),  # ahead: t2's lead is c3, not o2
+        _rated("o3", "t3", False, 0.6, 100.0),
+        _rated("c4", "t3", True, 0.1, 400.0),  # t3's clone: too little progress to judge
+    ]
+    got = beaten(copies, m, NOW_MS)
+    assert [(k.container_id, k.reason) for k in got] == [("c1", "clone_beaten")]
+    assert "finishes 11.0 s after attempt_o1" in got[0].detail
+    assert beaten(copies, m, NOW_MS + 100) == []  # in flight: asked for once
+    # and its room counts as coming for a waiting original: nothing more is preempted for one
+    assert choose(m, [Res(1024, 1)], copies, NOW_MS + 200) == []
+
+
+def test_only_clones_at_launch_are_released_when_beaten_and_only_with_a_rate() -> None:
+    m = _mirror([_container(c, 1) for c in ("o1", "c1")], [])
+    for clone in (
+        _rated("c1", "t1", True, 0.5, 300.0, per_task=True),  # a late copy: the AM would launch it again
+        _rated("c1", "t1", True, 0.5, 300.0, last_stage=True),  # a reduce
+        _copy("c1", "t1", True, 0.5, 50_000),  # no rate since its work began
+    ):
+        assert beaten([_rated("o1", "t1", False, 0.5, 100.0), clone], m, NOW_MS) == []
+    # an original slower than its clone is never released: only clones are
+    assert (
+        beaten([_rated("o1", "t1", False, 0.5, 300.0), _rated("c1", "t1", True, 0.5, 100.0)], m, NOW_MS) == []
+    )
+
+
+def test_a_round_releases_a_beaten_clone_with_nothing_pending_and_only_when_asked_to() -> None:
+    containers = [_container(c, 1) for c in ("o1", "c1")]
+    copies = [_rated("o1", "t1", False, 0.5, 100.0), _rated("c1", "t1", True, 0.5, 300.0)]
+    for release, kills in ((True, ["c1"]), (False, [])):
+        m = _mirror(containers, [])
+        round_fn = core_round(
+            get_policy("dollymp"),
+            clock=lambda: NOW_MS / 1000.0,
+            copies=lambda: copies,
+            release_beaten=release,
+        )
+        session = Session("sid", "rm-test", 1, 1000, (), mirror=m)
+        plan, records = session.decide(round_fn, NOW_MS / 1000.0, 30.0)
+        assert list(plan.kill_container_ids) == kills
+        logged = [(d.reason, d.inputs["container_id"]) for d in records.build() if d.kind.value == "kill"]
+        assert logged == [("clone_beaten", k) for k in kills]
+
+
+def test_a_clone_never_yields_to_an_ask_of_its_own_jobs_phase() -> None:
+    # app 1's map phase (priority 20) runs o1 and its clone c1; a container of the same ask waits: an
+    # unreported clone or Hadoop's replacement of a yielded clone, not an original (placed first)
+    m = _mirror([_container(c, 1) for c in ("o1", "c1")], [ask(1, 20, 1), ask(2, 20, 1)], cores=2)
+    copies = [_copy("o1", "t1", False, 0.5), _copy("c1", "t1", True)]
+    own = next(k for k in m.asks if k[0].endswith("_0001_000001"))
+    other = next(k for k in m.asks if k != own)
+    assert choose(m, [Waiting(Res(1024, 1), own)], copies, NOW_MS) == []
+    assert [k.container_id for k in choose(m, [Waiting(Res(1024, 1), other)], copies, NOW_MS)] == ["c1"]
 
 
 def test_without_a_copy_source_or_a_waiting_original_nothing_is_preempted() -> None:

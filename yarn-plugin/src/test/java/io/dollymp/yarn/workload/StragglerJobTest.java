@@ -34,6 +34,20 @@ class StragglerJobTest {
     assertTrue(mean > 2.2 && mean < 2.9, "mean " + mean);
   }
 
+  /** The bench's draws, as replicated in pyscheduler/deploy/draws.py (tests/deploy/test_draws.py). */
+  @Test
+  void pinnedDrawsMatchThePythonReplica() {
+    Configuration conf = new Configuration(false);
+    conf.setLong(StragglerJob.SEED, 1);
+    conf.set("mapreduce.job.name", "straggler-3");
+    assertEquals(140089, StragglerJob.attemptMs(conf, "attempt_1_0004_m_000000_0", 40000, ""));
+    assertEquals(54253, StragglerJob.attemptMs(conf, "attempt_1_0004_m_000000_1", 40000, ""));
+    conf.set("mapreduce.job.name", "straggler-4");
+    assertEquals(602912, StragglerJob.attemptMs(conf, "attempt_1_0005_m_000000_0", 40000, ""));
+    conf.set("mapreduce.job.name", "straggler-1");
+    assertEquals(25467, StragglerJob.attemptMs(conf, "attempt_1_0002_r_000000_2", 20000, ""));
+  }
+
   @Test
   void slowNodesAndPinnedSlowAttempts() {
     Configuration conf = new Configuration(false);
