@@ -411,8 +411,9 @@ def core_round(
 
     def round_fn(mirror: Mirror) -> RoundResult:
         released: list[KillChoice] = []
-        if copies is not None and release_beaten:
-            released = yielding.beaten(copies(), mirror, int(now() * 1000))
+        running = copies() if copies is not None and release_beaten else None  # asked once per round
+        if running is not None:
+            released = yielding.beaten(running, mirror, int(now() * 1000))
             metrics.CLONES_BEATEN.inc(len(released))
         if not any(a.num_containers > a.outstanding for a in mirror.asks.values()):
             return RoundResult(kills=released)  # nothing pending: no round (changed rows stay dirty)
@@ -435,7 +436,9 @@ def core_round(
             counts.update({("alone", k): n for k, n in alone.items()})
             waiting = yielding.steady(mirror, counts, now_ms)
             if waiting:
-                result.kills = yielding.choose(mirror, waiting, copies(), now_ms, result.placements)
+                result.kills = yielding.choose(
+                    mirror, waiting, running if running is not None else copies(), now_ms, result.placements
+                )
                 metrics.CLONES_YIELDED.inc(len(result.kills))
         result.kills[:0] = released
         return result

@@ -260,17 +260,11 @@ def beaten(copies: Iterable[Copy], mirror: Mirror, now_ms: int) -> list[KillChoi
             ):
                 continue
             node_id = mirror.containers[c.container_id].node_id
-            flight[c.container_id] = (now_ms, node_id)
-            out.append(
-                KillChoice(
-                    c.container_id,
-                    application_of_attempt(mirror.containers[c.container_id].attempt_id),
-                    REASON_CLONE_BEATEN,
-                    f"clone {c.attempt_id} of {c.task_id} on {node_id} is beaten: at its rate it "
-                    f"finishes {(mine - ends) / 1000.0:.1f} s after {lead.attempt_id} "
-                    f"(margin {margin / 1000.0:.1f} s)",
-                )
+            why = (
+                f"is beaten: at its rate it finishes {(mine - ends) / 1000.0:.1f} s after "
+                f"{lead.attempt_id} (margin {margin / 1000.0:.1f} s)"
             )
+            out.append(_preempt(mirror, flight, c, node_id, now_ms, REASON_CLONE_BEATEN, why))
     return out
 
 
@@ -314,6 +308,23 @@ def _in_flight(mirror: Mirror, now_ms: int) -> dict[str, tuple[int, str]]:
     for cid in [k for k, (t, _) in flight.items() if now_ms - t > IN_FLIGHT_S * 1000]:
         del flight[cid]
     return flight
+
+
+def _preempt(
+    mirror: Mirror,
+    flight: dict[str, tuple[int, str]],
+    c: Copy,
+    node_id: str,
+    now_ms: int,
+    reason: str,
+    why: str,
+) -> KillChoice:
+    """Clone `c`'s preemption, remembered as in flight on its node."""
+    flight[c.container_id] = (now_ms, node_id)
+    app_id = application_of_attempt(mirror.containers[c.container_id].attempt_id)
+    return KillChoice(
+        c.container_id, app_id, reason, f"clone {c.attempt_id} of {c.task_id} on {node_id} {why}"
+    )
 
 
 def _room(
@@ -387,16 +398,11 @@ def choose(
             continue
         k, node_id, r, chosen = best
         room[node_id] = res_add(r, need, -1)
+        why = (
+            f"yields to a waiting original "
+            f"({need.memory_mb} MB, {need.vcores} vcores; {len(waiting)} waiting)"
+        )
         for c in chosen:
-            flight[c.container_id] = (now_ms, node_id)
-            out.append(
-                KillChoice(
-                    c.container_id,
-                    application_of_attempt(mirror.containers[c.container_id].attempt_id),
-                    REASON_CLONE_YIELDS,
-                    f"clone {c.attempt_id} of {c.task_id} on {node_id} yields to a waiting original "
-                    f"({need.memory_mb} MB, {need.vcores} vcores; {len(waiting)} waiting)",
-                )
-            )
+            out.append(_preempt(mirror, flight, c, node_id, now_ms, REASON_CLONE_YIELDS, why))
         by_node[node_id] = [c for c in by_node[node_id] if c not in chosen]
     return out

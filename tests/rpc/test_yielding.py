@@ -52,6 +52,16 @@ def _mirror(containers: list[object], asks: list[object], cores: int = 4) -> Mir
     return m
 
 
+def _completed(m: Mirror, cid: str) -> None:
+    """The shim reports container `cid` completed (e.g. preempted); its node's figures are not updated."""
+    m.apply(
+        pb.StateBatch(
+            session_id="s", seq=2, rm_time_ms=2,
+            containers_completed=[pb.ContainerCompletion(container_id=cid, finish_time_ms=2)],
+        )
+    )  # fmt: skip
+
+
 def _copy(cid: str, task: str, clone: bool, progress: float = 0.0, launch_ms: int = 50_000) -> Copy:
     return Copy(APP1, task, f"attempt_{cid}", cid, clone, progress, launch_ms)
 
@@ -184,12 +194,7 @@ def test_a_preemption_in_flight_on_a_node_with_no_clone_left_still_counts_as_roo
     assert choose(m, [Res(1024, 1)], copies, NOW_MS + 100) == []
     # the shim completed c1: gone from the mirror, h1's allocated not yet down (its NodeManager has not
     # reported); h1 still has the room coming, so c2 still stays (before: preempted, bench run b48)
-    m.apply(
-        pb.StateBatch(
-            session_id="s", seq=2, rm_time_ms=2,
-            containers_completed=[pb.ContainerCompletion(container_id="c1", finish_time_ms=2)],
-        )
-    )  # fmt: skip
+    _completed(m, "c1")
     left = [c for c in copies if c.container_id != "c1"]
     assert choose(m, [Res(1024, 1)], left, NOW_MS + 200) == []
 
@@ -205,12 +210,7 @@ def test_a_preempted_clone_the_shim_reported_gone_still_counts_as_room_until_its
     assert [k.container_id for k in choose(m, [Res(1024, 1)], copies, NOW_MS)] == ["c1"]
     # the shim completed c1 (preempted): it leaves the mirror, but the node's allocated still holds it
     # until its NodeManager's next heartbeat, so the RM has no room for the waiting original yet
-    m.apply(
-        pb.StateBatch(
-            session_id="s", seq=2, rm_time_ms=2,
-            containers_completed=[pb.ContainerCompletion(container_id="c1", finish_time_ms=2)],
-        )
-    )  # fmt: skip
+    _completed(m, "c1")
     assert "c1" not in m.containers and m.free_of(["h1:1"])["h1:1"] == Res(0, 0)
     left = [c for c in copies if c.container_id != "c1"]
     # the waiting original will take c1's room: c2 stays (before: preempted too, bench run b47)
