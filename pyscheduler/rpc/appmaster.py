@@ -328,13 +328,55 @@ def _task_clones(app_id: str, decisions: Any, attempts: Sequence[Any]) -> dict[s
     return out
 
 
+def _time_left(
+    attempts: Sequence[Any], first: dict[str, tuple[float, float]], now_s: float
+) -> tuple[dict[str, float], dict[str, float], set[str]]:
+    """Per task, from its attempts as last reported: (the least time left, s, of its running copies timed
+    at their rates since their work began (`_finish_at_rate_ms`); what a fresh copy of its phase takes:
+    the median run time, launch to finish, of the phase's other tasks' copies, finished ones and running
+    ones at their rates (only tasks whose phase has such copies); the tasks with a running copy not
+    timed yet)."""
+    phase_of: dict[str, str] = {}
+    left: dict[str, float] = {}
+    unknown: set[str] = set()
+    totals: dict[str, list[tuple[str, float]]] = {}
+    for a in attempts:
+        t = a.task_id
+        phase_of[t] = a.phase_id
+        if _waiting_clone(a):
+            continue
+        if a.state == pb.ATTEMPT_SUCCEEDED and a.duration_s > 0:
+            totals.setdefault(a.phase_id, []).append((t, a.duration_s))
+        elif a.state == pb.ATTEMPT_RUNNING and a.container_id:
+            ends = _finish_at_rate_ms(a, first.get(a.attempt_id))
+            if ends is None:
+                unknown.add(t)
+                continue
+            totals.setdefault(a.phase_id, []).append((t, (ends - (a.launch_time_ms or a.time_ms)) / 1000.0))
+            left[t] = min(left.get(t, math.inf), ends / 1000.0 - max(now_s, a.time_ms / 1000.0))
+    fresh: dict[str, float] = {}
+    for t, phase_id in phase_of.items():
+        others = [d for u, d in totals.get(phase_id, []) if u != t]
+        if others:
+            fresh[t] = statistics.median(others)
+    return left, fresh, unknown
+
+
+def _straggling(attempts: Sequence[Any], first: dict[str, tuple[float, float]], now_s: float) -> set[str]:
+    """Tasks whose every running copy timed at its rate has more time left than a fresh copy of its phase
+    takes (`_time_left`): copies not timed yet (a young clone) are left out. Their clones at launch do not
+    yield their containers (rpc/yielding.py `Copy.straggling`)."""
+    left, fresh, _ = _time_left(attempts, first, now_s)
+    return {t for t, s in left.items() if t in fresh and s > fresh[t]}
+
+
 def _slow_waiting(
     attempts: Sequence[Any], first: dict[str, tuple[float, float]], now_s: float, skip: Collection[str]
 ) -> dict[str, int]:
     """Tasks whose clones at launch still wait for a container while every running copy of the task, at
     its rate since its work began (`_finish_at_rate_ms`), has more time left than a fresh copy of its
-    phase takes (the median run time, launch to finish, of the phase's other tasks' copies: finished
-    ones, and running ones at their rates): task id -> its live clones. Tasks in `skip` are left out.
+    phase takes (`_time_left`), and no running copy is untimed: task id -> its live clones. Tasks in
+    `skip` are left out.
 
     Why: the core judges a task late only below its copy cap, and a clone that waits for its container
     counts as a copy (so a late task's next clone waits for the last one to be late too). A task whose
@@ -345,32 +387,17 @@ def _slow_waiting(
     rpc/yielding.py); no further clone is asked for."""
     waiting: dict[str, int] = {}
     live: dict[str, int] = {}
-    phase_of: dict[str, str] = {}
-    left: dict[str, float] = {}
-    unknown: set[str] = set()
-    totals: dict[str, list[tuple[str, float]]] = {}
     for a in attempts:
-        t = a.task_id
-        phase_of[t] = a.phase_id
         if a.is_clone and a.state not in (pb.ATTEMPT_FAILED, pb.ATTEMPT_KILLED):
-            live[t] = live.get(t, 0) + 1
+            live[a.task_id] = live.get(a.task_id, 0) + 1
         if _waiting_clone(a):
-            waiting[t] = waiting.get(t, 0) + 1
-        elif a.state == pb.ATTEMPT_SUCCEEDED and a.duration_s > 0:
-            totals.setdefault(a.phase_id, []).append((t, a.duration_s))
-        elif a.state == pb.ATTEMPT_RUNNING and a.container_id:
-            ends = _finish_at_rate_ms(a, first.get(a.attempt_id))
-            if ends is None:
-                unknown.add(t)
-                continue
-            totals.setdefault(a.phase_id, []).append((t, (ends - (a.launch_time_ms or a.time_ms)) / 1000.0))
-            left[t] = min(left.get(t, math.inf), ends / 1000.0 - max(now_s, a.time_ms / 1000.0))
+            waiting[a.task_id] = waiting.get(a.task_id, 0) + 1
+    left, fresh, unknown = _time_left(attempts, first, now_s)
     out: dict[str, int] = {}
     for t in sorted(waiting):
-        if t in skip or t in unknown or t not in left:
+        if t in skip or t in unknown or t not in left or t not in fresh:
             continue
-        others = [d for u, d in totals.get(phase_of[t], []) if u != t]
-        if others and left[t] > statistics.median(others):
+        if left[t] > fresh[t]:
             out[t] = live.get(t, 0)
     return out
 
@@ -461,14 +488,15 @@ class AppMasterServicer:
         """Every attempt the AM helpers last reported RUNNING in a container (rpc/yielding.py), of jobs
         whose AM lets a preempted clone go unreplaced (JobProfile.clones_preemptible): Hadoop's own AM
         would schedule a replacement attempt, which would wait for a container in its turn. Each copy says
-        whether its task was named per task (`_task_clones`) and whether it is of the job's last stage (a
-        phase with parents that no phase waits for)."""
+        whether its task was named per task (`_task_clones`), whether it is of the job's last stage (a
+        phase with parents that no phase waits for) and whether its task straggles (`_straggling`)."""
         out: list[Copy] = []
         with self._lock:
             for app_id, st in self._apps.items():
                 if not st.profile.clones_preemptible:  # the project's AM: a preempted clone is not replaced
                     continue
                 last = _last_stages(st.profile)
+                slow = _straggling(list(st.attempts.values()), st.first_progress, time.time())
                 out.extend(
                     Copy(
                         app_id,
@@ -481,6 +509,7 @@ class AppMasterServicer:
                         per_task=a.task_id in st.per_task,
                         last_stage=a.phase_id in last,
                         finish_est_ms=_finish_at_rate_ms(a, st.first_progress.get(a.attempt_id)),
+                        straggling=a.task_id in slow,
                     )
                     for a in st.attempts.values()
                     if a.state == pb.ATTEMPT_RUNNING and a.container_id

@@ -23,6 +23,7 @@ from pyscheduler.rpc.appmaster import (
     _last_stages,
     _replay,
     _slow_waiting,
+    _straggling,
     work_start,
 )
 from pyscheduler.rpc.service import DecisionService
@@ -456,6 +457,14 @@ def test_a_task_whose_launch_clones_wait_while_its_copies_straggle_is_named_late
     # a running clone of map 0 with no rate yet may still win: not judged
     young = _attempt("map", 0, 3, pb.ATTEMPT_RUNNING, clone=True)
     assert _slow_waiting([*reports, young], first, 110.0, ()) == {}
+    # ... but the task straggles, by the copies timed at their rates: its young clone does not yield
+    # (rpc/yielding.py Copy.straggling); map 3, on pace, and map 4, untimed, do not straggle
+    assert _straggling([*reports, young], first, 110.0) == {"task_1700000000000_0001_m_000000"}
+    # a timed clone of map 0 on pace (2%/s since 100 s: ends at 150 s, 40 s left) ends the straggle
+    quick = _attempt("map", 0, 4, pb.ATTEMPT_RUNNING, clone=True)
+    quick.progress, quick.time_ms, quick.launch_time_ms = 0.2, 110_000, 95_000
+    first_quick = {**first, quick.attempt_id: (105.0, 0.1)}
+    assert _straggling([*reports, quick], first_quick, 110.0) == set()
 
 
 def test_startup_estimate_is_the_median_of_recent_start_ups_once_a_few_were_seen() -> None:

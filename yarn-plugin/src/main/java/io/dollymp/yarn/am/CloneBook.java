@@ -116,6 +116,29 @@ public final class CloneBook {
    * Tasks to clone now and how many extra attempts each; marks them as cloned. Tasks that are not
    * RUNNING, already cloned, or have a successful attempt get none.
    */
+  /**
+   * The order to add clones in, one task id per clone: each task's first clone, in the map's order, then
+   * each task's second, and so on. MapReduce's AM hands a granted container to its waiting attempts in
+   * the order they asked, so when room is short the tasks with one copy get their second before any gets
+   * a third: the least of two Pareto(1.5) draws keeps most of three's gain (its median 1.26 x the base,
+   * against 1.17 x for three and 1.59 x for one), and task by task one map's two clones took the room a
+   * second map's first clone waited for (bench runs b53, b54).
+   */
+  public static List<String> roundRobin(Map<String, Integer> clones) {
+    List<String> out = new ArrayList<>();
+    for (int k = 0; ; k++) {
+      int before = out.size();
+      for (Map.Entry<String, Integer> e : clones.entrySet()) {
+        if (e.getValue() > k) {
+          out.add(e.getKey());
+        }
+      }
+      if (out.size() == before) {
+        return out;
+      }
+    }
+  }
+
   public Map<String, Integer> toClone(List<TaskView> views) {
     return toClone(views, Long.MAX_VALUE);
   }

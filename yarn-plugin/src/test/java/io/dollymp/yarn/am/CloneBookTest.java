@@ -30,6 +30,17 @@ class CloneBookTest {
   }
 
   @Test
+  void clonesAreAddedOneTaskAtATimeEveryTasksFirstBeforeAnySecond() {
+    Map<String, Integer> clones = new java.util.LinkedHashMap<>();
+    clones.put("t0", 2);
+    clones.put("t1", 1);
+    clones.put("t2", 2);
+    assertEquals(List.of("t0", "t1", "t2", "t0", "t2"), CloneBook.roundRobin(clones));
+    assertEquals(List.of(), CloneBook.roundRobin(Map.of()));
+    assertEquals(List.of(), CloneBook.roundRobin(Map.of("t0", 0)));
+  }
+
+  @Test
   void clonesOnlyRunningTasksOnceAndCapsAtTwo() {
     CloneBook b = new CloneBook(2);
     List<CloneBook.TaskView> v = List.of(t("task_1_m_0", "SCHEDULED", a("a_m_0_0", "", "UNASSIGNED")),
