@@ -35,7 +35,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import grpc
 
@@ -186,6 +186,25 @@ def _finish_at_rate_ms(a: Any, first: tuple[float, float] | None) -> float | Non
     return float((began + (last[0] - began) / min(a.progress, 1.0)) * 1000.0)
 
 
+def _finish_at_least_ms(a: Any, first: tuple[float, float] | None) -> float | None:
+    """The earliest attempt `a` can finish, ms on the AM's clock, from its first report with progress
+    (t1, p1) and its latest (t, p): its work, begun after its launch, takes at least (t - t1) / p.
+    None before a report with progress.
+
+    Why a bound: progress grows in steps (a real map's records, the StragglerJob's
+    `dollymp.straggler.progress-steps`, 20 by default), and the rate (`_finish_at_rate_ms`) needs a second
+    step, which a straggler reaches late: a map whose copy drew 752 s showed its second step 75 s after its
+    work began (bench run b55), so it was judged neither straggling nor late while its clones waited and
+    yielded. The bound holds when one step is at most p1 (the copy's progress is below p + p1 at t and at
+    least p1 at t1, at a constant rate: D > (t - t1) / p), and it grows with every report that shows no
+    new step: at 9 s after a 37.6 s first step, that copy's work takes at least 180 s."""
+    if first is None or a.progress <= 0:
+        return None
+    t = a.time_ms / 1000.0
+    launch = (a.launch_time_ms or a.time_ms) / 1000.0
+    return float((launch + max(0.0, t - first[0]) / min(a.progress, 1.0)) * 1000.0)
+
+
 class StartupEstimate:
     """How long recent attempts took from their launch to their first report with progress, across the
     service's jobs: the median of the last `keep`, once `least` were seen. It covers the JVM start-up,
@@ -328,17 +347,23 @@ def _task_clones(app_id: str, decisions: Any, attempts: Sequence[Any]) -> dict[s
     return out
 
 
+class _Left(NamedTuple):
+    """A running copy's time left, s (None: no report with progress yet), and whether its rate is known
+    (`_finish_at_rate_ms`) or only its earliest finish (`_finish_at_least_ms`)."""
+
+    s: float | None
+    rated: bool
+
+
 def _time_left(
     attempts: Sequence[Any], first: dict[str, tuple[float, float]], now_s: float
-) -> tuple[dict[str, float], dict[str, float], set[str]]:
-    """Per task, from its attempts as last reported: (the least time left, s, of its running copies timed
-    at their rates since their work began (`_finish_at_rate_ms`); what a fresh copy of its phase takes:
-    the median run time, launch to finish, of the phase's other tasks' copies, finished ones and running
-    ones at their rates (only tasks whose phase has such copies); the tasks with a running copy not
-    timed yet)."""
+) -> tuple[dict[str, list[_Left]], dict[str, float]]:
+    """Per task, from its attempts as last reported: (its running copies' time left, each at the later
+    of its rate since its work began and its earliest finish; what a fresh copy of its phase takes: the
+    median run time, launch to finish, of the phase's other tasks' copies, finished ones and running ones
+    at their rates, only for tasks whose phase has such copies)."""
     phase_of: dict[str, str] = {}
-    left: dict[str, float] = {}
-    unknown: set[str] = set()
+    left: dict[str, list[_Left]] = {}
     totals: dict[str, list[tuple[str, float]]] = {}
     for a in attempts:
         t = a.task_id
@@ -349,34 +374,46 @@ def _time_left(
             totals.setdefault(a.phase_id, []).append((t, a.duration_s))
         elif a.state == pb.ATTEMPT_RUNNING and a.container_id:
             ends = _finish_at_rate_ms(a, first.get(a.attempt_id))
-            if ends is None:
-                unknown.add(t)
-                continue
-            totals.setdefault(a.phase_id, []).append((t, (ends - (a.launch_time_ms or a.time_ms)) / 1000.0))
-            left[t] = min(left.get(t, math.inf), ends / 1000.0 - max(now_s, a.time_ms / 1000.0))
+            least = _finish_at_least_ms(a, first.get(a.attempt_id))
+            if ends is not None:
+                totals.setdefault(a.phase_id, []).append(
+                    (t, (ends - (a.launch_time_ms or a.time_ms)) / 1000.0)
+                )
+            known = [e for e in (ends, least) if e is not None]
+            at = max(now_s, a.time_ms / 1000.0)
+            left.setdefault(t, []).append(
+                _Left(max(known) / 1000.0 - at if known else None, ends is not None)
+            )
     fresh: dict[str, float] = {}
     for t, phase_id in phase_of.items():
         others = [d for u, d in totals.get(phase_id, []) if u != t]
         if others:
             fresh[t] = statistics.median(others)
-    return left, fresh, unknown
+    return left, fresh
 
 
 def _straggling(attempts: Sequence[Any], first: dict[str, tuple[float, float]], now_s: float) -> set[str]:
-    """Tasks whose every running copy timed at its rate has more time left than a fresh copy of its phase
-    takes (`_time_left`): copies not timed yet (a young clone) are left out. Their clones at launch do not
-    yield their containers (rpc/yielding.py `Copy.straggling`)."""
-    left, fresh, _ = _time_left(attempts, first, now_s)
-    return {t for t, s in left.items() if t in fresh and s > fresh[t]}
+    """Tasks with a running copy that has more time left than a fresh copy of their phase takes
+    (`_time_left`) and no copy timed at its rate that has not: a copy without a rate (a young clone) whose
+    earliest finish does not say it straggles is left out. Their clones at launch do not yield their
+    containers (rpc/yielding.py `Copy.straggling`)."""
+    left, fresh = _time_left(attempts, first, now_s)
+    out: set[str] = set()
+    for t, copies in left.items():
+        if t not in fresh:
+            continue
+        slow = [c for c in copies if c.s is not None and c.s > fresh[t]]
+        if slow and not any(c.rated and c not in slow for c in copies):
+            out.add(t)
+    return out
 
 
 def _slow_waiting(
     attempts: Sequence[Any], first: dict[str, tuple[float, float]], now_s: float, skip: Collection[str]
 ) -> dict[str, int]:
-    """Tasks whose clones at launch still wait for a container while every running copy of the task, at
-    its rate since its work began (`_finish_at_rate_ms`), has more time left than a fresh copy of its
-    phase takes (`_time_left`), and no running copy is untimed: task id -> its live clones. Tasks in
-    `skip` are left out.
+    """Tasks whose clones at launch still wait for a container while every running copy of the task has
+    more time left than a fresh copy of its phase takes (`_time_left`: at its rate since its work began,
+    or at least its earliest finish): task id -> its live clones. Tasks in `skip` are left out.
 
     Why: the core judges a task late only below its copy cap, and a clone that waits for its container
     counts as a copy (so a late task's next clone waits for the last one to be late too). A task whose
@@ -392,12 +429,13 @@ def _slow_waiting(
             live[a.task_id] = live.get(a.task_id, 0) + 1
         if _waiting_clone(a):
             waiting[a.task_id] = waiting.get(a.task_id, 0) + 1
-    left, fresh, unknown = _time_left(attempts, first, now_s)
+    left, fresh = _time_left(attempts, first, now_s)
     out: dict[str, int] = {}
     for t in sorted(waiting):
-        if t in skip or t in unknown or t not in left or t not in fresh:
+        copies = left.get(t, [])
+        if t in skip or t not in fresh or not copies:
             continue
-        if left[t] > fresh[t]:
+        if all(c.s is not None and c.s > fresh[t] for c in copies):
             out[t] = live.get(t, 0)
     return out
 

@@ -19,6 +19,7 @@ from pyscheduler.objects import Job, Phase, Resources
 from pyscheduler.rpc.appmaster import (
     PlanBudget,
     StartupEstimate,
+    _finish_at_least_ms,
     _finish_at_rate_ms,
     _last_stages,
     _replay,
@@ -426,6 +427,37 @@ def test_a_copys_finish_is_estimated_at_its_rate_since_its_work_began() -> None:
     # work began at 115 s (20% at 120 s, 60% at 130 s): the rest, 40% at 4%/s, ends at 140 s; LATE's
     # estimate from the launch would say 150 s
     assert _finish_at_rate_ms(a, (120.0, 0.2)) == pytest.approx(140_000.0)
+
+
+def test_a_copys_earliest_finish_grows_while_its_progress_shows_no_new_step() -> None:
+    """`_finish_at_least_ms`: work of D s that reached p1 by t1 and is below p + p1 at t takes more than
+    (t - t1) / p, and begins after the launch (bench run b55: a 752 s straggler's second step came 75 s
+    into its work, so it had no rate until then)."""
+    a = pb.AttemptReport(state=pb.ATTEMPT_RUNNING, progress=0.05, time_ms=260_000, launch_time_ms=209_000)
+    assert _finish_at_least_ms(a, None) is None
+    # first step (5%) reported at 251 s, still 5% at 260 s: the work takes more than 9 / 0.05 = 180 s
+    assert _finish_at_least_ms(a, (251.0, 0.05)) == pytest.approx(389_000.0)
+    assert _finish_at_rate_ms(a, (251.0, 0.05)) is None  # no second step: no rate
+    # a copy of 752 s drawn: true at every report of its first two steps (5% at 251 s, 10% at 288.6 s)
+    for t_s, p in ((251.0, 0.05), (270.0, 0.05), (288.0, 0.05), (289.0, 0.1), (320.0, 0.1)):
+        a.time_ms, a.progress = int(t_s * 1000), p
+        got = _finish_at_least_ms(a, (251.0, 0.05))
+        assert got is not None and got <= (213.4 + 752.0) * 1000  # work began at 213.4 s
+    # it straggles at 260 s, and its waiting clones are named late: at least 129 s left > a fresh ~50 s
+    a.time_ms, a.progress = 260_000, 0.05
+    a.task_id, a.attempt_id, a.phase_id, a.container_id = (
+        "task_1700000000000_0001_m_000000", "attempt_1700000000000_0001_m_000000_0", "map", "c0",
+    )  # fmt: skip
+    done = _attempt("map", 1, 0, pb.ATTEMPT_SUCCEEDED)
+    done.duration_s = 50.0
+    clones = [_attempt("map", 0, k, pb.ATTEMPT_WAITING, clone=True) for k in (1, 2)]
+    first = {a.attempt_id: (251.0, 0.05)}
+    assert _straggling([a, done, *clones], first, 260.0) == {a.task_id}
+    assert _slow_waiting([a, done, *clones], first, 260.0, ()) == {a.task_id: 2}
+    # at 252 s, 1 s after its first step, it may still be on pace: at least 20 s, not judged
+    a.time_ms = 252_000
+    assert _straggling([a, done, *clones], first, 252.0) == set()
+    assert _slow_waiting([a, done, *clones], first, 252.0, ()) == {}
 
 
 def test_a_task_whose_launch_clones_wait_while_its_copies_straggle_is_named_late() -> None:
