@@ -300,6 +300,19 @@ def _last_stages(profile: Any) -> frozenset[str]:
     return frozenset(ph.phase_id for ph in profile.phases if ph.parents and ph.phase_id not in parents)
 
 
+def _waits_alone(st: _AppState, a: Any) -> bool:
+    """Whether attempt `a` is a clone waiting for its container that goes before clones at launch, which
+    yield their containers to it (`_AppState.waiting_alone`; rpc/clones.py, rpc/yielding.py): a clone of a
+    task judged on its own (a late copy, the phase tail), or of the job's last stage. A last-stage task
+    (its reduce) is what the job's finish waits for, with the least work left of any running job's
+    phase; a clone at launch of another job's map is a fresh draw of one of its several tasks (bench
+    runs b53-b55: a job's reduce, whose original drew 41 s, ran without its clones while other jobs'
+    clones at launch held every container; the job lost about 16 s each time)."""
+    if not _waiting_clone(a):
+        return False
+    return st.per_task.get(a.task_id) in _JUDGED_ALONE or a.phase_id in _last_stages(st.profile)
+
+
 def _task_clones(app_id: str, decisions: Any, attempts: Sequence[Any]) -> dict[str, tuple[int, int]]:
     """Hadoop task id -> (clones the task should have in all, pb reason), for the tasks judged on their own
     that the core placed a clone of this round: a late task (Decisions.late, or a phase granted by a late
@@ -474,7 +487,8 @@ class _AppState:
     last_plan: str = ""
     plan: Any = None  # the last ClonePlan sent (answered again when the plan budget is spent)
     per_task: dict[str, int] = field(default_factory=dict)  # task id -> pb reason it was last named with
-    # waiting clones (ATTEMPT_WAITING) of tasks judged on their own: attempt id -> phase id
+    # waiting clones (ATTEMPT_WAITING) of tasks judged on their own or of the last stage (`_waits_alone`):
+    # attempt id -> phase id
     waiting_alone: dict[str, str] = field(default_factory=dict)
 
 
@@ -614,7 +628,7 @@ class AppMasterServicer:
                         self.startups.add((a.time_ms - a.launch_time_ms) / 1000.0)
                 was = prev is not None and _waiting_clone(prev)
                 st.waiting[a.phase_id] = st.waiting.get(a.phase_id, 0) + _waiting_clone(a) - was
-                if _waiting_clone(a) and st.per_task.get(a.task_id) in _JUDGED_ALONE:
+                if _waits_alone(st, a):
                     st.waiting_alone[a.attempt_id] = a.phase_id
                 else:
                     st.waiting_alone.pop(a.attempt_id, None)
@@ -729,7 +743,7 @@ class AppMasterServicer:
             with self._lock:
                 st.per_task.update({t: why for t, (_, why) in named.items() if why in _JUDGED_ALONE})
                 for a in st.attempts.values():  # clones already waiting (`_slow_waiting`) are alone now
-                    if _waiting_clone(a) and st.per_task.get(a.task_id) in _JUDGED_ALONE:
+                    if _waits_alone(st, a):
                         st.waiting_alone[a.attempt_id] = a.phase_id
         for o in decisions.omegas:
             if o.job_id == app_id and math.isfinite(o.omega) and o.omega >= 0:

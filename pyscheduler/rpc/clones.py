@@ -11,16 +11,16 @@ capacity left idle afterwards).
 - clones are placed only when no original container of any application is still waiting this round
   (a deferral other than "infeasible"): idle capacity means capacity nobody's original task can use;
 - first-fit, each ask capped at its clone count: first the clones of tasks judged on their own (a late
-  copy, the phase tail: `CloneAsks.alone`; the task is known to straggle, or it is what its job waits
-  for), in FCFS order of the applications (submit time); then the clones at launch, newest ask first
-  (the order its key appeared in the mirror, latest first: `AskRec.arrival`). A clone at launch is a
-  fresh draw raced against its task's original, which keeps running meanwhile: the longer it waited,
-  the more head start it must make up, and an original that turns out to straggle is named on its own
-  (rpc/appmaster.py `_slow_waiting`) and served first anyway. So a phase that has just asked (a new
-  job's maps, a job's reduce, which its finish waits for) goes before the clones an older phase still
-  waits for (bench runs b53/b54: a 2-map job's clones at launch started 17-22 s after their originals,
-  behind a 6-map job's clones that had waited 50 s and then lost to their originals; a 3-map job's
-  clones waited 43 s behind clones of an older job that started 35 s after their originals);
+  copy, the phase tail) and of a job's last stage (`CloneAsks.alone`, rpc/appmaster.py `_waits_alone`;
+  the task is known to straggle, or it is what its job waits for), in FCFS order of the applications
+  (submit time); then the clones at launch, newest ask first (the order its key appeared in the mirror,
+  latest first: `AskRec.arrival`). A clone at launch is a fresh draw raced against its task's original,
+  which keeps running meanwhile: the longer it waited, the more head start it must make up, and an
+  original that turns out to straggle is named on its own (rpc/appmaster.py `_slow_waiting`) and served
+  first anyway. So a phase that has just asked (a new job's maps) goes before the clones an older phase
+  still waits for (bench runs b53/b54: a 2-map job's clones at launch started 17-22 s after their
+  originals, behind a 6-map job's clones that had waited 50 s and then lost to their originals; a 3-map
+  job's clones waited 43 s behind clones of an older job that started 35 s after their originals);
 - which attempt gets a granted container is the AM's choice (containers of one key are fungible); the
   service controls the counts, so at most the originals' count is placed outside idle capacity;
 - a clone reported after its ask reached the RM is counted from the next round on (the AM helper

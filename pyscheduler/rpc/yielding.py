@@ -47,8 +47,9 @@ Choices (the papers do not say which clone to preempt; tested in tests/rpc/test_
   are what it can finish by (bench run b54: a map whose original drew 752 s had two clones at launch
   yielded 3 s after their start, twice, and a clone won only from 87 s after the original started;
   another's clones yielded at 28 and 38 s, and the original ran 135 s);
-- clones at launch yield to the clones of tasks judged on their own (a late copy, the phase tail:
-  clones.CloneAsks.alone) still waiting after the clone pass, too: a late task is known to straggle,
+- clones at launch yield to the clones of tasks judged on their own (a late copy, the phase tail) and of
+  a job's last stage (clones.CloneAsks.alone, appmaster._waits_alone) still waiting after the clone
+  pass, too: a late task is known to straggle and a last-stage task is what its job's finish waits for,
   while a clone at launch is a fresh draw of unknown length (bench run b42: a 150 s straggler's late
   copy waited about 60 s for room that other jobs' clones at launch held);
 - never to a container of the clone's own ask (its job's phase): a job's originals are placed before its
@@ -176,7 +177,7 @@ def waiting_originals(mirror: Mirror, result: RoundResult, clones: Mapping[AskKe
 def waiting_alone(
     mirror: Mirror, alone: Mapping[AskKey, int], placed: Sequence[PlacementChoice]
 ) -> dict[AskKey, int]:
-    """Clones of tasks judged on their own (a late copy, the phase tail: CloneAsks.alone) still waiting
+    """Clones judged alone (a late copy, the phase tail, the last stage: CloneAsks.alone) still waiting
     after the round's clone pass (`placed`, which serves them first), per ask."""
     got: dict[AskKey, int] = {}
     for p in placed:

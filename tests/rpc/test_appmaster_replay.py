@@ -290,6 +290,31 @@ def test_a_straggler_whose_launch_clones_wait_is_named_and_its_clones_wait_alone
         assert (hint.waiting_clones, hint.waiting_alone) == (4, 2), hint
 
 
+def test_a_waiting_clone_of_the_last_stage_waits_alone_and_a_clone_of_a_map_does_not(tmp_path: Path) -> None:
+    """The job's reduce is what its finish waits for: its waiting clones go before clones at launch, which
+    yield their containers to them (`_waits_alone`); a waiting map clone at launch does not."""
+    with _late_rule_am(tmp_path, small_job_clones=7, full=True) as (svc, am):
+        profile = pb.JobProfile(
+            application_id=APP, job_name="reduce-alone", submit_time_ms=1,
+            phases=[_phase("map", 2, 20), _phase("reduce", 1, 10, parents=("map",))],
+            clones_preemptible=True,
+        )  # fmt: skip
+        am.ReportJobProfile(profile, timeout=10)
+        maps = [_attempt("map", 0, 1, pb.ATTEMPT_WAITING, clone=True)]
+        am.ReportAttempts(pb.AttemptReports(application_id=APP, attempts=maps), timeout=10)
+        hints = svc.appmaster.hints(APP)
+        assert (hints[20].waiting_clones, hints[20].waiting_alone) == (1, 0), hints
+        reduces = [_attempt("reduce", 0, k, pb.ATTEMPT_WAITING, clone=True) for k in (1, 2)]
+        am.ReportAttempts(pb.AttemptReports(application_id=APP, attempts=reduces), timeout=10)
+        hints = svc.appmaster.hints(APP)
+        assert (hints[10].waiting_clones, hints[10].waiting_alone) == (2, 2), hints
+        # once a reduce clone has its container it no longer waits, alone or not
+        got = _attempt("reduce", 0, 1, pb.ATTEMPT_RUNNING, clone=True)
+        am.ReportAttempts(pb.AttemptReports(application_id=APP, attempts=[got]), timeout=10)
+        hints = svc.appmaster.hints(APP)
+        assert (hints[10].waiting_clones, hints[10].waiting_alone) == (1, 1), hints
+
+
 def test_the_last_stage_is_the_phases_with_parents_that_no_phase_waits_for() -> None:
     two = pb.JobProfile(phases=[_phase("map", 2, 20), _phase("reduce", 1, 10, ("map",))])
     assert _last_stages(two) == {"reduce"}
