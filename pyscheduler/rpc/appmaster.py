@@ -35,7 +35,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import grpc
 
@@ -186,6 +186,25 @@ def _finish_at_rate_ms(a: Any, first: tuple[float, float] | None) -> float | Non
     return float((began + (last[0] - began) / min(a.progress, 1.0)) * 1000.0)
 
 
+def _finish_at_least_ms(a: Any, first: tuple[float, float] | None) -> float | None:
+    """The earliest attempt `a` can finish, ms on the AM's clock, from its first report with progress
+    (t1, p1) and its latest (t, p): its work, begun after its launch, takes at least (t - t1) / p.
+    None before a report with progress.
+
+    Why a bound: progress grows in steps (a real map's records, the StragglerJob's
+    `dollymp.straggler.progress-steps`, 20 by default), and the rate (`_finish_at_rate_ms`) needs a second
+    step, which a straggler reaches late: a map whose copy drew 752 s showed its second step 75 s after its
+    work began (bench run b55), so it was judged neither straggling nor late while its clones waited and
+    yielded. The bound holds when one step is at most p1 (the copy's progress is below p + p1 at t and at
+    least p1 at t1, at a constant rate: D > (t - t1) / p), and it grows with every report that shows no
+    new step: at 9 s after a 37.6 s first step, that copy's work takes at least 180 s."""
+    if first is None or a.progress <= 0:
+        return None
+    t = a.time_ms / 1000.0
+    launch = (a.launch_time_ms or a.time_ms) / 1000.0
+    return float((launch + max(0.0, t - first[0]) / min(a.progress, 1.0)) * 1000.0)
+
+
 class StartupEstimate:
     """How long recent attempts took from their launch to their first report with progress, across the
     service's jobs: the median of the last `keep`, once `least` were seen. It covers the JVM start-up,
@@ -281,6 +300,19 @@ def _last_stages(profile: Any) -> frozenset[str]:
     return frozenset(ph.phase_id for ph in profile.phases if ph.parents and ph.phase_id not in parents)
 
 
+def _waits_alone(st: _AppState, a: Any) -> bool:
+    """Whether attempt `a` is a clone waiting for its container that goes before clones at launch, which
+    yield their containers to it (`_AppState.waiting_alone`; rpc/clones.py, rpc/yielding.py): a clone of a
+    task judged on its own (a late copy, the phase tail), or of the job's last stage. A last-stage task
+    (its reduce) is what the job's finish waits for, with the least work left of any running job's
+    phase; a clone at launch of another job's map is a fresh draw of one of its several tasks (bench
+    runs b53-b55: a job's reduce, whose original drew 41 s, ran without its clones while other jobs'
+    clones at launch held every container; the job lost about 16 s each time)."""
+    if not _waiting_clone(a):
+        return False
+    return st.per_task.get(a.task_id) in _JUDGED_ALONE or a.phase_id in _last_stages(st.profile)
+
+
 def _task_clones(app_id: str, decisions: Any, attempts: Sequence[Any]) -> dict[str, tuple[int, int]]:
     """Hadoop task id -> (clones the task should have in all, pb reason), for the tasks judged on their own
     that the core placed a clone of this round: a late task (Decisions.late, or a phase granted by a late
@@ -328,13 +360,73 @@ def _task_clones(app_id: str, decisions: Any, attempts: Sequence[Any]) -> dict[s
     return out
 
 
+class _Left(NamedTuple):
+    """A running copy's time left, s (None: no report with progress yet), and whether its rate is known
+    (`_finish_at_rate_ms`) or only its earliest finish (`_finish_at_least_ms`)."""
+
+    s: float | None
+    rated: bool
+
+
+def _time_left(
+    attempts: Sequence[Any], first: dict[str, tuple[float, float]], now_s: float
+) -> tuple[dict[str, list[_Left]], dict[str, float]]:
+    """Per task, from its attempts as last reported: (its running copies' time left, each at the later
+    of its rate since its work began and its earliest finish; what a fresh copy of its phase takes: the
+    median run time, launch to finish, of the phase's other tasks' copies, finished ones and running ones
+    at their rates, only for tasks whose phase has such copies)."""
+    phase_of: dict[str, str] = {}
+    left: dict[str, list[_Left]] = {}
+    totals: dict[str, list[tuple[str, float]]] = {}
+    for a in attempts:
+        t = a.task_id
+        phase_of[t] = a.phase_id
+        if _waiting_clone(a):
+            continue
+        if a.state == pb.ATTEMPT_SUCCEEDED and a.duration_s > 0:
+            totals.setdefault(a.phase_id, []).append((t, a.duration_s))
+        elif a.state == pb.ATTEMPT_RUNNING and a.container_id:
+            ends = _finish_at_rate_ms(a, first.get(a.attempt_id))
+            least = _finish_at_least_ms(a, first.get(a.attempt_id))
+            if ends is not None:
+                totals.setdefault(a.phase_id, []).append(
+                    (t, (ends - (a.launch_time_ms or a.time_ms)) / 1000.0)
+                )
+            known = [e for e in (ends, least) if e is not None]
+            at = max(now_s, a.time_ms / 1000.0)
+            left.setdefault(t, []).append(
+                _Left(max(known) / 1000.0 - at if known else None, ends is not None)
+            )
+    fresh: dict[str, float] = {}
+    for t, phase_id in phase_of.items():
+        others = [d for u, d in totals.get(phase_id, []) if u != t]
+        if others:
+            fresh[t] = statistics.median(others)
+    return left, fresh
+
+
+def _straggling(attempts: Sequence[Any], first: dict[str, tuple[float, float]], now_s: float) -> set[str]:
+    """Tasks with a running copy that has more time left than a fresh copy of their phase takes
+    (`_time_left`) and no copy timed at its rate that has not: a copy without a rate (a young clone) whose
+    earliest finish does not say it straggles is left out. Their clones at launch do not yield their
+    containers (rpc/yielding.py `Copy.straggling`)."""
+    left, fresh = _time_left(attempts, first, now_s)
+    out: set[str] = set()
+    for t, copies in left.items():
+        if t not in fresh:
+            continue
+        slow = [c for c in copies if c.s is not None and c.s > fresh[t]]
+        if slow and not any(c.rated and c not in slow for c in copies):
+            out.add(t)
+    return out
+
+
 def _slow_waiting(
     attempts: Sequence[Any], first: dict[str, tuple[float, float]], now_s: float, skip: Collection[str]
 ) -> dict[str, int]:
-    """Tasks whose clones at launch still wait for a container while every running copy of the task, at
-    its rate since its work began (`_finish_at_rate_ms`), has more time left than a fresh copy of its
-    phase takes (the median run time, launch to finish, of the phase's other tasks' copies: finished
-    ones, and running ones at their rates): task id -> its live clones. Tasks in `skip` are left out.
+    """Tasks whose clones at launch still wait for a container while every running copy of the task has
+    more time left than a fresh copy of its phase takes (`_time_left`: at its rate since its work began,
+    or at least its earliest finish): task id -> its live clones. Tasks in `skip` are left out.
 
     Why: the core judges a task late only below its copy cap, and a clone that waits for its container
     counts as a copy (so a late task's next clone waits for the last one to be late too). A task whose
@@ -345,32 +437,18 @@ def _slow_waiting(
     rpc/yielding.py); no further clone is asked for."""
     waiting: dict[str, int] = {}
     live: dict[str, int] = {}
-    phase_of: dict[str, str] = {}
-    left: dict[str, float] = {}
-    unknown: set[str] = set()
-    totals: dict[str, list[tuple[str, float]]] = {}
     for a in attempts:
-        t = a.task_id
-        phase_of[t] = a.phase_id
         if a.is_clone and a.state not in (pb.ATTEMPT_FAILED, pb.ATTEMPT_KILLED):
-            live[t] = live.get(t, 0) + 1
+            live[a.task_id] = live.get(a.task_id, 0) + 1
         if _waiting_clone(a):
-            waiting[t] = waiting.get(t, 0) + 1
-        elif a.state == pb.ATTEMPT_SUCCEEDED and a.duration_s > 0:
-            totals.setdefault(a.phase_id, []).append((t, a.duration_s))
-        elif a.state == pb.ATTEMPT_RUNNING and a.container_id:
-            ends = _finish_at_rate_ms(a, first.get(a.attempt_id))
-            if ends is None:
-                unknown.add(t)
-                continue
-            totals.setdefault(a.phase_id, []).append((t, (ends - (a.launch_time_ms or a.time_ms)) / 1000.0))
-            left[t] = min(left.get(t, math.inf), ends / 1000.0 - max(now_s, a.time_ms / 1000.0))
+            waiting[a.task_id] = waiting.get(a.task_id, 0) + 1
+    left, fresh = _time_left(attempts, first, now_s)
     out: dict[str, int] = {}
     for t in sorted(waiting):
-        if t in skip or t in unknown or t not in left:
+        copies = left.get(t, [])
+        if t in skip or t not in fresh or not copies:
             continue
-        others = [d for u, d in totals.get(phase_of[t], []) if u != t]
-        if others and left[t] > statistics.median(others):
+        if all(c.s is not None and c.s > fresh[t] for c in copies):
             out[t] = live.get(t, 0)
     return out
 
@@ -409,7 +487,8 @@ class _AppState:
     last_plan: str = ""
     plan: Any = None  # the last ClonePlan sent (answered again when the plan budget is spent)
     per_task: dict[str, int] = field(default_factory=dict)  # task id -> pb reason it was last named with
-    # waiting clones (ATTEMPT_WAITING) of tasks judged on their own: attempt id -> phase id
+    # waiting clones (ATTEMPT_WAITING) of tasks judged on their own or of the last stage (`_waits_alone`):
+    # attempt id -> phase id
     waiting_alone: dict[str, str] = field(default_factory=dict)
 
 
@@ -461,14 +540,15 @@ class AppMasterServicer:
         """Every attempt the AM helpers last reported RUNNING in a container (rpc/yielding.py), of jobs
         whose AM lets a preempted clone go unreplaced (JobProfile.clones_preemptible): Hadoop's own AM
         would schedule a replacement attempt, which would wait for a container in its turn. Each copy says
-        whether its task was named per task (`_task_clones`) and whether it is of the job's last stage (a
-        phase with parents that no phase waits for)."""
+        whether its task was named per task (`_task_clones`), whether it is of the job's last stage (a
+        phase with parents that no phase waits for) and whether its task straggles (`_straggling`)."""
         out: list[Copy] = []
         with self._lock:
             for app_id, st in self._apps.items():
                 if not st.profile.clones_preemptible:  # the project's AM: a preempted clone is not replaced
                     continue
                 last = _last_stages(st.profile)
+                slow = _straggling(list(st.attempts.values()), st.first_progress, time.time())
                 out.extend(
                     Copy(
                         app_id,
@@ -481,6 +561,7 @@ class AppMasterServicer:
                         per_task=a.task_id in st.per_task,
                         last_stage=a.phase_id in last,
                         finish_est_ms=_finish_at_rate_ms(a, st.first_progress.get(a.attempt_id)),
+                        straggling=a.task_id in slow,
                     )
                     for a in st.attempts.values()
                     if a.state == pb.ATTEMPT_RUNNING and a.container_id
@@ -547,7 +628,7 @@ class AppMasterServicer:
                         self.startups.add((a.time_ms - a.launch_time_ms) / 1000.0)
                 was = prev is not None and _waiting_clone(prev)
                 st.waiting[a.phase_id] = st.waiting.get(a.phase_id, 0) + _waiting_clone(a) - was
-                if _waiting_clone(a) and st.per_task.get(a.task_id) in _JUDGED_ALONE:
+                if _waits_alone(st, a):
                     st.waiting_alone[a.attempt_id] = a.phase_id
                 else:
                     st.waiting_alone.pop(a.attempt_id, None)
@@ -662,7 +743,7 @@ class AppMasterServicer:
             with self._lock:
                 st.per_task.update({t: why for t, (_, why) in named.items() if why in _JUDGED_ALONE})
                 for a in st.attempts.values():  # clones already waiting (`_slow_waiting`) are alone now
-                    if _waiting_clone(a) and st.per_task.get(a.task_id) in _JUDGED_ALONE:
+                    if _waits_alone(st, a):
                         st.waiting_alone[a.attempt_id] = a.phase_id
         for o in decisions.omegas:
             if o.job_id == app_id and math.isfinite(o.omega) and o.omega >= 0:

@@ -10,9 +10,17 @@ capacity left idle afterwards).
 `place_clones` is that last pass. Choices (tested in tests/rpc/test_clone_asks.py):
 - clones are placed only when no original container of any application is still waiting this round
   (a deferral other than "infeasible"): idle capacity means capacity nobody's original task can use;
-- then first-fit in FCFS order of the applications (submit time), each ask capped at its clone count,
-  first the clones of tasks judged on their own (a late copy, the phase tail: `CloneAsks.alone`; the
-  task is known to straggle, or it is what its job waits for), then the clones at launch;
+- first-fit, each ask capped at its clone count: first the clones of tasks judged on their own (a late
+  copy, the phase tail) and of a job's last stage (`CloneAsks.alone`, rpc/appmaster.py `_waits_alone`;
+  the task is known to straggle, or it is what its job waits for), in FCFS order of the applications
+  (submit time); then the clones at launch, newest ask first (the order its key appeared in the mirror,
+  latest first: `AskRec.arrival`). A clone at launch is a fresh draw raced against its task's original,
+  which keeps running meanwhile: the longer it waited, the more head start it must make up, and an
+  original that turns out to straggle is named on its own (rpc/appmaster.py `_slow_waiting`) and served
+  first anyway. So a phase that has just asked (a new job's maps) goes before the clones an older phase
+  still waits for. A choice on that argument: the bench runs do not isolate it (in runs b53-b56 the
+  containers freed at a new job's arrival went mostly to older jobs' late copies, which go first either
+  way);
 - which attempt gets a granted container is the AM's choice (containers of one key are fungible); the
   service controls the counts, so at most the originals' count is placed outside idle capacity;
 - a clone reported after its ask reached the RM is counted from the next round on (the AM helper
@@ -75,11 +83,12 @@ def place_clones(
         detail = f"clone waits for idle capacity: originals of {waiting} ask(s) still waiting"
         return [], [DeferralChoice(key, pb.REASON_LOWER_PRIORITY, detail) for key in sorted(clones)]
     alone = clones.alone if isinstance(clones, CloneAsks) else {}
-    asks = [a for a in fcfs_order(mirror) if a.key in clones]
+    fcfs = [a for a in fcfs_order(mirror) if a.key in clones]
+    newest = sorted(fcfs, key=lambda a: -a.arrival)  # stable: FCFS among asks of one arrival
     placements: list[PlacementChoice] = []
     deferrals: list[DeferralChoice] = []
     first: dict[AskKey, int] = {}
-    for want, why in ((alone, "late copy or phase tail"), (clones, "")):
+    for want, asks, why in ((alone, fcfs, "late copy or phase tail"), (clones, newest, "")):
         order = [
             dataclasses.replace(a, num_containers=a.outstanding + n)
             for a in asks

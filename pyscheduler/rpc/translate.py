@@ -83,7 +83,7 @@ class PhaseHint:
     mean: float
     sd: float
     waiting_clones: int = 0  # clones the AM launched that wait for a container (see rpc/clones.py)
-    waiting_alone: int = 0  # of those, clones of tasks judged on their own (late, phase tail): placed first
+    waiting_alone: int = 0  # of those, clones judged alone (late, phase tail, last stage): placed first
 
 
 # application_id -> {yarn priority -> hint}; filled by the AppMasterService.

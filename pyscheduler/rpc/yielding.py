@@ -41,8 +41,15 @@ Choices (the papers do not say which clone to preempt; tested in tests/rpc/test_
   left a 239 s straggler alone for 150 s); counted as the copies a task has left when the clone yields,
   so every task gives up one clone before any gives up its second (run b49: both clones of one map
   yielded to three waiting maps while other maps kept two);
-- clones at launch yield to the clones of tasks judged on their own (a late copy, the phase tail:
-  clones.CloneAsks.alone) still waiting after the clone pass, too: a late task is known to straggle,
+- never a clone of a task that is known to straggle, unless the clone is beaten (`Copy.straggling`: every
+  copy of its task timed at its rate has more time left than a fresh copy of its phase takes,
+  appmaster._straggling; an untimed young clone is left out of that test): such a task's young clones
+  are what it can finish by (bench run b54: a map whose original drew 752 s had two clones at launch
+  yielded 3 s after their start, twice, and a clone won only from 87 s after the original started;
+  another's clones yielded at 28 and 38 s, and the original ran 135 s);
+- clones at launch yield to the clones of tasks judged on their own (a late copy, the phase tail) and of
+  a job's last stage (clones.CloneAsks.alone, appmaster._waits_alone) still waiting after the clone
+  pass, too: a late task is known to straggle and a last-stage task is what its job's finish waits for,
   while a clone at launch is a fresh draw of unknown length (bench run b42: a 150 s straggler's late
   copy waited about 60 s for room that other jobs' clones at launch held);
 - never to a container of the clone's own ask (its job's phase): a job's originals are placed before its
@@ -125,6 +132,9 @@ class Copy:
     # when it finishes at the rate its progress grew since its work began (appmaster.work_start: the
     # JVM's start-up left out), ms on the AM's clock; None until two reports show progress growing
     finish_est_ms: float | None = None
+    # its task's every copy timed at its rate has more time left than a fresh copy of its phase takes
+    # (appmaster._straggling): the task's clones at launch are its way out, and do not yield
+    straggling: bool = False
 
 
 CopySource = Callable[[], list[Copy]]
@@ -167,7 +177,7 @@ def waiting_originals(mirror: Mirror, result: RoundResult, clones: Mapping[AskKe
 def waiting_alone(
     mirror: Mirror, alone: Mapping[AskKey, int], placed: Sequence[PlacementChoice]
 ) -> dict[AskKey, int]:
-    """Clones of tasks judged on their own (a late copy, the phase tail: CloneAsks.alone) still waiting
+    """Clones judged alone (a late copy, the phase tail, the last stage: CloneAsks.alone) still waiting
     after the round's clone pass (`placed`, which serves them first), per ask."""
     got: dict[AskKey, int] = {}
     for p in placed:
@@ -288,6 +298,8 @@ def preemptible(copies: Iterable[Copy], mirror: Mirror, now_ms: int) -> list[Cop
                 # clone that drew 40 s yielded 16 s after its start, its task's original ran 111 s)
                 same = (c.finish_est_ms is None) == (lead.finish_est_ms is None)
                 beaten = same and ends is not None and f is not None and f > ends
+                if c.straggling and not beaten:
+                    continue  # a known straggler's fresh draw (module docstring)
                 mine.append((not beaten, -c.launch_ms, c.attempt_id, c))
         mine.sort(key=lambda t: t[:3])
         for j, (not_beaten, young, attempt_id, c) in enumerate(mine):

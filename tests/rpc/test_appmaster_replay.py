@@ -19,10 +19,12 @@ from pyscheduler.objects import Job, Phase, Resources
 from pyscheduler.rpc.appmaster import (
     PlanBudget,
     StartupEstimate,
+    _finish_at_least_ms,
     _finish_at_rate_ms,
     _last_stages,
     _replay,
     _slow_waiting,
+    _straggling,
     work_start,
 )
 from pyscheduler.rpc.service import DecisionService
@@ -288,6 +290,31 @@ def test_a_straggler_whose_launch_clones_wait_is_named_and_its_clones_wait_alone
         assert (hint.waiting_clones, hint.waiting_alone) == (4, 2), hint
 
 
+def test_a_waiting_clone_of_the_last_stage_waits_alone_and_a_clone_of_a_map_does_not(tmp_path: Path) -> None:
+    """The job's reduce is what its finish waits for: its waiting clones go before clones at launch, which
+    yield their containers to them (`_waits_alone`); a waiting map clone at launch does not."""
+    with _late_rule_am(tmp_path, small_job_clones=7, full=True) as (svc, am):
+        profile = pb.JobProfile(
+            application_id=APP, job_name="reduce-alone", submit_time_ms=1,
+            phases=[_phase("map", 2, 20), _phase("reduce", 1, 10, parents=("map",))],
+            clones_preemptible=True,
+        )  # fmt: skip
+        am.ReportJobProfile(profile, timeout=10)
+        maps = [_attempt("map", 0, 1, pb.ATTEMPT_WAITING, clone=True)]
+        am.ReportAttempts(pb.AttemptReports(application_id=APP, attempts=maps), timeout=10)
+        hints = svc.appmaster.hints(APP)
+        assert (hints[20].waiting_clones, hints[20].waiting_alone) == (1, 0), hints
+        reduces = [_attempt("reduce", 0, k, pb.ATTEMPT_WAITING, clone=True) for k in (1, 2)]
+        am.ReportAttempts(pb.AttemptReports(application_id=APP, attempts=reduces), timeout=10)
+        hints = svc.appmaster.hints(APP)
+        assert (hints[10].waiting_clones, hints[10].waiting_alone) == (2, 2), hints
+        # once a reduce clone has its container it no longer waits, alone or not
+        got = _attempt("reduce", 0, 1, pb.ATTEMPT_RUNNING, clone=True)
+        am.ReportAttempts(pb.AttemptReports(application_id=APP, attempts=[got]), timeout=10)
+        hints = svc.appmaster.hints(APP)
+        assert (hints[10].waiting_clones, hints[10].waiting_alone) == (1, 1), hints
+
+
 def test_the_last_stage_is_the_phases_with_parents_that_no_phase_waits_for() -> None:
     two = pb.JobProfile(phases=[_phase("map", 2, 20), _phase("reduce", 1, 10, ("map",))])
     assert _last_stages(two) == {"reduce"}
@@ -427,6 +454,37 @@ def test_a_copys_finish_is_estimated_at_its_rate_since_its_work_began() -> None:
     assert _finish_at_rate_ms(a, (120.0, 0.2)) == pytest.approx(140_000.0)
 
 
+def test_a_copys_earliest_finish_grows_while_its_progress_shows_no_new_step() -> None:
+    """`_finish_at_least_ms`: work of D s that reached p1 by t1 and is below p + p1 at t takes more than
+    (t - t1) / p, and begins after the launch (bench run b55: a 752 s straggler's second step came 75 s
+    into its work, so it had no rate until then)."""
+    a = pb.AttemptReport(state=pb.ATTEMPT_RUNNING, progress=0.05, time_ms=260_000, launch_time_ms=209_000)
+    assert _finish_at_least_ms(a, None) is None
+    # first step (5%) reported at 251 s, still 5% at 260 s: the work takes more than 9 / 0.05 = 180 s
+    assert _finish_at_least_ms(a, (251.0, 0.05)) == pytest.approx(389_000.0)
+    assert _finish_at_rate_ms(a, (251.0, 0.05)) is None  # no second step: no rate
+    # a copy of 752 s drawn: true at every report of its first two steps (5% at 251 s, 10% at 288.6 s)
+    for t_s, p in ((251.0, 0.05), (270.0, 0.05), (288.0, 0.05), (289.0, 0.1), (320.0, 0.1)):
+        a.time_ms, a.progress = int(t_s * 1000), p
+        got = _finish_at_least_ms(a, (251.0, 0.05))
+        assert got is not None and got <= (213.4 + 752.0) * 1000  # work began at 213.4 s
+    # it straggles at 260 s, and its waiting clones are named late: at least 129 s left > a fresh ~50 s
+    a.time_ms, a.progress = 260_000, 0.05
+    a.task_id, a.attempt_id, a.phase_id, a.container_id = (
+        "task_1700000000000_0001_m_000000", "attempt_1700000000000_0001_m_000000_0", "map", "c0",
+    )  # fmt: skip
+    done = _attempt("map", 1, 0, pb.ATTEMPT_SUCCEEDED)
+    done.duration_s = 50.0
+    clones = [_attempt("map", 0, k, pb.ATTEMPT_WAITING, clone=True) for k in (1, 2)]
+    first = {a.attempt_id: (251.0, 0.05)}
+    assert _straggling([a, done, *clones], first, 260.0) == {a.task_id}
+    assert _slow_waiting([a, done, *clones], first, 260.0, ()) == {a.task_id: 2}
+    # at 252 s, 1 s after its first step, it may still be on pace: at least 20 s, not judged
+    a.time_ms = 252_000
+    assert _straggling([a, done, *clones], first, 252.0) == set()
+    assert _slow_waiting([a, done, *clones], first, 252.0, ()) == {}
+
+
 def test_a_task_whose_launch_clones_wait_while_its_copies_straggle_is_named_late() -> None:
     def running(task: int, progress: float, at_s: float) -> Any:
         a = _attempt("map", task, 0, pb.ATTEMPT_RUNNING)
@@ -456,6 +514,14 @@ def test_a_task_whose_launch_clones_wait_while_its_copies_straggle_is_named_late
     # a running clone of map 0 with no rate yet may still win: not judged
     young = _attempt("map", 0, 3, pb.ATTEMPT_RUNNING, clone=True)
     assert _slow_waiting([*reports, young], first, 110.0, ()) == {}
+    # ... but the task straggles, by the copies timed at their rates: its young clone does not yield
+    # (rpc/yielding.py Copy.straggling); map 3, on pace, and map 4, untimed, do not straggle
+    assert _straggling([*reports, young], first, 110.0) == {"task_1700000000000_0001_m_000000"}
+    # a timed clone of map 0 on pace (2%/s since 100 s: ends at 150 s, 40 s left) ends the straggle
+    quick = _attempt("map", 0, 4, pb.ATTEMPT_RUNNING, clone=True)
+    quick.progress, quick.time_ms, quick.launch_time_ms = 0.2, 110_000, 95_000
+    first_quick = {**first, quick.attempt_id: (105.0, 0.1)}
+    assert _straggling([*reports, quick], first_quick, 110.0) == set()
 
 
 def test_startup_estimate_is_the_median_of_recent_start_ups_once_a_few_were_seen() -> None:

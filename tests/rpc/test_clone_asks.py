@@ -95,10 +95,32 @@ def test_a_late_copy_takes_idle_capacity_before_an_earlier_jobs_clone_at_launch(
     assert (attempt(1), pb.REASON_CLONE_IDLE_CAPACITY) not in placed, placed
     late = [p for p in result.placements if p.reason == pb.REASON_CLONE_IDLE_CAPACITY]
     assert "late copy or phase tail" in late[0].detail
-    # without the late mark, FCFS: app 1's clone
-    fcfs = _mirror(5, [ask(1, 20, 3), ask(2, 20, 3)])
-    plain = core_round(get_policy("dollymp"), _hints({APP1: 1, APP2: 1}))(fcfs)
-    assert _placed(plain).get((attempt(1), pb.REASON_CLONE_IDLE_CAPACITY)) == 1
+    # the late mark, not the ask's age, decides: app 1's ask is the newer one here
+    newer = _mirror(5, [ask(2, 20, 3), ask(1, 20, 3)])
+    hints[APP1] = PhaseHint("map", 5.0, 1.0, 1)
+    late2 = core_round(get_policy("dollymp"), lambda app_id: {20: hints[app_id]})(newer)
+    assert _placed(late2).get((attempt(2), pb.REASON_CLONE_IDLE_CAPACITY)) == 1
+
+
+def test_clones_at_launch_go_newest_ask_first() -> None:
+    """Clones at launch: the ask that appeared last first, whatever the applications' submit order (a
+    clone that waited must make up its original's head start; rpc/clones.py)."""
+    # 5 cores: 4 originals, then one clone. App 1 (submitted first) asked first: app 2's clone goes.
+    m = _mirror(5, [ask(1, 20, 3), ask(2, 20, 3)])
+    got = _placed(core_round(get_policy("dollymp"), _hints({APP1: 1, APP2: 1}))(m))
+    assert got.get((attempt(2), pb.REASON_CLONE_IDLE_CAPACITY)) == 1, got
+    assert (attempt(1), pb.REASON_CLONE_IDLE_CAPACITY) not in got, got
+    # App 1's reduce asks after app 2's maps: its clone goes first, though app 1 was submitted first.
+    m = _mirror(5, [ask(2, 20, 3), ask(1, 10, 3)])
+    reduce_hint = {APP1: {10: PhaseHint("reduce", 5.0, 1.0, 1)}, APP2: {20: PhaseHint("map", 5.0, 1.0, 1)}}
+    got = _placed(core_round(get_policy("dollymp"), lambda app_id: reduce_hint[app_id])(m))
+    assert got.get((attempt(1), pb.REASON_CLONE_IDLE_CAPACITY)) == 1, got
+    assert (attempt(2), pb.REASON_CLONE_IDLE_CAPACITY) not in got, got
+    # An ask whose count fell to 0 leaves the mirror: when its phase asks again, it is the newest.
+    m.apply(pb.StateBatch(session_id="s", seq=2, rm_time_ms=2, asks=[ask(2, 20, 0), ask(2, 20, 3)]))
+    got = _placed(core_round(get_policy("dollymp"), lambda app_id: reduce_hint[app_id])(m))
+    assert got.get((attempt(2), pb.REASON_CLONE_IDLE_CAPACITY)) == 1, got
+    assert (attempt(1), pb.REASON_CLONE_IDLE_CAPACITY) not in got, got
 
 
 def test_the_service_places_an_ams_waiting_clone_only_in_idle_capacity(inproc: DecisionService) -> None:

@@ -322,6 +322,26 @@ def test_a_clone_at_launch_clearly_beaten_by_its_tasks_lead_is_released_at_once(
     assert choose(m, [Res(1024, 1)], copies, NOW_MS + 200) == []
 
 
+def test_a_known_stragglers_clones_at_launch_do_not_yield_unless_beaten() -> None:
+    """A task whose timed copies all straggle keeps its clones at launch (`Copy.straggling`): only its
+    beaten ones may yield; another task's clone yields instead (bench run b54: a 752 s straggler's two
+    young clones yielded 3 s after their start, twice)."""
+    m = _mirror([_container(c, 1) for c in ("o1", "c1", "c1b", "o2", "c2")], [], cores=5)
+    copies = [
+        _rated("o1", "t1", False, 0.05, 800.0, straggling=True),
+        Copy(APP1, "t1", "attempt_c1", "c1", True, 0.0, 95_000, straggling=True),  # young, untimed
+        _rated("c1b", "t1", True, 0.3, 900.0, straggling=True),  # timed, and later than o1: beaten
+        _copy("o2", "t2", False, 0.5, 40_000),
+        _copy("c2", "t2", True, 0.0, 90_000),
+    ]
+    assert [c.container_id for c in preemptible(copies, m, NOW_MS)] == ["c1b", "c2"]
+    got = choose(m, [Res(1024, 1), Res(1024, 1)], copies, NOW_MS)
+    assert [k.container_id for k in got] == ["c1b", "c2"]
+    # without the mark, c1 (the younger clone of the task with three copies) yields before c2
+    unmarked = [Copy(APP1, "t1", "attempt_c1", "c1", True, 0.0, 95_000), *copies[2:], copies[0]]
+    assert [c.container_id for c in preemptible(unmarked, m, NOW_MS)] == ["c1b", "c1", "c2"]
+
+
 def test_only_clones_at_launch_are_released_when_beaten_and_only_with_a_rate() -> None:
     m = _mirror([_container(c, 1) for c in ("o1", "c1")], [])
     for clone in (

@@ -178,16 +178,7 @@ public class CloningSpeculator extends AbstractService implements Speculator {
       client.getClonePlan(appId).ifPresent(this::adopt); // a task may have become late meanwhile
     }
     if (!stopping) {
-      for (Map.Entry<String, Integer> e : book.toClone(views, System.currentTimeMillis()).entrySet()) {
-        Task t = byId.get(e.getKey());
-        if (t.getState() != TaskState.RUNNING) {
-          continue; // T_ADD_SPEC_ATTEMPT outside RUNNING would fail the job
-        }
-        for (int i = 0; i < e.getValue(); i++) {
-          context.getEventHandler().handle(new TaskEvent(t.getID(), TaskEventType.T_ADD_SPEC_ATTEMPT));
-        }
-        LOG.info("DollyMP AM helper: launching {} clone(s) of {}", e.getValue(), e.getKey());
-      }
+      launch(book.toClone(views, System.currentTimeMillis()), byId);
     }
     if (delay) {
       publishCopies(views);
@@ -196,6 +187,23 @@ public class CloningSpeculator extends AbstractService implements Speculator {
     if (js == JobState.SUCCEEDED || js == JobState.FAILED || js == JobState.KILLED || stopping) {
       record.write(appId, views, book, js.toString());
     }
+  }
+
+  /**
+   * Sends the clones' {@code T_ADD_SPEC_ATTEMPT} events, one per task in turn: every task's first clone
+   * before any task's second ({@link CloneBook#roundRobin}).
+   */
+  private void launch(Map<String, Integer> clones, Map<String, Task> byId) {
+    Map<String, Integer> running = new java.util.LinkedHashMap<>();
+    for (Map.Entry<String, Integer> e : clones.entrySet()) {
+      if (byId.get(e.getKey()).getState() == TaskState.RUNNING) {
+        running.put(e.getKey(), e.getValue()); // T_ADD_SPEC_ATTEMPT outside RUNNING would fail the job
+      }
+    }
+    for (String taskId : CloneBook.roundRobin(running)) {
+      context.getEventHandler().handle(new TaskEvent(byId.get(taskId).getID(), TaskEventType.T_ADD_SPEC_ATTEMPT));
+    }
+    running.forEach((taskId, n) -> LOG.info("DollyMP AM helper: launching {} clone(s) of {}", n, taskId));
   }
 
   /** Whether the plan clones reduce tasks (delay assignment then keeps map copies for ω). */

@@ -30,14 +30,34 @@ class CloneBookTest {
   }
 
   @Test
+  void clonesAreAddedOneTaskAtATimeEveryTasksFirstBeforeAnySecond() {
+    Map<String, Integer> clones = new java.util.LinkedHashMap<>();
+    clones.put("t0", 2);
+    clones.put("t1", 1);
+    clones.put("t2", 2);
+    assertEquals(List.of("t0", "t1", "t2", "t0", "t2"), CloneBook.roundRobin(clones));
+    assertEquals(List.of(), CloneBook.roundRobin(Map.of()));
+    assertEquals(List.of(), CloneBook.roundRobin(Map.of("t0", 0)));
+  }
+
+  @Test
   void clonesOnlyRunningTasksOnceAndCapsAtTwo() {
     CloneBook b = new CloneBook(2);
     List<CloneBook.TaskView> v = List.of(t("task_1_m_0", "SCHEDULED", a("a_m_0_0", "", "UNASSIGNED")),
         t("task_1_m_1", "RUNNING", a("a_m_1_0", "c1", "RUNNING")));
     assertTrue(b.toClone(v).isEmpty(), "no plan yet: no clones");
     b.setPlan(plan(5, 0)); // the service asks for more than allowed
-    assertEquals(Map.of("task_1_m_1", 2), b.toClone(v), "SCHEDULED tasks must not get T_ADD_SPEC_ATTEMPT");
-    assertTrue(b.toClone(v).isEmpty(), "a task is cloned at most once");
+    assertEquals(Map.of("task_1_m_1", 1), b.toClone(v), "SCHEDULED tasks must not get T_ADD_SPEC_ATTEMPT");
+    assertTrue(b.toClone(v).isEmpty(), "no second clone while a task of the phase has no first one");
+    b.changes(List.of(t("task_1_m_1", "RUNNING", a("a_m_1_0", "c1", "RUNNING"), a("a_m_1_1", "", "UNASSIGNED"))), 1);
+    List<CloneBook.TaskView> both = List.of(t("task_1_m_0", "RUNNING", a("a_m_0_0", "c0", "RUNNING")),
+        t("task_1_m_1", "RUNNING", a("a_m_1_0", "c1", "RUNNING"), a("a_m_1_1", "", "UNASSIGNED")));
+    assertEquals(Map.of("task_1_m_0", 1), b.toClone(both), "the last task to run gets its first clone first");
+    b.changes(List.of(t("task_1_m_0", "RUNNING", a("a_m_0_0", "c0", "RUNNING"), a("a_m_0_1", "", "UNASSIGNED"))), 2);
+    both = List.of(t("task_1_m_0", "RUNNING", a("a_m_0_0", "c0", "RUNNING"), a("a_m_0_1", "", "UNASSIGNED")),
+        t("task_1_m_1", "RUNNING", a("a_m_1_0", "c1", "RUNNING"), a("a_m_1_1", "", "UNASSIGNED")));
+    assertEquals(Map.of("task_1_m_0", 1, "task_1_m_1", 1), b.toClone(both), "then every task's second");
+    assertTrue(b.toClone(both).isEmpty(), "capped at two clones");
     assertEquals(2, b.clonesSent("task_1_m_1"));
   }
 
