@@ -41,12 +41,13 @@ Choices (the papers do not say which clone to preempt; tested in tests/rpc/test_
   left a 239 s straggler alone for 150 s); counted as the copies a task has left when the clone yields,
   so every task gives up one clone before any gives up its second (run b49: both clones of one map
   yielded to three waiting maps while other maps kept two);
-- never a clone of a task that is known to straggle, unless the clone is beaten (`Copy.straggling`: every
-  copy of its task timed at its rate has more time left than a fresh copy of its phase takes,
-  appmaster._straggling; an untimed young clone is left out of that test): such a task's young clones
-  are what it can finish by (bench run b54: a map whose original drew 752 s had two clones at launch
-  yielded 3 s after their start, twice, and a clone won only from 87 s after the original started;
-  another's clones yielded at 28 and 38 s, and the original ran 135 s);
+- never a clone of a task that is known to straggle, unless the clone is beaten (`Copy.straggling`: a
+  copy of its task has more time left than a fresh copy of its phase takes, at its rate or by its
+  earliest finish, and no copy timed at its rate has less, appmaster._straggling; a young clone without
+  a rate is left out of that test): such a task's young clones are what it can finish by (bench run b54:
+  a map whose original drew 752 s had two clones at launch yielded 3 s after their start, twice, and a
+  clone won only from 87 s after the original started; another's clones yielded at 28 and 38 s, and the
+  original ran 135 s);
 - clones at launch yield to the clones of tasks judged on their own (a late copy, the phase tail) and of
   a job's last stage (clones.CloneAsks.alone, appmaster._waits_alone) still waiting after the clone
   pass, too: a late task is known to straggle and a last-stage task is what its job's finish waits for,
@@ -132,8 +133,8 @@ class Copy:
     # when it finishes at the rate its progress grew since its work began (appmaster.work_start: the
     # JVM's start-up left out), ms on the AM's clock; None until two reports show progress growing
     finish_est_ms: float | None = None
-    # its task's every copy timed at its rate has more time left than a fresh copy of its phase takes
-    # (appmaster._straggling): the task's clones at launch are its way out, and do not yield
+    # its task is known to straggle (appmaster._straggling: its copies have more time left than a fresh
+    # copy of its phase takes): the task's clones at launch are its way out, and do not yield
     straggling: bool = False
 
 

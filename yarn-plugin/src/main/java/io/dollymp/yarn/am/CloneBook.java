@@ -117,8 +117,8 @@ public final class CloneBook {
    * each task's second, and so on. MapReduce's AM hands a granted container to its waiting attempts in
    * the order they asked, so when room is short the tasks with one copy get their second before any gets
    * a third: the least of two Pareto(1.5) draws keeps most of three's gain (its median 1.26 x the base,
-   * against 1.17 x for three and 1.59 x for one), and task by task one map's two clones took the room a
-   * second map's first clone waited for (bench runs b53, b54).
+   * against 1.17 x for three and 1.59 x for one). Added task by task, the first tasks took both their
+   * clones' containers (bench run b53: of a 6-map job, four maps ran two clones each and two maps none).
    */
   public static List<String> roundRobin(Map<String, Integer> clones) {
     List<String> out = new ArrayList<>();
