@@ -306,8 +306,8 @@ def _waits_alone(st: _AppState, a: Any) -> bool:
     task judged on its own (a late copy, the phase tail), or of the job's last stage. A last-stage task
     (its reduce) is what the job's finish waits for, with the least work left of any running job's
     phase; a clone at launch of another job's map is a fresh draw of one of its several tasks (bench
-    runs b53-b55: a job's reduce, whose original drew 41 s, ran without its clones while other jobs'
-    clones at launch held every container; the job lost about 16 s each time)."""
+    runs b53, b55, b56: a job's reduce, whose original drew 41 s and its best of three draws 31 s, ran
+    without its clones while other jobs' clones at launch held every container)."""
     if not _waiting_clone(a):
         return False
     return st.per_task.get(a.task_id) in _JUDGED_ALONE or a.phase_id in _last_stages(st.profile)

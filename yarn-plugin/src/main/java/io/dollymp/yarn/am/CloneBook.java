@@ -193,8 +193,8 @@ public final class CloneBook {
    * (unfinished tasks, not named on their own): a task's next clone at launch waits until every such task
    * has as many. A phase's originals get their containers one by one, and a task's clones are added once
    * it runs, so without this the first tasks to run asked for their second clones before the last ones
-   * asked for their first, and took the room first (bench run b55: one map's first clone started 33 s
-   * after two other maps' second ones, and its original drew 126 s).
+   * asked for their first, and took the room first (bench run b55: one map's first clone started 25 s
+   * after another map's second one, and its original ran 126 s).
    */
   private Map<String, Integer> launchFloor(List<TaskView> views) {
     Map<String, Integer> floor = new HashMap<>();
