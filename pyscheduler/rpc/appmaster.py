@@ -310,7 +310,7 @@ def _waits_alone(st: _AppState, a: Any) -> bool:
     without its clones while other jobs' clones at launch held every container)."""
     if not _waiting_clone(a):
         return False
-    return st.per_task.get(a.task_id) in _JUDGED_ALONE or a.phase_id in _last_stages(st.profile)
+    return st.per_task.get(a.task_id) in _JUDGED_ALONE or a.phase_id in st.last_stages
 
 
 def _task_clones(app_id: str, decisions: Any, attempts: Sequence[Any]) -> dict[str, tuple[int, int]]:
@@ -415,8 +415,8 @@ def _straggling(attempts: Sequence[Any], first: dict[str, tuple[float, float]], 
     for t, copies in left.items():
         if t not in fresh:
             continue
-        slow = [c for c in copies if c.s is not None and c.s > fresh[t]]
-        if slow and not any(c.rated and c not in slow for c in copies):
+        slow = [c.s is not None and c.s > fresh[t] for c in copies]
+        if any(slow) and all(s or not c.rated for c, s in zip(copies, slow, strict=True)):
             out.add(t)
     return out
 
@@ -490,6 +490,10 @@ class _AppState:
     # waiting clones (ATTEMPT_WAITING) of tasks judged on their own or of the last stage (`_waits_alone`):
     # attempt id -> phase id
     waiting_alone: dict[str, str] = field(default_factory=dict)
+    last_stages: frozenset[str] = frozenset()  # `_last_stages` of the profile, which a job keeps
+
+    def __post_init__(self) -> None:
+        self.last_stages = _last_stages(self.profile)
 
 
 History = Callable[[str, str], tuple[float, float] | None]  # (job name, phase) -> (mean, sd)
@@ -547,7 +551,7 @@ class AppMasterServicer:
             for app_id, st in self._apps.items():
                 if not st.profile.clones_preemptible:  # the project's AM: a preempted clone is not replaced
                     continue
-                last = _last_stages(st.profile)
+                last = st.last_stages
                 slow = _straggling(list(st.attempts.values()), st.first_progress, time.time())
                 out.extend(
                     Copy(
