@@ -22,11 +22,18 @@ defaults before (no launch clones) gave 0.844-0.867 (docs/operators-guide.md). O
 b41's code gave 0.899 (b45), the choices below 0.861 (b46).
 
 Choices (the papers do not say which clone to preempt; tested in tests/rpc/test_yielding.py):
-- only clones at launch (ClonePlan.clones_per_phase), never a clone of a task the plan named on its own
-  (`Copy.per_task`: a late task, the phase tail): the AM launches those again after they yield, so
-  preempting one frees its container for a few seconds only and costs a JVM start; and never a clone of
-  the job's last stage (`Copy.last_stage`: its reduces), which the job's finish waits for (bench run b41:
-  a job's reduce clones were preempted 1-4 s after they started and its lone original reduce ran 48 s);
+- clones at launch (ClonePlan.clones_per_phase) first. The clones `held_back` come after every clone at
+  launch that can yield, and yield to a waiting original only (a task's first attempt, an AM), never to
+  another clone: a clone of a task the plan named on its own (`Copy.per_task`: a late task, the phase
+  tail), which the AM asks for again after it yields, and a clone of the job's last stage
+  (`Copy.last_stage`: its reduces), which the job's finish waits for (bench run b41: a job's reduce
+  clones were preempted 1-4 s after they started and its lone original reduce ran 48 s). Until session
+  13 they never yielded; then a new job's AM or maps waited 13-28 s while every running clone was one of
+  these (bench runs b57-b59: the originals of 2 of 8 jobs a run, with no preemption in between). The
+  trade, by the model of the papers (Pareto(1.5) draws): a third copy taken from a task costs its job
+  the difference between the least of three draws and of two, about 0.2 x the base in expectation
+  (the mean least of k draws is base x 1.5k / (1.5k - 1)), while the waiting original's job gains the
+  whole wait; a known straggler's clones stay (below);
 - only containers the AM helper reported as a RUNNING clone attempt (`Copy.is_clone`), and never the
   copy of its task expected to finish first: the LATE estimate launch + elapsed / progress (Zaharia et
   al., LATE, Sec. 4: progress rate) of each copy that reported progress, else the original if it runs,
@@ -58,7 +65,8 @@ Choices (the papers do not say which clone to preempt; tested in tests/rpc/test_
   that yielded (run b50: six clones of one job yielded in turn, in two seconds, to its own phase's asks);
 - only for a container that has waited STEADY_S (3 s) or more, counted as the least number waiting over
   that time: the AM helper's reports lag its asks by a poll, so a clone's fresh ask looks like an
-  original's for a moment;
+  original's for a moment. An AM's container counts at once: no clone asks for one (bench runs b55-b59:
+  in every run, the AMs of 3 to 5 of the 8 jobs waited 3.2-3.8 s for room that clones held);
 - per original container still waiting (asks deferred for room, clone asks left out): nothing if a node
   has room for it once the preemptions already asked for are done (room counted from the mirrored
   containers, so a preempted clone counts as coming room while it is still mirrored and after the shim
@@ -147,6 +155,9 @@ class Waiting:
 
     res: Res
     key: AskKey | None = None
+    # an original's container (a task's first attempt, an AM): every preemptible clone may yield to it;
+    # False for a clone judged alone, to which only clones at launch yield (`held_back`)
+    original: bool = True
 
     def of_same_ask(self, mirror: Mirror, c: Copy) -> bool:
         """Whether clone `c` is of this ask's application and YARN priority (the same phase of one job)."""
@@ -208,8 +219,11 @@ def steady(mirror: Mirror, waiting: Mapping[tuple[str, AskKey], int], now_ms: in
         hist.append((now_ms, n))
         while len(hist) > 1 and hist[1][0] <= now_ms - window:
             del hist[0]
-        if hist[0][0] <= now_ms - window:
-            out.extend([Waiting(a.capability, k[1])] * min(c for _, c in hist))
+        original = k[0] == "original"
+        if a.am_container and original:  # an AM's ask is never a clone's: it counts at once
+            out.extend([Waiting(a.capability, k[1], original)] * n)
+        elif hist[0][0] <= now_ms - window:
+            out.extend([Waiting(a.capability, k[1], original)] * min(c for _, c in hist))
     return out
 
 
@@ -244,8 +258,16 @@ def _by_task(copies: Iterable[Copy], mirror: Mirror) -> list[list[Copy]]:
 
 
 def _at_launch(c: Copy, lead: Copy) -> bool:
-    """A clone at launch that is not its task's lead copy: the only copies the service preempts."""
-    return c.is_clone and c is not lead and not (c.per_task or c.last_stage)
+    """A clone at launch that is not its task's lead copy: the only copies released when beaten, and the
+    first to yield."""
+    return c.is_clone and c is not lead and not held_back(c)
+
+
+def held_back(c: Copy) -> bool:
+    """A clone that yields only to a waiting original, and after every clone at launch that can: one of a
+    task named on its own (`Copy.per_task`: a late copy, the phase tail) or of the job's last stage
+    (`Copy.last_stage`) (module docstring)."""
+    return c.per_task or c.last_stage
 
 
 def beaten(copies: Iterable[Copy], mirror: Mirror, now_ms: int) -> list[KillChoice]:
@@ -280,19 +302,20 @@ def beaten(copies: Iterable[Copy], mirror: Mirror, now_ms: int) -> list[KillChoi
 
 
 def preemptible(copies: Iterable[Copy], mirror: Mirror, now_ms: int) -> list[Copy]:
-    """Running clones that may yield, those beaten by their task's lead first, then those whose task
-    has the most copies when they yield (counting the task's clones before them in this order: each task
-    gives up one clone before any gives up its second; bench run b49 took both clones of one map for
-    three waiting maps), then youngest first:
-    clones at launch (not `per_task`) of a phase that is not the job's last stage, not their task's lead
-    copy, container mirrored (live) and not an ApplicationMaster's."""
-    out: list[tuple[bool, int, int, str, Copy]] = []
+    """Running clones that may yield: clones at launch first, then the clones `held_back` (a late copy,
+    a phase tail's clone, a clone of the job's last stage); within each, those beaten by their task's
+    lead first, then those whose task has the most copies when they yield (counting the task's clones
+    before them in this order: each task gives up one clone before any gives up its second; bench run b49
+    took both clones of one map for three waiting maps), then youngest first. Never a task's lead copy,
+    nor a known straggler's clone that is not beaten; container mirrored (live) and not an
+    ApplicationMaster's."""
+    out: list[tuple[bool, bool, int, int, str, Copy]] = []
     for task in _by_task(copies, mirror):
         lead = _lead(task, now_ms)
         ends = _finish_ms(lead, now_ms)
-        mine: list[tuple[bool, int, str, Copy]] = []
+        mine: list[tuple[bool, bool, int, str, Copy]] = []
         for c in task:
-            if _at_launch(c, lead):
+            if c.is_clone and c is not lead:
                 f = _finish_ms(c, now_ms)
                 # like with like: a young clone's estimate from its launch counts its JVM's start-up as
                 # slow work, so against a lead timed by its rate it would look beaten (bench run b52: the
@@ -301,12 +324,12 @@ def preemptible(copies: Iterable[Copy], mirror: Mirror, now_ms: int) -> list[Cop
                 beaten = same and ends is not None and f is not None and f > ends
                 if c.straggling and not beaten:
                     continue  # a known straggler's fresh draw (module docstring)
-                mine.append((not beaten, -c.launch_ms, c.attempt_id, c))
-        mine.sort(key=lambda t: t[:3])
-        for j, (not_beaten, young, attempt_id, c) in enumerate(mine):
-            out.append((not_beaten, j - len(task), young, attempt_id, c))
-    out.sort(key=lambda t: t[:4])
-    return [t[4] for t in out]
+                mine.append((held_back(c), not beaten, -c.launch_ms, c.attempt_id, c))
+        mine.sort(key=lambda t: t[:4])
+        for j, (held, not_beaten, young, attempt_id, c) in enumerate(mine):
+            out.append((held, not_beaten, j - len(task), young, attempt_id, c))
+    out.sort(key=lambda t: t[:5])
+    return [t[5] for t in out]
 
 
 def _covers(have: Res, need: Res) -> bool:
@@ -394,25 +417,32 @@ def choose(
         if fits is not None:
             room[fits] = res_add(room[fits], need, -1)
             continue
-        best: tuple[int, str, Res, list[Copy]] | None = None
+        best: tuple[tuple[int, int], str, Res, list[Copy]] | None = None
         for node_id, candidates in by_node.items():
             # never for an ask of the clone's own phase: a job's originals are placed before its clones,
             # so such an ask is a clone the AM has not reported yet, or Hadoop's replacement of a clone
             # that yielded, which the AM drops (bench run b50: one job's clones yielded in turn, six in
-            # two seconds, to its own phase's asks, while its late copies took the room)
-            victims = [c for c in candidates if not wait.of_same_ask(mirror, c)]
+            # two seconds, to its own phase's asks, while its late copies took the room); and a clone
+            # held back yields to an original only
+            victims = [
+                c
+                for c in candidates
+                if not wait.of_same_ask(mirror, c) and (wait.original or not held_back(c))
+            ]
             r, k = room.get(node_id, Res()), 0
             while not _covers(r, need) and k < len(victims):
                 r = res_add(r, mirror.containers[victims[k].container_id].resource)
                 k += 1
-            if _covers(r, need) and (best is None or k < best[0]):
-                best = (k, node_id, r, victims[:k])
+            # the node that gives up the fewest clones held back, then the fewest clones
+            cost = (sum(held_back(c) for c in victims[:k]), k)
+            if _covers(r, need) and (best is None or cost < best[0]):
+                best = (cost, node_id, r, victims[:k])
         if best is None:
             continue
-        k, node_id, r, chosen = best
+        _, node_id, r, chosen = best
         room[node_id] = res_add(r, need, -1)
         why = (
-            f"yields to a waiting original "
+            f"yields to a waiting {'original' if wait.original else 'clone judged alone'} "
             f"({need.memory_mb} MB, {need.vcores} vcores; {len(waiting)} waiting)"
         )
         for c in chosen:

@@ -77,9 +77,9 @@ def test_the_youngest_clone_that_does_not_lead_its_task_yields_first() -> None:
     assert [c.container_id for c in preemptible(copies, m, NOW_MS)] == ["c1"]
 
 
-def test_clones_named_per_task_and_clones_of_the_last_stage_never_yield() -> None:
-    """Only clones at launch of a phase that is not the job's last stage yield: a late copy or a phase
-    tail's clone (the AM launches it again) and a reduce clone (the job's finish waits for it) stay."""
+def _held_back_mirror() -> tuple[Mirror, list[Copy]]:
+    """6 vcores: a map with a clone at launch (c1), a map with a late copy (c2), a reduce with a clone (c3),
+    each clone younger than its task's original."""
     m = _mirror([_container(c, 1) for c in ("o1", "c1", "o2", "c2", "o3", "c3")], [], cores=6)
     copies = [
         _copy("o1", "t1", False, 0.5, 40_000),
@@ -89,7 +89,59 @@ def test_clones_named_per_task_and_clones_of_the_last_stage_never_yield() -> Non
         _copy("o3", "r1", False, 0.5, 40_000),
         Copy(APP1, "r1", "attempt_c3", "c3", True, 0.0, 95_000, last_stage=True),
     ]
-    assert [c.container_id for c in preemptible(copies, m, NOW_MS)] == ["c1"]
+    return m, copies
+
+
+def test_clones_named_per_task_and_of_the_last_stage_yield_after_every_clone_at_launch() -> None:
+    """A late copy or a phase tail's clone and a reduce clone are held back: they come after the clone at
+    launch, though younger (youngest first among themselves)."""
+    m, copies = _held_back_mirror()
+    assert [c.container_id for c in preemptible(copies, m, NOW_MS)] == ["c1", "c3", "c2"]
+
+
+def test_clones_held_back_yield_to_waiting_originals_but_never_to_a_clone_judged_alone() -> None:
+    """Bench runs b57-b59: a new job's maps or AM waited 13-28 s while every running clone was a late
+    copy, a phase tail's clone or a reduce clone. Now they yield to an original once the clones at launch
+    are taken; a waiting clone judged alone gets clones at launch only."""
+    one = Res(1024, 1)
+    m, copies = _held_back_mirror()
+    kills = choose(m, [Waiting(one), Waiting(one), Waiting(one)], copies, NOW_MS)
+    assert [k.container_id for k in kills] == ["c1", "c3", "c2"]
+    assert "yields to a waiting original" in kills[1].detail
+    m, copies = _held_back_mirror()
+    kills = choose(m, [Waiting(one, original=False)] * 3, copies, NOW_MS)
+    assert [k.container_id for k in kills] == ["c1"]
+    assert "yields to a waiting clone judged alone" in kills[0].detail
+
+
+def test_a_waiting_original_takes_a_clone_at_launch_on_another_node_before_a_clone_held_back() -> None:
+    """Per waiting container, the node that gives up the fewest clones held back wins, before the fewest
+    clones: h1 holds a young late copy, h2 an older clone at launch."""
+    m = Mirror()
+    m.apply(
+        full_batch(
+            "s",
+            nodes_upserted=[
+                node("h1:1", mem=2048, cores=2, alloc=(2048, 2)),
+                node("h2:1", mem=2048, cores=2, alloc=(2048, 2)),
+            ],
+            apps_upserted=[app(1, submit_ms=1000)],
+            containers_allocated=[
+                pb.ContainerInfo(
+                    container_id=cid, attempt_id=attempt(1), node_id=n, priority=20, resource=res(1024, 1),
+                    start_time_ms=1,
+                )  # fmt: skip
+                for cid, n in (("o1", "h1:1"), ("c1", "h1:1"), ("o2", "h2:1"), ("c2", "h2:1"))
+            ],
+        )
+    )
+    copies = [
+        _copy("o1", "t1", False, 0.5, 40_000),
+        Copy(APP1, "t1", "attempt_c1", "c1", True, 0.0, 95_000, per_task=True),
+        _copy("o2", "t2", False, 0.5, 40_000),
+        _copy("c2", "t2", True, 0.0, 60_000),
+    ]
+    assert [k.container_id for k in choose(m, [Res(1024, 1)], copies, NOW_MS)] == ["c2"]
 
 
 def test_a_clone_its_lead_already_beats_yields_before_a_younger_one_whose_draw_is_unknown() -> None:
@@ -294,6 +346,15 @@ def test_only_a_container_that_waited_steady_s_counts_and_as_few_as_waited_throu
     assert _sizes(m, {("original", key): 2}, 17_500) == []  # a new wait starts over
     assert _sizes(m, {("original", key): 2}, 19_000) == []
     assert _sizes(m, {("original", key): 2}, 30_000) == []  # no round for 11 s: a new wait too
+
+
+def test_an_am_containers_ask_counts_at_once_and_only_as_an_original() -> None:
+    """No clone asks for an AM's container, so it need not wait STEADY_S (bench runs b55-b59: 3 to 5 AMs
+    of 8 a run waited 3.2-3.8 s behind clones)."""
+    m = _mirror([], [ask(2, 0, 1, am=True)])
+    key = next(iter(m.asks))
+    assert steady(m, {("original", key): 1}, 10_000) == [Waiting(Res(1024, 1), key, True)]
+    assert steady(m, {("alone", key): 1}, 10_000) == []
 
 
 def _rated(cid: str, task: str, clone: bool, progress: float, finish_s: float, **kw: bool) -> Copy:
