@@ -128,9 +128,13 @@ def test_a_waiting_original_takes_a_clone_at_launch_on_another_node_before_a_clo
             apps_upserted=[app(1, submit_ms=1000)],
             containers_allocated=[
                 pb.ContainerInfo(
-                    container_id=cid, attempt_id=attempt(1), node_id=n, priority=20, resource=res(1024, 1),
+                    container_id=cid,
+                    attempt_id=attempt(1),
+                    node_id=n,
+                    priority=20,
+                    resource=res(1024, 1),
                     start_time_ms=1,
-                )  # fmt: skip
+                )
                 for cid, n in (("o1", "h1:1"), ("c1", "h1:1"), ("o2", "h2:1"), ("c2", "h2:1"))
             ],
         )
