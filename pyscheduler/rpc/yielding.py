@@ -65,8 +65,11 @@ Choices (the papers do not say which clone to preempt; tested in tests/rpc/test_
   that yielded (run b50: six clones of one job yielded in turn, in two seconds, to its own phase's asks);
 - only for a container that has waited STEADY_S (3 s) or more, counted as the least number waiting over
   that time: the AM helper's reports lag its asks by a poll, so a clone's fresh ask looks like an
-  original's for a moment. An AM's container counts at once: no clone asks for one (bench runs b55-b59:
-  in every run, the AMs of 3 to 5 of the 8 jobs waited 3.2-3.8 s for room that clones held);
+  original's for a moment. Two kinds count at once, as no clone can be among them: an AM's container,
+  and the containers of a phase none of whose tasks has a container yet (`_phase_started`): a job's maps
+  as it starts, its reduces as its maps end (bench runs b55-b59: in every run, the AMs of 3 to 5 of the
+  8 jobs waited 3.2-3.8 s for room that clones held; b57: 4 of 8 reduces started about 4 s after their
+  maps ended, against under 1 s for the others);
 - per original container still waiting (asks deferred for room, clone asks left out): nothing if a node
   has room for it once the preemptions already asked for are done (room counted from the mirrored
   containers, so a preempted clone counts as coming room while it is still mirrored and after the shim
@@ -220,11 +223,21 @@ def steady(mirror: Mirror, waiting: Mapping[tuple[str, AskKey], int], now_ms: in
         while len(hist) > 1 and hist[1][0] <= now_ms - window:
             del hist[0]
         original = k[0] == "original"
-        if a.am_container and original:  # an AM's ask is never a clone's: it counts at once
-            out.extend([Waiting(a.capability, k[1], original)] * n)
+        if original and (a.am_container or not _phase_started(mirror, k[1])):
+            out.extend([Waiting(a.capability, k[1], original)] * n)  # no clone can be among them
         elif hist[0][0] <= now_ms - window:
             out.extend([Waiting(a.capability, k[1], original)] * min(c for _, c in hist))
     return out
+
+
+def _phase_started(mirror: Mirror, key: AskKey) -> bool:
+    """Whether a task container of ask `key`'s application attempt and YARN priority (one phase of one
+    job) is mirrored. Until one is, the ask holds no clone: the AM helper adds a task's clone only once
+    the task runs, in a container of its phase's priority (CloningSpeculator.launch)."""
+    return any(
+        c.attempt_id == key[0] and c.priority == key[1] and not c.am_container
+        for c in mirror.containers.values()
+    )
 
 
 def _finish_ms(c: Copy, now_ms: int) -> float | None:

@@ -288,25 +288,31 @@ def test_no_clone_yields_when_preempting_every_one_would_not_make_room() -> None
 
 
 def test_a_round_with_a_waiting_original_preempts_a_clone_and_the_plan_says_so() -> None:
-    # 4 vcores all taken: app 1's map original + 3 clones; app 2 waits for 1 container.
-    containers = [_container(c, 1) for c in ("o1", "c1", "c2", "c3")]
-    m = _mirror(containers, [ask(2, 20, 1)])
-    copies = [
-        _copy("o1", "t1", False, 0.5, 40_000),
-        _copy("c1", "t1", True, 0.1, 60_000),
-        _copy("c2", "t1", True, 0.0, 90_000),
-        _copy("c3", "t1", True, 0.0, 95_000),
-    ]
-    clock = [NOW_MS / 1000.0 - STEADY_S]
-    round_fn = core_round(get_policy("dollymp"), clock=lambda: clock[0], copies=lambda: copies)
-    session = Session("sid", "rm-test", 1, 1000, (), mirror=m)
-    first, _ = session.decide(round_fn, clock[0], 30.0)
-    assert not first.kill_container_ids  # the original has not waited STEADY_S yet
-    clock[0] = NOW_MS / 1000.0
-    plan, records = session.decide(round_fn, clock[0], 30.0)
-    assert list(plan.kill_container_ids) == ["c1"]  # beaten by o1 (460 s against 160 s)
-    kills = [d for d in records.build() if d.kind.value == "kill"]
-    assert [(d.reason, d.inputs["container_id"]) for d in kills] == [("clone_yields", "c1")]
+    # The node's vcores all taken: app 1's map original + 3 clones, and, when app 2's map phase has
+    # started, one of its maps; app 2 waits for 1 more container (`started`) or its first (not).
+    for started in (True, False):
+        containers = [_container(c, 1) for c in ("o1", "c1", "c2", "c3")]
+        containers += [_container("o2", 2)] if started else []
+        m = _mirror(containers, [ask(2, 20, 1)], cores=len(containers))
+        copies = [
+            _copy("o1", "t1", False, 0.5, 40_000),
+            _copy("c1", "t1", True, 0.1, 60_000),
+            _copy("c2", "t1", True, 0.0, 90_000),
+            _copy("c3", "t1", True, 0.0, 95_000),
+        ]
+        clock = [NOW_MS / 1000.0 - STEADY_S]
+        round_fn = core_round(get_policy("dollymp"), clock=lambda c=clock: c[0], copies=lambda c=copies: c)
+        session = Session("sid", "rm-test", 1, 1000, (), mirror=m)
+        first, first_records = session.decide(round_fn, clock[0], 30.0)
+        if started:
+            assert not first.kill_container_ids  # the original has not waited STEADY_S yet
+            clock[0] = NOW_MS / 1000.0
+            plan, records = session.decide(round_fn, clock[0], 30.0)
+        else:  # no task of app 2's phase has a container: no clone can be among its waiting containers
+            plan, records = first, first_records
+        assert list(plan.kill_container_ids) == ["c1"], started  # beaten by o1 (460 s against 160 s)
+        kills = [d for d in records.build() if d.kind.value == "kill"]
+        assert [(d.reason, d.inputs["container_id"]) for d in kills] == [("clone_yields", "c1")]
 
 
 def test_a_clone_at_launch_yields_to_a_late_tasks_waiting_clone_but_not_to_another_launch_clone() -> None:
@@ -339,7 +345,7 @@ def _sizes(m: Mirror, waiting: dict[tuple[str, AskKey], int], now_ms: int) -> li
 
 
 def test_only_a_container_that_waited_steady_s_counts_and_as_few_as_waited_throughout() -> None:
-    m = _mirror([], [ask(2, 20, 3)])
+    m = _mirror([_container("o2", 2)], [ask(2, 20, 3)])  # a task of the phase runs: it may have clones
     key = next(iter(m.asks))
     assert _sizes(m, {("original", key): 3}, 10_000) == []
     assert _sizes(m, {("original", key): 1}, 11_000) == []
@@ -359,6 +365,27 @@ def test_an_am_containers_ask_counts_at_once_and_only_as_an_original() -> None:
     key = next(iter(m.asks))
     assert steady(m, {("original", key): 1}, 10_000) == [Waiting(Res(1024, 1), key, True)]
     assert steady(m, {("alone", key): 1}, 10_000) == []
+
+
+def test_a_phase_with_no_task_container_yet_counts_its_waiting_containers_at_once() -> None:
+    """A job's maps as it starts, its reduce as its maps end: no clone can be among them yet (the AM adds
+    a clone of a running task only). The job's AM container or another phase's does not start the phase;
+    a container of the phase does, and then the wait must last STEADY_S."""
+    reduce = pb.ContainerInfo(
+        container_id="r2", attempt_id=attempt(2), node_id="h1:1", priority=10, resource=res(1024, 1),
+        start_time_ms=1,
+    )  # fmt: skip
+    for running, counted in (
+        ([], 3),
+        ([_container("am2", 2, am=True)], 3),
+        ([reduce], 3),
+        ([_container("o1", 1)], 3),  # another job's
+        ([_container("o2", 2)], 0),
+    ):
+        m = _mirror(running, [ask(2, 20, 3)])
+        key = next(iter(m.asks))
+        assert len(steady(m, {("original", key): 3}, 10_000)) == counted, running
+        assert steady(m, {("alone", key): 3}, 10_000) == []
 
 
 def _rated(cid: str, task: str, clone: bool, progress: float, finish_s: float, **kw: bool) -> Copy:
