@@ -33,7 +33,10 @@ Choices (the papers do not say which clone to preempt; tested in tests/rpc/test_
   trade, by the model of the papers (Pareto(1.5) draws): a third copy taken from a task costs its job
   the difference between the least of three draws and of two, about 0.2 x the base in expectation
   (the mean least of k draws is base x 1.5k / (1.5k - 1)), while the waiting original's job gains the
-  whole wait; a known straggler's clones stay (below);
+  whole wait. A task keeps two copies, though: the second copy is worth 1.5 x the base (3 x against
+  1.5 x), more than a wait (bench run b60, where a held-back clone could be a task's last: two jobs'
+  reduces lost both clones to waiting maps, and their originals ran 41 s and 40 s where the least of
+  three draws was 25.5 s and 30.6 s). A known straggler's clones stay (below);
 - only containers the AM helper reported as a RUNNING clone attempt (`Copy.is_clone`), and never the
   copy of its task expected to finish first: the LATE estimate launch + elapsed / progress (Zaharia et
   al., LATE, Sec. 4: progress rate) of each copy that reported progress, else the original if it runs,
@@ -320,8 +323,8 @@ def preemptible(copies: Iterable[Copy], mirror: Mirror, now_ms: int) -> list[Cop
     lead first, then those whose task has the most copies when they yield (counting the task's clones
     before them in this order: each task gives up one clone before any gives up its second; bench run b49
     took both clones of one map for three waiting maps), then youngest first. Never a task's lead copy,
-    nor a known straggler's clone that is not beaten; container mirrored (live) and not an
-    ApplicationMaster's."""
+    nor a known straggler's clone that is not beaten, nor a clone held back whose task would keep fewer
+    than two copies; container mirrored (live) and not an ApplicationMaster's."""
     out: list[tuple[bool, bool, int, int, str, Copy]] = []
     for task in _by_task(copies, mirror):
         lead = _lead(task, now_ms)
@@ -340,6 +343,8 @@ def preemptible(copies: Iterable[Copy], mirror: Mirror, now_ms: int) -> list[Cop
                 mine.append((held_back(c), not beaten, -c.launch_ms, c.attempt_id, c))
         mine.sort(key=lambda t: t[:4])
         for j, (held, not_beaten, young, attempt_id, c) in enumerate(mine):
+            if held and len(task) - (j + 1) < 2:
+                break  # a clone held back is never one of its task's last two copies
             out.append((held, not_beaten, j - len(task), young, attempt_id, c))
     out.sort(key=lambda t: t[:5])
     return [t[5] for t in out]

@@ -78,23 +78,27 @@ def test_the_youngest_clone_that_does_not_lead_its_task_yields_first() -> None:
 
 
 def _held_back_mirror() -> tuple[Mirror, list[Copy]]:
-    """6 vcores: a map with a clone at launch (c1), a map with a late copy (c2), a reduce with a clone (c3),
-    each clone younger than its task's original."""
-    m = _mirror([_container(c, 1) for c in ("o1", "c1", "o2", "c2", "o3", "c3")], [], cores=6)
+    """8 vcores: a map with a clone at launch (c1), a map with two late copies (c2, c2b), a reduce with two
+    clones (c3, c3b), each clone younger than its task's original."""
+    ids = ("o1", "c1", "o2", "c2", "c2b", "o3", "c3", "c3b")
+    m = _mirror([_container(c, 1) for c in ids], [], cores=8)
     copies = [
         _copy("o1", "t1", False, 0.5, 40_000),
         _copy("c1", "t1", True, 0.0, 80_000),
         _copy("o2", "t2", False, 0.5, 40_000),
         Copy(APP1, "t2", "attempt_c2", "c2", True, 0.0, 90_000, per_task=True),
+        Copy(APP1, "t2", "attempt_c2b", "c2b", True, 0.0, 85_000, per_task=True),
         _copy("o3", "r1", False, 0.5, 40_000),
         Copy(APP1, "r1", "attempt_c3", "c3", True, 0.0, 95_000, last_stage=True),
+        Copy(APP1, "r1", "attempt_c3b", "c3b", True, 0.0, 80_000, last_stage=True),
     ]
     return m, copies
 
 
 def test_clones_named_per_task_and_of_the_last_stage_yield_after_every_clone_at_launch() -> None:
     """A late copy or a phase tail's clone and a reduce clone are held back: they come after the clone at
-    launch, though younger (youngest first among themselves)."""
+    launch, though younger (youngest first among themselves), and never leave their task fewer than two
+    copies: c2b and c3b stay (bench run b60: two reduces lost both clones to waiting maps)."""
     m, copies = _held_back_mirror()
     assert [c.container_id for c in preemptible(copies, m, NOW_MS)] == ["c1", "c3", "c2"]
 
