@@ -372,7 +372,7 @@ class _Left(NamedTuple):
 # A running copy still at progress 0 after this much work (its launch plus the usual start-up, `startup_s`)
 # and this fraction of a fresh copy's run time has at least a fresh copy's time left (`_time_left`).
 STALL_MIN_S = 10.0
-STALL_FRAC = 0.25
+STALL_FRAC = 0.15
 
 
 def _time_left(
@@ -390,10 +390,12 @@ def _time_left(
     (`startup_s`) known, one that has worked more than STALL_MIN_S and STALL_FRAC of a fresh copy's run
     time without a first step counts as having more time left than a fresh copy (time left infinite, not
     rated). Choice, like the core's stalled rule (`_running`): progress comes in steps (a real map's
-    records, the StragglerJob's twentieths), and a copy whose first step takes a quarter of a fresh copy's
-    whole run is a straggler by any step count above four. Bench run b60: a map whose original drew 752 s
-    (first step after 37.6 s of work) had three clones at launch yield 5-13 s after their start, 29-42 s
-    after the original's, while nothing marked it as straggling; its winning clone started 108 s after it.
+    records, the StragglerJob's twentieths), and a copy whose first step takes 0.15 of a fresh copy's
+    whole run is a straggler by any step count above six (a StragglerJob copy: it runs 3 x a fresh
+    copy). Bench run b60: a map whose original drew 752 s (first step after 37.6 s of work) had three
+    clones at launch yield 5-13 s after their start, 29-42 s after the original's, while nothing marked
+    it as straggling; its winning clone started 108 s after it. With a quarter (b61), its two clones at
+    launch still yielded, after about 18 s and 23 s of the original's work.
     """
     phase_of: dict[str, str] = {}
     left: dict[str, list[_Left]] = {}
