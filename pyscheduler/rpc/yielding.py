@@ -28,8 +28,10 @@ Choices (the papers do not say which clone to preempt; tested in tests/rpc/test_
   tail), which the AM asks for again after it yields, and a clone of the job's last stage
   (`Copy.last_stage`: its reduces), which the job's finish waits for (bench run b41: a job's reduce
   clones were preempted 1-4 s after they started and its lone original reduce ran 48 s). Until session
-  13 they never yielded; then a new job's AM or maps waited 13-28 s while every running clone was one of
-  these (bench runs b57-b59: the originals of 2 of 8 jobs a run, with no preemption in between). The
+  13 they never yielded, and a new job's AM or maps waited while every running clone was one of these
+  (bench run b57: job 4's AM waited 13.5 s and job 6's maps 23 s, with no preemption in between; in b58 and
+  b59 the last original map of two and three jobs started 21-35 s after its job's submission, against
+  4-7 s for every job under CapacityScheduler). The
   trade, by the model of the papers (Pareto(1.5) draws): a third copy taken from a task costs its job
   the difference between the least of three draws and of two, about 0.2 x the base in expectation
   (the mean least of k draws is base x 1.5k / (1.5k - 1)), while the waiting original's job gains the
