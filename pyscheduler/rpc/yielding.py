@@ -31,7 +31,7 @@ Choices (the papers do not say which clone to preempt; tested in tests/rpc/test_
   13 they never yielded, and a new job's AM or maps waited while every running clone was one of these
   (bench run b57: job 4's AM waited 13.5 s and job 6's maps 23 s, with no preemption in between; in b58 and
   b59 the last original map of two and three jobs started 21-35 s after its job's submission, against
-  4-7 s for every job under CapacityScheduler). The
+  at most 12 s under CapacityScheduler). The
   trade, by the model of the papers (Pareto(1.5) draws): a third copy taken from a task costs its job
   the difference between the least of three draws and of two, about 0.2 x the base in expectation
   (the mean least of k draws is base x 1.5k / (1.5k - 1)), while the waiting original's job gains the
