@@ -44,6 +44,7 @@ from pyscheduler.objects import Attempt, ClusterState, DecisionKind, Job, Phase,
 from pyscheduler.policies import Policy, Snapshot
 from pyscheduler.policies.dollymp import PER_TASK_REASONS, REASON_PHASE_TAIL
 from pyscheduler.rpc import validate
+from pyscheduler.rpc.named import RULE_CORE, RULE_SLOW_WAITING, Named, NamedLog
 from pyscheduler.rpc.servicer import Malformed, lenient
 from pyscheduler.rpc.session import DecisionRecorder, SessionRegistry
 from pyscheduler.rpc.translate import PhaseHint, to_snapshot
@@ -368,16 +369,38 @@ class _Left(NamedTuple):
     rated: bool
 
 
+# A running copy still at progress 0 after this much work (its launch plus the usual start-up, `startup_s`)
+# and this fraction of a fresh copy's run time has at least a fresh copy's time left (`_time_left`).
+STALL_MIN_S = 10.0
+STALL_FRAC = 0.15
+
+
 def _time_left(
-    attempts: Sequence[Any], first: dict[str, tuple[float, float]], now_s: float
+    attempts: Sequence[Any],
+    first: dict[str, tuple[float, float]],
+    now_s: float,
+    startup_s: float | None = None,
 ) -> tuple[dict[str, list[_Left]], dict[str, float]]:
     """Per task, from its attempts as last reported: (its running copies' time left, each at the later
     of its rate since its work began and its earliest finish; what a fresh copy of its phase takes: the
     median run time, launch to finish, of the phase's other tasks' copies, finished ones and running ones
-    at their rates, only for tasks whose phase has such copies)."""
+    at their rates, only for tasks whose phase has such copies).
+
+    A copy with no progress yet has neither a rate nor an earliest finish; with the usual start-up
+    (`startup_s`) known, one that has worked more than STALL_MIN_S and STALL_FRAC of a fresh copy's run
+    time without a first step counts as having more time left than a fresh copy (time left infinite, not
+    rated). Choice, like the core's stalled rule (`_running`): progress comes in steps (a real map's
+    records, the StragglerJob's twentieths), and a copy whose first step takes 0.15 of a fresh copy's
+    whole run is a straggler by any step count above six (a StragglerJob copy: it runs 3 x a fresh
+    copy). Bench run b60: a map whose original drew 752 s (first step after 37.6 s of work) had three
+    clones at launch yield 5-13 s after their start, 29-42 s after the original's, while nothing marked
+    it as straggling; its winning clone started 108 s after it. With a quarter (b61), its two clones at
+    launch still yielded, after about 18 s and 23 s of the original's work.
+    """
     phase_of: dict[str, str] = {}
     left: dict[str, list[_Left]] = {}
     totals: dict[str, list[tuple[str, float]]] = {}
+    stalled: dict[str, list[float]] = {}  # task -> work done at progress 0, s, per such copy
     for a in attempts:
         t = a.task_id
         phase_of[t] = a.phase_id
@@ -394,6 +417,10 @@ def _time_left(
                 )
             known = [e for e in (ends, least) if e is not None]
             at = max(now_s, a.time_ms / 1000.0)
+            if not known and a.progress <= 0 and startup_s is not None:
+                work = at - (a.launch_time_ms or a.time_ms) / 1000.0 - startup_s
+                stalled.setdefault(t, []).append(work)
+                continue
             left.setdefault(t, []).append(
                 _Left(max(known) / 1000.0 - at if known else None, ends is not None)
             )
@@ -402,15 +429,24 @@ def _time_left(
         others = [d for u, d in totals.get(phase_id, []) if u != t]
         if others:
             fresh[t] = statistics.median(others)
+    for t, works in stalled.items():
+        cut = max(STALL_MIN_S, STALL_FRAC * fresh[t]) if t in fresh else math.inf
+        left.setdefault(t, []).extend(_Left(math.inf if w > cut else None, False) for w in works)
     return left, fresh
 
 
-def _straggling(attempts: Sequence[Any], first: dict[str, tuple[float, float]], now_s: float) -> set[str]:
+def _straggling(
+    attempts: Sequence[Any],
+    first: dict[str, tuple[float, float]],
+    now_s: float,
+    startup_s: float | None = None,
+) -> set[str]:
     """Tasks with a running copy that has more time left than a fresh copy of their phase takes
-    (`_time_left`) and no copy timed at its rate that has not: a copy without a rate (a young clone) whose
-    earliest finish does not say it straggles is left out. Their clones at launch do not yield their
-    containers (rpc/yielding.py `Copy.straggling`)."""
-    left, fresh = _time_left(attempts, first, now_s)
+    (`_time_left`, with a copy stalled at progress 0 counted so given `startup_s`) and no copy timed at
+    its rate that has not: a copy without a rate (a young clone) whose earliest finish does not say it
+    straggles is left out. Their clones at launch do not yield their containers (rpc/yielding.py
+    `Copy.straggling`)."""
+    left, fresh = _time_left(attempts, first, now_s, startup_s)
     out: set[str] = set()
     for t, copies in left.items():
         if t not in fresh:
@@ -422,11 +458,16 @@ def _straggling(attempts: Sequence[Any], first: dict[str, tuple[float, float]], 
 
 
 def _slow_waiting(
-    attempts: Sequence[Any], first: dict[str, tuple[float, float]], now_s: float, skip: Collection[str]
+    attempts: Sequence[Any],
+    first: dict[str, tuple[float, float]],
+    now_s: float,
+    skip: Collection[str],
+    startup_s: float | None = None,
 ) -> dict[str, int]:
     """Tasks whose clones at launch still wait for a container while every running copy of the task has
     more time left than a fresh copy of its phase takes (`_time_left`: at its rate since its work began,
-    or at least its earliest finish): task id -> its live clones. Tasks in `skip` are left out.
+    or at least its earliest finish, or stalled at progress 0 given `startup_s`): task id -> its live
+    clones. Tasks in `skip` are left out.
 
     Why: the core judges a task late only below its copy cap, and a clone that waits for its container
     counts as a copy (so a late task's next clone waits for the last one to be late too). A task whose
@@ -442,7 +483,7 @@ def _slow_waiting(
             live[a.task_id] = live.get(a.task_id, 0) + 1
         if _waiting_clone(a):
             waiting[a.task_id] = waiting.get(a.task_id, 0) + 1
-    left, fresh = _time_left(attempts, first, now_s)
+    left, fresh = _time_left(attempts, first, now_s, startup_s)
     out: dict[str, int] = {}
     for t in sorted(waiting):
         copies = left.get(t, [])
@@ -491,6 +532,7 @@ class _AppState:
     # attempt id -> phase id
     waiting_alone: dict[str, str] = field(default_factory=dict)
     last_stages: frozenset[str] = frozenset()  # `_last_stages` of the profile, which a job keeps
+    named_log: NamedLog = field(default_factory=NamedLog)  # tasks named on their own, logged once each
 
     def __post_init__(self) -> None:
         self.last_stages = _last_stages(self.profile)
@@ -548,11 +590,12 @@ class AppMasterServicer:
         phase with parents that no phase waits for) and whether its task straggles (`_straggling`)."""
         out: list[Copy] = []
         with self._lock:
+            startup = self.startups.median()
             for app_id, st in self._apps.items():
                 if not st.profile.clones_preemptible:  # the project's AM: a preempted clone is not replaced
                     continue
                 last = st.last_stages
-                slow = _straggling(list(st.attempts.values()), st.first_progress, time.time())
+                slow = _straggling(list(st.attempts.values()), st.first_progress, time.time(), startup)
                 out.extend(
                     Copy(
                         app_id,
@@ -737,10 +780,12 @@ class AppMasterServicer:
             if g.job_id == app_id and g.phase_id in plan.clones_per_phase and launch:
                 plan.clones_per_phase[g.phase_id] = max(0, min(MAX_CLONES, g.clones))
         named = _task_clones(app_id, decisions, reported)
+        rules = dict.fromkeys(named, RULE_CORE)
         with self._lock:
             judged = set(st.per_task)
-        for task_id, n in _slow_waiting(reported, first, now, {*named, *judged}).items():
+        for task_id, n in _slow_waiting(reported, first, now, {*named, *judged}, startup).items():
             named[task_id] = (n, pb.REASON_CLONE_LATE_COPY)
+            rules[task_id] = RULE_SLOW_WAITING
         for task_id, (n, why) in sorted(named.items()):
             plan.task_clones.add(task_id=task_id, clones=n, reason=why, detail="clone placed by the core")
         if named:
@@ -774,6 +819,16 @@ class AppMasterServicer:
         with self._lock:
             changed = st.last_plan != memo
             st.last_plan = memo
+        where = {a.task_id: (a.phase_id, _task_index(a.task_id)) for a in reported}
+        listed = [
+            Named(t, where[t][0], i, n, why, rules[t])
+            for t, (n, why) in sorted(named.items())
+            if t in where and (i := where[t][1]) is not None
+        ]
+        with self._lock:
+            newly = st.named_log.records(now, app_id, listed, job, running)
+        if newly:  # a task when it is named, or named with another count
+            self.recorder.append(newly)
         if records and changed:  # log grants and ω when they change, not on every report
             self.recorder.append(records)
             tasks = {ph.phase_id: ph.tasks for ph in st.profile.phases}

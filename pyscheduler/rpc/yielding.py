@@ -22,11 +22,23 @@ defaults before (no launch clones) gave 0.844-0.867 (docs/operators-guide.md). O
 b41's code gave 0.899 (b45), the choices below 0.861 (b46).
 
 Choices (the papers do not say which clone to preempt; tested in tests/rpc/test_yielding.py):
-- only clones at launch (ClonePlan.clones_per_phase), never a clone of a task the plan named on its own
-  (`Copy.per_task`: a late task, the phase tail): the AM launches those again after they yield, so
-  preempting one frees its container for a few seconds only and costs a JVM start; and never a clone of
-  the job's last stage (`Copy.last_stage`: its reduces), which the job's finish waits for (bench run b41:
-  a job's reduce clones were preempted 1-4 s after they started and its lone original reduce ran 48 s);
+- clones at launch (ClonePlan.clones_per_phase) first. The clones `held_back` come after every clone at
+  launch that can yield, and yield to a waiting original only (a task's first attempt, an AM), never to
+  another clone: a clone of a task the plan named on its own (`Copy.per_task`: a late task, the phase
+  tail), which the AM asks for again after it yields, and a clone of the job's last stage
+  (`Copy.last_stage`: its reduces), which the job's finish waits for (bench run b41: a job's reduce
+  clones were preempted 1-4 s after they started and its lone original reduce ran 48 s). Until session
+  13 they never yielded, and a new job's AM or maps waited while every running clone was one of these
+  (bench run b57: job 4's AM waited 13.5 s and job 6's maps 23 s, with no preemption in between; in b58 and
+  b59 the last original map of two and three jobs started 21-35 s after its job's submission, against
+  at most 12 s under CapacityScheduler). The
+  trade, by the model of the papers (Pareto(1.5) draws): a third copy taken from a task costs its job
+  the difference between the least of three draws and of two, about 0.2 x the base in expectation
+  (the mean least of k draws is base x 1.5k / (1.5k - 1)), while the waiting original's job gains the
+  whole wait. A task keeps two copies, though: the second copy is worth 1.5 x the base (3 x against
+  1.5 x), more than a wait (bench run b60, where a held-back clone could be a task's last: two jobs'
+  reduces lost both clones to waiting maps, and their originals ran 41 s and 40 s where the least of
+  three draws was 25.5 s and 30.6 s). A known straggler's clones stay (below);
 - only containers the AM helper reported as a RUNNING clone attempt (`Copy.is_clone`), and never the
   copy of its task expected to finish first: the LATE estimate launch + elapsed / progress (Zaharia et
   al., LATE, Sec. 4: progress rate) of each copy that reported progress, else the original if it runs,
@@ -52,13 +64,21 @@ Choices (the papers do not say which clone to preempt; tested in tests/rpc/test_
   a job's last stage (clones.CloneAsks.alone, appmaster._waits_alone) still waiting after the clone
   pass, too: a late task is known to straggle and a last-stage task is what its job's finish waits for,
   while a clone at launch is a fresh draw of unknown length (bench run b42: a 150 s straggler's late
-  copy waited about 60 s for room that other jobs' clones at launch held);
+  copy waited about 60 s for room that other jobs' clones at launch held). Only a clone whose task keeps
+  two copies, though, by the same count as for the clones held back: a task's only clone is worth
+  1.5 x the base, more than a reduce's third copy (bench run b64: a map's only clone, which drew 51 s,
+  yielded within a second of its launch to a waiting clone; its original drew 603 s, its next clone
+  141 s, and the job took 204 s where the best of three draws allowed 75 s);
 - never to a container of the clone's own ask (its job's phase): a job's originals are placed before its
   clones, so such a container is a clone the AM has not reported yet or Hadoop's replacement of a clone
   that yielded (run b50: six clones of one job yielded in turn, in two seconds, to its own phase's asks);
 - only for a container that has waited STEADY_S (3 s) or more, counted as the least number waiting over
   that time: the AM helper's reports lag its asks by a poll, so a clone's fresh ask looks like an
-  original's for a moment;
+  original's for a moment. Two kinds count at once, as no clone can be among them: an AM's container,
+  and the containers of a phase none of whose tasks has a container yet (`_phase_started`): a job's maps
+  as it starts, its reduces as its maps end (bench runs b55-b59: in every run, the AMs of 3 to 5 of the
+  8 jobs waited 3.2-3.8 s for room that clones held; b57: 4 of 8 reduces started about 4 s after their
+  maps ended, against under 1 s for the others);
 - per original container still waiting (asks deferred for room, clone asks left out): nothing if a node
   has room for it once the preemptions already asked for are done (room counted from the mirrored
   containers, so a preempted clone counts as coming room while it is still mirrored and after the shim
@@ -147,6 +167,9 @@ class Waiting:
 
     res: Res
     key: AskKey | None = None
+    # an original's container (a task's first attempt, an AM): every preemptible clone may yield to it;
+    # False for a clone judged alone, to which only clones at launch yield (`held_back`)
+    original: bool = True
 
     def of_same_ask(self, mirror: Mirror, c: Copy) -> bool:
         """Whether clone `c` is of this ask's application and YARN priority (the same phase of one job)."""
@@ -208,9 +231,22 @@ def steady(mirror: Mirror, waiting: Mapping[tuple[str, AskKey], int], now_ms: in
         hist.append((now_ms, n))
         while len(hist) > 1 and hist[1][0] <= now_ms - window:
             del hist[0]
-        if hist[0][0] <= now_ms - window:
-            out.extend([Waiting(a.capability, k[1])] * min(c for _, c in hist))
+        original = k[0] == "original"
+        if original and (a.am_container or not _phase_started(mirror, k[1])):
+            out.extend([Waiting(a.capability, k[1], original)] * n)  # no clone can be among them
+        elif hist[0][0] <= now_ms - window:
+            out.extend([Waiting(a.capability, k[1], original)] * min(c for _, c in hist))
     return out
+
+
+def _phase_started(mirror: Mirror, key: AskKey) -> bool:
+    """Whether a task container of ask `key`'s application attempt and YARN priority (one phase of one
+    job) is mirrored. Until one is, the ask holds no clone: the AM helper adds a task's clone only once
+    the task runs, in a container of its phase's priority (CloningSpeculator.launch)."""
+    return any(
+        c.attempt_id == key[0] and c.priority == key[1] and not c.am_container
+        for c in mirror.containers.values()
+    )
 
 
 def _finish_ms(c: Copy, now_ms: int) -> float | None:
@@ -244,8 +280,16 @@ def _by_task(copies: Iterable[Copy], mirror: Mirror) -> list[list[Copy]]:
 
 
 def _at_launch(c: Copy, lead: Copy) -> bool:
-    """A clone at launch that is not its task's lead copy: the only copies the service preempts."""
-    return c.is_clone and c is not lead and not (c.per_task or c.last_stage)
+    """A clone at launch that is not its task's lead copy: the only copies released when beaten, and the
+    first to yield."""
+    return c.is_clone and c is not lead and not held_back(c)
+
+
+def held_back(c: Copy) -> bool:
+    """A clone that yields only to a waiting original, and after every clone at launch that can: one of a
+    task named on its own (`Copy.per_task`: a late copy, the phase tail) or of the job's last stage
+    (`Copy.last_stage`) (module docstring)."""
+    return c.per_task or c.last_stage
 
 
 def beaten(copies: Iterable[Copy], mirror: Mirror, now_ms: int) -> list[KillChoice]:
@@ -280,19 +324,26 @@ def beaten(copies: Iterable[Copy], mirror: Mirror, now_ms: int) -> list[KillChoi
 
 
 def preemptible(copies: Iterable[Copy], mirror: Mirror, now_ms: int) -> list[Copy]:
-    """Running clones that may yield, those beaten by their task's lead first, then those whose task
-    has the most copies when they yield (counting the task's clones before them in this order: each task
-    gives up one clone before any gives up its second; bench run b49 took both clones of one map for
-    three waiting maps), then youngest first:
-    clones at launch (not `per_task`) of a phase that is not the job's last stage, not their task's lead
-    copy, container mirrored (live) and not an ApplicationMaster's."""
-    out: list[tuple[bool, int, int, str, Copy]] = []
+    """Running clones that may yield, in order (`_ranked`)."""
+    return [c for c, _ in _ranked(copies, mirror, now_ms)]
+
+
+def _ranked(copies: Iterable[Copy], mirror: Mirror, now_ms: int) -> list[tuple[Copy, int]]:
+    """Running clones that may yield, each with the copies its task keeps when it and the task's clones
+    before it yield: clones at launch first, then the clones `held_back` (a late copy,
+    a phase tail's clone, a clone of the job's last stage); within each, those beaten by their task's
+    lead first, then those whose task has the most copies when they yield (counting the task's clones
+    before them in this order: each task gives up one clone before any gives up its second; bench run b49
+    took both clones of one map for three waiting maps), then youngest first. Never a task's lead copy,
+    nor a known straggler's clone that is not beaten, nor a clone held back whose task would keep fewer
+    than two copies; container mirrored (live) and not an ApplicationMaster's."""
+    out: list[tuple[bool, bool, int, int, str, Copy]] = []
     for task in _by_task(copies, mirror):
         lead = _lead(task, now_ms)
         ends = _finish_ms(lead, now_ms)
-        mine: list[tuple[bool, int, str, Copy]] = []
+        mine: list[tuple[bool, bool, int, str, Copy]] = []
         for c in task:
-            if _at_launch(c, lead):
+            if c.is_clone and c is not lead:
                 f = _finish_ms(c, now_ms)
                 # like with like: a young clone's estimate from its launch counts its JVM's start-up as
                 # slow work, so against a lead timed by its rate it would look beaten (bench run b52: the
@@ -301,12 +352,14 @@ def preemptible(copies: Iterable[Copy], mirror: Mirror, now_ms: int) -> list[Cop
                 beaten = same and ends is not None and f is not None and f > ends
                 if c.straggling and not beaten:
                     continue  # a known straggler's fresh draw (module docstring)
-                mine.append((not beaten, -c.launch_ms, c.attempt_id, c))
-        mine.sort(key=lambda t: t[:3])
-        for j, (not_beaten, young, attempt_id, c) in enumerate(mine):
-            out.append((not_beaten, j - len(task), young, attempt_id, c))
-    out.sort(key=lambda t: t[:4])
-    return [t[4] for t in out]
+                mine.append((held_back(c), not beaten, -c.launch_ms, c.attempt_id, c))
+        mine.sort(key=lambda t: t[:4])
+        for j, (held, not_beaten, young, attempt_id, c) in enumerate(mine):
+            if held and len(task) - (j + 1) < 2:
+                break  # a clone held back is never one of its task's last two copies
+            out.append((held, not_beaten, j - len(task), young, attempt_id, c))
+    out.sort(key=lambda t: t[:5])
+    return [(t[5], -t[2] - 1) for t in out]
 
 
 def _covers(have: Res, need: Res) -> bool:
@@ -375,9 +428,12 @@ def choose(
     fewest preemptible clones, youngest first, free enough room with what the node has free."""
     flight = _in_flight(mirror, now_ms)
     by_node: dict[str, list[Copy]] = {}
-    for c in preemptible(copies, mirror, now_ms):
+    spare: set[str] = set()  # clones whose task keeps two copies or more when they yield
+    for c, left in _ranked(copies, mirror, now_ms):
         if c.container_id not in flight:
             by_node.setdefault(mirror.containers[c.container_id].node_id, []).append(c)
+            if left >= 2:
+                spare.add(c.container_id)
     if not by_node:
         return []
     # every node with a preemption in flight counts its room too, also once the shim reported the clone
@@ -394,25 +450,33 @@ def choose(
         if fits is not None:
             room[fits] = res_add(room[fits], need, -1)
             continue
-        best: tuple[int, str, Res, list[Copy]] | None = None
+        best: tuple[tuple[int, int], str, Res, list[Copy]] | None = None
         for node_id, candidates in by_node.items():
             # never for an ask of the clone's own phase: a job's originals are placed before its clones,
             # so such an ask is a clone the AM has not reported yet, or Hadoop's replacement of a clone
             # that yielded, which the AM drops (bench run b50: one job's clones yielded in turn, six in
-            # two seconds, to its own phase's asks, while its late copies took the room)
-            victims = [c for c in candidates if not wait.of_same_ask(mirror, c)]
+            # two seconds, to its own phase's asks, while its late copies took the room); and to a
+            # clone judged alone, only a clone at launch whose task keeps two copies (module docstring)
+            victims = [
+                c
+                for c in candidates
+                if not wait.of_same_ask(mirror, c)
+                and (wait.original or (not held_back(c) and c.container_id in spare))
+            ]
             r, k = room.get(node_id, Res()), 0
             while not _covers(r, need) and k < len(victims):
                 r = res_add(r, mirror.containers[victims[k].container_id].resource)
                 k += 1
-            if _covers(r, need) and (best is None or k < best[0]):
-                best = (k, node_id, r, victims[:k])
+            # the node that gives up the fewest clones held back, then the fewest clones
+            cost = (sum(held_back(c) for c in victims[:k]), k)
+            if _covers(r, need) and (best is None or cost < best[0]):
+                best = (cost, node_id, r, victims[:k])
         if best is None:
             continue
-        k, node_id, r, chosen = best
+        _, node_id, r, chosen = best
         room[node_id] = res_add(r, need, -1)
         why = (
-            f"yields to a waiting original "
+            f"yields to a waiting {'original' if wait.original else 'clone judged alone'} "
             f"({need.memory_mb} MB, {need.vcores} vcores; {len(waiting)} waiting)"
         )
         for c in chosen:

@@ -15,8 +15,10 @@ import pytest
 from rpc_harness import am_session, app, ask, in_process_service, node
 
 from pyscheduler import metrics
-from pyscheduler.objects import Job, Phase, Resources
+from pyscheduler.objects import DecisionKind, Job, Phase, Resources
 from pyscheduler.rpc.appmaster import (
+    STALL_FRAC,
+    STALL_MIN_S,
     PlanBudget,
     StartupEstimate,
     _finish_at_least_ms,
@@ -216,6 +218,20 @@ def test_a_late_running_task_is_named_in_the_plan_with_its_clone(tmp_path: Path)
             "task_1700000000000_0001_m_000003": 1,
         }, plan
         assert plan.clones_per_phase["map"] == 0, plan
+        # The decision log names each task once, with the rule and the figures it was judged on; the
+        # same plan again logs nothing new (rpc/named.py).
+        am.ReportAttempts(pb.AttemptReports(application_id=APP, attempts=now), timeout=10)
+        svc.writer.flush(timeout=10)
+        logged = svc.store.query(kinds=[DecisionKind.CLONE_GRANT], limit=100).items
+        per_task = [d.decision for d in logged if d.decision.task_id]
+        assert sorted((d.task_id, d.reason, d.inputs["rule"], d.inputs["clones"]) for d in per_task) == [
+            ("task_1700000000000_0001_m_000002", "clone_late_copy", "core", 1),
+            ("task_1700000000000_0001_m_000003", "clone_late_copy", "core", 1),
+        ]
+        copies = per_task[0].inputs["copies"]
+        assert len(copies) == 1 and copies[0][2] == pytest.approx(0.05), copies  # [attempt, work s, progress]
+        assert copies[0][1] == pytest.approx(20.0, abs=1.0), copies  # work began 20 s before the report
+        assert per_task[0].inputs["t_new_s"] == pytest.approx(22.0), per_task[0].inputs
         # Each copy first showed progress 30 s after its launch: the start-up the service learned.
         assert svc.appmaster.startups.median() == pytest.approx(30.0), "start-ups learned from reports"
         bad = pb.AttemptReports(application_id=APP, attempts=[now[0]])
@@ -522,6 +538,36 @@ def test_a_task_whose_launch_clones_wait_while_its_copies_straggle_is_named_late
     quick.progress, quick.time_ms, quick.launch_time_ms = 0.2, 110_000, 95_000
     first_quick = {**first, quick.attempt_id: (105.0, 0.1)}
     assert _straggling([*reports, quick], first_quick, 110.0) == set()
+
+
+def test_a_copy_stalled_at_progress_0_past_a_fraction_of_a_fresh_copys_run_straggles() -> None:
+    """Bench run b60: a map whose original drew 752 s shows its first step after 37.6 s of work, and
+    until then it had neither a rate nor an earliest finish. With the usual start-up known (5 s here), a
+    copy at progress 0 that has worked more than STALL_MIN_S and STALL_FRAC of a fresh copy's run time
+    (the phase's other maps: 100 s) straggles: its young clone does not yield, and its waiting clones are
+    named late."""
+    assert (STALL_MIN_S, STALL_FRAC) == (10.0, 0.15)
+
+    def report(task: int, copy: int, progress: float, launch_s: float, clone: bool = False) -> Any:
+        a = _attempt("map", task, copy, pb.ATTEMPT_RUNNING, clone=clone)
+        a.progress, a.time_ms, a.launch_time_ms = progress, 200_000, int(launch_s * 1000)
+        return a
+
+    done = [_attempt("map", i, 0, pb.ATTEMPT_SUCCEEDED) for i in (1, 2, 3)]
+    for a in done:
+        a.duration_s = 100.0
+    stuck = report(0, 0, 0.0, 180.0)  # launched 20 s ago: 15 s of work, the cut is max(10, 15) s
+    young = report(0, 1, 0.0, 198.0, clone=True)  # 2 s ago: still starting
+    waits = [_attempt("map", 0, 2, pb.ATTEMPT_WAITING, clone=True)]
+    task = "task_1700000000000_0001_m_000000"
+    assert _straggling([*done, stuck, young], {}, 200.0) == set()  # no start-up known: not judged
+    assert _straggling([*done, stuck, young], {}, 200.0, startup_s=5.0) == set()  # 15 s: not past the cut
+    assert _straggling([*done, stuck, young], {}, 201.0, startup_s=5.0) == {task}  # 16 s of work
+    assert _slow_waiting([*done, stuck, *waits], {}, 201.0, (), startup_s=5.0) == {task: 1}
+    stuck.progress = 0.05  # its first step: judged by its earliest finish from now on, not stalled
+    assert (
+        _straggling([*done, stuck, young], {stuck.attempt_id: (201.0, 0.05)}, 201.0, startup_s=5.0) == set()
+    )
 
 
 def test_startup_estimate_is_the_median_of_recent_start_ups_once_a_few_were_seen() -> None:

@@ -77,19 +77,98 @@ def test_the_youngest_clone_that_does_not_lead_its_task_yields_first() -> None:
     assert [c.container_id for c in preemptible(copies, m, NOW_MS)] == ["c1"]
 
 
-def test_clones_named_per_task_and_clones_of_the_last_stage_never_yield() -> None:
-    """Only clones at launch of a phase that is not the job's last stage yield: a late copy or a phase
-    tail's clone (the AM launches it again) and a reduce clone (the job's finish waits for it) stay."""
-    m = _mirror([_container(c, 1) for c in ("o1", "c1", "o2", "c2", "o3", "c3")], [], cores=6)
+def _held_back_mirror() -> tuple[Mirror, list[Copy]]:
+    """8 vcores: a map with a clone at launch (c1), a map with two late copies (c2, c2b), a reduce with two
+    clones (c3, c3b), each clone younger than its task's original."""
+    ids = ("o1", "c1", "o2", "c2", "c2b", "o3", "c3", "c3b")
+    m = _mirror([_container(c, 1) for c in ids], [], cores=8)
     copies = [
         _copy("o1", "t1", False, 0.5, 40_000),
         _copy("c1", "t1", True, 0.0, 80_000),
         _copy("o2", "t2", False, 0.5, 40_000),
         Copy(APP1, "t2", "attempt_c2", "c2", True, 0.0, 90_000, per_task=True),
+        Copy(APP1, "t2", "attempt_c2b", "c2b", True, 0.0, 85_000, per_task=True),
         _copy("o3", "r1", False, 0.5, 40_000),
         Copy(APP1, "r1", "attempt_c3", "c3", True, 0.0, 95_000, last_stage=True),
+        Copy(APP1, "r1", "attempt_c3b", "c3b", True, 0.0, 80_000, last_stage=True),
     ]
-    assert [c.container_id for c in preemptible(copies, m, NOW_MS)] == ["c1"]
+    return m, copies
+
+
+def test_clones_named_per_task_and_of_the_last_stage_yield_after_every_clone_at_launch() -> None:
+    """A late copy or a phase tail's clone and a reduce clone are held back: they come after the clone at
+    launch, though younger (youngest first among themselves), and never leave their task fewer than two
+    copies: c2b and c3b stay (bench run b60: two reduces lost both clones to waiting maps)."""
+    m, copies = _held_back_mirror()
+    assert [c.container_id for c in preemptible(copies, m, NOW_MS)] == ["c1", "c3", "c2"]
+
+
+def test_clones_held_back_yield_to_waiting_originals_but_never_to_a_clone_judged_alone() -> None:
+    """Bench run b57: a new job's maps waited 23 s while every running clone was a late copy, a phase
+    tail's clone or a reduce clone. Now they yield to an original once the clones at launch are taken; a
+    waiting clone judged alone gets clones at launch only."""
+    one = Res(1024, 1)
+    m, copies = _held_back_mirror()
+    kills = choose(m, [Waiting(one), Waiting(one), Waiting(one)], copies, NOW_MS)
+    assert [k.container_id for k in kills] == ["c1", "c3", "c2"]
+    assert "yields to a waiting original" in kills[1].detail
+    m, copies = _held_back_mirror()  # c1, a clone at launch, is its task's only clone: it stays too
+    assert choose(m, [Waiting(one, original=False)] * 3, copies, NOW_MS) == []
+
+
+def test_to_a_clone_judged_alone_only_a_clone_at_launch_whose_task_keeps_two_copies_yields() -> None:
+    """Bench run b64: a map's only clone (it drew 51 s) yielded within a second of its launch to a waiting
+    clone, while its original drew 603 s. A task's only clone stays for a waiting clone; of a task with
+    two clones at launch, one yields and the other stays. A waiting original still takes the only one."""
+    one = Res(1024, 1)
+    m = _mirror([_container(c, 1) for c in ("o1", "c1", "c1b", "o2", "c2")], [], cores=5)
+    copies = [
+        _copy("o1", "t1", False, 0.5, 40_000),
+        _copy("c1", "t1", True, 0.0, 80_000),
+        _copy("c1b", "t1", True, 0.0, 85_000),
+        _copy("o2", "t2", False, 0.5, 40_000),
+        _copy("c2", "t2", True, 0.0, 90_000),
+    ]
+    kills = choose(m, [Waiting(one, original=False)] * 3, copies, NOW_MS)
+    assert [k.container_id for k in kills] == ["c1b"]
+    assert "yields to a waiting clone judged alone" in kills[0].detail
+    m = _mirror([_container(c, 1) for c in ("o1", "c1", "c1b", "o2", "c2")], [], cores=5)
+    kills = choose(m, [Waiting(one)] * 3, copies, NOW_MS)
+    assert sorted(k.container_id for k in kills) == ["c1", "c1b", "c2"]
+
+
+def test_a_waiting_original_takes_a_clone_at_launch_on_another_node_before_a_clone_held_back() -> None:
+    """Per waiting container, the node that gives up the fewest clones held back wins, before the fewest
+    clones: h1 holds a young late copy, h2 an older clone at launch."""
+    m = Mirror()
+    m.apply(
+        full_batch(
+            "s",
+            nodes_upserted=[
+                node("h1:1", mem=2048, cores=2, alloc=(2048, 2)),
+                node("h2:1", mem=2048, cores=2, alloc=(2048, 2)),
+            ],
+            apps_upserted=[app(1, submit_ms=1000)],
+            containers_allocated=[
+                pb.ContainerInfo(
+                    container_id=cid,
+                    attempt_id=attempt(1),
+                    node_id=n,
+                    priority=20,
+                    resource=res(1024, 1),
+                    start_time_ms=1,
+                )
+                for cid, n in (("o1", "h1:1"), ("c1", "h1:1"), ("o2", "h2:1"), ("c2", "h2:1"))
+            ],
+        )
+    )
+    copies = [
+        _copy("o1", "t1", False, 0.5, 40_000),
+        Copy(APP1, "t1", "attempt_c1", "c1", True, 0.0, 95_000, per_task=True),
+        _copy("o2", "t2", False, 0.5, 40_000),
+        _copy("c2", "t2", True, 0.0, 60_000),
+    ]
+    assert [k.container_id for k in choose(m, [Res(1024, 1)], copies, NOW_MS)] == ["c2"]
 
 
 def test_a_clone_its_lead_already_beats_yields_before_a_younger_one_whose_draw_is_unknown() -> None:
@@ -232,25 +311,31 @@ def test_no_clone_yields_when_preempting_every_one_would_not_make_room() -> None
 
 
 def test_a_round_with_a_waiting_original_preempts_a_clone_and_the_plan_says_so() -> None:
-    # 4 vcores all taken: app 1's map original + 3 clones; app 2 waits for 1 container.
-    containers = [_container(c, 1) for c in ("o1", "c1", "c2", "c3")]
-    m = _mirror(containers, [ask(2, 20, 1)])
-    copies = [
-        _copy("o1", "t1", False, 0.5, 40_000),
-        _copy("c1", "t1", True, 0.1, 60_000),
-        _copy("c2", "t1", True, 0.0, 90_000),
-        _copy("c3", "t1", True, 0.0, 95_000),
-    ]
-    clock = [NOW_MS / 1000.0 - STEADY_S]
-    round_fn = core_round(get_policy("dollymp"), clock=lambda: clock[0], copies=lambda: copies)
-    session = Session("sid", "rm-test", 1, 1000, (), mirror=m)
-    first, _ = session.decide(round_fn, clock[0], 30.0)
-    assert not first.kill_container_ids  # the original has not waited STEADY_S yet
-    clock[0] = NOW_MS / 1000.0
-    plan, records = session.decide(round_fn, clock[0], 30.0)
-    assert list(plan.kill_container_ids) == ["c1"]  # beaten by o1 (460 s against 160 s)
-    kills = [d for d in records.build() if d.kind.value == "kill"]
-    assert [(d.reason, d.inputs["container_id"]) for d in kills] == [("clone_yields", "c1")]
+    # The node's vcores all taken: app 1's map original + 3 clones, and, when app 2's map phase has
+    # started, one of its maps; app 2 waits for 1 more container (`started`) or its first (not).
+    for started in (True, False):
+        containers = [_container(c, 1) for c in ("o1", "c1", "c2", "c3")]
+        containers += [_container("o2", 2)] if started else []
+        m = _mirror(containers, [ask(2, 20, 1)], cores=len(containers))
+        copies = [
+            _copy("o1", "t1", False, 0.5, 40_000),
+            _copy("c1", "t1", True, 0.1, 60_000),
+            _copy("c2", "t1", True, 0.0, 90_000),
+            _copy("c3", "t1", True, 0.0, 95_000),
+        ]
+        clock = [NOW_MS / 1000.0 - STEADY_S]
+        round_fn = core_round(get_policy("dollymp"), clock=lambda c=clock: c[0], copies=lambda c=copies: c)
+        session = Session("sid", "rm-test", 1, 1000, (), mirror=m)
+        first, first_records = session.decide(round_fn, clock[0], 30.0)
+        if started:
+            assert not first.kill_container_ids  # the original has not waited STEADY_S yet
+            clock[0] = NOW_MS / 1000.0
+            plan, records = session.decide(round_fn, clock[0], 30.0)
+        else:  # no task of app 2's phase has a container: no clone can be among its waiting containers
+            plan, records = first, first_records
+        assert list(plan.kill_container_ids) == ["c1"], started  # beaten by o1 (460 s against 160 s)
+        kills = [d for d in records.build() if d.kind.value == "kill"]
+        assert [(d.reason, d.inputs["container_id"]) for d in kills] == [("clone_yields", "c1")]
 
 
 def test_a_clone_at_launch_yields_to_a_late_tasks_waiting_clone_but_not_to_another_launch_clone() -> None:
@@ -283,7 +368,7 @@ def _sizes(m: Mirror, waiting: dict[tuple[str, AskKey], int], now_ms: int) -> li
 
 
 def test_only_a_container_that_waited_steady_s_counts_and_as_few_as_waited_throughout() -> None:
-    m = _mirror([], [ask(2, 20, 3)])
+    m = _mirror([_container("o2", 2)], [ask(2, 20, 3)])  # a task of the phase runs: it may have clones
     key = next(iter(m.asks))
     assert _sizes(m, {("original", key): 3}, 10_000) == []
     assert _sizes(m, {("original", key): 1}, 11_000) == []
@@ -294,6 +379,36 @@ def test_only_a_container_that_waited_steady_s_counts_and_as_few_as_waited_throu
     assert _sizes(m, {("original", key): 2}, 17_500) == []  # a new wait starts over
     assert _sizes(m, {("original", key): 2}, 19_000) == []
     assert _sizes(m, {("original", key): 2}, 30_000) == []  # no round for 11 s: a new wait too
+
+
+def test_an_am_containers_ask_counts_at_once_and_only_as_an_original() -> None:
+    """No clone asks for an AM's container, so it need not wait STEADY_S (bench runs b55-b59: 3 to 5 AMs
+    of 8 a run waited 3.2-3.8 s behind clones)."""
+    m = _mirror([], [ask(2, 0, 1, am=True)])
+    key = next(iter(m.asks))
+    assert steady(m, {("original", key): 1}, 10_000) == [Waiting(Res(1024, 1), key, True)]
+    assert steady(m, {("alone", key): 1}, 10_000) == []
+
+
+def test_a_phase_with_no_task_container_yet_counts_its_waiting_containers_at_once() -> None:
+    """A job's maps as it starts, its reduce as its maps end: no clone can be among them yet (the AM adds
+    a clone of a running task only). The job's AM container or another phase's does not start the phase;
+    a container of the phase does, and then the wait must last STEADY_S."""
+    reduce = pb.ContainerInfo(
+        container_id="r2", attempt_id=attempt(2), node_id="h1:1", priority=10, resource=res(1024, 1),
+        start_time_ms=1,
+    )  # fmt: skip
+    for running, counted in (
+        ([], 3),
+        ([_container("am2", 2, am=True)], 3),
+        ([reduce], 3),
+        ([_container("o1", 1)], 3),  # another job's
+        ([_container("o2", 2)], 0),
+    ):
+        m = _mirror(running, [ask(2, 20, 3)])
+        key = next(iter(m.asks))
+        assert len(steady(m, {("original", key): 3}, 10_000)) == counted, running
+        assert steady(m, {("alone", key): 3}, 10_000) == []
 
 
 def _rated(cid: str, task: str, clone: bool, progress: float, finish_s: float, **kw: bool) -> Copy:
