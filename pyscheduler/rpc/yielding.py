@@ -64,11 +64,7 @@ Choices (the papers do not say which clone to preempt; tested in tests/rpc/test_
   a job's last stage (clones.CloneAsks.alone, appmaster._waits_alone) still waiting after the clone
   pass, too: a late task is known to straggle and a last-stage task is what its job's finish waits for,
   while a clone at launch is a fresh draw of unknown length (bench run b42: a 150 s straggler's late
-  copy waited about 60 s for room that other jobs' clones at launch held). Only a clone whose task keeps
-  two copies, though, by the same count as for the clones held back: a task's only clone is worth
-  1.5 x the base, more than a reduce's third copy (bench run b64: a map's only clone, which drew 51 s,
-  yielded within a second of its launch to a waiting clone; its original drew 603 s, its next clone
-  141 s, and the job took 204 s where the best of three draws allowed 75 s);
+  copy waited about 60 s for room that other jobs' clones at launch held);
 - never to a container of the clone's own ask (its job's phase): a job's originals are placed before its
   clones, so such a container is a clone the AM has not reported yet or Hadoop's replacement of a clone
   that yielded (run b50: six clones of one job yielded in turn, in two seconds, to its own phase's asks);
@@ -324,13 +320,7 @@ def beaten(copies: Iterable[Copy], mirror: Mirror, now_ms: int) -> list[KillChoi
 
 
 def preemptible(copies: Iterable[Copy], mirror: Mirror, now_ms: int) -> list[Copy]:
-    """Running clones that may yield, in order (`_ranked`)."""
-    return [c for c, _ in _ranked(copies, mirror, now_ms)]
-
-
-def _ranked(copies: Iterable[Copy], mirror: Mirror, now_ms: int) -> list[tuple[Copy, int]]:
-    """Running clones that may yield, each with the copies its task keeps when it and the task's clones
-    before it yield: clones at launch first, then the clones `held_back` (a late copy,
+    """Running clones that may yield: clones at launch first, then the clones `held_back` (a late copy,
     a phase tail's clone, a clone of the job's last stage); within each, those beaten by their task's
     lead first, then those whose task has the most copies when they yield (counting the task's clones
     before them in this order: each task gives up one clone before any gives up its second; bench run b49
@@ -359,7 +349,7 @@ def _ranked(copies: Iterable[Copy], mirror: Mirror, now_ms: int) -> list[tuple[C
                 break  # a clone held back is never one of its task's last two copies
             out.append((held, not_beaten, j - len(task), young, attempt_id, c))
     out.sort(key=lambda t: t[:5])
-    return [(t[5], -t[2] - 1) for t in out]
+    return [t[5] for t in out]
 
 
 def _covers(have: Res, need: Res) -> bool:
@@ -428,12 +418,9 @@ def choose(
     fewest preemptible clones, youngest first, free enough room with what the node has free."""
     flight = _in_flight(mirror, now_ms)
     by_node: dict[str, list[Copy]] = {}
-    spare: set[str] = set()  # clones whose task keeps two copies or more when they yield
-    for c, left in _ranked(copies, mirror, now_ms):
+    for c in preemptible(copies, mirror, now_ms):
         if c.container_id not in flight:
             by_node.setdefault(mirror.containers[c.container_id].node_id, []).append(c)
-            if left >= 2:
-                spare.add(c.container_id)
     if not by_node:
         return []
     # every node with a preemption in flight counts its room too, also once the shim reported the clone
@@ -455,13 +442,12 @@ def choose(
             # never for an ask of the clone's own phase: a job's originals are placed before its clones,
             # so such an ask is a clone the AM has not reported yet, or Hadoop's replacement of a clone
             # that yielded, which the AM drops (bench run b50: one job's clones yielded in turn, six in
-            # two seconds, to its own phase's asks, while its late copies took the room); and to a
-            # clone judged alone, only a clone at launch whose task keeps two copies (module docstring)
+            # two seconds, to its own phase's asks, while its late copies took the room); and a clone
+            # held back yields to an original only
             victims = [
                 c
                 for c in candidates
-                if not wait.of_same_ask(mirror, c)
-                and (wait.original or (not held_back(c) and c.container_id in spare))
+                if not wait.of_same_ask(mirror, c) and (wait.original or not held_back(c))
             ]
             r, k = room.get(node_id, Res()), 0
             while not _covers(r, need) and k < len(victims):
