@@ -446,15 +446,31 @@ def _straggling(
     its rate that has not: a copy without a rate (a young clone) whose earliest finish does not say it
     straggles is left out. Their clones at launch do not yield their containers (rpc/yielding.py
     `Copy.straggling`)."""
+    return _judge(attempts, first, now_s, startup_s)[0]
+
+
+def _judge(
+    attempts: Sequence[Any],
+    first: dict[str, tuple[float, float]],
+    now_s: float,
+    startup_s: float | None = None,
+) -> tuple[set[str], set[str]]:
+    """(`_straggling`'s tasks, the tasks covered): a task is covered when a copy timed at its rate has at
+    most a fresh copy's run time of its phase left (`_time_left`): it will finish about as soon as a
+    clone launched now could, so its clones are worth the least to its job (rpc/yielding.py
+    `Copy.covered`)."""
     left, fresh = _time_left(attempts, first, now_s, startup_s)
-    out: set[str] = set()
+    slow_tasks: set[str] = set()
+    covered: set[str] = set()
     for t, copies in left.items():
         if t not in fresh:
             continue
         slow = [c.s is not None and c.s > fresh[t] for c in copies]
         if any(slow) and all(s or not c.rated for c, s in zip(copies, slow, strict=True)):
-            out.add(t)
-    return out
+            slow_tasks.add(t)
+        if any(c.rated and c.s is not None and c.s <= fresh[t] for c in copies):
+            covered.add(t)
+    return slow_tasks, covered
 
 
 def _slow_waiting(
@@ -587,7 +603,8 @@ class AppMasterServicer:
         whose AM lets a preempted clone go unreplaced (JobProfile.clones_preemptible): Hadoop's own AM
         would schedule a replacement attempt, which would wait for a container in its turn. Each copy says
         whether its task was named per task (`_task_clones`), whether it is of the job's last stage (a
-        phase with parents that no phase waits for) and whether its task straggles (`_straggling`)."""
+        phase with parents that no phase waits for), whether its task straggles (`_straggling`) and whether
+        it is covered by a copy about to finish (`_judge`)."""
         out: list[Copy] = []
         with self._lock:
             startup = self.startups.median()
@@ -595,7 +612,7 @@ class AppMasterServicer:
                 if not st.profile.clones_preemptible:  # the project's AM: a preempted clone is not replaced
                     continue
                 last = st.last_stages
-                slow = _straggling(list(st.attempts.values()), st.first_progress, time.time(), startup)
+                slow, covered = _judge(list(st.attempts.values()), st.first_progress, time.time(), startup)
                 out.extend(
                     Copy(
                         app_id,
@@ -609,6 +626,7 @@ class AppMasterServicer:
                         last_stage=a.phase_id in last,
                         finish_est_ms=_finish_at_rate_ms(a, st.first_progress.get(a.attempt_id)),
                         straggling=a.task_id in slow,
+                        covered=a.task_id in covered,
                     )
                     for a in st.attempts.values()
                     if a.state == pb.ATTEMPT_RUNNING and a.container_id

@@ -60,6 +60,19 @@ Choices (the papers do not say which clone to preempt; tested in tests/rpc/test_
   a map whose original drew 752 s had two clones at launch yielded 3 s after their start, twice, and a
   clone won only from 87 s after the original started; another's clones yielded at 28 and 38 s, and the
   original ran 135 s);
+- after the beaten clones and before any other (session 14), the clones of tasks `covered`: a copy of
+  the task, timed at its rate, has at most a fresh copy's run time of its phase left (appmaster._judge).
+  Such a task finishes about as soon as a clone launched now could, so a clone of it is worth the least;
+  a clone of a task none of whose copies is timed yet (all young, or at progress 0) may be all its task
+  finishes by. By the papers' model (Pareto(1.5) draws, base b), a young clone beside a copy known to
+  finish in L seconds is worth E[L - min(L, X)] for a fresh draw X, about 0.04 b at L = 1.25 b and 0.5 b
+  at L = 2.5 b, against 1.5 b beside a copy of unknown length (the mean of one draw, 3 b, less the mean
+  least of two, 1.5 b). Before, the youngest clone yielded first: bench run b64, a map's only clone,
+  within a second of its launch, beside an original that drew 603 s, while the clone of another job's map
+  whose original had about 37 s left (a 71.9 s draw, 43 s after its launch) kept its container, and lost
+  to that original; the next clone drew 141 s and the job took 204 s, where the least of three draws
+  allowed 75 s. On a node, too, the fewest clones held back, then of
+  tasks not covered, then the fewest clones;
 - clones at launch yield to the clones of tasks judged on their own (a late copy, the phase tail) and of
   a job's last stage (clones.CloneAsks.alone, appmaster._waits_alone) still waiting after the clone
   pass, too: a late task is known to straggle and a last-stage task is what its job's finish waits for,
@@ -152,6 +165,9 @@ class Copy:
     # its task is known to straggle (appmaster._straggling: its copies have more time left than a fresh
     # copy of its phase takes): the task's clones at launch are its way out, and do not yield
     straggling: bool = False
+    # its task is covered (appmaster._judge): a copy timed at its rate has at most a fresh copy's run time
+    # of its phase left, so a clone of it is worth the least (its clones yield first among their kind)
+    covered: bool = False
 
 
 CopySource = Callable[[], list[Copy]]
@@ -322,12 +338,13 @@ def beaten(copies: Iterable[Copy], mirror: Mirror, now_ms: int) -> list[KillChoi
 def preemptible(copies: Iterable[Copy], mirror: Mirror, now_ms: int) -> list[Copy]:
     """Running clones that may yield: clones at launch first, then the clones `held_back` (a late copy,
     a phase tail's clone, a clone of the job's last stage); within each, those beaten by their task's
-    lead first, then those whose task has the most copies when they yield (counting the task's clones
+    lead first, then those of tasks `Copy.covered`, then those whose task has the most copies when they
+    yield (counting the task's clones
     before them in this order: each task gives up one clone before any gives up its second; bench run b49
     took both clones of one map for three waiting maps), then youngest first. Never a task's lead copy,
     nor a known straggler's clone that is not beaten, nor a clone held back whose task would keep fewer
     than two copies; container mirrored (live) and not an ApplicationMaster's."""
-    out: list[tuple[bool, bool, int, int, str, Copy]] = []
+    out: list[tuple[bool, bool, bool, int, int, str, Copy]] = []
     for task in _by_task(copies, mirror):
         lead = _lead(task, now_ms)
         ends = _finish_ms(lead, now_ms)
@@ -347,9 +364,9 @@ def preemptible(copies: Iterable[Copy], mirror: Mirror, now_ms: int) -> list[Cop
         for j, (held, not_beaten, young, attempt_id, c) in enumerate(mine):
             if held and len(task) - (j + 1) < 2:
                 break  # a clone held back is never one of its task's last two copies
-            out.append((held, not_beaten, j - len(task), young, attempt_id, c))
-    out.sort(key=lambda t: t[:5])
-    return [t[5] for t in out]
+            out.append((held, not_beaten, not c.covered, j - len(task), young, attempt_id, c))
+    out.sort(key=lambda t: t[:6])
+    return [t[6] for t in out]
 
 
 def _covers(have: Res, need: Res) -> bool:
@@ -437,7 +454,7 @@ def choose(
         if fits is not None:
             room[fits] = res_add(room[fits], need, -1)
             continue
-        best: tuple[tuple[int, int], str, Res, list[Copy]] | None = None
+        best: tuple[tuple[int, int, int], str, Res, list[Copy]] | None = None
         for node_id, candidates in by_node.items():
             # never for an ask of the clone's own phase: a job's originals are placed before its clones,
             # so such an ask is a clone the AM has not reported yet, or Hadoop's replacement of a clone
@@ -453,8 +470,9 @@ def choose(
             while not _covers(r, need) and k < len(victims):
                 r = res_add(r, mirror.containers[victims[k].container_id].resource)
                 k += 1
-            # the node that gives up the fewest clones held back, then the fewest clones
-            cost = (sum(held_back(c) for c in victims[:k]), k)
+            # the node that gives up the fewest clones held back, then of tasks not covered, then the
+            # fewest clones
+            cost = (sum(held_back(c) for c in victims[:k]), sum(not c.covered for c in victims[:k]), k)
             if _covers(r, need) and (best is None or cost < best[0]):
                 best = (cost, node_id, r, victims[:k])
         if best is None:
