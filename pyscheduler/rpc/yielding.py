@@ -257,10 +257,7 @@ def _phase_started(mirror: Mirror, key: AskKey) -> bool:
     """Whether a task container of ask `key`'s application attempt and YARN priority (one phase of one
     job) is mirrored. Until one is, the ask holds no clone: the AM helper adds a task's clone only once
     the task runs, in a container of its phase's priority (CloningSpeculator.launch)."""
-    return any(
-        c.attempt_id == key[0] and c.priority == key[1] and not c.am_container
-        for c in mirror.containers.values()
-    )
+    return any(c.priority == key[1] and not c.am_container for c in mirror.containers_of_attempt(key[0]))
 
 
 def _finish_ms(c: Copy, now_ms: int) -> float | None:
