@@ -73,8 +73,6 @@ Choices (the papers do not say which clone to preempt; tested in tests/rpc/test_
   to that original; the next clone drew 141 s and the job took 204 s, where the least of three draws
   allowed 75 s. On a node, too, the fewest clones held back, then of
   tasks not covered, then the fewest clones;
-- a clone at launch that is the last clone of a task not covered stays while originals wait, and
-  yields only to a waiting clone judged alone (`keeps_company`, session 14; bench run b67);
 - clones at launch yield to the clones of tasks judged on their own (a late copy, the phase tail) and of
   a job's last stage (clones.CloneAsks.alone, appmaster._waits_alone) still waiting after the clone
   pass, too: a late task is known to straggle and a last-stage task is what its job's finish waits for,
@@ -335,11 +333,6 @@ def beaten(copies: Iterable[Copy], mirror: Mirror, now_ms: int) -> list[KillChoi
 
 
 def preemptible(copies: Iterable[Copy], mirror: Mirror, now_ms: int) -> list[Copy]:
-    """`ranked`'s clones, in its order."""
-    return [c for c, _ in ranked(copies, mirror, now_ms)]
-
-
-def ranked(copies: Iterable[Copy], mirror: Mirror, now_ms: int) -> list[tuple[Copy, bool]]:
     """Running clones that may yield: clones at launch first, then the clones `held_back` (a late copy,
     a phase tail's clone, a clone of the job's last stage); within each, those beaten by their task's
     lead first, then those of tasks `Copy.covered`, then those whose task has the most copies when they
@@ -347,8 +340,7 @@ def ranked(copies: Iterable[Copy], mirror: Mirror, now_ms: int) -> list[tuple[Co
     before them in this order: each task gives up one clone before any gives up its second; bench run b49
     took both clones of one map for three waiting maps), then youngest first. Never a task's lead copy,
     nor a known straggler's clone that is not beaten, nor a clone held back whose task would keep fewer
-    than two copies; container mirrored (live) and not an ApplicationMaster's. Each with whether it is
-    a task's last clone that `keeps_company`: it yields to a waiting clone judged alone only."""
+    than two copies; container mirrored (live) and not an ApplicationMaster's."""
     out: list[tuple[bool, bool, bool, int, int, str, Copy]] = []
     for task in _by_task(copies, mirror):
         lead = _lead(task, now_ms)
@@ -371,22 +363,7 @@ def ranked(copies: Iterable[Copy], mirror: Mirror, now_ms: int) -> list[tuple[Co
                 break  # a clone held back is never one of its task's last two copies
             out.append((held, not_beaten, not c.covered, j - len(task), young, attempt_id, c))
     out.sort(key=lambda t: t[:6])
-    return [(t[6], keeps_company(t[6], t[1], t[3])) for t in out]
-
-
-def keeps_company(c: Copy, not_beaten: bool, order: int) -> bool:
-    """Whether clone `c` at launch, not beaten, is the last clone of a task not `Copy.covered` (`order`,
-    `ranked`'s: minus one more than the copies its task keeps when it yields): it stays while originals
-    wait, and yields only to a waiting clone judged alone (session 14). By the papers' model (Pareto(1.5),
-    base b), the second copy of a task whose copies are not timed yet is worth 1.5 b to its job in expectation
-    (the mean of one draw, 3 b, less the mean least of two), more than an original waits for the next
-    container to free; and such a task is soon covered (a healthy copy is timed within seconds of its
-    work's start) or known to straggle. A clone judged alone is a known straggler's late copy or a
-    last-stage clone, worth more still (bench run b65, where such a clone could not take a task's only
-    clone: 0.823 and 0.935). Bench run b67: a map whose original drew 603 s lost its clone (a 51.2 s
-    draw) 14 s after the clone's start, to a new job's waiting maps, half a second before the original
-    was named late; its winning clone drew 221.8 s and the job took 313 s."""
-    return not held_back(c) and not_beaten and not c.covered and order >= -2
+    return [t[6] for t in out]
 
 
 def _covers(have: Res, need: Res) -> bool:
@@ -455,12 +432,9 @@ def choose(
     fewest preemptible clones, youngest first, free enough room with what the node has free."""
     flight = _in_flight(mirror, now_ms)
     by_node: dict[str, list[Copy]] = {}
-    company: set[str] = set()
-    for c, keeps in ranked(copies, mirror, now_ms):
+    for c in preemptible(copies, mirror, now_ms):
         if c.container_id not in flight:
             by_node.setdefault(mirror.containers[c.container_id].node_id, []).append(c)
-            if keeps:
-                company.add(c.container_id)
     if not by_node:
         return []
     # every node with a preemption in flight counts its room too, also once the shim reported the clone
@@ -487,9 +461,7 @@ def choose(
             victims = [
                 c
                 for c in candidates
-                if not wait.of_same_ask(mirror, c)
-                and (not wait.original or c.container_id not in company)
-                and (wait.original or not held_back(c))
+                if not wait.of_same_ask(mirror, c) and (wait.original or not held_back(c))
             ]
             r, k = room.get(node_id, Res()), 0
             while not _covers(r, need) and k < len(victims):

@@ -62,12 +62,8 @@ def _completed(m: Mirror, cid: str) -> None:
     )  # fmt: skip
 
 
-def _copy(
-    cid: str, task: str, clone: bool, progress: float = 0.0, launch_ms: int = 50_000, covered: bool = True
-) -> Copy:
-    """A copy of a task `covered` by default (appmaster._judge: a copy timed to finish soon), so that its
-    last clone may yield to a waiting original (`keeps_company`)."""
-    return Copy(APP1, task, f"attempt_{cid}", cid, clone, progress, launch_ms, covered=covered)
+def _copy(cid: str, task: str, clone: bool, progress: float = 0.0, launch_ms: int = 50_000) -> Copy:
+    return Copy(APP1, task, f"attempt_{cid}", cid, clone, progress, launch_ms)
 
 
 def test_the_youngest_clone_that_does_not_lead_its_task_yields_first() -> None:
@@ -433,8 +429,8 @@ def test_a_clone_of_a_covered_task_yields_before_a_younger_clone_of_a_task_not_t
     copies = [
         _rated("o1", "t1", False, 0.6, 137.0, covered=True),  # 37 s left
         Copy(APP1, "t1", "attempt_c1", "c1", True, 0.0, 60_000, covered=True),  # older, draw not known
-        _copy("o2", "t2", False, 0.0, 99_000, covered=False),  # both copies just launched: nothing timed
-        _copy("c2", "t2", True, 0.0, 99_500, covered=False),
+        _copy("o2", "t2", False, 0.0, 99_000),  # both copies just launched: nothing timed
+        _copy("c2", "t2", True, 0.0, 99_500),
     ]
     assert [c.container_id for c in preemptible(copies, m, NOW_MS)] == ["c1", "c2"]
     assert [k.container_id for k in choose(m, [Res(1024, 1)], copies, NOW_MS)] == ["c1"]
@@ -442,30 +438,6 @@ def test_a_clone_of_a_covered_task_yields_before_a_younger_clone_of_a_task_not_t
     plain = [Copy(c.app_id, c.task_id, c.attempt_id, c.container_id, c.is_clone, c.progress, c.launch_ms)
              for c in copies]  # fmt: skip
     assert [c.container_id for c in preemptible(plain, m, NOW_MS)] == ["c2", "c1"]
-
-
-def test_the_last_clone_of_a_task_not_timed_yet_yields_to_a_clone_judged_alone_but_not_an_original() -> None:
-    """`keeps_company` (bench run b67: a map whose original drew 603 s lost its only clone, a 51.2 s
-    draw, to a new job's maps half a second before the original was named late; the job took 313 s).
-    t1's copies are not timed (not covered): its one clone stays while an original waits, and goes to a
-    waiting late copy. t2, not timed either, has two clones: it gives up one to an original."""
-    one = Res(1024, 1)
-    m = _mirror([_container(c, 1) for c in ("o1", "c1", "o2", "c2", "c2b")], [], cores=5)
-    copies = [
-        _copy("o1", "t1", False, 0.0, 90_000, covered=False),
-        _copy("c1", "t1", True, 0.0, 96_000, covered=False),
-        _copy("o2", "t2", False, 0.0, 80_000, covered=False),
-        _copy("c2", "t2", True, 0.0, 85_000, covered=False),
-        _copy("c2b", "t2", True, 0.0, 86_000, covered=False),
-    ]
-    assert [c.container_id for c in choose(m, [Waiting(one)] * 3, copies, NOW_MS)] == ["c2b"]
-    m = _mirror([_container(c, 1) for c in ("o1", "c1", "o2", "c2", "c2b")], [], cores=5)
-    got = choose(m, [Waiting(one, original=False)] * 2, copies, NOW_MS)
-    assert [k.container_id for k in got] == ["c2b", "c1"]  # the task with more copies first
-    # once t1 is covered (a copy timed to finish within a fresh copy's run), its clone yields first
-    m = _mirror([_container(c, 1) for c in ("o1", "c1", "o2", "c2", "c2b")], [], cores=5)
-    timed = [_copy("o1", "t1", False, 0.5, 90_000), _copy("c1", "t1", True, 0.0, 96_000), *copies[2:]]
-    assert [k.container_id for k in choose(m, [Waiting(one)] * 3, timed, NOW_MS)] == ["c1", "c2b"]
 
 
 def test_a_clone_at_launch_clearly_beaten_by_its_tasks_lead_is_released_at_once() -> None:
@@ -503,13 +475,7 @@ def test_a_known_stragglers_clones_at_launch_do_not_yield_unless_beaten() -> Non
     got = choose(m, [Res(1024, 1), Res(1024, 1)], copies, NOW_MS)
     assert [k.container_id for k in got] == ["c1b", "c2"]
     # without the mark, c1 (the younger clone of the task with three copies) yields before c2
-    unmarked = [
-        Copy(APP1, "t1", "attempt_c1", "c1", True, 0.0, 95_000),
-        copies[2],
-        copies[3],
-        _copy("c2", "t2", True, 0.0, 90_000, covered=False),
-        copies[0],
-    ]
+    unmarked = [Copy(APP1, "t1", "attempt_c1", "c1", True, 0.0, 95_000), *copies[2:], copies[0]]
     assert [c.container_id for c in preemptible(unmarked, m, NOW_MS)] == ["c1b", "c1", "c2"]
 
 
