@@ -440,6 +440,46 @@ def test_a_clone_of_a_covered_task_yields_before_a_younger_clone_of_a_task_not_t
     assert [c.container_id for c in preemptible(plain, m, NOW_MS)] == ["c2", "c1"]
 
 
+def test_the_last_clone_of_a_task_not_timed_yet_does_not_yield_to_a_last_stage_clone() -> None:
+    """`keeps_company` (bench run b69: a map's only clone, a 54.3 s draw, yielded 5 s after its start to
+    another job's reduce clone, its third copy; the map's original drew 140.1 s). Map t1's copies are not
+    timed: its one clone stays for a waiting reduce clone (of the ask of the running reduce r1, YARN
+    priority 10), and goes to a late copy's waiting clone or to an original. Once t1 is covered, or
+    with a second clone, it gives one up to the reduce clone too."""
+    one = Res(1024, 1)
+    reduce_ask: AskKey = (attempt(1), 10)
+
+    def mirror(cores: int = 3) -> Mirror:  # every vcore taken
+        m = _mirror([_container(c, 1) for c in ("o1", "c1")], [], cores=cores)
+        m.apply(
+            pb.StateBatch(
+                session_id="s", seq=2, rm_time_ms=2,
+                containers_allocated=[
+                    pb.ContainerInfo(container_id="r1", attempt_id=attempt(1), node_id="h1:1", priority=10,
+                                     resource=res(1024, 1), start_time_ms=1)
+                ],
+            )
+        )  # fmt: skip
+        return m
+
+    blind = [
+        _copy("o1", "t1", False, 0.0, 90_000),
+        _copy("c1", "t1", True, 0.0, 96_000),
+        Copy(APP1, "r1", "attempt_r1", "r1", False, 0.0, 95_000, last_stage=True),
+    ]
+    stage = Waiting(one, reduce_ask, original=False)
+    assert choose(mirror(), [stage], blind, NOW_MS) == []
+    for other in (Waiting(one, original=False), Waiting(one)):  # a late copy's clone; an original
+        assert [k.container_id for k in choose(mirror(), [other], blind, NOW_MS)] == ["c1"]
+    covered = [Copy(APP1, "t1", "attempt_o1", "o1", False, 0.5, 90_000, covered=True),
+               Copy(APP1, "t1", "attempt_c1", "c1", True, 0.0, 96_000, covered=True), blind[2]]  # fmt: skip
+    assert [k.container_id for k in choose(mirror(), [stage], covered, NOW_MS)] == ["c1"]
+    m = mirror(cores=4)
+    m.apply(pb.StateBatch(session_id="s", seq=3, rm_time_ms=3, containers_allocated=[_container("c1b", 1)]))
+    two = [*blind, _copy("c1b", "t1", True, 0.0, 97_000)]
+    assert [k.container_id for k in choose(m, [stage], two, NOW_MS)] == ["c1b"]
+
+
 def test_a_clone_at_launch_clearly_beaten_by_its_tasks_lead_is_released_at_once() -> None:
     m = _mirror([_container(c, 1) for c in ("o1", "c1", "c2", "o2", "c3", "o3", "c4")], [], cores=8)
     copies = [
