@@ -457,6 +457,10 @@ class Mirror:
     def containers_of(self, app_id: str) -> int:
         return sum(len(self._attempt_containers[a]) for a in self._app_attempts.get(app_id, ()))
 
+    def containers_of_attempt(self, attempt_id: str) -> list[ContainerRec]:
+        """The mirrored containers of one application attempt (the index, not a scan of all)."""
+        return [self.containers[cid] for cid in self._attempt_containers.get(attempt_id, ())]
+
     def dump(self) -> dict[str, Any]:
         """A canonical JSON-able dump of the mirrored RM state (not the service's own bookkeeping)."""
         return {

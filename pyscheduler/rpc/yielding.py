@@ -60,6 +60,21 @@ Choices (the papers do not say which clone to preempt; tested in tests/rpc/test_
   a map whose original drew 752 s had two clones at launch yielded 3 s after their start, twice, and a
   clone won only from 87 s after the original started; another's clones yielded at 28 and 38 s, and the
   original ran 135 s);
+- after the beaten clones and before any other (session 14), the clones of tasks `covered`: a copy of
+  the task, timed at its rate, has at most a fresh copy's run time of its phase left (appmaster._judge).
+  Such a task finishes about as soon as a clone launched now could, so a clone of it is worth the least;
+  a clone of a task none of whose copies is timed yet (all young, or at progress 0) may be all its task
+  finishes by. By the papers' model (Pareto(1.5) draws, base b), a young clone beside a copy known to
+  finish in L seconds is worth E[L - min(L, X)] for a fresh draw X, about 0.04 b at L = 1.25 b and 0.5 b
+  at L = 2.5 b, against 1.5 b beside a copy of unknown length (the mean of one draw, 3 b, less the mean
+  least of two, 1.5 b). Before, the youngest clone yielded first: bench run b64, a map's only clone,
+  within a second of its launch, beside an original that drew 603 s, while the clone of another job's map
+  whose original had about 37 s left (a 71.9 s draw, 43 s after its launch) kept its container, and lost
+  to that original; the next clone drew 141 s and the job took 204 s, where the least of three draws
+  allowed 75 s. On a node, too, the fewest clones held back, then of
+  tasks not covered, then the fewest clones;
+- the last clone at launch of a task not covered does not yield to a waiting clone of a job's last
+  stage (`keeps_company`, session 14; bench run b69);
 - clones at launch yield to the clones of tasks judged on their own (a late copy, the phase tail) and of
   a job's last stage (clones.CloneAsks.alone, appmaster._waits_alone) still waiting after the clone
   pass, too: a late task is known to straggle and a last-stage task is what its job's finish waits for,
@@ -152,6 +167,9 @@ class Copy:
     # its task is known to straggle (appmaster._straggling: its copies have more time left than a fresh
     # copy of its phase takes): the task's clones at launch are its way out, and do not yield
     straggling: bool = False
+    # its task is covered (appmaster._judge): a copy timed at its rate has at most a fresh copy's run time
+    # of its phase left, so a clone of it is worth the least (its clones yield first among their kind)
+    covered: bool = False
 
 
 CopySource = Callable[[], list[Copy]]
@@ -239,10 +257,7 @@ def _phase_started(mirror: Mirror, key: AskKey) -> bool:
     """Whether a task container of ask `key`'s application attempt and YARN priority (one phase of one
     job) is mirrored. Until one is, the ask holds no clone: the AM helper adds a task's clone only once
     the task runs, in a container of its phase's priority (CloningSpeculator.launch)."""
-    return any(
-        c.attempt_id == key[0] and c.priority == key[1] and not c.am_container
-        for c in mirror.containers.values()
-    )
+    return any(c.priority == key[1] and not c.am_container for c in mirror.containers_of_attempt(key[0]))
 
 
 def _finish_ms(c: Copy, now_ms: int) -> float | None:
@@ -320,14 +335,21 @@ def beaten(copies: Iterable[Copy], mirror: Mirror, now_ms: int) -> list[KillChoi
 
 
 def preemptible(copies: Iterable[Copy], mirror: Mirror, now_ms: int) -> list[Copy]:
+    """`ranked`'s clones, in its order."""
+    return [c for c, _ in ranked(copies, mirror, now_ms)]
+
+
+def ranked(copies: Iterable[Copy], mirror: Mirror, now_ms: int) -> list[tuple[Copy, bool]]:
     """Running clones that may yield: clones at launch first, then the clones `held_back` (a late copy,
     a phase tail's clone, a clone of the job's last stage); within each, those beaten by their task's
-    lead first, then those whose task has the most copies when they yield (counting the task's clones
+    lead first, then those of tasks `Copy.covered`, then those whose task has the most copies when they
+    yield (counting the task's clones
     before them in this order: each task gives up one clone before any gives up its second; bench run b49
     took both clones of one map for three waiting maps), then youngest first. Never a task's lead copy,
     nor a known straggler's clone that is not beaten, nor a clone held back whose task would keep fewer
-    than two copies; container mirrored (live) and not an ApplicationMaster's."""
-    out: list[tuple[bool, bool, int, int, str, Copy]] = []
+    than two copies; container mirrored (live) and not an ApplicationMaster's. Each with whether it
+    `keeps_company`."""
+    out: list[tuple[bool, bool, bool, int, int, str, Copy]] = []
     for task in _by_task(copies, mirror):
         lead = _lead(task, now_ms)
         ends = _finish_ms(lead, now_ms)
@@ -347,9 +369,27 @@ def preemptible(copies: Iterable[Copy], mirror: Mirror, now_ms: int) -> list[Cop
         for j, (held, not_beaten, young, attempt_id, c) in enumerate(mine):
             if held and len(task) - (j + 1) < 2:
                 break  # a clone held back is never one of its task's last two copies
-            out.append((held, not_beaten, j - len(task), young, attempt_id, c))
-    out.sort(key=lambda t: t[:5])
-    return [t[5] for t in out]
+            out.append((held, not_beaten, not c.covered, j - len(task), young, attempt_id, c))
+    out.sort(key=lambda t: t[:6])
+    return [(t[6], keeps_company(t[6], t[1], t[3])) for t in out]
+
+
+def keeps_company(c: Copy, not_beaten: bool, order: int) -> bool:
+    """Whether clone `c` at launch, not beaten, is the last clone of a task not `Copy.covered` (`order`,
+    `ranked`'s: minus one more than the copies its task keeps when it yields). Such a clone does not
+    yield to a waiting clone of a job's last stage (`choose`), only to an original or to a late copy or
+    a phase tail's clone (session 14).
+
+    Why, by the papers' model (Pareto(1.5) draws of base b; the mean least of k draws is
+    b x 1.5k / (1.5k - 1)): the second copy of a task whose copies are not timed yet is worth 1.5 b to its
+    job in expectation, and a map's base is twice a reduce's here; a reduce's third copy is worth 0.21 of
+    its base. Bench run b69: a map's only clone (a 54.3 s draw) yielded 5 s after its start to another
+    job's reduce clone, its task's third copy; the map's original drew 140.1 s, its clone named late
+    after that drew 94.3 s, and the job's maps took 140.5 s where the least of three draws allowed 61.9 s.
+    Not to originals as well: run b68 kept such clones from originals too, and a new job's second or
+    third map waited 10-16 s in three of the 8 jobs (submission to the last original map: 82 s summed
+    over the jobs, less 5 s each, against 51 s in b69). A late copy is a known straggler's, worth more."""
+    return not held_back(c) and not_beaten and not c.covered and order >= -2
 
 
 def _covers(have: Res, need: Res) -> bool:
@@ -417,10 +457,14 @@ def choose(
     with the in-flight preemptions' containers counted as free) already holds it; else the node where the
     fewest preemptible clones, youngest first, free enough room with what the node has free."""
     flight = _in_flight(mirror, now_ms)
+    copies = list(copies)
     by_node: dict[str, list[Copy]] = {}
-    for c in preemptible(copies, mirror, now_ms):
+    company: set[str] = set()
+    for c, keeps in ranked(copies, mirror, now_ms):
         if c.container_id not in flight:
             by_node.setdefault(mirror.containers[c.container_id].node_id, []).append(c)
+            if keeps:
+                company.add(c.container_id)
     if not by_node:
         return []
     # every node with a preemption in flight counts its room too, also once the shim reported the clone
@@ -433,11 +477,13 @@ def choose(
     for w in waiting:
         wait = w if isinstance(w, Waiting) else Waiting(w)
         need = wait.res
+        # a waiting clone of a job's last stage: of the ask of a running copy of the last stage
+        stage = not wait.original and any(c.last_stage and wait.of_same_ask(mirror, c) for c in copies)
         fits = next((n for n, r in room.items() if _covers(r, need)), None)
         if fits is not None:
             room[fits] = res_add(room[fits], need, -1)
             continue
-        best: tuple[tuple[int, int], str, Res, list[Copy]] | None = None
+        best: tuple[tuple[int, int, int], str, Res, list[Copy]] | None = None
         for node_id, candidates in by_node.items():
             # never for an ask of the clone's own phase: a job's originals are placed before its clones,
             # so such an ask is a clone the AM has not reported yet, or Hadoop's replacement of a clone
@@ -447,14 +493,17 @@ def choose(
             victims = [
                 c
                 for c in candidates
-                if not wait.of_same_ask(mirror, c) and (wait.original or not held_back(c))
+                if not wait.of_same_ask(mirror, c)
+                and (wait.original or not held_back(c))
+                and not (stage and c.container_id in company)
             ]
             r, k = room.get(node_id, Res()), 0
             while not _covers(r, need) and k < len(victims):
                 r = res_add(r, mirror.containers[victims[k].container_id].resource)
                 k += 1
-            # the node that gives up the fewest clones held back, then the fewest clones
-            cost = (sum(held_back(c) for c in victims[:k]), k)
+            # the node that gives up the fewest clones held back, then of tasks not covered, then the
+            # fewest clones
+            cost = (sum(held_back(c) for c in victims[:k]), sum(not c.covered for c in victims[:k]), k)
             if _covers(r, need) and (best is None or cost < best[0]):
                 best = (cost, node_id, r, victims[:k])
         if best is None:

@@ -17,16 +17,19 @@ from rpc_harness import am_session, app, ask, in_process_service, node
 from pyscheduler import metrics
 from pyscheduler.objects import DecisionKind, Job, Phase, Resources
 from pyscheduler.rpc.appmaster import (
+    MAP_PHASE_SHARE,
     STALL_FRAC,
     STALL_MIN_S,
     PlanBudget,
     StartupEstimate,
     _finish_at_least_ms,
     _finish_at_rate_ms,
+    _judge,
     _last_stages,
     _replay,
     _slow_waiting,
     _straggling,
+    work_progress,
     work_start,
 )
 from pyscheduler.rpc.service import DecisionService
@@ -240,6 +243,34 @@ def test_a_late_running_task_is_named_in_the_plan_with_its_clone(tmp_path: Path)
             am.ReportAttempts(bad, timeout=10)
         assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
         assert "attempts[0].progress" in (err.value.details() or "")
+
+
+def test_a_maps_copy_is_timed_by_its_map_phase_when_its_job_has_reduces(tmp_path: Path) -> None:
+    """Hadoop's MapTask score reaches 0.667 when its input is read (then its sort, 0.333), so the service
+    times a map of a job with reduces by score / 0.667 (`work_progress`): a map that went from 0.0667 to
+    0.1333 in 10 s is 20% through 100 s of work, not 13% through 150 s (bench runs b61-b66: maps that drew
+    40-140 s were timed at 132-176 s). A reduce's score, and a map's in a job without reduces, are kept."""
+    with _late_rule_am(tmp_path) as (svc, am):
+        phases = [_phase("map", 2, 20), _phase("reduce", 1, 10, ("map",))]
+        am.ReportJobProfile(
+            pb.JobProfile(application_id=APP, job_name="mr", submit_time_ms=1, phases=phases,
+                          clones_preemptible=True),
+            timeout=10,
+        )  # fmt: skip
+        now_ms = int(time.time() * 1000)
+        early = _running_map(0, now_ms, 10, 0.0667)
+        am.ReportAttempts(pb.AttemptReports(application_id=APP, attempts=[early]), timeout=10)
+        later = _running_map(0, now_ms, 0, 0.1333)
+        am.ReportAttempts(pb.AttemptReports(application_id=APP, attempts=[later]), timeout=10)
+        (copy,) = svc.appmaster.running_copies()
+        assert copy.progress == pytest.approx(0.1333 / MAP_PHASE_SHARE)
+        assert copy.finish_est_ms == pytest.approx(now_ms - 20_000 + 100_000, abs=200)
+        red = _attempt("reduce", 0, 0, pb.ATTEMPT_RUNNING)
+        red.progress = 0.8
+        am.ReportAttempts(pb.AttemptReports(application_id=APP, attempts=[red]), timeout=10)
+        assert {c.attempt_id: c.progress for c in svc.appmaster.running_copies()}[red.attempt_id] == 0.8
+    assert work_progress(0.0) == 0.0 and work_progress(0.9) == 1.0
+    assert work_progress(0.5, 1.0) == 0.5
 
 
 def test_launch_clones_are_never_named_per_task_but_a_late_task_of_the_same_job_is(tmp_path: Path) -> None:
@@ -538,6 +569,35 @@ def test_a_task_whose_launch_clones_wait_while_its_copies_straggle_is_named_late
     quick.progress, quick.time_ms, quick.launch_time_ms = 0.2, 110_000, 95_000
     first_quick = {**first, quick.attempt_id: (105.0, 0.1)}
     assert _straggling([*reports, quick], first_quick, 110.0) == set()
+
+
+def test_a_task_is_covered_when_a_copy_timed_at_its_rate_has_at_most_a_fresh_copys_time_left() -> None:
+    """`_judge`: map 3's original, timed at its rate, ends 25 s from now, less than a fresh copy's run time
+    (the phase's other copies, about 55 s): covered, and its clones yield first (rpc/yielding.py). Map 0's
+    timed copy has 180 s left (it straggles, not covered); map 4 has one report, no rate: not covered."""
+
+    def running(task: int, progress: float) -> Any:
+        a = _attempt("map", task, 0, pb.ATTEMPT_RUNNING)
+        a.progress, a.time_ms, a.launch_time_ms = progress, 110_000, 80_000
+        return a
+
+    first = {
+        "attempt_1700000000000_0001_m_000000_0": (100.0, 0.05),
+        "attempt_1700000000000_0001_m_000002_0": (100.0, 0.3),
+        "attempt_1700000000000_0001_m_000003_0": (100.0, 0.3),
+    }
+    reports = [
+        running(0, 0.10),
+        _attempt("map", 1, 0, pb.ATTEMPT_SUCCEEDED),
+        running(2, 0.5),
+        running(3, 0.5),
+        running(4, 0.02),
+        _attempt("map", 3, 1, pb.ATTEMPT_RUNNING, clone=True),
+    ]
+    slow, covered = _judge(reports, first, 110.0)
+    assert slow == {"task_1700000000000_0001_m_000000"}
+    assert covered == {"task_1700000000000_0001_m_000002", "task_1700000000000_0001_m_000003"}
+    assert slow == _straggling(reports, first, 110.0)
 
 
 def test_a_copy_stalled_at_progress_0_past_a_fraction_of_a_fresh_copys_run_straggles() -> None:

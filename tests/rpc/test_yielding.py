@@ -399,6 +399,87 @@ def _rated(cid: str, task: str, clone: bool, progress: float, finish_s: float, *
     )
 
 
+def test_a_clone_of_a_covered_task_yields_before_a_younger_clone_of_a_task_not_timed_yet() -> None:
+    """Bench run b64: a map's only clone yielded within a second of its launch, beside an original that
+    drew 603 s, while another job's map clone kept its container though that map's original was timed
+    to finish 37 s later. A clone of a task `covered` (a copy timed at its rate finishes within a fresh
+    copy's run time) now yields first, and the node that gives one up wins."""
+    m = Mirror()
+    m.apply(
+        full_batch(
+            "s",
+            nodes_upserted=[
+                node("h1:1", mem=2048, cores=2, alloc=(2048, 2)),
+                node("h2:1", mem=2048, cores=2, alloc=(2048, 2)),
+            ],
+            apps_upserted=[app(1, submit_ms=1000)],
+            containers_allocated=[
+                pb.ContainerInfo(
+                    container_id=cid,
+                    attempt_id=attempt(1),
+                    node_id=n,
+                    priority=20,
+                    resource=res(1024, 1),
+                    start_time_ms=1,
+                )
+                for cid, n in (("o1", "h1:1"), ("c1", "h1:1"), ("o2", "h2:1"), ("c2", "h2:1"))
+            ],
+        )
+    )
+    copies = [
+        _rated("o1", "t1", False, 0.6, 137.0, covered=True),  # 37 s left
+        Copy(APP1, "t1", "attempt_c1", "c1", True, 0.0, 60_000, covered=True),  # older, draw not known
+        _copy("o2", "t2", False, 0.0, 99_000),  # both copies just launched: nothing timed
+        _copy("c2", "t2", True, 0.0, 99_500),
+    ]
+    assert [c.container_id for c in preemptible(copies, m, NOW_MS)] == ["c1", "c2"]
+    assert [k.container_id for k in choose(m, [Res(1024, 1)], copies, NOW_MS)] == ["c1"]
+    # without the flag, the youngest clone went first, as before
+    plain = [Copy(c.app_id, c.task_id, c.attempt_id, c.container_id, c.is_clone, c.progress, c.launch_ms)
+             for c in copies]  # fmt: skip
+    assert [c.container_id for c in preemptible(plain, m, NOW_MS)] == ["c2", "c1"]
+
+
+def test_the_last_clone_of_a_task_not_timed_yet_does_not_yield_to_a_last_stage_clone() -> None:
+    """`keeps_company` (bench run b69: a map's only clone, a 54.3 s draw, yielded 5 s after its start to
+    another job's reduce clone, its third copy; the map's original drew 140.1 s). Map t1's copies are not
+    timed: its one clone stays for a waiting reduce clone (of the ask of the running reduce r1, YARN
+    priority 10), and goes to a late copy's waiting clone or to an original. Once t1 is covered, or
+    with a second clone, it gives one up to the reduce clone too."""
+    one = Res(1024, 1)
+    reduce_ask: AskKey = (attempt(1), 10)
+
+    def mirror(cores: int = 3) -> Mirror:  # every vcore taken
+        m = _mirror([_container(c, 1) for c in ("o1", "c1")], [], cores=cores)
+        m.apply(
+            pb.StateBatch(
+                session_id="s", seq=2, rm_time_ms=2,
+                containers_allocated=[
+                    pb.ContainerInfo(container_id="r1", attempt_id=attempt(1), node_id="h1:1", priority=10,
+                                     resource=res(1024, 1), start_time_ms=1)
+                ],
+            )
+        )  # fmt: skip
+        return m
+
+    blind = [
+        _copy("o1", "t1", False, 0.0, 90_000),
+        _copy("c1", "t1", True, 0.0, 96_000),
+        Copy(APP1, "r1", "attempt_r1", "r1", False, 0.0, 95_000, last_stage=True),
+    ]
+    stage = Waiting(one, reduce_ask, original=False)
+    assert choose(mirror(), [stage], blind, NOW_MS) == []
+    for other in (Waiting(one, original=False), Waiting(one)):  # a late copy's clone; an original
+        assert [k.container_id for k in choose(mirror(), [other], blind, NOW_MS)] == ["c1"]
+    covered = [Copy(APP1, "t1", "attempt_o1", "o1", False, 0.5, 90_000, covered=True),
+               Copy(APP1, "t1", "attempt_c1", "c1", True, 0.0, 96_000, covered=True), blind[2]]  # fmt: skip
+    assert [k.container_id for k in choose(mirror(), [stage], covered, NOW_MS)] == ["c1"]
+    m = mirror(cores=4)
+    m.apply(pb.StateBatch(session_id="s", seq=3, rm_time_ms=3, containers_allocated=[_container("c1b", 1)]))
+    two = [*blind, _copy("c1b", "t1", True, 0.0, 97_000)]
+    assert [k.container_id for k in choose(m, [stage], two, NOW_MS)] == ["c1b"]
+
+
 def test_a_clone_at_launch_clearly_beaten_by_its_tasks_lead_is_released_at_once() -> None:
     m = _mirror([_container(c, 1) for c in ("o1", "c1", "c2", "o2", "c3", "o3", "c4")], [], cores=8)
     copies = [
