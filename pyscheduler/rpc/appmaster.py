@@ -308,11 +308,11 @@ def work_progress(progress: float, share: float = MAP_PHASE_SHARE) -> float:
     Why: every estimate here extends a copy's rate to progress 1 (`_finish_at_rate_ms`,
     `_finish_at_least_ms`, `_no_data_means`, LATE's rate in the core), but a map's score reaches only
     0.667 when its input is read, at the rate of its reading; so a map copy's run was taken for 1.5 x
-    its length, and a fresh copy's (bench runs b61-b66: t_new_s 132-176 s in the decision log for maps
-    whose draws were 40-140 s; a map that drew 71.9 s, progress 0.133 after 9.6 s of work, was timed at
-    176 s). Choice: the sort that follows is not timed. It is short where a map's output is small (the
-    StragglerJob's: 100 records), and a real map with a long sort is taken for shorter than it is, by
-    its sort; Hadoop's own estimators (LATE's rate) extend the score to 1 as before."""
+    its length, and a fresh copy's (bench runs b61-b66: the phase's fresh-copy estimate t_new_s was
+    132-176 s in the decision log for maps whose draws were 40-140 s). Choice: the sort that follows is
+    not timed. It is short where a map's output is small (the StragglerJob's: 100 records), and a real
+    map with a long sort is taken for shorter than it is, by its sort; Hadoop's own estimators (LATE's
+    rate) extend the score to 1 as before."""
     return min(1.0, progress / share) if progress > 0 else progress
 
 
