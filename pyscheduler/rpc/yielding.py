@@ -458,6 +458,11 @@ def choose(
     fewest preemptible clones, youngest first, free enough room with what the node has free."""
     flight = _in_flight(mirror, now_ms)
     copies = list(copies)
+    last_stage_asks = {  # (application, YARN priority) of the running copies of jobs' last stages
+        (c.app_id, rec.priority)
+        for c in copies
+        if c.last_stage and (rec := mirror.containers.get(c.container_id)) is not None
+    }
     by_node: dict[str, list[Copy]] = {}
     company: set[str] = set()
     for c, keeps in ranked(copies, mirror, now_ms):
@@ -478,7 +483,11 @@ def choose(
         wait = w if isinstance(w, Waiting) else Waiting(w)
         need = wait.res
         # a waiting clone of a job's last stage: of the ask of a running copy of the last stage
-        stage = not wait.original and any(c.last_stage and wait.of_same_ask(mirror, c) for c in copies)
+        stage = (
+            not wait.original
+            and wait.key is not None
+            and (application_of_attempt(wait.key[0]), wait.key[1]) in last_stage_asks
+        )
         fits = next((n for n, r in room.items() if _covers(r, need)), None)
         if fits is not None:
             room[fits] = res_add(room[fits], need, -1)
