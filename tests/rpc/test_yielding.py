@@ -118,9 +118,8 @@ def test_clones_held_back_yield_to_waiting_originals_but_never_to_a_clone_judged
     assert "yields to a waiting clone judged alone" in kills[0].detail
 
 
-def test_a_waiting_original_takes_a_clone_at_launch_on_another_node_before_a_clone_held_back() -> None:
-    """Per waiting container, the node that gives up the fewest clones held back wins, before the fewest
-    clones: h1 holds a young late copy, h2 an older clone at launch."""
+def _two_nodes() -> Mirror:
+    """Two full nodes of 2 vcores: o1 and c1 on h1, o2 and c2 on h2 (1 vcore each)."""
     m = Mirror()
     m.apply(
         full_batch(
@@ -143,6 +142,13 @@ def test_a_waiting_original_takes_a_clone_at_launch_on_another_node_before_a_clo
             ],
         )
     )
+    return m
+
+
+def test_a_waiting_original_takes_a_clone_at_launch_on_another_node_before_a_clone_held_back() -> None:
+    """Per waiting container, the node that gives up the fewest clones held back wins, before the fewest
+    clones: h1 holds a young late copy, h2 an older clone at launch."""
+    m = _two_nodes()
     copies = [
         _copy("o1", "t1", False, 0.5, 40_000),
         Copy(APP1, "t1", "attempt_c1", "c1", True, 0.0, 95_000, per_task=True),
@@ -404,28 +410,7 @@ def test_a_clone_of_a_covered_task_yields_before_a_younger_clone_of_a_task_not_t
     drew 603 s, while another job's map clone kept its container though that map's original was timed
     to finish 37 s later. A clone of a task `covered` (a copy timed at its rate finishes within a fresh
     copy's run time) now yields first, and the node that gives one up wins."""
-    m = Mirror()
-    m.apply(
-        full_batch(
-            "s",
-            nodes_upserted=[
-                node("h1:1", mem=2048, cores=2, alloc=(2048, 2)),
-                node("h2:1", mem=2048, cores=2, alloc=(2048, 2)),
-            ],
-            apps_upserted=[app(1, submit_ms=1000)],
-            containers_allocated=[
-                pb.ContainerInfo(
-                    container_id=cid,
-                    attempt_id=attempt(1),
-                    node_id=n,
-                    priority=20,
-                    resource=res(1024, 1),
-                    start_time_ms=1,
-                )
-                for cid, n in (("o1", "h1:1"), ("c1", "h1:1"), ("o2", "h2:1"), ("c2", "h2:1"))
-            ],
-        )
-    )
+    m = _two_nodes()
     copies = [
         _rated("o1", "t1", False, 0.6, 137.0, covered=True),  # 37 s left
         Copy(APP1, "t1", "attempt_c1", "c1", True, 0.0, 60_000, covered=True),  # older, draw not known
