@@ -616,15 +616,35 @@ class AppMasterServicer:
             alone: dict[str, int] = {}
             for phase_id in st.waiting_alone.values():
                 alone[phase_id] = alone.get(phase_id, 0) + 1
+            first = self._waiting_first(st) if st.profile.clones_preemptible else {}
             return {
                 ph.yarn_priority: PhaseHint(
                     ph.phase_id,
                     *stats.get(ph.phase_id, (1.0, 0.0)),
                     st.waiting.get(ph.phase_id, 0),
                     alone.get(ph.phase_id, 0),
+                    first.get(ph.phase_id, 0),
                 )
                 for ph in st.profile.phases
             }
+
+    def _waiting_first(self, st: _AppState) -> dict[str, int]:
+        """Per phase, the waiting clones at launch that would be their task's first running clone, of
+        tasks not `_judge`d covered (`PhaseHint.waiting_first`; caller holds the lock)."""
+        attempts = list(st.attempts.values())
+        waiting = [a for a in attempts if _waiting_clone(a) and a.attempt_id not in st.waiting_alone]
+        if not waiting:
+            return {}
+        cloned = {a.task_id for a in attempts if a.is_clone and a.state == pb.ATTEMPT_RUNNING}
+        _, covered = _judge(attempts, st.first_progress, time.time(), self.startups.median())
+        out: dict[str, int] = {}
+        seen: set[str] = set()
+        for a in sorted(waiting, key=lambda a: a.attempt_id):
+            if a.task_id in cloned or a.task_id in covered or a.task_id in seen:
+                continue
+            seen.add(a.task_id)  # one per task: its second clone is a third copy
+            out[a.phase_id] = out.get(a.phase_id, 0) + 1
+        return out
 
     def running_copies(self) -> list[Copy]:
         """Every attempt the AM helpers last reported RUNNING in a container (rpc/yielding.py), of jobs

@@ -13,7 +13,10 @@ capacity left idle afterwards).
 - first-fit, each ask capped at its clone count: first the clones of tasks judged on their own (a late
   copy, the phase tail) and of a job's last stage (`CloneAsks.alone`, rpc/appmaster.py `_waits_alone`;
   the task is known to straggle, or it is what its job waits for), in FCFS order of the applications
-  (submit time); then the clones at launch, newest ask first (the order its key appeared in the mirror,
+  (submit time); then the clones at launch that would be their task's first running clone, of a task not
+  covered (`CloneAsks.first`: a task's second copy is worth 1.5 x its base by the papers' model, a third
+  copy about 0.2 x; rpc/yielding.py `cheap`), newest ask first; then the other clones at launch, newest ask
+  first (the order its key appeared in the mirror,
   latest first: `AskRec.arrival`). A clone at launch is a fresh draw raced against its task's original,
   which keeps running meanwhile: the longer it waited, the more head start it must make up, and an
   original that turns out to straggle is named on its own (rpc/appmaster.py `_slow_waiting`) and served
@@ -48,6 +51,9 @@ class CloneAsks(dict[AskKey, int]):
     def __init__(self) -> None:
         super().__init__()
         self.alone: dict[AskKey, int] = {}
+        # of the others (clones at launch), those that would be their task's first running clone, of a task
+        # not covered (translate.PhaseHint.waiting_first): clones worth the least yield to them
+        self.first: dict[AskKey, int] = {}
 
 
 def clone_counts(
@@ -83,20 +89,29 @@ def place_clones(
         detail = f"clone waits for idle capacity: originals of {waiting} ask(s) still waiting"
         return [], [DeferralChoice(key, pb.REASON_LOWER_PRIORITY, detail) for key in sorted(clones)]
     alone = clones.alone if isinstance(clones, CloneAsks) else {}
+    firsts = clones.first if isinstance(clones, CloneAsks) else {}
     fcfs = [a for a in fcfs_order(mirror) if a.key in clones]
     newest = sorted(fcfs, key=lambda a: -a.arrival)  # stable: FCFS among asks of one arrival
     placements: list[PlacementChoice] = []
     deferrals: list[DeferralChoice] = []
-    first: dict[AskKey, int] = {}
-    for want, asks, why in ((alone, fcfs, "late copy or phase tail"), (clones, newest, "")):
+    done: dict[AskKey, int] = {}
+    # the first pass's counts come on top of nothing; each later pass's count is what its ask wants in all
+    # (alone, then alone + first, then every clone), less what the passes before placed
+    with_first = {k: alone.get(k, 0) + n for k, n in firsts.items()}
+    passes = (
+        (alone, fcfs, "late copy or phase tail"),
+        (with_first, newest, "tasks' first clones"),
+        (clones, newest, ""),
+    )
+    for want, asks, why in passes:
         order = [
             dataclasses.replace(a, num_containers=a.outstanding + n)
             for a in asks
-            if (n := want.get(a.key, 0) - first.get(a.key, 0)) > 0
+            if (n := min(want.get(a.key, 0), clones.get(a.key, 0)) - done.get(a.key, 0)) > 0
         ]
         extra = place(mirror, order, pb.REASON_CLONE_IDLE_CAPACITY, taken=[*result.placements, *placements])
         for p in extra.placements:
-            first[p.key] = first.get(p.key, 0) + p.count
+            done[p.key] = done.get(p.key, 0) + p.count
         detail = "clone in idle capacity" + (f" ({why} first)" if why else "")
         placements.extend(dataclasses.replace(p, detail=detail) for p in extra.placements)
         if not why:

@@ -57,7 +57,7 @@ from pyscheduler.rpc.placer import (
     strict_locality,
 )
 from pyscheduler.rpc.res import Res, fits_count, res_add
-from pyscheduler.rpc.yielding import CopySource, waiting_alone, waiting_originals
+from pyscheduler.rpc.yielding import CopySource, waiting_alone, waiting_first, waiting_originals
 from pyscheduler.wire import pb
 
 _PLACEMENT_REASONS = {
@@ -84,6 +84,9 @@ class PhaseHint:
     sd: float
     waiting_clones: int = 0  # clones the AM launched that wait for a container (see rpc/clones.py)
     waiting_alone: int = 0  # of those, clones judged alone (late, phase tail, last stage): placed first
+    # of the others (clones at launch), those that would be their task's first running clone, of a task not
+    # covered: clones worth the least (beaten or covered) yield to them (rpc/yielding.py)
+    waiting_first: int = 0
 
 
 # application_id -> {yarn priority -> hint}; filled by the AppMasterService.
@@ -233,6 +236,9 @@ def snapshot_and_clones(
         alone = {prio: h.waiting_alone for prio, h in hint.items() if h.waiting_alone > 0}
         if alone and app_clones:
             clones.alone.update(clone_counts([a for a in asks if a.key in app_clones], alone, app_clones))
+        first = {prio: h.waiting_first for prio, h in hint.items() if h.waiting_first > 0}
+        if first and app_clones:
+            clones.first.update(clone_counts([a for a in asks if a.key in app_clones], first, app_clones))
         job, names = _job(mirror, app_id, asks, hint, dims, now_s, app_clones)
         if job is None:
             continue
@@ -431,9 +437,11 @@ def core_round(
         result.deferrals.extend(deferred)
         if copies is not None:
             alone = waiting_alone(mirror, clones.alone, placed)
+            first = waiting_first(clones, alone, placed)
             now_ms = int(now() * 1000)
             counts = {("original", k): n for k, n in originals.items()}
             counts.update({("alone", k): n for k, n in alone.items()})
+            counts.update({("first", k): n for k, n in first.items()})
             waiting = yielding.steady(mirror, counts, now_ms)
             if waiting:
                 result.kills = yielding.choose(

@@ -75,6 +75,9 @@ Choices (the papers do not say which clone to preempt; tested in tests/rpc/test_
   tasks not covered, then the fewest clones;
 - the last clone at launch of a task not covered does not yield to a waiting clone of a job's last
   stage (`keeps_company`, session 14; bench run b69);
+- a clone at launch worth the least (`cheap`: beaten, or of a task covered) also yields to a waiting
+  clone at launch of another phase that would be its task's first running clone, of a task not covered
+  (`Waiting.first`, session 15; bench run b72); no other clone at launch yields to a clone at launch;
 - clones at launch yield to the clones of tasks judged on their own (a late copy, the phase tail) and of
   a job's last stage (clones.CloneAsks.alone, appmaster._waits_alone) still waiting after the clone
   pass, too: a late task is known to straggle and a last-stage task is what its job's finish waits for,
@@ -184,6 +187,9 @@ class Waiting:
     # an original's container (a task's first attempt, an AM): every preemptible clone may yield to it;
     # False for a clone judged alone, to which only clones at launch yield (`held_back`)
     original: bool = True
+    # a clone at launch that would be its task's first running clone, of a task not covered (`first`):
+    # only clones worth the least yield to it (`ranked`'s cheap ones)
+    first: bool = False
 
     def of_same_ask(self, mirror: Mirror, c: Copy) -> bool:
         """Whether clone `c` is of this ask's application and YARN priority (the same phase of one job)."""
@@ -227,6 +233,25 @@ def waiting_alone(
     return out
 
 
+def waiting_first(
+    clones: Mapping[AskKey, int], alone: Mapping[AskKey, int], placed: Sequence[PlacementChoice]
+) -> dict[AskKey, int]:
+    """Clones at launch that would be their task's first running clone (CloneAsks.first) still waiting
+    after the round's clone pass, per ask: of an ask's clones not placed, those not judged alone
+    (`alone`, still waiting), at most the ask's first ones. Which waiting clone a container goes to is
+    the AM's choice, so this is a count, not a list of tasks."""
+    first: Mapping[AskKey, int] = getattr(clones, "first", {})
+    got: dict[AskKey, int] = {}
+    for p in placed:
+        got[p.key] = got.get(p.key, 0) + p.count
+    out: dict[AskKey, int] = {}
+    for key, n in sorted(first.items()):
+        left = min(n, clones.get(key, 0) - got.get(key, 0) - alone.get(key, 0))
+        if left > 0:
+            out[key] = left
+    return out
+
+
 def steady(mirror: Mirror, waiting: Mapping[tuple[str, AskKey], int], now_ms: int) -> list[Waiting]:
     """The capability of every container that has waited at least STEADY_S: per (kind, ask), the least
     count seen over the last STEADY_S, once it has been waiting that long (module docstring)."""
@@ -235,7 +260,7 @@ def steady(mirror: Mirror, waiting: Mapping[tuple[str, AskKey], int], now_ms: in
         del seen[k]
     window = int(STEADY_S * 1000)
     out: list[Waiting] = []
-    for k, n in sorted(waiting.items()):
+    for k, n in sorted(waiting.items(), key=lambda kv: (kv[0][0] == "first", kv[0])):  # first ones last
         a = mirror.asks.get(k[1])
         if n <= 0 or a is None:
             continue
@@ -245,11 +270,11 @@ def steady(mirror: Mirror, waiting: Mapping[tuple[str, AskKey], int], now_ms: in
         hist.append((now_ms, n))
         while len(hist) > 1 and hist[1][0] <= now_ms - window:
             del hist[0]
-        original = k[0] == "original"
+        original, first = k[0] == "original", k[0] == "first"
         if original and (a.am_container or not _phase_started(mirror, k[1])):
             out.extend([Waiting(a.capability, k[1], original)] * n)  # no clone can be among them
         elif hist[0][0] <= now_ms - window:
-            out.extend([Waiting(a.capability, k[1], original)] * min(c for _, c in hist))
+            out.extend([Waiting(a.capability, k[1], original, first)] * min(c for _, c in hist))
     return out
 
 
@@ -336,10 +361,10 @@ def beaten(copies: Iterable[Copy], mirror: Mirror, now_ms: int) -> list[KillChoi
 
 def preemptible(copies: Iterable[Copy], mirror: Mirror, now_ms: int) -> list[Copy]:
     """`ranked`'s clones, in its order."""
-    return [c for c, _ in ranked(copies, mirror, now_ms)]
+    return [c for c, _, _ in ranked(copies, mirror, now_ms)]
 
 
-def ranked(copies: Iterable[Copy], mirror: Mirror, now_ms: int) -> list[tuple[Copy, bool]]:
+def ranked(copies: Iterable[Copy], mirror: Mirror, now_ms: int) -> list[tuple[Copy, bool, bool]]:
     """Running clones that may yield: clones at launch first, then the clones `held_back` (a late copy,
     a phase tail's clone, a clone of the job's last stage); within each, those beaten by their task's
     lead first, then those of tasks `Copy.covered`, then those whose task has the most copies when they
@@ -348,7 +373,7 @@ def ranked(copies: Iterable[Copy], mirror: Mirror, now_ms: int) -> list[tuple[Co
     took both clones of one map for three waiting maps), then youngest first. Never a task's lead copy,
     nor a known straggler's clone that is not beaten, nor a clone held back whose task would keep fewer
     than two copies; container mirrored (live) and not an ApplicationMaster's. Each with whether it
-    `keeps_company`."""
+    `keeps_company` and whether it is `cheap`."""
     out: list[tuple[bool, bool, bool, int, int, str, Copy]] = []
     for task in _by_task(copies, mirror):
         lead = _lead(task, now_ms)
@@ -371,7 +396,22 @@ def ranked(copies: Iterable[Copy], mirror: Mirror, now_ms: int) -> list[tuple[Co
                 break  # a clone held back is never one of its task's last two copies
             out.append((held, not_beaten, not c.covered, j - len(task), young, attempt_id, c))
     out.sort(key=lambda t: t[:6])
-    return [(t[6], keeps_company(t[6], t[1], t[3])) for t in out]
+    return [(t[6], keeps_company(t[6], t[1], t[3]), cheap(t[6], t[1])) for t in out]
+
+
+def cheap(c: Copy, not_beaten: bool) -> bool:
+    """Whether clone `c`, at launch, is worth the least: beaten by its task's lead (`ranked`) or of a task
+    `Copy.covered`. Such a clone also yields to a waiting clone at launch that would be its task's first
+    running clone, of a task not covered (`Waiting.first`, session 15); no other clone at launch does.
+
+    Why, by the papers' model (Pareto(1.5) draws of base b; module docstring): a task's second copy,
+    beside an original not timed yet, is worth 1.5 b to its job in expectation; a clone beside a copy
+    known to finish within a fresh copy's run time L <= 1.25 b is worth E[L - min(L, X)], about 0.04 b,
+    and a beaten clone nothing. Before, clones at launch yielded to originals and to clones judged
+    alone only, so a new job's first clones waited while other jobs' covered clones held the room
+    (bench run b72: the first clones of three jobs' maps started 13-20 s after their originals, and
+    those jobs' maps ended 16-24 s after their best of three draws allowed)."""
+    return not held_back(c) and (not not_beaten or c.covered)
 
 
 def keeps_company(c: Copy, not_beaten: bool, order: int) -> bool:
@@ -465,11 +505,14 @@ def choose(
     }
     by_node: dict[str, list[Copy]] = {}
     company: set[str] = set()
-    for c, keeps in ranked(copies, mirror, now_ms):
+    cheap_ids: set[str] = set()
+    for c, keeps, worth_least in ranked(copies, mirror, now_ms):
         if c.container_id not in flight:
             by_node.setdefault(mirror.containers[c.container_id].node_id, []).append(c)
             if keeps:
                 company.add(c.container_id)
+            if worth_least:
+                cheap_ids.add(c.container_id)
     if not by_node:
         return []
     # every node with a preemption in flight counts its room too, also once the shim reported the clone
@@ -505,6 +548,7 @@ def choose(
                 if not wait.of_same_ask(mirror, c)
                 and (wait.original or not held_back(c))
                 and not (stage and c.container_id in company)
+                and (not wait.first or c.container_id in cheap_ids)
             ]
             r, k = room.get(node_id, Res()), 0
             while not _covers(r, need) and k < len(victims):
@@ -519,9 +563,9 @@ def choose(
             continue
         _, node_id, r, chosen = best
         room[node_id] = res_add(r, need, -1)
+        kind = "original" if wait.original else "task's first clone" if wait.first else "clone judged alone"
         why = (
-            f"yields to a waiting {'original' if wait.original else 'clone judged alone'} "
-            f"({need.memory_mb} MB, {need.vcores} vcores; {len(waiting)} waiting)"
+            f"yields to a waiting {kind} ({need.memory_mb} MB, {need.vcores} vcores; {len(waiting)} waiting)"
         )
         for c in chosen:
             out.append(_preempt(mirror, flight, c, node_id, now_ms, REASON_CLONE_YIELDS, why))

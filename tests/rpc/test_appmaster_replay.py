@@ -685,3 +685,34 @@ def test_a_spent_plan_budget_answers_the_last_plan_and_keeps_the_reports(tmp_pat
             assert done.attempt_id in st.attempts and st.durations["map"] == [20.0]  # the report was kept
     finally:
         svc.stop()
+
+
+def test_a_waiting_clone_counts_as_a_tasks_first_only_without_a_running_clone_or_a_copy_about_to_finish(
+    tmp_path: Path,
+) -> None:
+    """`PhaseHint.waiting_first` (session 15): the waiting clones at launch that would be their task's
+    first running clone, of a task not covered, one per task. Map 0 has a clone running already (its
+    waiting clone is a third copy); map 1's two clones wait (one counts); map 2's original is timed to
+    finish within a fresh copy's run time (covered); map 3 succeeded in 20 s."""
+    with _late_rule_am(tmp_path, small_job_clones=7) as (svc, am):
+        profile = pb.JobProfile(
+            application_id=APP, job_name="first", submit_time_ms=1, phases=[_phase("map", 4, 20)],
+            clones_preemptible=True,
+        )  # fmt: skip
+        am.ReportJobProfile(profile, timeout=10)
+        now_ms = int(time.time() * 1000)
+        waiting = [
+            _attempt("map", i, k, pb.ATTEMPT_WAITING, clone=True) for i, k in ((0, 2), (1, 1), (1, 2), (2, 1))
+        ]
+        running = [_running_map(i, now_ms, 0, 0.3) for i in (0, 1)]
+        clone0 = _attempt("map", 0, 1, pb.ATTEMPT_RUNNING, clone=True)
+        early, late = _running_map(2, now_ms, 10, 0.1), _running_map(2, now_ms, 0, 0.9)
+        done = _map_report(3, pb.ATTEMPT_SUCCEEDED, now_ms, 20.0, duration_s=20.0)
+        for batch in ([done, early], [*running, clone0, *waiting, late]):
+            am.ReportAttempts(pb.AttemptReports(application_id=APP, attempts=batch), timeout=10)
+        hint = svc.appmaster.hints(APP)[20]
+        assert (hint.waiting_clones, hint.waiting_alone, hint.waiting_first) == (4, 0, 1), hint
+        # map 1's clone runs now: no first clone waits
+        up = _attempt("map", 1, 1, pb.ATTEMPT_RUNNING, clone=True)
+        am.ReportAttempts(pb.AttemptReports(application_id=APP, attempts=[up]), timeout=10)
+        assert svc.appmaster.hints(APP)[20].waiting_first == 0

@@ -175,3 +175,24 @@ def test_the_service_places_an_ams_waiting_clone_only_in_idle_capacity(inproc: D
         running.state, running.container_id = pb.ATTEMPT_RUNNING, "container_1"
         am.ReportAttempts(pb.AttemptReports(application_id=APP1, attempts=[running]), timeout=10)
         assert inproc.appmaster.hints(APP1)[20].waiting_clones == 0
+
+
+def test_a_tasks_first_clone_takes_idle_capacity_before_a_newer_asks_third_copy() -> None:
+    """`CloneAsks.first` (session 15): a clone at launch that would be its task's first running clone goes
+    before other clones at launch, whatever the asks' age; a late copy still goes before both."""
+    # 5 cores: 4 originals, then one clone. App 1's ask is the newer one.
+    m = _mirror(5, [ask(2, 20, 3), ask(1, 20, 3)])
+    hints = {APP1: PhaseHint("map", 5.0, 1.0, 1), APP2: PhaseHint("map", 5.0, 1.0, 1, waiting_first=1)}
+    result = core_round(get_policy("dollymp"), lambda app_id: {20: hints[app_id]})(m)
+    got = _placed(result)
+    assert got.get((attempt(2), pb.REASON_CLONE_IDLE_CAPACITY)) == 1, got
+    assert (attempt(1), pb.REASON_CLONE_IDLE_CAPACITY) not in got, got
+    first = [p for p in result.placements if p.reason == pb.REASON_CLONE_IDLE_CAPACITY]
+    assert "tasks' first clones first" in first[0].detail
+    hints[APP2] = PhaseHint("map", 5.0, 1.0, 1)  # without the mark, the newest ask first
+    got = _placed(core_round(get_policy("dollymp"), lambda app_id: {20: hints[app_id]})(m))
+    assert got.get((attempt(1), pb.REASON_CLONE_IDLE_CAPACITY)) == 1, got
+    hints[APP1] = PhaseHint("map", 5.0, 1.0, 1, waiting_alone=1)
+    hints[APP2] = PhaseHint("map", 5.0, 1.0, 1, waiting_first=1)
+    got = _placed(core_round(get_policy("dollymp"), lambda app_id: {20: hints[app_id]})(m))
+    assert got.get((attempt(1), pb.REASON_CLONE_IDLE_CAPACITY)) == 1, got

@@ -8,7 +8,9 @@ from pathlib import Path
 from rpc_harness import am_session, app, ask, attempt, full_batch, in_process_service, node, res
 
 from pyscheduler.policies import get_policy
+from pyscheduler.rpc.clones import CloneAsks
 from pyscheduler.rpc.mirror import AskKey, Mirror
+from pyscheduler.rpc.placer import PlacementChoice
 from pyscheduler.rpc.res import Res
 from pyscheduler.rpc.session import Session
 from pyscheduler.rpc.translate import PhaseHint, core_round
@@ -21,6 +23,7 @@ from pyscheduler.rpc.yielding import (
     choose,
     preemptible,
     steady,
+    waiting_first,
 )
 from pyscheduler.wire import pb
 
@@ -597,3 +600,68 @@ def test_only_jobs_whose_am_lets_a_preempted_clone_go_offer_their_copies(tmp_pat
             assert [c.is_clone for c in sorted(copies, key=lambda c: c.container_id)] == [False, True]
     finally:
         svc.stop()
+
+
+def test_only_a_clone_worth_the_least_yields_to_a_waiting_tasks_first_clone() -> None:
+    """`cheap` (session 15; bench run b72: three jobs' first map clones started 13-20 s after their
+    originals while other jobs' clones held the room): a clone at launch of a covered task, or beaten by
+    its lead, yields to a waiting clone that would be its task's first running one (`Waiting.first`);
+    a clone of a task not timed yet, or held back, does not."""
+    m = _two_nodes()
+    first = Waiting(Res(1024, 1), original=False, first=True)
+    blind = [
+        _copy("o1", "t1", False, 0.0, 90_000),
+        _copy("c1", "t1", True, 0.0, 96_000),
+        _copy("o2", "t2", False, 0.0, 90_000),
+        _copy("c2", "t2", True, 0.0, 97_000),
+    ]
+    assert choose(m, [first], blind, NOW_MS) == []
+    assert [k.container_id for k in choose(_two_nodes(), [Waiting(Res(1024, 1))], blind, NOW_MS)] == ["c2"]
+    covered = [
+        _rated("o1", "t1", False, 0.6, 137.0, covered=True),
+        Copy(APP1, "t1", "attempt_c1", "c1", True, 0.0, 96_000, covered=True),
+        *blind[2:],
+    ]
+    kills = choose(_two_nodes(), [first], covered, NOW_MS)
+    assert [k.container_id for k in kills] == ["c1"]
+    assert "task's first clone" in kills[0].detail
+    beaten_clone = [*blind[:2], _rated("o2", "t2", False, 0.6, 137.0), _rated("c2", "t2", True, 0.3, 190.0)]
+    assert [k.container_id for k in choose(_two_nodes(), [first], beaten_clone, NOW_MS)] == ["c2"]
+    held = [*blind[:2], blind[2], Copy(APP1, "t2", "attempt_c2", "c2", True, 0.0, 97_000, per_task=True)]
+    held[1] = Copy(APP1, "t1", "attempt_c1", "c1", True, 0.0, 96_000, covered=True, last_stage=True)
+    assert choose(_two_nodes(), [first], held, NOW_MS) == []
+
+
+def test_a_round_counts_a_waiting_first_clone_only_past_its_asks_placements_and_late_clones() -> None:
+    """`waiting_first`: of an ask's clones not placed this round, those not judged alone, at most its
+    first ones; and a round with one preempts a covered clone of another job for it."""
+    key: AskKey = (attempt(2), 20)
+    clones = CloneAsks()
+    clones[key] = 3
+    clones.first[key] = 2
+    assert waiting_first(clones, {}, []) == {key: 2}
+    assert waiting_first(clones, {key: 1}, []) == {key: 2}
+    assert waiting_first(clones, {key: 2}, []) == {key: 1}
+    placed = [PlacementChoice(key, "h1:1", Res(1024, 1), 2, pb.REASON_CLONE_IDLE_CAPACITY, "")]
+    assert waiting_first(clones, {}, placed) == {key: 1}
+    assert waiting_first(clones, {key: 1}, placed) == {}
+    containers = [_container(c, 1) for c in ("o1", "c1", "o3", "c3")]
+    copies = [
+        _rated("o1", "t1", False, 0.6, 137.0, covered=True),
+        Copy(APP1, "t1", "attempt_c1", "c1", True, 0.0, 96_000, covered=True),
+        _copy("o3", "t3", False, 0.0, 90_000),
+        _copy("c3", "t3", True, 0.0, 97_000),
+    ]
+    for n_first, kills in ((1, ["c1"]), (0, [])):
+        hint = PhaseHint("map", 40.0, 5.0, waiting_clones=1, waiting_first=n_first)
+        m = _mirror(containers, [ask(2, 20, 1)])
+        clock = [NOW_MS / 1000.0 - STEADY_S]
+        round_fn = core_round(
+            get_policy("dollymp"),
+            hints=lambda app_id, h=hint: {20: h} if app_id == APP2 else {},
+            clock=lambda c=clock: c[0],
+            copies=lambda: copies,
+        )
+        assert round_fn(m).kills == []
+        clock[0] = NOW_MS / 1000.0
+        assert [k.container_id for k in round_fn(m).kills] == kills, n_first
