@@ -29,13 +29,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pyscheduler.deploy import artifacts, jobs
+from pyscheduler.deploy import artifacts, cds, jobs
 from pyscheduler.deploy.demo import Display
 from pyscheduler.deploy.localcluster import LocalCluster
 
 STRAGGLER_JOB = "io.dollymp.yarn.workload.StragglerJob"
 TASK_JVM_OPTS = "-Xmx256m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:CICompilerCount=1"
 AM_JVM_OPTS = "-Xmx384m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:CICompilerCount=1"
+# A container's memory as the RM rounds it (tasks and AMs alike), so that a NodeManager with --nm-vcores
+# vcores is given the memory for as many containers: vcores, not memory, set a node's container count.
+CONTAINER_MB = 512
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,12 @@ MIXES = ("loaded", "light")
 # most of its run, as it is not on a cluster whose containers have their own cores; with 6 s maps the
 # straggler-free floor was about Capacity's own flowtime, so no straggler handling could show.
 BASE_MS = {"loaded": 20000, "light": 40000}
+# Containers per NodeManager (one per vcore) per mix. The light mix's cluster has room for every job's
+# copies (4 x 8 = 32 containers; 2-4 jobs of 2-6 maps run at a time): the papers' clones use capacity
+# the originals leave idle (Dolly Section 2, DollyMP Algorithm 2), and on 16 containers (until session
+# 16) clones and later jobs' originals took turns at the same containers: 20-31 clones a run yielded
+# theirs, each a task JVM started for nothing. The loaded mix's large job still overfills its cluster.
+NM_VCORES = {"loaded": 4, "light": 8}
 
 
 def mix(name: str = "light", gap_s: float = DEFAULT_GAP_S) -> tuple[MixJob, ...]:
@@ -107,11 +116,19 @@ def p90(xs: Sequence[float]) -> float:
     return s[max(0, math.ceil(0.9 * len(s)) - 1)]
 
 
+def nm_vcores(args: argparse.Namespace) -> int:
+    return int(args.nm_vcores) if args.nm_vcores is not None else NM_VCORES[args.mix]
+
+
 def base_ms(args: argparse.Namespace) -> int:
     return int(args.base_ms) if args.base_ms is not None else BASE_MS[args.mix]
 
 
-def job_args(args: argparse.Namespace, scheduler: str, records: Path, job: MixJob) -> list[str]:
+def job_args(
+    args: argparse.Namespace, scheduler: str, records: Path, job: MixJob, jvm_opts: str = ""
+) -> list[str]:
+    """The job's -D options; `jvm_opts` is added to every JVM's (the class-data archive's)."""
+    extra = f" {jvm_opts}" if jvm_opts else ""
     common = {
         "dollymp.straggler.maps": job.maps,
         "dollymp.straggler.reduces": job.reduces,
@@ -127,10 +144,10 @@ def job_args(args: argparse.Namespace, scheduler: str, records: Path, job: MixJo
         "mapreduce.job.reduce.slowstart.completedmaps": "1.0",
         # Task JVMs that start cheaply (C1 only, serial GC): on a small shared machine a container's
         # start-up CPU, not its slot, would otherwise be what every extra copy costs.
-        "mapreduce.map.java.opts": TASK_JVM_OPTS,
-        "mapreduce.reduce.java.opts": TASK_JVM_OPTS,
+        "mapreduce.map.java.opts": TASK_JVM_OPTS + extra,
+        "mapreduce.reduce.java.opts": TASK_JVM_OPTS + extra,
         # The same for the job's ApplicationMaster, whose start-up is most of a small job's flowtime here.
-        "yarn.app.mapreduce.am.command-opts": AM_JVM_OPTS,
+        "yarn.app.mapreduce.am.command-opts": AM_JVM_OPTS + extra,
     }
     if scheduler == "dollymp":
         common["mapreduce.framework.name"] = "dollymp"
@@ -179,7 +196,55 @@ def floor_args(args: argparse.Namespace) -> argparse.Namespace:
     return argparse.Namespace(**{**vars(args), "cap": 1.0})
 
 
-def run_scheduler(scheduler: str, args: argparse.Namespace, show: Display, label: str = "") -> Run:
+class ArchiveCache:
+    """The class-data archive of the bench's JVMs (``cds``), dumped once on the first cluster, shared."""
+
+    def __init__(self, enabled: bool, work_dir: Path) -> None:
+        self.enabled, self.dir = enabled, work_dir / "cds"
+        self.archive: cds.Archive | None = None
+
+    def opts(self, cluster: LocalCluster, show: Display) -> str:
+        if not self.enabled:
+            return ""
+        if self.archive is None:
+            self.archive = self._dump(cluster, show)
+        return self.archive.jvm_opts(cluster.conf_dir)
+
+    def _dump(self, cluster: LocalCluster, show: Display) -> cds.Archive:
+        shutil.rmtree(self.dir, ignore_errors=True)
+        self.dir.mkdir(parents=True)
+        lists = cds.list_opts(cluster.classpath_jars(), cluster.conf_dir, self.dir)
+        warm = MixJob("cds-warmup", 1, 1, 0.0)
+        props = {
+            "dollymp.straggler.maps": 1,
+            "dollymp.straggler.reduces": 1,
+            "dollymp.straggler.map.base-ms": 1000,
+            "dollymp.straggler.reduce.base-ms": 1000,
+            "dollymp.straggler.cap": 1,
+            "mapreduce.map.java.opts": f"{TASK_JVM_OPTS} {lists['map']}",
+            "mapreduce.reduce.java.opts": f"{TASK_JVM_OPTS} {lists['reduce']}",
+            "yarn.app.mapreduce.am.command-opts": f"{AM_JVM_OPTS} {lists['am']}",
+        }
+        show.say("  a warm-up job lists the classes the task and AM JVMs load (class-data archive)")
+        result = cluster.run_job(
+            warm.name, STRAGGLER_JOB, [*(f"-D{k}={v}" for k, v in props.items()), warm.name]
+        )
+        if not result.ok:
+            raise RuntimeError(f"the class-list warm-up job failed: {result.final_status} (see {result.log})")
+        files = [self.dir / f"{k}.classlist" for k in cds.KINDS]
+        missing = [str(f) for f in files if not f.exists()]
+        if missing:
+            raise RuntimeError(f"the warm-up job wrote no class list: {', '.join(missing)}")
+        return cds.dump(cluster.java, cluster.classpath_jars(), files, self.dir / "jvms.jsa", show.say)
+
+
+def run_scheduler(
+    scheduler: str,
+    args: argparse.Namespace,
+    show: Display,
+    label: str = "",
+    archive: ArchiveCache | None = None,
+) -> Run:
     label = label or scheduler
     run = Run(label)
     base = args.work_dir / label
@@ -192,11 +257,13 @@ def run_scheduler(scheduler: str, args: argparse.Namespace, show: Display, label
         policy="dollymp",
         base_dir=base,
         slow_nodes=1,
-        nm_vcores=args.nm_vcores,
+        nm_vcores=nm_vcores(args),
+        nm_memory_mb=nm_vcores(args) * CONTAINER_MB,
         service_args=() if args.policy_options is None else ("--policy-options", args.policy_options),
         progress=lambda m: show.say(f"  {m}"),
     )
     with cluster:
+        jvm_opts = archive.opts(cluster, show) if archive is not None else ""
         handles: dict[str, jobs.JobHandle] = {}
         start = time.monotonic()
         pending = list(mix(args.mix, args.gap_s))
@@ -204,7 +271,9 @@ def run_scheduler(scheduler: str, args: argparse.Namespace, show: Display, label
             now = time.monotonic() - start
             while pending and pending[0].delay_s <= now:
                 j = pending.pop(0)
-                handles[j.name] = cluster.submit(j.name, STRAGGLER_JOB, job_args(args, scheduler, records, j))
+                handles[j.name] = cluster.submit(
+                    j.name, STRAGGLER_JOB, job_args(args, scheduler, records, j, jvm_opts)
+                )
                 show.say(f"  submitted {j.name} ({j.maps} maps, {j.reduces} reduce)")
             if now > args.timeout_s:
                 raise TimeoutError(f"job mix not finished after {args.timeout_s} s")
@@ -284,7 +353,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--cap", type=float, default=20.0, help="cap of the straggler factor (default 20, as the simulator's)"
     )
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--nm-vcores", type=int, default=4, help="vcores per NodeManager (default 4)")
+    p.add_argument(
+        "--nm-vcores",
+        type=int,
+        default=None,
+        help="vcores (containers) per NodeManager (default per mix: light 8, loaded 4)",
+    )
     p.add_argument(
         "--mix",
         choices=MIXES,
@@ -317,6 +391,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="a third run: CapacityScheduler without stragglers (every attempt at its base), printed as "
         "floor_avg_flowtime_s and floor_ratio (floor / Capacity+spec)",
     )
+    p.add_argument(
+        "--no-cds",
+        dest="cds",
+        action="store_false",
+        help="start the task and AM JVMs without the bench's class-data archive (pyscheduler/deploy/cds.py)",
+    )
     p.add_argument("--timeout-s", type=float, default=1200.0)
     p.add_argument("--work-dir", type=Path, default=artifacts.ROOT / "build" / "bench-cluster")
 
@@ -333,9 +413,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         artifacts.hadoop_lib(show.say)
         jar = artifacts.plugin_jar(show.say)
         show.say(f"plugin jar {jar.path} ({jar.origin})")
-        runs = {s: run_scheduler(s, args, show) for s in ("capacity", "dollymp")}
+        archive = ArchiveCache(args.cds, args.work_dir)
+        runs = {s: run_scheduler(s, args, show, archive=archive) for s in ("capacity", "dollymp")}
         if args.floor:
-            runs["floor"] = run_scheduler("capacity", floor_args(args), show, label="floor")
+            runs["floor"] = run_scheduler("capacity", floor_args(args), show, label="floor", archive=archive)
     except KeyboardInterrupt:
         return 130
     except (artifacts.BuildError, OSError, RuntimeError) as exc:

@@ -258,6 +258,16 @@ class LocalCluster(JobsMixin):
         }
         hadoopconf.write_conf(self.conf_dir, files)
 
+    def classpath_jars(self) -> list[str]:
+        """The cluster's class path without its configuration directory, wildcards expanded (sorted)."""
+        jars: list[str] = []
+        for entry in self.classpath:
+            if entry.endswith("/*"):
+                jars += sorted(str(p) for p in Path(entry[:-2]).glob("*.jar"))
+            else:
+                jars.append(entry)
+        return jars
+
     def java_argv(self, main: str, args: Sequence[str] = (), heap_mb: int | None = None) -> list[str]:
         """A JVM command line on the cluster's classpath (conf dir first) with the JDK 17 flags."""
         cp = os.pathsep.join([str(self.conf_dir), *self.classpath])

@@ -83,10 +83,33 @@ def test_dollymp_jobs_opt_in_through_the_framework_name(tmp_path: Path) -> None:
     assert d[-1] == c[-1] == bc.MIX[0].name
 
 
+def test_both_schedulers_jobs_start_every_jvm_on_the_same_archive(tmp_path: Path) -> None:
+    parser = argparse.ArgumentParser()
+    bc.add_arguments(parser)
+    args = parser.parse_args([])
+    assert args.cds  # on unless --no-cds
+    opts = "-cp /a.jar:/conf -XX:SharedArchiveFile=/j.jsa"
+    for scheduler in ("capacity", "dollymp"):
+        argv = bc.job_args(args, scheduler, tmp_path, bc.MIX[0], opts)
+        props = dict(a[2:].split("=", 1) for a in argv[:-1])
+        assert props["mapreduce.map.java.opts"] == f"{bc.TASK_JVM_OPTS} {opts}"
+        assert props["mapreduce.reduce.java.opts"] == f"{bc.TASK_JVM_OPTS} {opts}"
+        assert props["yarn.app.mapreduce.am.command-opts"] == f"{bc.AM_JVM_OPTS} {opts}"
+    assert not parser.parse_args(["--no-cds"]).cds
+
+
+def test_the_light_mix_gets_twice_the_containers_of_the_loaded_one() -> None:
+    parser = argparse.ArgumentParser()
+    bc.add_arguments(parser)
+    light, loaded = parser.parse_args([]), parser.parse_args(["--mix", "loaded"])
+    assert bc.nm_vcores(light) == 8 and bc.nm_vcores(loaded) == 4
+    assert bc.nm_vcores(parser.parse_args(["--nm-vcores", "6"])) == 6
+
+
 def test_the_loaded_mix_overfills_the_cluster_with_one_large_job_then_small_ones() -> None:
     jobs = bc.mix("loaded")
     big, small = jobs[0], jobs[1:]
-    slots = 4 * 4  # the default cluster: 4 NodeManagers x 4 vcores, one container per vcore
+    slots = 4 * bc.NM_VCORES["loaded"]  # the loaded mix's cluster: 4 NodeManagers, one container per vcore
     assert big.delay_s == 0.0 and big.maps > slots
     assert all(j.maps <= 4 and j.delay_s > 0 for j in small)
     assert [j.delay_s for j in jobs] == sorted(j.delay_s for j in jobs)
