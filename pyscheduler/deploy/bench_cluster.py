@@ -213,8 +213,9 @@ class ArchiveCache:
     def _dump(self, cluster: LocalCluster, show: Display) -> cds.Archive:
         shutil.rmtree(self.dir, ignore_errors=True)
         self.dir.mkdir(parents=True)
-        lists = cds.list_opts(cluster.classpath_jars(), cluster.conf_dir, self.dir)
-        warm = MixJob("cds-warmup", 1, 1, 0.0)
+        jars = cluster.classpath_jars()
+        lists = cds.list_opts(jars, cluster.conf_dir, self.dir)
+        name = "cds-warmup"
         props = {
             "dollymp.straggler.maps": 1,
             "dollymp.straggler.reduces": 1,
@@ -226,16 +227,14 @@ class ArchiveCache:
             "yarn.app.mapreduce.am.command-opts": f"{AM_JVM_OPTS} {lists['am']}",
         }
         show.say("  a warm-up job lists the classes the task and AM JVMs load (class-data archive)")
-        result = cluster.run_job(
-            warm.name, STRAGGLER_JOB, [*(f"-D{k}={v}" for k, v in props.items()), warm.name]
-        )
+        result = cluster.run_job(name, STRAGGLER_JOB, [*(f"-D{k}={v}" for k, v in props.items()), name])
         if not result.ok:
             raise RuntimeError(f"the class-list warm-up job failed: {result.final_status} (see {result.log})")
         files = [self.dir / f"{k}.classlist" for k in cds.KINDS]
         missing = [str(f) for f in files if not f.exists()]
         if missing:
             raise RuntimeError(f"the warm-up job wrote no class list: {', '.join(missing)}")
-        return cds.dump(cluster.java, cluster.classpath_jars(), files, self.dir / "jvms.jsa", show.say)
+        return cds.dump(cluster.java, jars, files, self.dir / "jvms.jsa", show.say)
 
 
 def run_scheduler(
