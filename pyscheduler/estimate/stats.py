@@ -1,14 +1,15 @@
 """Task statistics (DollyMP Section 5.2) feeding theta (mean) and sigma (SD) of each phase.
 
-Sources, in the order used by `TaskStatistics.estimate`:
-1. the first finished tasks of the phase itself, once `min_live` have finished, updated as more finish;
-2. the history of recurring jobs: statistics of the same phase in prior runs of jobs with the same name;
-3. the phase's declared mean/SD (from the AM or the trace), when it declared a positive mean;
+Sources, in the order used by `TaskStatistics.estimate` (Sec. 5.2's order: "First, recurring jobs ...
+Second, ... the first few tasks ... Third, ... all the prior jobs from the same application framework"):
+1. the history of recurring jobs: statistics of the same phase in prior runs of jobs with the same name;
+2. the first finished tasks of the phase itself, once `min_live` have finished, updated as more finish;
+3. the phase's declared mean/SD (from the AM or the trace), when it declared a positive mean: the paper's
+   AM has no such source; a trace's recorded statistics and an AM's description stand in for it here;
 4. framework-wide priors: every task duration observed for the job's framework;
 5. `default_mean` / `default_sd` when nothing at all is known.
-Choice (the paper lists history first, then first tasks): live samples of the running phase win over
-history once `min_live` are in, because they see the current inputs and nodes; below `min_live`, history
-wins. Durations must be finite and >= 0 (ValueError naming the job and phase otherwise).
+Observed durations are the winning copies' run times, stragglers included, so sigma carries the tail that
+clones cut. Durations must be finite and >= 0 (ValueError naming the job and phase otherwise).
 """
 
 from __future__ import annotations
@@ -108,12 +109,12 @@ class TaskStatistics:
         return list(recent) if recent is not None and len(recent) >= self.min_live else []
 
     def estimate(self, job: Job, phase: Phase) -> tuple[float, float]:
-        live = self.live.get((job.job_id, phase.phase_id))
-        if live is not None and live.count >= self.min_live:
-            return live.mean, live.sd
         hist = self.history.get((job.name, phase.phase_id)) if job.name else None
         if hist is not None and hist.count > 0:
             return hist.mean, hist.sd
+        live = self.live.get((job.job_id, phase.phase_id))
+        if live is not None and live.count >= self.min_live:
+            return live.mean, live.sd
         if phase.mean > 0:
             return phase.mean, phase.sd
         prior = self.prior.get(self.framework)

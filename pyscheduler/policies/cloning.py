@@ -17,7 +17,6 @@ from pyscheduler.policies.dolly import REASON_STARTED, REASON_STICKY, DollyBudge
 REASON_IDLE = "algorithm2_idle_capacity"
 REASON_COROLLARY = "corollary_4_1"
 REASON_UPSTREAM = "upstream_copies_limit"
-REASON_WAITING_ORIGINALS = "originals_waiting"  # Section 5: clones only once every task found room
 REASON_NO_ROOM = "corollary_4_1_not_packed"  # r_j = 1, or r_j v_j does not fit the knapsack's slack
 
 

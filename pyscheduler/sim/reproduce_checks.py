@@ -205,3 +205,17 @@ def _redundancy(res: dict[str, Comparison]) -> list[Check]:
             )
         )
     return out
+
+
+def _ablation(res: dict[str, Comparison]) -> list[Check]:
+    """One check per extension: does it beat the paper's DollyMP2 on the median over seeds everywhere."""
+    from pyscheduler.sim import ablation
+
+    wins = ablation.earned(res)
+    r = ablation.ratios(res)
+    out = []
+    for label, pol in ablation.EXTENSIONS:
+        meds = ", ".join(f"{g} {ablation.stats(r[g][pol])[0]:.2f}" for g in sorted(r))
+        text = f"{label} / paper DollyMP2, median: {meds} (earns the default: < 1 everywhere)"
+        out.append(Check(text, 0.0, wins[pol]))
+    return out

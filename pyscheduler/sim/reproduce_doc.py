@@ -69,7 +69,9 @@ def write_report(
         for ch in checks:
             lines.append(f"| {sc.key} | {ch.text} | {'yes' if ch.holds else '**no**'} |")
         body += [f"## {sc.title}", "", f"Paper: {sc.claim}", ""]
-        for run in sc.runs:
+        if sc.table is not None and sc.results:
+            body += [*_commands(sc, quick), "", *sc.table(sc.results), ""]
+        for run in sc.runs if sc.table is None else ():
             c = sc.results.get(run.label)
             if c is None:
                 continue
@@ -99,6 +101,16 @@ def write_report(
             body += [sc.discussion, ""]
     out_md.parent.mkdir(parents=True, exist_ok=True)
     out_md.write_text("\n".join([*lines, "", *body, DISAGREEMENTS]))
+
+
+def _commands(sc: Scenario, quick: bool) -> list[str]:
+    """The runs of a summary-table scenario: one command per run, folded."""
+    lines = ["<details><summary>The runs (one `dollymp simulate` each)</summary>", ""]
+    for run in sc.runs:
+        c = sc.results.get(run.label)
+        if c is not None:
+            lines.append(f"* {run.label}: `{run.command(quick)}` (offered load {c.load:.2f})")
+    return [*lines, "", "</details>"]
 
 
 def _slug(text: str) -> str:

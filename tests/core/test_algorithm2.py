@@ -114,7 +114,7 @@ def check_invariants(snap: Snapshot, d: Decisions, max_clones: int) -> None:
     st.integers(1, 10),
     st.integers(1, 3),
     st.integers(0, 3),
-    st.sampled_from(["idle", "corollary", "dolly"]),
+    st.sampled_from(["idle", "paper", "none", "dolly"]),
 )
 def test_algorithm2_invariants(
     seed: int, n_nodes: int, n_jobs: int, dims: int, max_clones: int, rule: str

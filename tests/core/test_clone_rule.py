@@ -1,5 +1,6 @@
-"""DollyMP's clone rules: "residual" (default; clones of late tasks by the Pareto mean residual life,
-policies/residual.py) and "paper" (that plus Corollary 4.1 with its packing condition, policies/model.py)."""
+"""DollyMP's clone rules: "paper" (the default: Corollary 4.1 with its packing condition, policies/model.py),
+"idle", "none", and the late extension (clones of late tasks by the Pareto mean residual life,
+policies/residual.py) that `dollymp-ext` turns on."""
 
 from __future__ import annotations
 
@@ -71,7 +72,7 @@ def _running(job_tasks: int, pending: int = 0, size: float = 64) -> tuple[Snapsh
 
 def test_late_tasks_get_one_copy_per_round() -> None:
     snap, _ = _running(4)
-    pol = get_policy("dollymp", clone_rule="residual", residual_factor=1.0, small_job_clones=0)
+    pol = get_policy("dollymp-ext", clone_rule="none", residual_factor=1.0, small_job_clones=0, tail_tasks=0)
     thr = residual_threshold(10.0, 10.0, 1.0)
     first = pol.decide(snap)  # sees the copies start at t = 0
     assert not any(p.is_clone for p in first.placements)
@@ -86,7 +87,7 @@ def test_late_tasks_get_one_copy_per_round() -> None:
 def test_default_factor_two_waits_twice_as_long() -> None:
     snap, _ = _running(2)
     pol = get_policy(
-        "dollymp", clone_rule="residual", small_job_clones=0
+        "dollymp-ext", clone_rule="none", small_job_clones=0, tail_tasks=0
     )  # residual_factor 2: resource-neutral clones
     pol.decide(snap)
     thr = residual_threshold(10.0, 10.0, 2.0)
@@ -95,24 +96,24 @@ def test_default_factor_two_waits_twice_as_long() -> None:
     assert sum(p.is_clone for p in pol.decide(Snapshot(thr * 1.1, snap.cluster, snap.jobs)).placements) == 2
 
 
-def test_clones_wait_until_every_original_has_room() -> None:
+def test_clones_only_take_what_the_originals_left() -> None:
     # 100 tasks wait and the node has room for 60 of them; a large capacity keeps the job's volume small,
-    # so Corollary 4.1 alone would grant it a clone (class 5, 2^4 h(2) >= e = 20)
+    # so Corollary 4.1 grants it a clone (class 5, 2^4 h(2) >= e = 20, r = 1.5 sigma on top)
     snap, _ = _running(4, pending=100, size=6400)
-    pol = get_policy("dollymp", clone_rule="paper")  # Corollary 4.1 at launch, and late tasks' clones
+    pol = get_policy("dollymp", sigma_factor=1.0)  # the paper: Corollary 4.1, clones in passes 2-3
     first = pol.decide(snap)
     assert first.num_placements == 60 and not any(p.is_clone for p in first.placements)
-    assert {g.reason for g in first.clone_grants} == {"originals_waiting"}
+    assert {g.reason for g in first.clone_grants} == {"corollary_4_1"}
     later = pol.decide(Snapshot(1000.0, snap.cluster, snap.jobs))
-    assert not any(p.is_clone for p in later.placements)  # the phase still has tasks waiting
+    assert not any(p.is_clone for p in later.placements)  # pass 1 used every free core again
 
 
 def test_paper_rule_clones_at_launch_when_nothing_waits() -> None:
     j = job("j", 0.0, ("m", 4, (1, 1), 10.0, 10.0, ()))  # e = 20: class 5; 2^4 h(2) >= 20 (h(2) = 1.35)
-    d = get_policy("dollymp", clone_rule="paper").decide(Snapshot(0.0, cluster((64, 64)), [j]))
+    d = get_policy("dollymp", sigma_factor=1.0).decide(Snapshot(0.0, cluster((64, 64)), [j]))
     assert sum(p.is_clone for p in d.placements) == 4  # r_j = 2 copies of each task
-    default = get_policy("dollymp", small_job_clones=0).decide(Snapshot(0.0, cluster((64, 64)), [j]))
-    assert not any(p.is_clone for p in default.placements)  # "residual": no clones at launch
+    none = get_policy("dollymp-ext", clone_rule="none", small_job_clones=0, tail_tasks=0)
+    assert not any(p.is_clone for p in none.decide(Snapshot(0.0, cluster((64, 64)), [j])).placements)
     assert {(g.clones, g.reason) for g in d.clone_grants} == {(1, "corollary_4_1")}
 
 
@@ -120,7 +121,7 @@ def test_idle_rule_is_still_available_and_differs() -> None:
     snap, _ = _running(4)
     idle = get_policy("dollymp", clone_rule="idle").decide(snap)
     assert sum(p.is_clone for p in idle.placements) == 8  # two clones of every running task at once
-    residual = get_policy("dollymp", clone_rule="residual", small_job_clones=0).decide(snap)
+    residual = get_policy("dollymp-ext", clone_rule="none", small_job_clones=0, tail_tasks=0).decide(snap)
     assert not any(p.is_clone for p in residual.placements)
 
 
@@ -137,7 +138,9 @@ def _downstream_running() -> Job:
 def test_late_downstream_tasks_respect_the_upstream_copies_limit_when_asked() -> None:
     j = _downstream_running()
     c = cluster((64, 64), free=[(62, 62)])
-    pol = get_policy("dollymp", late_upstream_cap=True, small_job_clones=0)
+    pol = get_policy(
+        "dollymp-ext", clone_rule="none", late_upstream_cap=True, small_job_clones=0, tail_tasks=0
+    )
     pol.decide(Snapshot(0.0, c, [j]))
     late = pol.decide(Snapshot(1e6, c, [j]))
     assert not any(p.is_clone for p in late.placements)  # Dolly 3.2: no more copies than upstream had
@@ -150,7 +153,7 @@ def test_late_downstream_tasks_get_copies_by_default() -> None:
     # Dolly 3.2's limit is for clones launched with the phase; a late copy reads after the original did
     j = _downstream_running()
     c = cluster((64, 64), free=[(62, 62)])
-    pol = get_policy("dollymp", small_job_clones=0)
+    pol = get_policy("dollymp-ext", clone_rule="none", small_job_clones=0, tail_tasks=0)
     pol.decide(Snapshot(0.0, c, [j]))
     late = pol.decide(Snapshot(1e6, c, [j]))
     assert sorted(p.task_index for p in late.placements if p.is_clone) == [0, 1]

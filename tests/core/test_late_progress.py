@@ -102,7 +102,7 @@ def test_slow_copy_gets_a_clone_once_judged_and_fast_ones_do_not() -> None:
     j = _running_job(3)
     c = cluster((64, 64), free=[(61, 61)])
     atts = _attempts(j, [12.0, 200.0, 14.0], clock)  # task 1 straggles
-    pol = get_policy("dollymp", progress_after=10.0, small_job_clones=0)
+    pol = get_policy("dollymp-ext", clone_rule="none", progress_after=10.0, small_job_clones=0, tail_tasks=0)
     clock.set(5.0)
     early = pol.decide(Snapshot(5.0, c, [j], atts))
     assert not any(p.is_clone for p in early.placements)
@@ -117,7 +117,7 @@ def test_without_progress_the_elapsed_rule_applies() -> None:
     j = _running_job(2)
     c = cluster((64, 64), free=[(62, 62)])
     plain = [Attempt(f"a{t}", "j", "m", t, "n0", False, 0.0) for t in range(2)]  # live: no progress
-    pol = get_policy("dollymp", small_job_clones=0)
+    pol = get_policy("dollymp-ext", clone_rule="none", small_job_clones=0, tail_tasks=0)
     pol.decide(Snapshot(0.0, c, [j], plain))
     thr = residual_threshold(10.0, 10.0, 2.0)
     assert not any(p.is_clone for p in pol.decide(Snapshot(thr * 0.9, c, [j], plain)).placements)
@@ -126,7 +126,7 @@ def test_without_progress_the_elapsed_rule_applies() -> None:
     clock = ManualClock()
     clock.set(20.0)
     j2 = _running_job(2)
-    pol2 = get_policy("dollymp", late_by="elapsed", small_job_clones=0)
+    pol2 = get_policy("dollymp-ext", clone_rule="none", late_by="elapsed", small_job_clones=0, tail_tasks=0)
     pol2.decide(Snapshot(0.0, c, [j2]))
     atts = _attempts(j2, [1000.0, 1000.0], clock)
     assert not any(p.is_clone for p in pol2.decide(Snapshot(20.0, c, [j2], atts)).placements)
@@ -139,11 +139,13 @@ def test_late_copy_runs_before_a_lower_class_jobs_originals() -> None:
     c = cluster((4, 4), free=[(2, 2)])  # room for two tasks
     atts = _attempts(small, [15.0, 500.0], clock)
     clock.set(12.0)
-    first = get_policy("dollymp", late_first=True)
+    first = get_policy("dollymp-ext", clone_rule="none", late_first=True)
     d = first.decide(Snapshot(12.0, c, [small, big], atts))
     got = sorted((p.job_id, p.task_index, p.is_clone) for p in d.placements)
     assert got == [("big", 0, False), ("j", 1, True)]
-    after = get_policy("dollymp", late_first=False)  # Algorithm 2 as printed: clones after every original
+    after = get_policy(
+        "dollymp-ext", clone_rule="none", late_first=False
+    )  # Algorithm 2 as printed: clones after every original
     d2 = after.decide(Snapshot(12.0, c, [small, big], atts))
     assert sorted((p.job_id, p.is_clone) for p in d2.placements) == [("big", False), ("big", False)]
 
@@ -151,23 +153,26 @@ def test_late_copy_runs_before_a_lower_class_jobs_originals() -> None:
 def test_bad_options_name_the_option() -> None:
     for key, val in (("progress_factor", 0.0), ("progress_after", -1.0), ("late_by", "rate")):
         with pytest.raises(ValueError, match=key):
-            get_policy("dollymp", **{key: val})
+            get_policy("dollymp-ext", clone_rule="none", **{key: val})
 
 
 def test_small_jobs_get_clones_from_idle_capacity_only() -> None:
     small = job("s", 0.0, ("m", 2, (1, 1), 10.0, 10.0, ()))
     big = job("b", 0.0, ("m", 11, (1, 1), 10.0, 10.0, ()))
-    roomy = get_policy("dollymp").decide(Snapshot(0.0, cluster((64, 64)), [small, big]))
+    ext = {"clone_rule": "none", "small_job_clones": 10}
+    roomy = get_policy("dollymp", **ext).decide(Snapshot(0.0, cluster((64, 64)), [small, big]))
     clones = sorted((p.job_id, p.task_index) for p in roomy.placements if p.is_clone)
     assert clones == [("s", 0), ("s", 0), ("s", 1), ("s", 1)]  # two clones each; the 11-task job none
     assert {(g.job_id, g.reason) for g in roomy.clone_grants} >= {("s", "small_job_idle_capacity")}
     # 13 slots: the 13 originals first, nothing left for clones
-    full = get_policy("dollymp").decide(Snapshot(0.0, cluster((13, 13)), [small, big]))
+    full = get_policy("dollymp", **ext).decide(Snapshot(0.0, cluster((13, 13)), [small, big]))
     assert full.num_placements == 13 and not any(p.is_clone for p in full.placements)
-    off = get_policy("dollymp", small_job_clones=0).decide(Snapshot(0.0, cluster((64, 64)), [small]))
+    off = get_policy("dollymp-ext", clone_rule="none", small_job_clones=0, tail_tasks=0).decide(
+        Snapshot(0.0, cluster((64, 64)), [small])
+    )
     assert not any(p.is_clone for p in off.placements)
     with pytest.raises(ValueError, match="small_job_clones"):
-        get_policy("dollymp", small_job_clones=-1)
+        get_policy("dollymp-ext", clone_rule="none", small_job_clones=-1)
 
 
 def test_tail_tasks_clones_a_lone_last_task_without_launch_clones_for_small_jobs() -> None:
@@ -176,15 +181,17 @@ def test_tail_tasks_clones_a_lone_last_task_without_launch_clones_for_small_jobs
     gets none (not in its tail, and no small-job launch clones); tail_tasks defaults to small_job_clones."""
     one = job("r", 0.0, ("r", 1, (1, 1), 10.0, 10.0, ()))
     two = job("m", 0.0, ("m", 2, (1, 1), 10.0, 10.0, ()))
-    pol = get_policy("dollymp", small_job_clones=0, tail_tasks=1)
+    pol = get_policy("dollymp-ext", clone_rule="none", small_job_clones=0, tail_tasks=1)
     d = pol.decide(Snapshot(0.0, cluster((64, 64)), [one, two]))
     clones = sorted((p.job_id, p.task_index) for p in d.placements if p.is_clone)
     assert clones == [("r", 0), ("r", 0)]
     assert {(g.job_id, g.reason) for g in d.clone_grants if g.clones} == {("r", "phase_tail_idle_capacity")}
-    off = get_policy("dollymp", small_job_clones=0).decide(Snapshot(0.0, cluster((64, 64)), [one, two]))
+    off = get_policy("dollymp-ext", clone_rule="none", small_job_clones=0, tail_tasks=0).decide(
+        Snapshot(0.0, cluster((64, 64)), [one, two])
+    )
     assert not any(p.is_clone for p in off.placements)
     with pytest.raises(ValueError, match="tail_tasks"):
-        get_policy("dollymp", tail_tasks=-1)
+        get_policy("dollymp-ext", clone_rule="none", tail_tasks=-1)
 
 
 def test_a_clone_must_also_pay_for_its_start_up() -> None:
@@ -206,18 +213,18 @@ def test_the_late_task_with_the_longest_time_left_gets_the_only_free_slot() -> N
     j = _running_job(10)
     atts = _attempts(j, [11.0] * 8 + [100.0, 400.0], clock)
     clock.set(10.0)
-    pol = get_policy("dollymp", progress_after=10.0, small_job_clones=0)
+    pol = get_policy("dollymp-ext", clone_rule="none", progress_after=10.0, small_job_clones=0, tail_tasks=0)
     roomy = pol.decide(Snapshot(10.0, cluster((64, 64), free=[(2, 2)]), [j], atts))
     assert sorted(p.task_index for p in roomy.placements if p.is_clone) == [8, 9]  # both are late
-    one = get_policy("dollymp", progress_after=10.0, small_job_clones=0)
+    one = get_policy("dollymp-ext", clone_rule="none", progress_after=10.0, small_job_clones=0, tail_tasks=0)
     d = one.decide(Snapshot(10.0, cluster((64, 64), free=[(1, 1)]), [j], atts))
     assert [p.task_index for p in d.placements if p.is_clone] == [9]
     # the same tasks in the other order: still the one with more time left
     j2 = _running_job(10)
     atts2 = _attempts(j2, [11.0] * 8 + [400.0, 100.0], clock)
-    d2 = get_policy("dollymp", progress_after=10.0, small_job_clones=0).decide(
-        Snapshot(10.0, cluster((64, 64), free=[(1, 1)]), [j2], atts2)
-    )
+    d2 = get_policy(
+        "dollymp-ext", clone_rule="none", progress_after=10.0, small_job_clones=0, tail_tasks=0
+    ).decide(Snapshot(10.0, cluster((64, 64), free=[(1, 1)]), [j2], atts2))
     assert [p.task_index for p in d2.placements if p.is_clone] == [8]
 
 
@@ -244,14 +251,20 @@ def test_late_copies_per_round_lets_a_late_task_take_two_copies_at_once() -> Non
     atts = _attempts(j, [12.0, 200.0, 14.0], clock)  # task 1 straggles
     clock.set(10.0)
     snap = Snapshot(10.0, cluster((64, 64), free=[(61, 61)]), [j], atts)
-    one = get_policy("dollymp", progress_after=10.0, small_job_clones=0, tail_tasks=0)
+    one = get_policy("dollymp-ext", clone_rule="none", progress_after=10.0, small_job_clones=0, tail_tasks=0)
     assert [p.task_index for p in one.decide(snap).placements if p.is_clone] == [1]
     two = get_policy(
-        "dollymp", progress_after=10.0, small_job_clones=0, tail_tasks=0, late_copies_per_round=2
+        "dollymp-ext",
+        clone_rule="none",
+        progress_after=10.0,
+        small_job_clones=0,
+        tail_tasks=0,
+        late_copies_per_round=2,
     )
     assert [p.task_index for p in two.decide(snap).placements if p.is_clone] == [1, 1]
     capped = get_policy(
-        "dollymp",
+        "dollymp-ext",
+        clone_rule="none",
         progress_after=10.0,
         small_job_clones=0,
         tail_tasks=0,
@@ -261,4 +274,4 @@ def test_late_copies_per_round_lets_a_late_task_take_two_copies_at_once() -> Non
     assert [p.task_index for p in capped.decide(snap).placements if p.is_clone] == [1]
     for bad in (0, True, 1.5):
         with pytest.raises(ValueError, match="late_copies_per_round"):
-            get_policy("dollymp", late_copies_per_round=bad)
+            get_policy("dollymp-ext", clone_rule="none", late_copies_per_round=bad)

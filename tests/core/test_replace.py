@@ -34,8 +34,14 @@ def _round(copies: list[int], spec: list[tuple[int, float, float]], now: float, 
     clock = ManualClock()
     clock.set(now)
     j = _phase(copies)
-    options: dict[str, object] = {"max_clones": 2, "small_job_clones": 0, "progress_after": 10.0, **opts}
-    pol = get_policy("dollymp", **options)
+    options: dict[str, object] = {
+        "max_clones": 2,
+        "small_job_clones": 0,
+        "tail_tasks": 0,
+        "progress_after": 10.0,
+        **opts,
+    }
+    pol = get_policy("dollymp-ext", clone_rule="none", **options)
     return pol.decide(Snapshot(now, cluster((64, 64), free=[(50, 50)]), [j], _copies(spec, clock)))
 
 
@@ -67,7 +73,9 @@ def test_no_kill_when_the_fresh_copy_finds_no_room_and_the_option_turns_it_off()
     clock.set(20.0)
     j = _phase([3, 1, 1, 1, 1, 1, 1])
     full = cluster((64, 64), free=[(0, 0)])
-    pol = get_policy("dollymp", max_clones=2, small_job_clones=0, progress_after=10.0)
+    pol = get_policy(
+        "dollymp-ext", clone_rule="none", max_clones=2, small_job_clones=0, tail_tasks=0, progress_after=10.0
+    )
     d = pol.decide(Snapshot(20.0, full, [j], _copies(SLOW, clock)))
     assert not d.kills and not d.placements
     assert not _round([3, 1, 1, 1, 1, 1, 1], SLOW, 20.0, replace=False).kills
@@ -84,14 +92,16 @@ def test_the_last_few_tasks_of_a_large_phase_get_clones_from_idle_capacity() -> 
     for t in range(12):
         ph.start_copy(t)
     ph.end_copy(0, True)
-    d = get_policy("dollymp", max_clones=2).decide(Snapshot(0.0, c, [j]))
+    d = get_policy("dollymp-ext", clone_rule="none", max_clones=2).decide(Snapshot(0.0, c, [j]))
     assert not d.placements  # 11 unfinished: no clones
     ph.end_copy(1, True)
-    d = get_policy("dollymp", max_clones=2).decide(Snapshot(0.0, c, [j]))
+    d = get_policy("dollymp-ext", clone_rule="none", max_clones=2).decide(Snapshot(0.0, c, [j]))
     clones = [p.task_index for p in d.placements if p.is_clone]
     assert sorted(clones) == sorted(list(range(2, 12)) * 2)
     assert {g.reason for g in d.clone_grants} == {"phase_tail_idle_capacity"}
-    off = get_policy("dollymp", max_clones=2, phase_tail=False).decide(Snapshot(0.0, c, [j]))
+    off = get_policy("dollymp-ext", clone_rule="none", max_clones=2, phase_tail=False).decide(
+        Snapshot(0.0, c, [j])
+    )
     assert not off.placements
 
 
@@ -102,7 +112,9 @@ def test_a_small_downstream_phase_of_a_large_job_is_cloned_when_it_launches() ->
     for t in range(30):
         j.phases[0].start_copy(t)
         j.phases[0].end_copy(t, True)
-    d = get_policy("dollymp", max_clones=2).decide(Snapshot(0.0, cluster((64, 64)), [j]))
+    d = get_policy("dollymp-ext", clone_rule="none", max_clones=2).decide(
+        Snapshot(0.0, cluster((64, 64)), [j])
+    )
     got = sorted((p.task_index, p.is_clone) for p in d.placements)
     assert got == [(0, False), (0, True), (0, True), (1, False), (1, True), (1, True)]
 

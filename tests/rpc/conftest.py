@@ -4,7 +4,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from rpc_harness import Service, in_process_service
+from rpc_harness import FORMER, Service, in_process_service
 
 from pyscheduler.rpc.service import DecisionService
 
@@ -22,8 +22,9 @@ def service(tmp_path: Path) -> Iterator[Service]:
 
 @pytest.fixture
 def inproc(tmp_path: Path) -> Iterator[DecisionService]:
-    """`in_process_service` with the dollymp policy (the live defaults)."""
-    svc = in_process_service(tmp_path, **{"policy.name": "dollymp"})
+    """`in_process_service` with DollyMP and the extensions the live mechanism was built for (late copies,
+    small-job and phase-tail clones, no clones at launch by Corollary 4.1: `FORMER`)."""
+    svc = in_process_service(tmp_path, **{"policy.name": "dollymp-ext", "policy.options": FORMER})
     try:
         yield svc
     finally:

@@ -171,6 +171,11 @@ def full_batch(session_id: str, seq: int = 1, **fields: Any) -> Any:
     return pb.StateBatch(session_id=session_id, seq=seq, full_resync=True, rm_time_ms=1, **fields)
 
 
+# dollymp-ext with no clones at launch by Corollary 4.1 and r = 1: the live path's tests of the extensions
+# (late copies, small-job and phase-tail clones, yielding) run the configuration they were written for
+FORMER: dict[str, Any] = {"clone_rule": "none", "sigma_factor": 1.0}
+
+
 def in_process_service(tmp_path: Path, **overrides: Any) -> DecisionService:
     """The assembled DecisionService in this process, on a real loopback socket, with a SQLite log."""
     cfg = config.load(None, env={}, overrides={"store.url": str(tmp_path / "d.db"), **overrides})

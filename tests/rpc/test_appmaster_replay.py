@@ -12,7 +12,7 @@ from typing import Any
 
 import grpc
 import pytest
-from rpc_harness import am_session, app, ask, in_process_service, node
+from rpc_harness import FORMER, am_session, app, ask, in_process_service, node
 
 from pyscheduler import metrics
 from pyscheduler.objects import DecisionKind, Job, Phase, Resources
@@ -157,8 +157,8 @@ def _late_rule_am(
     """A real service whose DollyMP clones late copies (and, with `small_job_clones`, every task of a job
     of at most that many tasks at launch) and an AM stub on it, 4 nodes (idle; with `full`, every vcore
     taken), application 1 known."""
-    options = {"clone_rule": "residual", "small_job_clones": small_job_clones}
-    svc = in_process_service(tmp_path, **{"policy.name": "dollymp", "policy.options": options})
+    options = {**FORMER, "small_job_clones": small_job_clones, "tail_tasks": small_job_clones}
+    svc = in_process_service(tmp_path, **{"policy.name": "dollymp-ext", "policy.options": options})
     alloc = (8192, 8) if full else (0, 0)
     try:
         with am_session(
@@ -663,9 +663,9 @@ def _cached_plans() -> float:
 def test_a_spent_plan_budget_answers_the_last_plan_and_keeps_the_reports(tmp_path: Path) -> None:
     """`appmaster.plans_per_s`: with the budget spent, a job gets its last plan again (counted in
     dollymp_appmaster_plans_cached); the reports are still recorded, so the next fresh plan sees them."""
-    options = {"clone_rule": "residual", "small_job_clones": 0}
+    options = {**FORMER, "small_job_clones": 0, "tail_tasks": 0}
     svc = in_process_service(
-        tmp_path, **{"policy.name": "dollymp", "policy.options": options, "appmaster.plans_per_s": 0.001}
+        tmp_path, **{"policy.name": "dollymp-ext", "policy.options": options, "appmaster.plans_per_s": 0.001}
     )
     try:
         with am_session(

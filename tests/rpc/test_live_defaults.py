@@ -7,6 +7,7 @@ from pyscheduler.rpc.policy import resolve
 
 
 def test_the_live_dollymp_policy_replaces_no_copy_unless_asked() -> None:
-    assert resolve("dollymp").replace is False
-    assert resolve("dollymp", {"replace": True}).replace is True
-    assert resolve("dollymp", {"max_clones": 1}).replace is False
+    assert resolve("dollymp").replace is False  # the paper's DollyMP has no replacement at all
+    assert resolve("dollymp-ext").replace is False  # the extension is off on the live path
+    assert resolve("dollymp-ext", {"replace": True}).replace is True
+    assert resolve("dollymp-ext", {"max_clones": 1}).replace is False

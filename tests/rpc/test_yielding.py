@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rpc_harness import am_session, app, ask, attempt, full_batch, in_process_service, node, res
+from rpc_harness import FORMER, am_session, app, ask, attempt, full_batch, in_process_service, node, res
 
 from pyscheduler.policies import get_policy
 from pyscheduler.rpc.clones import CloneAsks
@@ -563,7 +563,7 @@ def test_without_a_copy_source_or_a_waiting_original_nothing_is_preempted() -> N
 def test_only_jobs_whose_am_lets_a_preempted_clone_go_offer_their_copies(tmp_path: Path) -> None:
     """Through the real AppMasterService: a job profile with clones_preemptible false (Hadoop's own AM,
     which would replace a preempted clone) keeps its running clones out of the preemptible copies."""
-    svc = in_process_service(tmp_path, **{"policy.name": "dollymp"})
+    svc = in_process_service(tmp_path, **{"policy.name": "dollymp-ext", "policy.options": FORMER})
     try:
         with am_session(svc.port, nodes_upserted=[node("h1:1")], apps_upserted=[app(1), app(2)]) as (
             _r,

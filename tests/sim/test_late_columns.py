@@ -72,7 +72,7 @@ def test_simulator_columns_are_its_attempt_objects(traces: Path, after: int) -> 
     )
     cluster = ClusterSpec(tuple([NodeSpec(16, 32768, 1.0)] * 6 + [NodeSpec(8, 16384, 0.75)] * 2))
     config = SimConfig(straggler=StragglerSpec("pareto", 1.5, 1.0, 20.0), seed=2, tick=5.0)
-    policy = _CheckColumns(get_policy("dollymp", max_clones=2), after)
+    policy = _CheckColumns(get_policy("dollymp-ext", max_clones=2), after)
     sim = Simulation(jobs, cluster, policy, config, draw_bases(jobs, config))
     assert sim.run().jobs_completed == len(jobs)
     assert policy.checked > 1000  # many running copies compared

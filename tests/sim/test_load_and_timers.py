@@ -12,8 +12,8 @@ from pyscheduler.sim.workload import ClusterSpec, JobSpec, NodeSpec, PhaseSpec
 EMPIRICAL = StragglerSpec("empirical")  # originals run their trace time, clones another task's (DollyMP 6.3)
 
 
-# DollyMP2 with late copies only (by default, phase_tail also clones the last ten tasks of the phase)
-LATE_ONLY = "dollymp(max_clones=2;phase_tail=False)"
+# DollyMP2 with late copies only: no clones at launch, no phase-tail clones (dollymp-ext's other extensions)
+LATE_ONLY = "dollymp-ext(max_clones=2;clone_rule=none;phase_tail=False)"
 
 
 def late_task_workload() -> tuple[list[JobSpec], ClusterSpec]:

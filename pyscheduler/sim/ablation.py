@@ -1,0 +1,101 @@
+"""The ablation of DollyMP's extensions (issue 25): the paper's DollyMP2, each extension added alone, all
+together, over seeds, traces and both straggler models. An extension earns a place in the default only
+where it beats the paper's DollyMP2 on the median over seeds on every trace and model
+(`earned`); the report prints the table and that verdict."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+
+import numpy as np
+
+from pyscheduler.sim.runner import Comparison
+
+PAPER = "dollymp2"
+NO_CLONES = "dollymp0"
+FORMER = "dollymp-ext(clone_rule=none;sigma_factor=1)"  # what `dollymp` was before it became the paper
+# (row label, policy as `dollymp simulate --policies` takes it); the first row is the paper's DollyMP2
+ROWS: list[tuple[str, str]] = [
+    ("paper DollyMP2", PAPER),
+    ("+ late copies, lag 10 s", "dollymp(late=true)"),
+    ("+ late copies, lag 60 s (Capacity+LATE's)", "dollymp(late=true;progress_after=60)"),
+    ("+ late copies ahead of originals", "dollymp(late=true;late_first=true)"),
+    ("+ late copies and kill-and-restart", "dollymp(late=true;replace=true)"),
+    ("+ launch clones for small jobs", "dollymp(small_job_clones=10)"),
+    ("+ phase-tail clones", "dollymp(phase_tail=true)"),
+    ("all extensions (dollymp-ext)", "dollymp-ext"),
+    ("all, no Corollary 4.1 clones, r = 1 (the former default)", FORMER),
+    ("DollyMP0 (no clones)", NO_CLONES),
+    ("Tetris", "tetris"),
+    ("Capacity+LATE (lag 60 s)", "capacity"),
+    ("Capacity+LATE, lag 10 s", "capacity(min_runtime=10)"),
+]
+POLICIES = [p for _, p in ROWS]
+EXTENSIONS = ROWS[1:9]  # the rows an extension could be made default from
+
+
+def group_of(label: str) -> str:
+    """'FB-2010 empirical seed3' -> 'FB-2010 empirical'."""
+    return label.rsplit(" seed", 1)[0]
+
+
+def stats(values: list[float]) -> tuple[float, float, float]:
+    arr = np.array([v for v in values if math.isfinite(v)])
+    if not arr.size:
+        return math.nan, math.nan, math.nan
+    return float(np.median(arr)), float(arr.min()), float(arr.max())
+
+
+def ratios(res: dict[str, Comparison]) -> dict[str, dict[str, list[float]]]:
+    """Per group, per policy: avg flowtime / the paper DollyMP2's, one value per seed."""
+    out: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for label, c in res.items():
+        base = c.results[PAPER].avg_flowtime
+        for name, m in c.results.items():
+            out[group_of(label)][name].append(m.avg_flowtime / base)
+    return out
+
+
+def extra(res: dict[str, Comparison]) -> dict[str, dict[str, list[float]]]:
+    """Per group, per policy: resources over DollyMP0's, minus 1, one value per seed."""
+    out: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for label, c in res.items():
+        ref = c.results.get(NO_CLONES)
+        for name, m in c.results.items():
+            out[group_of(label)][name].append(m.extra_vs(ref) if ref is not None else math.nan)
+    return out
+
+
+def earned(res: dict[str, Comparison]) -> dict[str, bool]:
+    """Per extension policy: its median ratio to the paper's DollyMP2 is below 1 in every group (trace and
+    straggler model). Ratios are paired per seed (same draws), so the spread of the ratio is the spread
+    that counts; the table prints it beside the median."""
+    r = ratios(res)
+    return {pol: all(stats(g[pol])[0] < 1.0 for g in r.values()) for _, pol in EXTENSIONS}
+
+
+def table(res: dict[str, Comparison]) -> list[str]:
+    """Markdown: one column per group, cells 'median (min-max)' of the ratio to paper DollyMP2, then the
+    extra resources vs DollyMP0 (median), and whether the row earned a place in the default."""
+    r, x = ratios(res), extra(res)
+    groups = sorted(r)
+    wins = earned(res)
+    seeds = {g: len(next(iter(r[g].values()))) for g in groups}
+    head = "| row | policy | " + " | ".join(f"{g} ({seeds[g]} seeds)" for g in groups)
+    head += " | extra resources vs DollyMP0 (median per group) | beats paper on every group |"
+    lines = [head, "|---|---|" + "---|" * (len(groups) + 2)]
+    for label, pol in ROWS:
+        cells = []
+        for g in groups:
+            med, lo, hi = stats(r[g].get(pol, []))
+            cells.append(f"{med:.3f} ({lo:.3f}-{hi:.3f})")
+        ext = ", ".join(f"{100 * stats(x[g].get(pol, []))[0]:+.1f}%" for g in groups)
+        verdict = ("yes" if wins[pol] else "no") if pol in wins else "-"
+        lines.append(f"| {label} | `{pol}` | " + " | ".join(cells) + f" | {ext} | {verdict} |")
+    lines += [
+        "",
+        "Cells: average flowtime over the paper DollyMP2's in the same run (same workload, cluster, seed and "
+        "straggler draws), median over seeds (min-max). Below 1 is faster than the paper.",
+    ]
+    return lines
