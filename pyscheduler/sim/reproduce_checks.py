@@ -13,18 +13,63 @@ from pyscheduler.sim.runner import Comparison
 
 @dataclass(slots=True)
 class Check:
+    """One claim against our figure. `verdict`: "holds" (within the stated band around the paper's
+    figure), "exceeds" (a larger gain than the band: the report says where it comes from), "falls short",
+    or for one-sided limits (costs) "within limit" / "over limit"."""
+
     text: str
     value: float
     holds: bool
+    verdict: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.verdict:
+            self.verdict = "holds" if self.holds else "does not hold"
+
+
+BAND = 0.5  # a gain holds within +-50% of the paper's (issue 25: "for example its relative gain +-50%")
+
+
+def band(text: str, ours: float, lo: float, hi: float | None = None, *, pct: bool = True) -> Check:
+    """Two-sided: `ours` (a gain, or a ratio with pct=False) against the paper's figure `lo` (or its range
+    lo-hi), held within BAND of it. Above the band "exceeds", below it "falls short"."""
+    hi = lo if hi is None else hi
+    low, high = lo * (1 - BAND), hi * (1 + BAND)
+    if not math.isfinite(ours):
+        verdict = "falls short"
+    else:
+        verdict = "holds" if low <= ours <= high else "exceeds" if ours > high else "falls short"
+    paper = f"{_fmt(lo, pct)}" if lo == hi else f"{_fmt(lo, pct)}-{_fmt(hi, pct)}"
+    return Check(
+        f"{text} {_fmt(ours, pct)} (paper {paper}; band {_fmt(low, pct)}-{_fmt(high, pct)})",
+        ours,
+        verdict == "holds",
+        verdict,
+    )
+
+
+def limit(text: str, ours: float, most: float, *, pct: bool = True) -> Check:
+    """One-sided, for a cost: `ours` at most `most`."""
+    ok = math.isfinite(ours) and ours <= most
+    return Check(
+        f"{text} {_fmt(ours, pct)} (limit {_fmt(most, pct)})",
+        ours,
+        ok,
+        "within limit" if ok else "over limit",
+    )
+
+
+def _fmt(x: float, pct: bool) -> str:
+    return f"{100 * x:.0f}%" if pct else f"{x:.2f}"
 
 
 def _avg(c: Comparison, name: str) -> float:
     return c.results[name].avg_flowtime
 
 
-def _ratio_check(c: Comparison, a: str, b: str, limit: float, text: str) -> Check:
-    r = _avg(c, a) / _avg(c, b)
-    return Check(f"{text}: {a} / {b} avg flowtime = {r:.2f} (claim <= {limit:g})", r, r <= limit)
+def _gain(c: Comparison, a: str, b: str) -> float:
+    """1 - avg flowtime of a / that of b: a's relative reduction against b."""
+    return 1 - _avg(c, a) / _avg(c, b)
 
 
 def _frac_with_reduction(new: RunMetrics, ref: RunMetrics, at_least: float) -> float:
@@ -34,16 +79,13 @@ def _frac_with_reduction(new: RunMetrics, ref: RunMetrics, at_least: float) -> f
     return float((red >= at_least).mean())
 
 
-HEADLINE = [
-    "capacity",
-    "drf",
-    "tetris",
-    "dollymp0",
-    "dollymp2",
-    "dollymp(residual_factor=1)",
-    "dollymp(clone_rule=paper)",
-]
-SEED_POLICIES = ["capacity", "tetris", "dollymp0", "dollymp2"]
+HEADLINE = ["capacity", "capacity(min_runtime=10)", "drf", "tetris", "dollymp0", "dollymp2", "dollymp-ext"]
+SEED_POLICIES = ["capacity", "drf", "tetris", "dollymp0", "dollymp2", "dollymp-ext"]
+# The paper's gains of DollyMP2 (paper 000): vs Tetris 22% on average (Sec. 6.3.1, simulation), vs DRF 40%
+# and Capacity 50% (Sec. 1 and 6.2, deployment); extra resources vs DollyMP0 ~2% (Sec. 6.3.1, Fig. 10),
+# held here to the issue's limit of 5%.
+PAPER_GAINS = (("tetris", "Tetris", 0.22), ("drf", "DRF", 0.40), ("capacity", "Capacity+LATE", 0.50))
+EXTRA_LIMIT = 0.05
 
 
 def _extra(c: Comparison, name: str) -> float:
@@ -55,94 +97,71 @@ def _extra(c: Comparison, name: str) -> float:
 def _headline(res: dict[str, Comparison]) -> list[Check]:
     out: list[Check] = []
     for label, c in res.items():
-        out.append(_ratio_check(c, "dollymp2", "tetris", 0.7, f"{label}: DollyMP2 vs Tetris"))
-        out.append(_ratio_check(c, "dollymp2", "capacity", 0.5, f"{label}: DollyMP2 vs Capacity+LATE"))
-        out.append(_ratio_check(c, "dollymp2", "drf", 0.6, f"{label}: DollyMP2 vs DRF (paper: ~40% lower)"))
-        f = _extra(c, "dollymp2")
-        lost = c.results["dollymp2"].clone_extra_resource_frac
-        out.append(
-            Check(
-                f"{label}: DollyMP2 extra resources vs DollyMP0 = {100 * f:.1f}% (claim <= 5%; losing "
-                f"copies' share {100 * lost:.1f}%)",
-                f,
-                f <= 0.05,
-            )
-        )
+        for pol, name in (("dollymp2", "DollyMP2 (paper)"), ("dollymp-ext", "DollyMP-ext")):
+            for base, base_name, paper in PAPER_GAINS:
+                out.append(
+                    band(f"{label}: {name} vs {base_name}, flowtime reduction", _gain(c, pol, base), paper)
+                )
+            out.append(limit(f"{label}: {name} extra resources vs DollyMP0", _extra(c, pol), EXTRA_LIMIT))
     return out
 
 
 def _seeds(res: dict[str, Comparison]) -> list[Check]:
-    """The headline's direction over seeds 1-5: medians and the worst seed."""
+    """The headline over seeds: the median of the per-seed gains, with the range in the text."""
     out: list[Check] = []
     for trace in sorted({label.rsplit(" seed", 1)[0] for label in res}):
         runs = [c for label, c in res.items() if label.rsplit(" seed", 1)[0] == trace]
-        tet = [_avg(c, "dollymp2") / _avg(c, "tetris") for c in runs]
-        cap = [_avg(c, "dollymp2") / _avg(c, "capacity") for c in runs]
-        ext = [_extra(c, "dollymp2") for c in runs]
         n = len(runs)
-        out.append(
-            Check(
-                f"{trace}, {n} seeds: DollyMP2 / Tetris median {np.median(tet):.2f}, worst {max(tet):.2f} "
-                "(claim <= 0.7)",
-                max(tet),
-                max(tet) <= 0.7,
-            )
-        )
-        out.append(
-            Check(
-                f"{trace}, {n} seeds: DollyMP2 / Capacity+LATE median {np.median(cap):.2f}, worst "
-                f"{max(cap):.2f} (claim <= 0.5)",
-                max(cap),
-                max(cap) <= 0.5,
-            )
-        )
-        out.append(
-            Check(
-                f"{trace}, {n} seeds: DollyMP2 extra resources vs DollyMP0 median "
-                f"{100 * np.median(ext):.1f}%, worst {100 * max(ext):.1f}% (claim <= 5%)",
-                max(ext),
-                max(ext) <= 0.05,
-            )
-        )
+        for pol, name in (("dollymp2", "DollyMP2 (paper)"), ("dollymp-ext", "DollyMP-ext")):
+            for base, base_name, paper in PAPER_GAINS:
+                g = [_gain(c, pol, base) for c in runs]
+                text = f"{trace}, {n} seeds: {name} vs {base_name}, median reduction (range {_range(g)})"
+                out.append(band(text, float(np.median(g)), paper))
+            ext = [_extra(c, pol) for c in runs]
+            text = f"{trace}, {n} seeds: {name} extra resources vs DollyMP0, median (range {_range(ext)})"
+            out.append(limit(text, float(np.median(ext)), EXTRA_LIMIT))
     return out
 
 
+def _range(values: list[float]) -> str:
+    return f"{100 * min(values):.0f}% to {100 * max(values):.0f}%" if values else "-"
+
+
 def _clones(res: dict[str, Comparison]) -> list[Check]:
+    """DollyMP Fig. 9 (Sec. 6.3.1): DollyMP2 gives > 30% of jobs a >= 20% lower flowtime than DollyMP1;
+    DollyMP3 another ~5% of jobs; DollyMP3's total resources 15% above DollyMP2's."""
     c = next(iter(res.values()))
     m1, m2, m3 = (c.results[f"dollymp{i}"] for i in (1, 2, 3))
     f21 = _frac_with_reduction(m2, m1, 0.2)
     f31 = _frac_with_reduction(m3, m1, 0.2)
-    use = (m3.useful_resource_s + m3.wasted_resource_s) / max(
-        m2.useful_resource_s + m2.wasted_resource_s, 1e-12
-    )
+    use = m3.resource_s / max(m2.resource_s, 1e-12)
     return [
-        Check(
-            f"jobs with >= 20% lower flowtime, DollyMP2 vs DollyMP1: {100 * f21:.0f}% (paper: > 30%)",
-            f21,
-            f21 > 0.3,
-        ),
-        Check(
-            f"... DollyMP3 vs DollyMP1: {100 * f31:.0f}% (paper: only ~5 points more than DollyMP2)",
-            f31,
-            f31 - f21 <= 0.1,
-        ),
-        Check(f"total resource use DollyMP3 / DollyMP2 = {use:.2f} (paper: 1.15)", use, 1.0 < use <= 1.3),
+        band("jobs with >= 20% lower flowtime, DollyMP2 vs DollyMP1:", f21, 0.30),
+        band("... and the further share from DollyMP3:", f31 - f21, 0.05),
+        band("extra total resources of DollyMP3 over DollyMP2:", use - 1, 0.15),
     ]
 
 
 def _load(res: dict[str, Comparison]) -> list[Check]:
+    """DollyMP Fig. 10 (Sec. 6.3.1): at high load cloning cuts the average flowtime ~10% for ~2% extra
+    resources (the paper gives the low-load figure only as a CDF)."""
     out: list[Check] = []
     for label, c in res.items():
-        r = 1 - _avg(c, "dollymp2") / _avg(c, "dollymp0")
+        r = _gain(c, "dollymp2", "dollymp0")
         f = _extra(c, "dollymp2")
-        out.append(
-            Check(
-                f"{label}: DollyMP2 vs DollyMP0 avg flowtime reduction {100 * r:.0f}%, extra resources "
-                f"{100 * f:.1f}% (paper at high load: ~10% for ~2%)",
-                r,
-                r > 0 and (f <= 0.05 or "0.08" in label),
+        if "high" in label:
+            out.append(band(f"{label}: DollyMP2 vs DollyMP0 flowtime reduction", r, 0.10))
+            out.append(band(f"{label}: DollyMP2 extra resources vs DollyMP0", f, 0.02))
+        else:
+            out.append(
+                Check(
+                    f"{label}: DollyMP2 vs DollyMP0 flowtime reduction {100 * r:.0f}%, extra resources "
+                    f"{100 * f:.1f}% (paper: cloning helps most at low load)",
+                    r,
+                    r > 0,
+                    "holds" if r > 0 else "falls short",
+                )
             )
-        )
     return out
 
 
@@ -151,43 +170,27 @@ def _small(c: Comparison, name: str) -> float:
 
 
 def _dolly(res: dict[str, Comparison]) -> list[Check]:
-    out: list[Check] = []
+    """Dolly Sec. 5.2-5.3: small jobs 34-46% faster than LATE with < 5% extra resources; delay assignment
+    1.7-2.1x the gain of CAC and of CC."""
     base = res["delay"]
     g = 1 - _small(base, "dolly") / _small(base, "capacity")
-    out.append(
-        Check(
-            f"small jobs (1-10 tasks): Dolly vs Capacity+LATE {100 * g:.0f}% faster (paper: 34-46%)",
-            g,
-            g >= 0.34,
-        )
-    )
+    out = [band("small jobs (1-10 tasks): Dolly vs Capacity+LATE, flowtime reduction", g, 0.34, 0.46)]
     f = base.results["dolly"].clone_extra_resource_frac
-    out.append(Check(f"Dolly clone extra resources {100 * f:.1f}% (paper: < 5%)", f, f <= 0.05))
+    out.append(limit("Dolly's losing copies' share of resources", f, 0.05))
     gains = {m: 1 - _small(res[m], "dolly") / _small(res[m], "capacity") for m in ("delay", "cac", "cc")}
     ratio = gains["delay"] / max(gains["cac"], gains["cc"], 1e-9)
-    out.append(
-        Check(
-            "small-job gain by shuffle: delay assignment "
-            + ", ".join(f"{m} {100 * v:.0f}%" for m, v in gains.items())
-            + f"; delay / best of CAC, CC = {ratio:.2f} (paper: 1.7-2.1x)",
-            ratio,
-            ratio >= 1.7,
-        )
-    )
+    text = "small-job gain by shuffle: " + ", ".join(f"{m} {100 * v:.0f}%" for m, v in gains.items())
+    out.append(band(f"{text}; delay / best of CAC, CC =", ratio, 1.7, 2.1, pct=False))
     return out
 
 
 def _srewc(res: dict[str, Comparison]) -> list[Check]:
+    """SREW+C Table 3: 10% lower total flowtime than Dolly, 14% lower than Mantri."""
     c = next(iter(res.values()))
-    out = []
-    for other, claim in (("dolly", 0.10), ("mantri", 0.14)):
-        r = 1 - _avg(c, "srewc") / _avg(c, other)
-        out.append(
-            Check(
-                f"SREW+C vs {other}: {100 * r:.0f}% lower avg flowtime (paper: {100 * claim:.0f}%)", r, r > 0
-            )
-        )
-    return out
+    return [
+        band(f"SREW+C vs {other}, flowtime reduction", _gain(c, "srewc", other), claim)
+        for other, claim in (("dolly", 0.10), ("mantri", 0.14))
+    ]
 
 
 def _redundancy(res: dict[str, Comparison]) -> list[Check]:

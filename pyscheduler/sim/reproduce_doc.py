@@ -60,14 +60,15 @@ def write_report(
         "",
         "## Summary",
         "",
-        "| scenario | check | holds |",
+        "| scenario | check | verdict |",
         "|---|---|---|",
     ]
     body: list[str] = []
     for sc in scenarios:
         checks = sc.summarize(sc.results) if sc.results else []
         for ch in checks:
-            lines.append(f"| {sc.key} | {ch.text} | {'yes' if ch.holds else '**no**'} |")
+            verdict = ch.verdict if ch.holds else f"**{ch.verdict}**"
+            lines.append(f"| {sc.key} | {ch.text} | {verdict} |")
         body += [f"## {sc.title}", "", f"Paper: {sc.claim}", ""]
         if sc.table is not None and sc.results:
             body += [*_commands(sc, quick), "", *sc.table(sc.results), ""]
@@ -93,8 +94,7 @@ def write_report(
                 f"{sc.title}: {run.label}",
             )
         body += [
-            "Checks: "
-            + "; ".join(f"{ch.text} -> {'holds' if ch.holds else 'does not hold'}" for ch in checks),
+            "Checks: " + "; ".join(f"{ch.text} -> {ch.verdict}" for ch in checks),
             "",
         ]
         if sc.discussion:
