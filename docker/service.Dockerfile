@@ -9,15 +9,14 @@ ENV PYTHONUNBUFFERED=1 \
     NUMBA_CACHE_DIR=/var/lib/dollymp/numba-cache
 
 WORKDIR /opt/dollymp/src
-COPY pyproject.toml README.md ./
+COPY pyproject.toml setup.py MANIFEST.in README.md ./
 COPY proto/ proto/
 COPY pyscheduler/ pyscheduler/
 
-# Install (with the PostgreSQL driver), ship the .proto next to the package and generate the gRPC
-# code at build time, so the running container never needs write access to site-packages.
+# Install (with the PostgreSQL driver). The wheel pip builds carries the .proto and the gRPC code
+# generated from it (setup.py), so the running container never needs write access to site-packages;
+# the import checks that.
 RUN pip install '.[postgres]' \
- && pkg="$(python -c 'import importlib.util, pathlib; print(pathlib.Path(importlib.util.find_spec("pyscheduler").origin).parent)')" \
- && cp -r proto "$pkg/_proto" \
  && python -c 'import pyscheduler.wire' \
  && useradd --system --uid 10001 --home-dir /var/lib/dollymp dollymp \
  && mkdir -p /var/lib/dollymp /etc/dollymp \

@@ -135,7 +135,8 @@ def _options(v: Any, text: bool) -> dict[str, Any]:
 # key -> (default, parser)
 SCHEMA: dict[str, tuple[Any, Parser]] = {
     "grpc.host": ("127.0.0.1", _host),
-    "grpc.port": (0, _int(0, 65535)),
+    # The shim's default yarn.scheduler.dollymp.service.address is 127.0.0.1:50051; 0 picks a free port.
+    "grpc.port": (50051, _int(0, 65535)),
     "grpc.max_workers": (32, _int(2, 1024)),
     "grpc.max_message_mb": (64, _int(1, 2047)),
     "grpc.grace_s": (5.0, _float(0.0)),
@@ -155,10 +156,10 @@ SCHEMA: dict[str, tuple[Any, Parser]] = {
     # Clones at launch that another copy of their task clearly beats are released at once (rpc/yielding.py,
     # beaten); only with appmaster.clone_yield, which supplies the running copies.
     "appmaster.release_beaten_clones": (True, _bool),
-    "policy.name": ("fcfs", _str()),
+    "policy.name": ("dollymp", _str()),
     "policy.options": ({}, _options),
     "http.host": ("127.0.0.1", _host),
-    "http.port": (-1, _int(-1, 65535)),  # -1: no HTTP API; 0: an ephemeral port
+    "http.port": (8080, _int(-1, 65535)),  # -1: no HTTP API; 0: an ephemeral port
     "http.token": ("", _str()),
     "service.port_file": ("", _str()),
     "service.log_level": ("INFO", _str(LOG_LEVELS, upper=True)),

@@ -1,4 +1,4 @@
-"""The HTTP API of the decision service (FastAPI; OpenAPI at /openapi.json, docs at /docs).
+"""The HTTP API of the decision service (FastAPI; OpenAPI at /openapi.json, docs at /docs and /redoc).
 
     app = create_app(store, state_provider, ApiSettings.from_config(cfg))
     server = ApiServer(app, host, port); server.start(); ...; server.stop()   # see pyscheduler.api.server
@@ -7,6 +7,10 @@ Authentication: when `settings.token` is set every endpoint except /healthz and 
 `Authorization: Bearer <token>`; a token is mandatory when the API is bound beyond loopback
 (`create_app` refuses otherwise). Invalid query parameters are answered 422 with the parameter named
 in `detail[].loc`; a store that cannot be reached is 503; nothing a client sends causes a 5xx.
+
+The interactive docs (Swagger UI at /docs, ReDoc at /redoc) load their scripts and styles from this
+server (DOCS_ASSETS, packaged by the fastapi-offline dependency), never from a CDN, so they work on an
+air-gapped cluster. Like /openapi.json they need no token: they describe the API and hold no data.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from fastapi import Depends, FastAPI, HTTPException, Path, Query, Request, Respo
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from fastapi_offline import FastAPIOffline
 
 from pyscheduler import __version__, metrics
 from pyscheduler.api import configcheck, stream
@@ -41,6 +46,7 @@ from pyscheduler.store import DecisionLog, StoreError
 API_MAX_PAGE = 1000
 _ID_TEXT = r"^[^\x00-\x1f]*$"  # printable: no NUL or control characters (PostgreSQL text refuses NUL)
 _CURSOR = r"^[0-9]{1,18}$"
+DOCS_ASSETS = "/docs/assets"  # Swagger UI's and ReDoc's JS, CSS and favicon, served by the API itself
 
 
 @dataclass(frozen=True)
@@ -81,10 +87,13 @@ def create_app(
         raise ValueError(
             f"http.token is required when the HTTP API binds to {settings.host!r} (not loopback)"
         )
-    app = FastAPI(
+    app = FastAPIOffline(
         title="DollyMP decision service",
         version=__version__,
         description="Decision log, live state, health and metrics of the DollyMP scheduler for YARN.",
+        static_url=DOCS_ASSETS,
+        # No validator badge: Swagger UI would fetch it from validator.swagger.io.
+        swagger_ui_parameters={"validatorUrl": None},
     )
     bearer = HTTPBearer(auto_error=False, description="Required when http.token is configured")
 

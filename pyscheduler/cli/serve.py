@@ -1,4 +1,7 @@
-"""`dollymp serve`: the decision service (gRPC for the shim and the AM helper).
+"""`dollymp serve`: the decision service (gRPC for the shim and the AM helper, HTTP API).
+
+With no flags: policy dollymp, gRPC on 127.0.0.1:50051 (where the shim looks by default), the HTTP API
+on 127.0.0.1:8080, the decision log in ./dollymp-decisions.db.
 
 Configuration: defaults < --config FILE (TOML) < DOLLYMP_* environment < these flags; see
 pyscheduler.config for every key. An invalid key or value stops start-up with exit code 2 and a
@@ -28,17 +31,27 @@ def register(subparsers: Any) -> None:
     p.add_argument("--config", type=Path, default=None, help="TOML configuration file")
     p.add_argument("--check-config", action="store_true", help="validate the configuration and exit")
     p.add_argument("--grpc-host", default=None, help="gRPC bind address (grpc.host, default 127.0.0.1)")
-    p.add_argument("--grpc-port", type=int, default=None, help="gRPC port; 0 picks a free one (grpc.port)")
+    p.add_argument(
+        "--grpc-port", type=int, default=None, help="gRPC port (grpc.port, default 50051); 0 picks a free one"
+    )
     p.add_argument("--port-file", default=None, help="write the bound gRPC port here, atomically")
-    p.add_argument("--db", default=None, help="decision log: SQLite path, sqlite:/// or postgresql:// URL")
-    p.add_argument("--policy", default=None, help="policy name (policy.name, default fcfs)")
+    p.add_argument(
+        "--db",
+        default=None,
+        help="decision log (store.url, default dollymp-decisions.db): SQLite path, sqlite:/// or "
+        "postgresql:// URL",
+    )
+    p.add_argument("--policy", default=None, help="policy name (policy.name, default dollymp)")
     p.add_argument(
         "--policy-options",
         default=None,
         help="policy options as JSON (policy.options), e.g. '{\"max_clones\": 1}'",
     )
     p.add_argument(
-        "--http-port", type=int, default=None, help="HTTP API port; 0 ephemeral, -1 off (http.port)"
+        "--http-port",
+        type=int,
+        default=None,
+        help="HTTP API port (http.port, default 8080, on http.host 127.0.0.1); 0 ephemeral, -1 off",
     )
     p.add_argument("--grace", type=float, default=None, help="seconds for rounds in flight on shutdown")
     p.add_argument("--log-level", default=None, help="DEBUG, INFO, WARNING or ERROR")

@@ -292,6 +292,8 @@ def run(args: argparse.Namespace) -> int:
             str(Path(tmp) / "bench.db"),
             "--policy",
             args.policy,
+            "--http-port",
+            "-1",
             "--log-level",
             "WARNING",
         ]

@@ -22,7 +22,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 class Service:
-    """A `dollymp serve` process; `port` is read from its --port-file."""
+    """A `dollymp serve` process with the fcfs policy and no HTTP API (`extra` flags come last and win);
+    `port` is read from its --port-file."""
 
     def __init__(
         self, tmp: Path, extra: Sequence[str] = (), db: Path | None = None, env: dict[str, str] | None = None
@@ -43,6 +44,10 @@ class Service:
             str(self.port_file),
             "--db",
             str(self.db),
+            "--policy",
+            "fcfs",
+            "--http-port",
+            "-1",
             *extra,
         ]
         self.proc = subprocess.Popen(
@@ -177,8 +182,10 @@ FORMER: dict[str, Any] = {"clone_rule": "none", "sigma_factor": 1.0}
 
 
 def in_process_service(tmp_path: Path, **overrides: Any) -> DecisionService:
-    """The assembled DecisionService in this process, on a real loopback socket, with a SQLite log."""
-    cfg = config.load(None, env={}, overrides={"store.url": str(tmp_path / "d.db"), **overrides})
+    """The assembled DecisionService in this process, on a real loopback socket (an ephemeral port, no
+    HTTP API unless `overrides` say otherwise), with a SQLite log."""
+    base = {"store.url": str(tmp_path / "d.db"), "grpc.port": 0, "http.port": -1}
+    cfg = config.load(None, env={}, overrides={**base, **overrides})
     svc = DecisionService(cfg)
     svc.start()
     return svc

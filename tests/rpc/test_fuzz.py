@@ -33,7 +33,11 @@ BAD_STATUS = (grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN)
 @pytest.fixture(scope="module")
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DecisionService]:
     d: Path = tmp_path_factory.mktemp("fuzz")
-    cfg = config.load(None, env={}, overrides={"store.url": str(d / "d.db")})
+    cfg = config.load(
+        None,
+        env={},
+        overrides={"store.url": str(d / "d.db"), "policy.name": "fcfs", "grpc.port": 0, "http.port": -1},
+    )
     svc = DecisionService(cfg)
     svc.start()
     yield svc
