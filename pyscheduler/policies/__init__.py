@@ -53,6 +53,7 @@ Dolly's budgeted cloning, options beta, tau, epsilon, straggler_p); baselines in
 
 from pyscheduler.policies import (  # noqa: F401  (each import registers its policies)
     capacity_late,
+    carbyne,
     dollymp,
     drf,
     fcfs,
