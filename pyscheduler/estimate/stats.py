@@ -10,6 +10,9 @@ Second, ... the first few tasks ... Third, ... all the prior jobs from the same 
 5. `default_mean` / `default_sd` when nothing at all is known.
 Observed durations are the winning copies' run times, stragglers included, so sigma carries the tail that
 clones cut. Durations must be finite and >= 0 (ValueError naming the job and phase otherwise).
+
+A task reported with its end time also feeds `stragglers` (estimate/stragglers.py): Dolly's cluster-wide
+straggler probability p over the last hour, which the Dolly policy reads through `Snapshot.estimator`.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import math
 from collections import deque
 from dataclasses import dataclass
 
+from pyscheduler.estimate.stragglers import StragglerRate
 from pyscheduler.objects import Job, Phase
 
 
@@ -58,6 +62,7 @@ class TaskStatistics:
         default_mean: float = 30.0,
         default_sd: float = 15.0,
         framework: str = "mapreduce",
+        stragglers: StragglerRate | None = None,
     ) -> None:
         if min_live < 1:
             raise ValueError(f"TaskStatistics.min_live must be >= 1, got {min_live!r}")
@@ -71,9 +76,18 @@ class TaskStatistics:
         self.prior: dict[str, RunningStats] = {}
         self._names: dict[str, str] = {}
         self._recent: dict[tuple[str, str], deque[float]] = {}
+        self.stragglers = stragglers if stragglers is not None else StragglerRate()
 
-    def record_task(self, job: Job, phase_id: str, duration: float, framework: str | None = None) -> None:
-        """A task (its winning copy) of `job`'s phase finished after `duration` seconds."""
+    def record_task(
+        self,
+        job: Job,
+        phase_id: str,
+        duration: float,
+        framework: str | None = None,
+        end: float | None = None,
+    ) -> None:
+        """A task (its winning copy) of `job`'s phase finished after `duration` seconds (at time `end`, when
+        given: then it also counts towards the straggler rate)."""
         if not math.isfinite(duration) or duration < 0:
             raise ValueError(
                 f"duration of Job[{job.job_id!r}].phases[{phase_id!r}] must be finite >= 0, got {duration!r}"
@@ -93,6 +107,8 @@ class TaskStatistics:
         if prior is None:
             prior = self.prior[fw] = RunningStats()
         prior.add(duration)
+        if end is not None:
+            self.stragglers.record(key, duration, end)
 
     def job_finished(self, job: Job) -> None:
         """Fold the job's live statistics into the recurring-job history under its name."""

@@ -29,6 +29,7 @@ Snapshot (pyscheduler.policies.base.Snapshot)
               updated with Phase.start_copy / Phase.end_copy)
     attempts  running pyscheduler.objects.Attempt records (for kill decisions; optional)
     estimator optional PhaseEstimator (pyscheduler.estimate.TaskStatistics) supplying theta/sigma per phase
+              (TaskStatistics also carries `stragglers`, the straggler rate the "dolly" policy reads)
     `snapshot.validate()` raises SnapshotError (a ValueError naming the field) on malformed input; objects
     validate themselves at construction (negative/NaN demands, zero capacity, DAG cycles).
 

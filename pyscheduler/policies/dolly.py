@@ -11,8 +11,13 @@ Pseudocode 1: c = ceil(log(1 - (1 - eps)^(1/n)) / log p); clone only if (B_U + c
   clones are charged ((c - 1) n), the originals run anyway.
 * Admission happens when a phase's first task is to run (no task started yet); a phase admitted earlier
   (it had clones) stays admitted; a phase that started without clones is denied (reason says so).
-* p defaults to Pr{Theta > 2 median} of the phase's Pareto fit (Dolly: a straggler progresses at less than
-  half the median rate); a fixed cluster-wide p may be given instead.
+* p is measured, as Dolly Sec. 3.2 does: the cluster-wide fraction of tasks that finished in the last hour
+  slower than twice their phase's median (estimate/stragglers.py, read through `Snapshot.estimator`;
+  `DollyBudget.observed_p`). Prior, while fewer than the tracker's `min_samples` tasks can be judged (or the
+  driver gives no estimator with a straggler rate, as the live service today): Pr{Theta > 2 median} of the
+  phase's Pareto fit of its (theta, sigma) (`straggler_probability`). A fixed cluster-wide p may be given.
+* Defaults are the paper's: beta = 5%, tau = 80% (Sec. 5.2: "the cloning budget beta is 5% and utilization
+  threshold tau is 80%"), epsilon = 5% (Sec. 3.2: "We aim for an epsilon of 5% in our experiments").
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import math
 from dataclasses import dataclass
 
 from pyscheduler.estimate.pareto import fit_pareto, straggler_probability
+from pyscheduler.policies.base import Snapshot
 
 REASON_ADMITTED = "dolly_admitted"
 REASON_STICKY = "dolly_admitted_earlier"
@@ -49,7 +55,7 @@ class DollyBudget:
     """Budget state of Pseudocode 1 for one round: beta, tau and the shares in use."""
 
     beta: float = 0.05
-    tau: float = 0.95
+    tau: float = 0.8
     epsilon: float = 0.05
     p: float | None = None
     used_by_clones: float = 0.0  # B_U
@@ -65,7 +71,19 @@ class DollyBudget:
         if self.p is not None and not 0 <= self.p < 1:
             raise ValueError(f"dolly option p must be in [0, 1), got {self.p!r}")
 
+    @staticmethod
+    def observed_p(snapshot: Snapshot) -> float | None:
+        """Dolly's measured p at the snapshot's time (estimate/stragglers.py), from the estimator's
+        `stragglers` tracker; None when it has none or too few tasks finished in its window (then the
+        prior)."""
+        tracker = getattr(snapshot.estimator, "stragglers", None)
+        if tracker is None or not math.isfinite(snapshot.time):
+            return None
+        p: float | None = tracker.rate(snapshot.time)
+        return p
+
     def straggler_p(self, theta: float, sigma: float) -> float:
+        """p: the given (or measured) cluster-wide value, else the prior from the phase's Pareto fit."""
         if self.p is not None:
             return self.p
         if theta <= 0:

@@ -364,13 +364,18 @@ class DollyMPPolicy:
 
     def _budget(self, snapshot: Snapshot, view: RoundView, flat: FlatTasks, total: np.ndarray) -> DollyBudget:
         """B_U: dominant share held by running clones (copies beyond the first, before this round's clones);
-        U: the cluster's dominant utilisation."""
+        U: the cluster's dominant utilisation with this round's originals (Dolly 3.3 admits a phase when its
+        first task is to run); p: measured (policies/dolly.py `DollyBudget.observed_p`) unless given."""
         beta, tau, eps, p = self.dolly
         c = snapshot.cluster
-        used = total - c.free[c.active].sum(axis=0)
+        started = view.n_pending[flat.rows] - np.bincount(
+            flat.owner[flat.state == _PENDING], minlength=flat.rows.size
+        )
+        used = total - c.free[c.active].sum(axis=0) + started @ flat.table.demand[flat.rows]
         util = float(np.max(np.where(total > 0, used / np.where(total > 0, total, 1.0), 0.0), initial=0.0))
         extra = np.bincount(flat.owner, weights=np.maximum(flat.copies - 1, 0), minlength=flat.rows.size)
         in_use = float(extra @ view.share[flat.rows]) if flat.rows.size else 0.0
+        p = DollyBudget.observed_p(snapshot) if p is None else p
         return DollyBudget(beta, tau, eps, p, used_by_clones=in_use, utilization=util)
 
     def _grants_and_omegas(
@@ -430,8 +435,10 @@ def _choice(option: str, value: Any, allowed: tuple[object, ...]) -> None:
 
 @register_policy("dolly")
 def dolly_policy(**options: Any) -> DollyMPPolicy:
-    """Dolly: arrival order, Pseudocode 1's budgeted cloning (beta, tau, epsilon, straggler_p options)."""
+    """Dolly: arrival order, Pseudocode 1's budgeted cloning (beta, tau, epsilon, straggler_p options;
+    defaults the paper's, policies/dolly.py)."""
     options.setdefault("max_clones", 2)
+    options.setdefault("tau", DollyBudget().tau)  # Dolly 5.2's 80% (DollyMPPolicy's own default differs)
     policy = DollyMPPolicy(clone_rule="dolly", order="arrival", **options)
     policy.name = "dolly"
     return policy

@@ -25,7 +25,8 @@ YARN_FCFS = "yarn-fcfs"
 # copies, judged by the progress the AM reports, as in the simulator. It does not kill a copy the core
 # names (the ClonePlan has no kill; the only kills the shim carries out are the service's preemptions of
 # clones for waiting originals, rpc/yielding.py), so the core's replacement of an all-late task's
-# slowest copy (policies/replace.py, an extension `dollymp-ext` turns on) is off: the decision log would record kills nobody carries out.
+# slowest copy (policies/replace.py, an extension `dollymp-ext` turns on) is off: the decision log
+# would record kills nobody carries out.
 LIVE_DEFAULTS: dict[str, dict[str, Any]] = {"dollymp-ext": {"replace": False}}
 
 

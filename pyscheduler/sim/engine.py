@@ -475,7 +475,7 @@ class Simulation(EventQueue, ShuffleReads):
             return
         self.useful += share
         ph.end_copy(task, True)
-        self.estimator.record_task(job, ph.phase_id, dur)
+        self.estimator.record_task(job, ph.phase_id, dur, end=end)
         lst = self.copies.get(key)
         if lst is not None and len(lst) == 1:  # the task's only copy (_forget's answer: speed)
             del self.copies[key]

@@ -181,8 +181,9 @@ def test_max_clones_three_and_corollary_rule() -> None:
     j = job("j", 0.0, ("m", 2, (1, 1), 10, 10, ()))
     d3 = get_policy("dollymp", max_clones=3, clone_rule="idle").decide(Snapshot(0.0, c, [j]))
     assert sorted(Counter(p.task_index for p in d3.placements).values()) == [4, 4]
-    # paper (Corollary 4.1), e = theta + sigma: e = 1 in class 1 meets 2^0 h(1) >= 1 without clones; e = 6 in class 3 needs h(r) >= 1.5,
-    # which alpha = 1 + sqrt 2 never reaches (h(3) = 1.47): cloning cannot move it a class down, no clones
+    # paper (Corollary 4.1), e = theta + sigma: e = 1 in class 1 meets 2^0 h(1) >= 1 without clones;
+    # e = 6 in class 3 needs h(r) >= 1.5, which alpha = 1 + sqrt 2 never reaches (h(3) = 1.47): cloning
+    # cannot move it a class down, no clones
     tiny = job("tiny", 0.0, ("m", 2, (1, 1), 1.0, 0.0, ()))
     dc = get_policy("dollymp", sigma_factor=1.0).decide(Snapshot(0.0, c, [tiny]))
     assert not any(p.is_clone for p in dc.placements)

@@ -10,8 +10,8 @@ import random
 import numpy as np
 import pytest
 
-from pyscheduler.policies.dollymp import _nodes_with_room
 from pyscheduler.policies.model import knapsack_level, size_class_count, transient_priorities
+from pyscheduler.policies.passes import nodes_with_room
 from pyscheduler.sim.straggler import StragglerModel, parse_straggler
 
 
@@ -70,7 +70,7 @@ def test_nodes_with_room_equal_the_axis_reduction(dims: int) -> None:
     free[::7] = 1e-10  # below the threshold in every dimension
     active = rng.random(500) < 0.8
     expected = np.flatnonzero(active & (free > 1e-9).any(axis=1)).astype(np.int64)
-    got = _nodes_with_room(free, active)
+    got = nodes_with_room(free, active)
     assert got.dtype == np.int64
     assert got.tolist() == expected.tolist()
     assert got.size < active.sum()  # the zero rows are dropped
