@@ -21,7 +21,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--only", default="", help="comma-separated scenario keys (default: all)")
     p.add_argument("--traces", default=str(REPO.parent / "shared" / "traces"))
     p.add_argument("--out", default=str(REPO / "docs" / "reproduction.md"))
-    p.add_argument("--figures", default=str(REPO / "var" / "reproduction"), help="PNG folder (git-ignored)")
+    p.add_argument("--figures", default=str(REPO / "docs" / "reproduction"), help="PNG folder (committed)")
     p.add_argument("--jobs", type=int, default=1, help="run scenarios in this many processes")
     p.set_defaults(func=run)
 

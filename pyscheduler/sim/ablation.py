@@ -10,6 +10,7 @@ from collections import defaultdict
 
 import numpy as np
 
+from pyscheduler.sim.metrics import RunMetrics
 from pyscheduler.sim.runner import Comparison
 
 PAPER = "dollymp2"
@@ -31,7 +32,18 @@ ROWS: list[tuple[str, str]] = [
     ("Capacity+LATE (lag 60 s)", "capacity"),
     ("Capacity+LATE, lag 10 s", "capacity(min_runtime=10)"),
 ]
-POLICIES = [p for _, p in ROWS]
+BASELINES = ["drf", "carbyne"]  # in the runs and the headline tables, not ablation rows
+POLICIES = [p for _, p in ROWS] + BASELINES
+HEADLINE_ROWS = [
+    "capacity",
+    "capacity(min_runtime=10)",
+    "drf",
+    "tetris",
+    "carbyne",
+    NO_CLONES,
+    PAPER,
+    "dollymp-ext",
+]
 EXTENSIONS = ROWS[1:9]  # the rows an extension could be made default from
 
 
@@ -99,3 +111,60 @@ def table(res: dict[str, Comparison]) -> list[str]:
         "straggler draws), median over seeds (min-max). Below 1 is faster than the paper.",
     ]
     return lines
+
+
+def _small(m: RunMetrics) -> float:
+    return m.by_bin().get("1-10", {}).get("avg_flowtime", math.nan)
+
+
+def headline_tables(res: dict[str, Comparison]) -> list[str]:
+    """Per group (trace and straggler model), per policy: medians over seeds (min-max) of the average
+    flowtime, the 1-10-task jobs' average, the ratios to Tetris and to Capacity+LATE, extra resources vs
+    DollyMP0, and the load each run measured."""
+    groups: dict[str, list[Comparison]] = defaultdict(list)
+    for label, c in res.items():
+        groups[group_of(label)].append(c)
+    lines: list[str] = []
+    for g in sorted(groups):
+        runs = groups[g]
+        c0 = runs[0]
+        lines += [
+            f"#### {g}: {len(runs)} seeds, {c0.settings['jobs']} jobs, {c0.settings['nodes']} nodes, "
+            f"offered load {c0.load:.2f}, straggler {c0.settings['straggler']}",
+            "",
+            "| policy | avg flowtime (s) | 1-10 tasks avg (s) | / Tetris | / Capacity+LATE "
+            "| 1-10 tasks / Tetris | extra vs DollyMP0 | utilisation | rounds with an original waiting |",
+            "|---|---|---|---|---|---|---|---|---|",
+        ]
+        for pol in HEADLINE_ROWS:
+            if pol not in c0.results:
+                continue
+            ms = [c.results[pol] for c in runs]
+            avg = stats([m.avg_flowtime for m in ms])
+            small = stats([_small(m) for m in ms])
+            tet = stats([c.results[pol].avg_flowtime / c.results["tetris"].avg_flowtime for c in runs])
+            cap = stats([c.results[pol].avg_flowtime / c.results["capacity"].avg_flowtime for c in runs])
+            st = stats([_small(c.results[pol]) / _small(c.results["tetris"]) for c in runs])
+            ref = [c.results.get(NO_CLONES) for c in runs]
+            ext = stats([m.extra_vs(r) if r is not None else math.nan for m, r in zip(ms, ref, strict=True)])
+            util = stats([float(m.extra.get("utilisation", math.nan)) for m in ms])
+            wait = stats([float(m.extra.get("wait_rounds", math.nan)) for m in ms])
+            lines.append(
+                f"| `{pol}` | {_cell(avg, '.1f')} | {_cell(small, '.1f')} | {_cell(tet, '.2f')} | "
+                f"{_cell(cap, '.2f')} | {_cell(st, '.2f')} | {_cell(ext, '+.1%')} | {_cell(util, '.2f')} | "
+                f"{_cell(wait, '.0%')} |"
+            )
+        lines.append("")
+    lines.append(
+        "Cells: median over seeds (min-max). Utilisation: time-weighted share of the dominant resource in "
+        "use over the arrival span; rounds with an original waiting: share of decision rounds that left a "
+        "runnable original without room (both measured in each run)."
+    )
+    return lines
+
+
+def _cell(st: tuple[float, float, float], fmt: str) -> str:
+    med, lo, hi = st
+    if not math.isfinite(med):
+        return "-"
+    return f"{med:{fmt}} ({lo:{fmt}} to {hi:{fmt}})"

@@ -79,8 +79,6 @@ def _frac_with_reduction(new: RunMetrics, ref: RunMetrics, at_least: float) -> f
     return float((red >= at_least).mean())
 
 
-HEADLINE = ["capacity", "capacity(min_runtime=10)", "drf", "tetris", "dollymp0", "dollymp2", "dollymp-ext"]
-SEED_POLICIES = ["capacity", "drf", "tetris", "dollymp0", "dollymp2", "dollymp-ext"]
 # The paper's gains of DollyMP2 (paper 000): vs Tetris 22% on average (Sec. 6.3.1, simulation), vs DRF 40%
 # and Capacity 50% (Sec. 1 and 6.2, deployment); extra resources vs DollyMP0 ~2% (Sec. 6.3.1, Fig. 10),
 # held here to the issue's limit of 5%.
@@ -92,18 +90,6 @@ def _extra(c: Comparison, name: str) -> float:
     """The paper's extra resources: resource-seconds vs the same run without clones (DollyMP0)."""
     ref = c.no_clone_reference()
     return c.results[name].extra_vs(ref) if ref is not None else math.nan
-
-
-def _headline(res: dict[str, Comparison]) -> list[Check]:
-    out: list[Check] = []
-    for label, c in res.items():
-        for pol, name in (("dollymp2", "DollyMP2 (paper)"), ("dollymp-ext", "DollyMP-ext")):
-            for base, base_name, paper in PAPER_GAINS:
-                out.append(
-                    band(f"{label}: {name} vs {base_name}, flowtime reduction", _gain(c, pol, base), paper)
-                )
-            out.append(limit(f"{label}: {name} extra resources vs DollyMP0", _extra(c, pol), EXTRA_LIMIT))
-    return out
 
 
 def _seeds(res: dict[str, Comparison]) -> list[Check]:
