@@ -19,7 +19,13 @@ DEFAULT_POLICIES = "fifo,capacity,drf,tetris,dollymp2"
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("simulate", help="trace-driven simulation of several policies side by side")
-    p.add_argument("--workload", required=True, help="trace or native JSONL file (or Google shard folder)")
+    p.add_argument(
+        "--workload",
+        required=True,
+        help="trace or native JSONL file (or Google shard folder); with --format synthetic a generator: "
+        "dag[:jobs=N,rate=R,...] (multi-phase DAGs, heavy-tailed sizes, pyscheduler/sim/synthetic_dag.py) or "
+        "mw[:jobs=N] (paper 003's Master-Worker model), seeded by --seed unless seed=S is given",
+    )
     p.add_argument("--format", choices=FORMATS, default="native")
     p.add_argument(
         "--cluster", required=True, help='cluster JSON: {"nodes": [{"count", "cpu", "mem_mb", "speed"}]}'
@@ -80,7 +86,11 @@ def _run(args: argparse.Namespace) -> int:
             raise ValueError(f"{name} must be > 0, got {v!r}")
     cluster = load_cluster(args.cluster)
     jobs, report = load_workload(
-        args.workload, args.format, limit=args.limit, swim=SwimDerivation(max_tasks=args.swim_max_tasks)
+        args.workload,
+        args.format,
+        limit=args.limit,
+        swim=SwimDerivation(max_tasks=args.swim_max_tasks),
+        seed=args.seed,
     )
     print(report.summary())
     for err in report.errors:

@@ -34,3 +34,45 @@ def master_worker_jobs(
             )
         )
     return out
+
+
+SYNTHETIC_KINDS = ("dag", "mw")
+
+
+def synthetic_workload(spec: str, seed: int = 1) -> tuple[list[JobSpec], str]:
+    """`--format synthetic --workload SPEC`: `dag[:key=value,...]` (pyscheduler/sim/synthetic_dag.py, keys
+    of `DagParams`) or `mw[:jobs=N]` (the Master-Worker model above). A `seed=S` key overrides `seed` (the
+    run's `--seed` by default, so each seed of a sweep draws its own workload). Returns the jobs and a line
+    saying what was generated."""
+    from pyscheduler.sim.synthetic_dag import dag_jobs, parse_params
+
+    kind, _, rest = spec.partition(":")
+    kind = kind.strip().lower()
+    items = [s.strip() for s in rest.split(",") if s.strip()]
+    kept = []
+    for item in items:
+        key, _, val = item.partition("=")
+        if key.strip() == "seed":
+            try:
+                seed = int(val)
+            except ValueError:
+                raise ValueError(f"synthetic {kind}: 'seed' must be an integer, got {val!r}") from None
+        else:
+            kept.append(item)
+    if kind == "dag":
+        params = parse_params(",".join(kept))
+        jobs = dag_jobs(params, seed)
+    elif kind == "mw":
+        n = 3000
+        for item in kept:
+            key, _, val = item.partition("=")
+            if key.strip() != "jobs" or not val.strip().isdigit() or int(val) < 1:
+                raise ValueError(f"synthetic mw: only jobs=N (N >= 1) is settable, got {item!r}")
+            n = int(val)
+        jobs = master_worker_jobs(n, seed=seed)
+    else:
+        raise ValueError(
+            f"--format synthetic: unknown generator {kind!r} (one of {', '.join(SYNTHETIC_KINDS)})"
+        )
+    tasks = sum(j.task_count for j in jobs)
+    return jobs, f"synthetic {kind} (seed {seed}): generated {len(jobs)} jobs, {tasks} tasks"

@@ -10,22 +10,36 @@ size-based policies' priorities.)
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 from pyscheduler.sim.loaders.alibaba import iter_alibaba
 from pyscheduler.sim.loaders.google import iter_google
 from pyscheduler.sim.loaders.swim import SwimDerivation, iter_swim
+from pyscheduler.sim.synthetic import synthetic_workload
 from pyscheduler.sim.workload import JobSpec, LoadReport, iter_native
 
-FORMATS = ("native", "swim", "alibaba", "google")
+FORMATS = ("native", "swim", "alibaba", "google", "synthetic")
 
 
 def load_workload(
-    path: str | Path, fmt: str, *, swim: SwimDerivation | None = None, limit: int | None = None
+    path: str | Path,
+    fmt: str,
+    *,
+    swim: SwimDerivation | None = None,
+    limit: int | None = None,
+    seed: int = 1,
 ) -> tuple[list[JobSpec], LoadReport]:
-    """Load a whole workload sorted by arrival; `limit` keeps the first N jobs by arrival."""
+    """Load a whole workload sorted by arrival; `limit` keeps the first N jobs by arrival. Format
+    `synthetic` generates one instead: `path` is the generator spec (`synthetic_workload`), `seed` its
+    default seed."""
     report = LoadReport(source=str(path))
-    if fmt == "native":
+    if fmt == "synthetic":
+        generated, line = synthetic_workload(str(path), seed)
+        report.source = line
+        report.read = report.kept = len(generated)
+        it: Iterator[JobSpec] = iter(generated)
+    elif fmt == "native":
         it = iter_native(path, report)
     elif fmt == "swim":
         it = iter_swim(path, report, swim or SwimDerivation())
