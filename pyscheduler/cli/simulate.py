@@ -10,7 +10,7 @@ from pathlib import Path
 
 from pyscheduler.sim.engine import SHUFFLE_MODES, SimConfig
 from pyscheduler.sim.loaders import FORMATS, SwimDerivation, load_workload
-from pyscheduler.sim.runner import Comparison, apply_load, compare
+from pyscheduler.sim.runner import Comparison, apply_load, compare, scale_cluster
 from pyscheduler.sim.straggler import parse_straggler
 from pyscheduler.sim.workload import TraceError, load_cluster
 
@@ -58,6 +58,19 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--json", dest="json_out", default=None, help="write the results as JSON here")
     p.add_argument("--report", default=None, help="write CDF plots (PNG) and a Markdown summary into DIR")
     p.add_argument("--limit", type=int, default=None, help="keep only the first N jobs by arrival")
+    p.add_argument(
+        "--every",
+        type=int,
+        default=1,
+        help="keep every N-th job by arrival (before --limit): the trace's whole window with 1/N of its "
+        "jobs; pair with --cluster-scale 1/N",
+    )
+    p.add_argument(
+        "--cluster-scale",
+        type=float,
+        default=None,
+        help="multiply every node type's count by F (at least one node each), before --load",
+    )
     p.add_argument("--tick", type=float, default=1.0, help="minimum seconds between decision rounds")
     p.add_argument("--shuffle", choices=SHUFFLE_MODES, default="delay", help="how downstream clones read")
     p.add_argument("--bandwidth", type=float, default=100.0, help="shuffle read bandwidth per reader, MB/s")
@@ -89,6 +102,7 @@ def _run(args: argparse.Namespace) -> int:
         args.workload,
         args.format,
         limit=args.limit,
+        every=args.every,
         swim=SwimDerivation(max_tasks=args.swim_max_tasks),
         seed=args.seed,
     )
@@ -106,6 +120,10 @@ def _run(args: argparse.Namespace) -> int:
         shuffle=args.shuffle,
         bandwidth_mb_s=args.bandwidth,
     )
+    if args.cluster_scale is not None:
+        n = len(cluster.nodes)
+        cluster = scale_cluster(cluster, args.cluster_scale)
+        print(f"cluster {n} -> {len(cluster.nodes)} nodes (--cluster-scale {args.cluster_scale:g})")
     if args.load is not None:
         jobs, cluster, line = apply_load(jobs, cluster, args.load, straggler.mean_slowdown, args.load_by)
         print(line)
@@ -139,11 +157,16 @@ def format_table(cmp: Comparison) -> str:
     head = (
         f"{'policy':<22}{'avg':>9}{'p50':>9}{'p90':>9}{'p99':>10}"
         + "".join(f"{b:>10}" for b in bins)
-        + f"{'clone%':>8}{'extra%':>8}{'makespan':>11}{'LBx':>7}{'done':>13}{'wall s':>8}"
+        + f"{'clone%':>8}{'extra%':>8}{'makespan':>11}{'LBx':>7}{'util':>7}{'wait%':>7}{'done':>13}"
+        + f"{'wall s':>8}"
     )
     ref = cmp.no_clone_reference()
     if ref is not None:
         lines.append(f"clone% = losing copies' share of resource-seconds; extra% = resources vs {ref.policy}")
+    lines.append(
+        "util = time-weighted dominant utilisation over the arrival span; "
+        "wait% = share of its rounds leaving a task waiting for room"
+    )
     lines.append(head)
     for name, m in cmp.results.items():
         byb = m.by_bin()
@@ -153,6 +176,7 @@ def format_table(cmp: Comparison) -> str:
         lines.append(
             f"{name:<22}{m.avg_flowtime:>9.1f}{m.pct(50):>9.1f}{m.pct(90):>9.1f}{m.pct(99):>10.1f}"
             f"{cells}{100 * m.clone_extra_resource_frac:>7.1f}%{extra:>8}{m.makespan:>11.0f}{ratio:>7.2f}"
+            f"{m.utilisation:>7.3f}{100 * m.wait_rounds:>6.1f}%"
             f"{m.jobs_completed:>7}/{m.jobs_completed + m.jobs_unfinished:<5}{m.wall_seconds:>8.1f}"
         )
     return "\n".join(lines)

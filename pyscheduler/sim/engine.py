@@ -21,7 +21,8 @@ The simulator plays the parts of the ResourceManager shim and of the Application
   Time spent waiting for an exclusive copy holds the container (the resource cost Dolly weighs).
 
 Parts: the event queue (sim/events.py), the running copies and the attempts a policy reads
-(sim/copies.py, with their numpy columns in sim/running.py), the shuffle reads (sim/shuffle.py).
+(sim/copies.py, with their numpy columns in sim/running.py), the shuffle reads (sim/shuffle.py), the
+load the run met: utilisation and rounds with a task waiting for room (sim/loadmeter.py).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ import sys
 import time as wallclock
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 
 import numpy as np
 
@@ -49,6 +51,7 @@ from pyscheduler.sim.events import KILL as _KILL
 from pyscheduler.sim.events import ROUND as _ROUND
 from pyscheduler.sim.events import WAKE as _WAKE
 from pyscheduler.sim.events import EventQueue
+from pyscheduler.sim.loadmeter import LoadMeter
 from pyscheduler.sim.metrics import RunMetrics
 from pyscheduler.sim.running import RunningColumns
 from pyscheduler.sim.shuffle import ShuffleReads
@@ -57,6 +60,7 @@ from pyscheduler.sim.workload import ClusterSpec, JobSpec
 
 SHUFFLE_MODES = ("cc", "cac", "delay")
 _FINISHED = int(TaskState.FINISHED)
+_CPU, _MEM = itemgetter(5), itemgetter(6)  # of a start in `_start_all` (sim/loadmeter.py's log)
 GC_EVERY_ROUNDS = 4096  # young-generation collections while the collector's automatic passes are off
 
 
@@ -106,6 +110,8 @@ class Simulation(EventQueue, ShuffleReads):
         self._ff.shape = (-1,)  # raises rather than copy, so updates through it reach the ClusterState
         self.speed = [n.speed for n in cluster.nodes]
         self.tot_cpu, self.tot_mem = cluster.total_cpu, cluster.total_mem_mb
+        arrivals = (s.arrival for s in specs)  # measured load (sim/loadmeter.py)
+        self.meter = LoadMeter(arrivals, self.cluster.distinct_capacities(), self.cluster.total_capacity())
         self.jobs: dict[int, Job] = {}
         self.active: dict[int, Job] = {}
         self.pos_of: dict[str, int] = {}
@@ -253,6 +259,7 @@ class Simulation(EventQueue, ShuffleReads):
             [c - s.arrival for c, s in zip(self.completion, self.specs, strict=True) if not math.isnan(c)]
         )
         done_mask = [not math.isnan(c) for c in self.completion]
+        utilisation = self.meter.utilisation(self.now)
         return RunMetrics(
             policy=self.policy.name,
             flowtimes=flows,
@@ -267,7 +274,13 @@ class Simulation(EventQueue, ShuffleReads):
             jobs_unfinished=len(self.specs) - self.done,
             wall_seconds=wallclock.perf_counter() - t0,
             rounds=self.rounds,
-            extra={"stale_placements": self.stale, "cpu_seconds": wallclock.process_time() - c0},
+            utilisation=utilisation,
+            wait_rounds=self.meter.wait_rounds(),
+            extra={
+                "stale_placements": self.stale,
+                "cpu_seconds": wallclock.process_time() - c0,
+                "span_rounds": self.meter.rounds,
+            },
         )
 
     def _arrive(self, i: int) -> None:
@@ -297,6 +310,7 @@ class Simulation(EventQueue, ShuffleReads):
         self.clock.set(self.now)
         dec = self.loop.round(self.cluster, list(self.active.values()), LazyAttempts(self))
         self._apply(dec)
+        self.meter.after_round(self.now, self.active.values(), self.free)
         if self.timer_driven:
             self._want_heartbeat()
         elif dec.wake_at < math.inf:  # the policy's own timer (Decisions.wake_at)
@@ -415,6 +429,8 @@ class Simulation(EventQueue, ShuffleReads):
                 heappush(events, end)
             else:
                 same += (_FINISH, uid)
+        if now <= self.meter.until:
+            self.meter.started(now, ends, list(map(_CPU, starts)), list(map(_MEM, starts)))
         if self.columns is not None:  # the round's copies as one block (sim/running.py)
             first = self.uid + 1
             by_field = list(zip(*starts, strict=True))
@@ -439,7 +455,9 @@ class Simulation(EventQueue, ShuffleReads):
 
     def _kill(self, r: RunCopy, wasted: bool) -> None:
         self._release(r)
-        _, jidx, k, task, _, start, _, _, _, _, share, _, job = r
+        _, jidx, k, task, _, start, end, _, cpu, mem, share, _, job = r
+        if self.now < end:  # the meter logged the copy until `end`
+            self.meter.cut_short(self.now, end, cpu, mem)
         used = (self.now - start) * share
         if wasted:
             self.wasted += used

@@ -12,6 +12,9 @@
   workload, cluster and seed run without clones, minus 1 (`extra_vs`). The paper sums normalised CPU and
   memory; we use the dominant share, as above. Negative when clones kill stragglers that would have held
   their containers longer than the clones did.
+* measured load (sim/loadmeter.py): `utilisation`, the time-weighted dominant utilisation of the cluster
+  over the arrival span, and `wait_rounds`, the share of the span's decision rounds that left an original
+  task waiting for room. The offered load says what the trace asks for; these say what the run met.
 """
 
 from __future__ import annotations
@@ -54,6 +57,8 @@ class RunMetrics:
     jobs_unfinished: int
     wall_seconds: float
     rounds: int
+    utilisation: float = float("nan")
+    wait_rounds: float = float("nan")
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -108,6 +113,8 @@ class RunMetrics:
             "by_bin": self.by_bin(),
             "wall_seconds": self.wall_seconds,
             "decision_rounds": self.rounds,
+            "utilisation": self.utilisation,
+            "wait_rounds": self.wait_rounds,
         }
         if lower_bound_avg:
             d["lower_bound_ratio"] = self.avg_flowtime / lower_bound_avg

@@ -29,10 +29,15 @@ def load_workload(
     swim: SwimDerivation | None = None,
     limit: int | None = None,
     seed: int = 1,
+    every: int = 1,
 ) -> tuple[list[JobSpec], LoadReport]:
-    """Load a whole workload sorted by arrival; `limit` keeps the first N jobs by arrival. Format
-    `synthetic` generates one instead: `path` is the generator spec (`synthetic_workload`), `seed` its
-    default seed."""
+    """Load a whole workload sorted by arrival; `every` keeps every N-th job by arrival (the first, the
+    N+1-th, ...), then `limit` keeps the first N jobs left. Thinning keeps the trace's arrival times and
+    so the window it spans: with a cluster cut by the same factor (--cluster-scale) it replays a share of
+    a big cluster's jobs on the same share of its machines. Format `synthetic` generates a workload
+    instead: `path` is the generator spec (`synthetic_workload`), `seed` its default seed."""
+    if isinstance(every, bool) or not isinstance(every, int) or every < 1:
+        raise ValueError(f"--every must be an integer >= 1, got {every!r}")
     report = LoadReport(source=str(path))
     if fmt == "synthetic":
         generated, line = synthetic_workload(str(path), seed)
@@ -50,6 +55,12 @@ def load_workload(
     else:
         raise ValueError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
     jobs = sorted(it, key=lambda j: j.arrival)
+    if every > 1 and jobs:
+        thinned = len(jobs) - len(jobs[::every])
+        jobs = jobs[::every]
+        if thinned:
+            report.skipped[f"thinned (--every {every})"] += thinned
+            report.kept -= thinned
     if limit is not None and len(jobs) > limit:
         report.skip("beyond --limit", None)
         report.skipped["beyond --limit"] += len(jobs) - limit - 1
