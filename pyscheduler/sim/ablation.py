@@ -147,8 +147,8 @@ def headline_tables(res: dict[str, Comparison]) -> list[str]:
             st = stats([_small(c.results[pol]) / _small(c.results["tetris"]) for c in runs])
             ref = [c.results.get(NO_CLONES) for c in runs]
             ext = stats([m.extra_vs(r) if r is not None else math.nan for m, r in zip(ms, ref, strict=True)])
-            util = stats([float(m.extra.get("utilisation", math.nan)) for m in ms])
-            wait = stats([float(m.extra.get("wait_rounds", math.nan)) for m in ms])
+            util = stats([m.utilisation for m in ms])
+            wait = stats([m.wait_rounds for m in ms])
             lines.append(
                 f"| `{pol}` | {_cell(avg, '.1f')} | {_cell(small, '.1f')} | {_cell(tet, '.2f')} | "
                 f"{_cell(cap, '.2f')} | {_cell(st, '.2f')} | {_cell(ext, '+.1%')} | {_cell(util, '.2f')} | "

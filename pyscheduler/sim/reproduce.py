@@ -25,7 +25,7 @@ from pyscheduler.sim.reproduce_checks import (
     _srewc,
 )
 from pyscheduler.sim.reproduce_doc import write_report as write_report  # re-exported: `dollymp report`
-from pyscheduler.sim.runner import Comparison, apply_load, compare
+from pyscheduler.sim.runner import Comparison, apply_load, compare, scale_cluster
 from pyscheduler.sim.straggler import parse_straggler
 from pyscheduler.sim.synthetic import master_worker_jobs
 from pyscheduler.sim.workload import ClusterSpec, JobSpec, job_to_json, load_cluster
@@ -57,6 +57,8 @@ class Run:
     limit: int | None = None
     quick_limit: int | None = None
     load_by: str = "arrivals"
+    every: int = 1  # keep every N-th job by arrival (the trace's whole window)
+    cluster_scale: float | None = None  # multiply node counts (before --load)
 
     def command(self, quick: bool) -> str:
         if self.workload == SYNTHETIC:
@@ -76,6 +78,10 @@ class Run:
             f"--tick {self.tick:g}",
             f"--shuffle {self.shuffle}",
         ]
+        if self.every > 1:
+            parts.append(f"--every {self.every}")
+        if self.cluster_scale is not None:
+            parts.append(f"--cluster-scale {self.cluster_scale:g}")
         if self.load is not None:
             parts.append(f"--load {self.load:g}")
             if self.load_by != "arrivals":
@@ -105,21 +111,27 @@ class Scenario:
 
 
 def _fb(label: str, policies: list[str], load: float | None, **kw: object) -> Run:
-    """FB-2010 on fb3000.json; the load is reached by shrinking the cluster (DollyMP Sec. 6.3.1)."""
+    """FB-2010's first 800 jobs on fb3000.json; the load is reached by shrinking the cluster (DollyMP Sec.
+    6.3.1). Offered load 1.2 is where the runs measure utilisation >= 0.8 with originals waiting in most
+    rounds under both straggler models (the tables give the measured figures)."""
     kw.setdefault("load_by", "cluster")
     return Run(label, FB2010, "swim", "fb3000.json", policies, load=load, quick_limit=800, **kw)  # type: ignore[arg-type]
 
 
-def _ali(label: str, policies: list[str], load: float, **kw: object) -> Run:
-    kw.setdefault("load_by", "cluster")
-    return Run(label, ALIBABA, "alibaba", "alibaba200.json", policies, load=load, quick_limit=400, **kw)  # type: ignore[arg-type]
+def _ali(label: str, policies: list[str], **kw: object) -> Run:
+    """The Alibaba 2018 sample's whole 1,200 s window: every 3rd job (the quick report) or every job, on
+    alibaba200.json scaled by the same share; its arrivals are the trace's own (about 4 jobs/s)."""
+    return Run(label, ALIBABA, "alibaba", "alibaba200.json", policies, **kw)  # type: ignore[arg-type]
 
 
-def _seeded(trace: str, make: Callable[..., Run], load: float, **kw: object) -> list[Run]:
+FB_HIGH = 1.2
+
+
+def _seeded(trace: str, make: Callable[..., Run], **kw: object) -> list[Run]:
     """Seeds 1-5 of one trace under both straggler models: the papers' method (`empirical`, DollyMP Sec.
     6.3: a clone draws another task's recorded time of the same phase) and the Pareto sensitivity model."""
     return [
-        make(f"{trace} {model} seed{k}", ablation.POLICIES, load, seed=k, straggler=straggler, **kw)
+        make(f"{trace} {model} seed{k}", ablation.POLICIES, seed=k, straggler=straggler, **kw)
         for model, straggler in (("empirical", "empirical"), ("Pareto sensitivity", PARETO))
         for k in range(1, 6)
     ]
@@ -148,7 +160,7 @@ SCENARIOS: list[Scenario] = [
         "6.3.1). `dollymp2` is the paper's algorithm; `dollymp-ext` adds the project's extensions, each of "
         "which is also added alone (the ablation) and earns a place only by beating the paper on the median "
         "of the seeds on every trace and straggler model (issue 25).",
-        _seeded("FB-2010", _fb, 0.8) + _seeded("Alibaba", _ali, 0.8),
+        _seeded("FB-2010", _fb, load=FB_HIGH) + _seeded("Alibaba", _ali, every=3, cluster_scale=1 / 3),
         _headline_checks,
         table=_headline_tables,
     ),
@@ -191,8 +203,8 @@ SCENARIOS: list[Scenario] = [
         "At 10x the low load cloning still cuts average flowtime ~10% for ~2% extra resources (paper 000, "
         "Sec. 6.3.1).",
         [
-            _fb("FB-2010 load 0.08", ["dollymp0", "dollymp2"], 0.08),
-            _fb("FB-2010 load 0.8", ["dollymp0", "dollymp2"], 0.8),
+            _fb("FB-2010 low load (offered 0.12)", ["dollymp0", "dollymp2", "dollymp-ext"], FB_HIGH / 10),
+            _fb("FB-2010 high load (offered 1.2)", ["dollymp0", "dollymp2", "dollymp-ext"], FB_HIGH),
         ],
         _load,
     ),
@@ -278,5 +290,6 @@ def _inputs(run: Run, traces: Path, quick: bool) -> tuple[list[JobSpec], Cluster
     if run.fmt == "synthetic":
         jobs, _ = load_workload(run.workload, run.fmt, limit=limit, seed=run.seed)
         return jobs, load_cluster(CLUSTERS / run.cluster)
-    jobs, _ = load_workload(traces / run.workload, run.fmt, limit=limit)
-    return jobs, load_cluster(CLUSTERS / run.cluster)
+    jobs, _ = load_workload(traces / run.workload, run.fmt, limit=limit, every=run.every)
+    cluster = load_cluster(CLUSTERS / run.cluster)
+    return jobs, cluster if run.cluster_scale is None else scale_cluster(cluster, run.cluster_scale)

@@ -21,8 +21,9 @@ def policy_table(c: Comparison) -> list[str]:
     ref = c.no_clone_reference()
     rows = [
         "| policy | avg flowtime (s) | p50 | p90 | p99 | 1-10 tasks avg | losing copies | extra vs "
-        f"{ref.policy if ref is not None else 'no clones'} | makespan (s) | / lower bound | completed |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        f"{ref.policy if ref is not None else 'no clones'} | makespan (s) | / lower bound | completed "
+        "| utilisation | rounds with an original waiting |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, m in c.results.items():
         small = m.by_bin().get("1-10", {}).get("avg_flowtime", math.nan)
@@ -30,7 +31,8 @@ def policy_table(c: Comparison) -> list[str]:
         rows.append(
             f"| {name} | {m.avg_flowtime:.1f} | {m.pct(50):.1f} | {m.pct(90):.1f} | {m.pct(99):.1f} | "
             f"{small:.1f} | {100 * m.clone_extra_resource_frac:.1f}% | {extra} | {m.makespan:.0f} | "
-            f"{m.avg_flowtime / c.bound.avg:.2f} | {m.jobs_completed}/{len(m.arrivals)} |"
+            f"{m.avg_flowtime / c.bound.avg:.2f} | {m.jobs_completed}/{len(m.arrivals)} | "
+            f"{m.utilisation:.2f} | {100 * m.wait_rounds:.0f}% |"
         )
     return rows
 
