@@ -23,6 +23,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--out", default=str(REPO / "docs" / "reproduction.md"))
     p.add_argument("--figures", default=str(REPO / "docs" / "reproduction"), help="PNG folder (committed)")
     p.add_argument("--jobs", type=int, default=1, help="run scenarios in this many processes")
+    p.add_argument(
+        "--cache",
+        default=str(REPO / "var" / "reproduction" / "cache"),
+        help="keep each run's results here, named by its exact command (git-ignored)",
+    )
+    p.add_argument("--reuse", action="store_true", help="read back kept runs whose command is unchanged")
     p.set_defaults(func=run)
 
 
@@ -31,11 +37,13 @@ def _command(args: argparse.Namespace, keys: list[str]) -> str:
     return text + (f" --jobs {args.jobs}" if args.jobs > 1 else "")
 
 
-def _run_one(key: str, label: str, traces: Path, quick: bool) -> dict[str, Comparison]:
+def _run_one(
+    key: str, label: str, traces: Path, quick: bool, cache: Path, reuse: bool
+) -> dict[str, Comparison]:
     from pyscheduler.sim.reproduce import SCENARIOS, run_scenario
 
     sc = next(s for s in SCENARIOS if s.key == key)
-    run_scenario(sc, traces, quick, lambda m: print(m, flush=True), only=label)
+    run_scenario(sc, traces, quick, lambda m: print(m, flush=True), only=label, cache=cache, reuse=reuse)
     return sc.results
 
 
@@ -61,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
         # one process per run (a scenario may have several); a scenario is reported once all its runs are in
         with ProcessPoolExecutor(max_workers=args.jobs) as pool:
             futures = {
-                pool.submit(_run_one, sc.key, run.label, traces, args.quick): sc
+                pool.submit(_run_one, sc.key, run.label, traces, args.quick, Path(args.cache), args.reuse): sc
                 for sc in chosen
                 for run in sc.runs
             }
@@ -83,7 +91,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         for sc in chosen:
             print(f"scenario {sc.key}: {sc.title}", flush=True)
-            run_scenario(sc, traces, args.quick, lambda m: print(m, flush=True))
+            say = lambda m: print(m, flush=True)  # noqa: E731
+            run_scenario(sc, traces, args.quick, say, cache=Path(args.cache), reuse=args.reuse)
     write_report(
         chosen, Path(args.out), Path(args.figures), args.quick, _command(args, keys), time.perf_counter() - t0
     )

@@ -5,7 +5,9 @@ settings. Scenarios are data (`SCENARIOS`); `dollymp report` runs them and write
 
 from __future__ import annotations
 
+import hashlib
 import json
+import pickle
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -261,11 +263,25 @@ SCENARIOS: list[Scenario] = [
 
 
 def run_scenario(
-    sc: Scenario, traces: Path, quick: bool, log: Callable[[str], None], only: str | None = None
+    sc: Scenario,
+    traces: Path,
+    quick: bool,
+    log: Callable[[str], None],
+    only: str | None = None,
+    cache: Path | None = None,
+    reuse: bool = False,
 ) -> None:
-    """Run the scenario's runs (or only the one labelled `only`) into `sc.results`."""
+    """Run the scenario's runs (or only the one labelled `only`) into `sc.results`. With `cache`, each run's
+    results are kept there under a name made of the run's exact command; with `reuse`, a run whose command
+    was kept already is read back instead of run again (a report can be rebuilt, or finished in parts)."""
     for run in sc.runs:
         if only is not None and run.label != only:
+            continue
+        kept = _cached(cache, sc.key, run, quick)
+        if reuse and kept is not None and kept.is_file():
+            with kept.open("rb") as f:
+                sc.results[run.label] = pickle.load(f)  # our own file, written below
+            log(f"  {sc.key} / {run.label}: reused {kept.name}")
             continue
         t0 = time.perf_counter()
         jobs, cluster = _inputs(run, traces, quick)
@@ -276,7 +292,20 @@ def run_scenario(
             slow = config.straggler.mean_slowdown
             jobs, cluster, _ = apply_load(jobs, cluster, run.load, slow, run.load_by)
         sc.results[run.label] = compare(jobs, cluster, run.policies, config)
+        if kept is not None:
+            kept.parent.mkdir(parents=True, exist_ok=True)
+            tmp = kept.with_suffix(".tmp")
+            with tmp.open("wb") as f:
+                pickle.dump(sc.results[run.label], f)
+            tmp.replace(kept)
         log(f"  {sc.key} / {run.label}: {len(jobs)} jobs, {time.perf_counter() - t0:.0f} s")
+
+
+def _cached(cache: Path | None, key: str, run: Run, quick: bool) -> Path | None:
+    if cache is None:
+        return None
+    digest = hashlib.sha256(run.command(quick).encode()).hexdigest()[:16]
+    return cache / f"{key}-{digest}.pickle"
 
 
 def _inputs(run: Run, traces: Path, quick: bool) -> tuple[list[JobSpec], ClusterSpec]:
