@@ -50,3 +50,30 @@ def test_scenario_keys_unique_and_commands_name_every_setting() -> None:
         for r in s.runs:
             cmd = r.command(quick=False)
             assert "--policies" in cmd and "--seed" in cmd and "--straggler" in cmd
+
+
+def test_a_kept_run_is_read_back_and_a_changed_command_runs_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(reproduce, "SYNTHETIC_OUT", tmp_path / "mw.jsonl")
+
+    def tiny(load: float) -> Scenario:
+        run = Run("r", reproduce.SYNTHETIC, "native", "mw20.json", ["fifo"], load=load, tick=1.0)
+        return Scenario("tiny", "Tiny", "a claim", [run], lambda _res: [])
+
+    cache = tmp_path / "cache"
+    first = tiny(0.5)
+    run_scenario(first, tmp_path, quick=True, log=lambda _m: None, cache=cache)
+    assert len(list(cache.glob("tiny-*.pickle"))) == 1
+
+    def no_runs(*_a: object, **_k: object) -> None:
+        raise AssertionError("a kept run was run again")
+
+    monkeypatch.setattr(reproduce, "compare", no_runs)
+    again = tiny(0.5)
+    said: list[str] = []
+    run_scenario(again, tmp_path, quick=True, log=said.append, cache=cache, reuse=True)
+    assert "reused" in said[0]
+    assert again.results["r"].results["fifo"].avg_flowtime == first.results["r"].results["fifo"].avg_flowtime
+    with pytest.raises(AssertionError, match="run again"):  # another load is another command
+        run_scenario(tiny(0.6), tmp_path, quick=True, log=lambda _m: None, cache=cache, reuse=True)
