@@ -29,6 +29,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="keep each run's results here, named by its exact command (git-ignored)",
     )
     p.add_argument("--reuse", action="store_true", help="read back kept runs whose command is unchanged")
+    p.add_argument(
+        "--kept-only", action="store_true", help="with --reuse: leave out the runs that were not kept"
+    )
     p.set_defaults(func=run)
 
 
@@ -91,8 +94,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         for sc in chosen:
             print(f"scenario {sc.key}: {sc.title}", flush=True)
-            say = lambda m: print(m, flush=True)  # noqa: E731
-            run_scenario(sc, traces, args.quick, say, cache=Path(args.cache), reuse=args.reuse)
+            kept = {"cache": Path(args.cache), "reuse": args.reuse, "kept_only": args.kept_only}
+            run_scenario(sc, traces, args.quick, lambda m: print(m, flush=True), **kept)
     write_report(
         chosen, Path(args.out), Path(args.figures), args.quick, _command(args, keys), time.perf_counter() - t0
     )

@@ -127,6 +127,9 @@ def _ali(label: str, policies: list[str], **kw: object) -> Run:
 
 
 FB_HIGH = 1.2
+# the papers' method, then the sensitivity model, as label suffixes of the scenarios with one run per model
+MODELS = (("", "empirical"), (" (Pareto sensitivity)", PARETO))
+LOAD = ["dollymp0", "dollymp2", "dollymp-ext"]
 
 
 def _seeded(trace: str, make: Callable[..., Run], **kw: object) -> list[Run]:
@@ -196,7 +199,10 @@ SCENARIOS: list[Scenario] = [
         "Value of 1, 2 and 3 clones (DollyMP Fig. 9)",
         "DollyMP2 gives > 30% of jobs a >= 20% lower flowtime than DollyMP1; DollyMP3 adds ~5 points for 15% "
         "more resources (paper 000, Sec. 6.3.1).",
-        [_fb("FB-2010 load 0.5", ["dollymp1", "dollymp2", "dollymp3"], 0.5)],
+        [
+            _fb(f"FB-2010 load 0.5{model}", ["dollymp1", "dollymp2", "dollymp3"], 0.5, straggler=straggler)
+            for model, straggler in MODELS
+        ],
         _clones,
     ),
     Scenario(
@@ -205,8 +211,9 @@ SCENARIOS: list[Scenario] = [
         "At 10x the low load cloning still cuts average flowtime ~10% for ~2% extra resources (paper 000, "
         "Sec. 6.3.1).",
         [
-            _fb("FB-2010 low load (offered 0.12)", ["dollymp0", "dollymp2", "dollymp-ext"], FB_HIGH / 10),
-            _fb("FB-2010 high load (offered 1.2)", ["dollymp0", "dollymp2", "dollymp-ext"], FB_HIGH),
+            _fb(f"FB-2010 {level} load (offered {load:g}){model}", LOAD, load, straggler=straggler)
+            for model, straggler in MODELS
+            for level, load in (("low", FB_HIGH / 10), ("high", FB_HIGH))
         ],
         _load,
     ),
@@ -216,9 +223,9 @@ SCENARIOS: list[Scenario] = [
         "Small jobs 34-46% faster than LATE/Mantri with < 5% extra resources; delay assignment 1.7-2.1x "
         "better than CAC and CC (paper 001, Sec. 5.2-5.3).",
         [
-            _fb("delay", ["capacity", "dolly"], 0.5, shuffle="delay"),
-            _fb("cac", ["capacity", "dolly"], 0.5, shuffle="cac"),
-            _fb("cc", ["capacity", "dolly"], 0.5, shuffle="cc"),
+            _fb(f"{shuffle}{model}", ["capacity", "dolly"], 0.5, shuffle=shuffle, straggler=straggler)
+            for model, straggler in MODELS
+            for shuffle in ("delay", "cac", "cc")
         ],
         _dolly,
     ),
@@ -270,10 +277,12 @@ def run_scenario(
     only: str | None = None,
     cache: Path | None = None,
     reuse: bool = False,
+    kept_only: bool = False,
 ) -> None:
     """Run the scenario's runs (or only the one labelled `only`) into `sc.results`. With `cache`, each run's
     results are kept there under a name made of the run's exact command; with `reuse`, a run whose command
-    was kept already is read back instead of run again (a report can be rebuilt, or finished in parts)."""
+    was kept already is read back instead of run again (a report can be rebuilt, or finished in parts);
+    with `kept_only`, a run that was not kept is left out (the report's tables count the seeds they have)."""
     for run in sc.runs:
         if only is not None and run.label != only:
             continue
@@ -282,6 +291,9 @@ def run_scenario(
             with kept.open("rb") as f:
                 sc.results[run.label] = pickle.load(f)  # our own file, written below
             log(f"  {sc.key} / {run.label}: reused {kept.name}")
+            continue
+        if kept_only:
+            log(f"  {sc.key} / {run.label}: not kept, left out")
             continue
         t0 = time.perf_counter()
         jobs, cluster = _inputs(run, traces, quick)

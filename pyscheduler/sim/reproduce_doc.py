@@ -72,7 +72,10 @@ def write_report(
     ]
     body: list[str] = []
     for sc in scenarios:
-        checks = sc.summarize(sc.results) if sc.results else []
+        complete = len(sc.results) == len(sc.runs)
+        checks = sc.summarize(sc.results) if sc.results and (complete or sc.table is not None) else []
+        if sc.results and not complete:
+            lines.append(f"| {sc.key} | {len(sc.results)} of its {len(sc.runs)} runs in this report | - |")
         for ch in checks:
             verdict = ch.verdict if ch.holds else f"**{ch.verdict}**"
             lines.append(f"| {sc.key} | {ch.text} | {verdict} |")
