@@ -5,6 +5,7 @@ Scenarios and their checks live in `reproduce.py`."""
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -43,9 +44,8 @@ def write_report(
     from pyscheduler.sim.report import cdf_plot
 
     fig_dir.mkdir(parents=True, exist_ok=True)
-    shown = fig_dir.resolve()
-    if shown.is_relative_to(Path.cwd()):  # the checkout's own path says nothing to a reader
-        shown = shown.relative_to(Path.cwd())
+    # images are linked relative to the report, so they show on the repository's page
+    shown = Path(os.path.relpath(fig_dir.resolve(), out_md.resolve().parent))
     lines = [
         "# Reproduction report",
         "",
