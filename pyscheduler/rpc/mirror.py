@@ -251,6 +251,7 @@ class Mirror:
             am_container=ask.am_container,
             arrival=old.arrival if old is not None else self._arrivals,
             outstanding=old.outstanding if old is not None else 0,
+            blacklist=tuple(ask.blacklist),
         )
 
     def _add_containers(self, recs: Sequence[ContainerRec]) -> None:
@@ -495,6 +496,7 @@ class Mirror:
                     "locations": list(a.locations),
                     "relax_locality": a.relax_locality,
                     "am_container": a.am_container,
+                    "blacklist": list(a.blacklist),
                 }
                 for k, a in sorted(self.asks.items())
             ],

@@ -4,8 +4,9 @@ The policy decides *which asks first* (FCFS here: application submit time, then 
 key); this module decides *where*, and guarantees the wire-level invariants whatever the policy:
 a placement never exceeds a node's free room (capacity minus the larger of the RM's allocation and
 the mirrored containers, minus outstanding placements), only RUNNING nodes get placements, locality
-is honoured (preferred hosts/racks first; only them when relax_locality is false), and every ask
-not fully placed gets a deferral with a reason.
+is honoured (preferred hosts/racks first; only them when relax_locality is false), no ask goes to a
+node its attempt blacklisted (by host, node id or rack), and every ask not fully placed gets a
+deferral with a reason.
 """
 
 from __future__ import annotations
@@ -87,6 +88,17 @@ def strict_locality(ask: AskRec) -> bool:
     return not ask.relax_locality and any(loc != ANY_LOCATION for loc in ask.locations)
 
 
+def blacklisted(node: NodeRec, ask: AskRec) -> bool:
+    """The ask's attempt blacklisted the node (its host, its node id or its rack)."""
+    return bool(ask.blacklist) and _is_preferred(node, ask.blacklist)
+
+
+def placer_only(ask: AskRec) -> bool:
+    """Asks the decision core cannot place, as it knows no node constraints: strict locality or a
+    blacklist. The placer puts them, FCFS, in the room the core's round left (translate.core_round)."""
+    return strict_locality(ask) or bool(ask.blacklist)
+
+
 def place(
     mirror: Mirror,
     order: Sequence[AskRec],
@@ -129,6 +141,8 @@ def place(
             )
         else:
             candidates = running
+        if ask.blacklist:
+            candidates = [n for n in candidates if not blacklisted(n, ask)]
         reason = pb.REASON_AM_CONTAINER if ask.am_container else placement_reason
         for node in candidates:
             if want <= 0:
@@ -147,6 +161,7 @@ def place(
             placements.append(PlacementChoice(ask.key, node.node_id, cap, k, reason, detail))
         if want > 0:
             why = "no preferred node has room" if locs and not ask.relax_locality else "no node has room now"
+            why += " off its blacklist" if ask.blacklist else ""
             deferrals.append(
                 DeferralChoice(ask.key, pb.REASON_WAITING_FOR_RESOURCES, f"{want} unplaced: {why}")
             )

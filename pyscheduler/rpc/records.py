@@ -117,6 +117,7 @@ class AskRec:
     am_container: bool
     arrival: int  # order in which the key first appeared (FCFS tie-break)
     outstanding: int = 0  # containers placed but not yet confirmed
+    blacklist: tuple[str, ...] = ()  # hosts, node ids or racks the attempt excludes (Ask.blacklist)
 
 
 class ContainerRec(NamedTuple):

@@ -13,9 +13,9 @@ YARN -> core (choices documented here, tested in tests/rpc/test_translate.py):
 - containers of an ask that the AM helper says are for clones still waiting (ATTEMPT_WAITING reports)
   are left out of the Job and placed after the core's round, in idle capacity only (rpc/clones.py);
 - zero-size asks cannot be a core Phase (demand must be non-zero): they are deferred as infeasible;
-- asks with strict locality (relax_locality false) are not given to the core, which knows no
-  locality: after the core's round, the service-side placer puts them, FCFS, on their preferred
-  nodes in the room the core left.
+- asks with strict locality (relax_locality false) or a blacklist are not given to the core, which
+  knows no node constraints: after the core's round, the service-side placer puts them, FCFS, on
+  their preferred (and never on their blacklisted) nodes in the room the core left.
 
 Core -> YARN: placements are grouped per (scheduler key, node) into one wire Placement with a count;
 clone placements are not sent on Sync (the AM helper requests clone containers itself, from the
@@ -52,9 +52,10 @@ from pyscheduler.rpc.placer import (
     KillChoice,
     PlacementChoice,
     RoundResult,
+    blacklisted,
     fcfs_order,
     place,
-    strict_locality,
+    placer_only,
 )
 from pyscheduler.rpc.res import Res, fits_count, res_add
 from pyscheduler.rpc.yielding import CopySource, waiting_alone, waiting_first, waiting_originals
@@ -215,7 +216,7 @@ def snapshot_and_clones(
     by_app: dict[str, list[AskRec]] = {}
     zero: list[AskRec] = []
     for a in mirror.asks.values():
-        if a.num_containers - a.outstanding <= 0 or strict_locality(a):
+        if a.num_containers - a.outstanding <= 0 or placer_only(a):
             continue
         if (
             a.capability.memory_mb == 0
@@ -252,12 +253,14 @@ def snapshot_and_clones(
 
 
 def _preferred(mirror: Mirror, ask: AskRec, node_id: str) -> bool:
+    n = mirror.nodes[node_id]
+    if blacklisted(n, ask):
+        return False
     if ask.relax_locality:
         return True
     locs = [loc for loc in ask.locations if loc != ANY_LOCATION]
     if not locs:
         return True
-    n = mirror.nodes[node_id]
     return n.host in locs or n.node_id in locs or (bool(n.rack) and n.rack in locs)
 
 
@@ -425,9 +428,9 @@ def core_round(
             return RoundResult(kills=released)  # nothing pending: no round (changed rows stay dirty)
         snapshot, index, zero, clones = snapshot_and_clones(mirror, now(), hints)
         result = from_decisions(mirror, policy.decide(snapshot), index, zero)
-        strict = [a for a in mirror.asks.values() if strict_locality(a)]
+        strict = [a for a in mirror.asks.values() if placer_only(a)]
         if strict:
-            ordered = [a for a in fcfs_order(mirror) if strict_locality(a)]
+            ordered = [a for a in fcfs_order(mirror) if placer_only(a)]
             extra = place(mirror, ordered, pb.REASON_FCFS_ORDER, taken=result.placements)
             result.placements.extend(extra.placements)
             result.deferrals.extend(extra.deferrals)

@@ -122,6 +122,8 @@ def ask(a: Any, p: str) -> None:
         resource(a.capability, f"{p}.capability", a, "capability")
     for j, loc in enumerate(a.locations):
         nonempty(loc, f"{p}.locations[{j}]")
+    for j, place in enumerate(a.blacklist):
+        nonempty(place, f"{p}.blacklist[{j}]")
 
 
 def container(c: Any, p: str) -> None:

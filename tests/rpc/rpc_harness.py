@@ -120,6 +120,7 @@ def ask(
     am: bool = False,
     locations: Sequence[str] = (),
     relax: bool = True,
+    blacklist: Sequence[str] = (),
 ) -> Any:
     return pb.Ask(
         attempt_id=attempt(n),
@@ -130,6 +131,7 @@ def ask(
         am_container=am,
         locations=list(locations),
         relax_locality=relax,
+        blacklist=list(blacklist),
     )
 
 

@@ -144,6 +144,7 @@ final class BatchBuilder implements ClusterView {
     Set<SchedulerRequestKey> now = new HashSet<>();
     if (!attempt.isStopped()) {
       boolean am = attempt.isWaitingForAMContainer();
+      Set<String> blacklist = attempt.blacklistForAsks();
       for (SchedulerRequestKey key : attempt.getSchedulerKeys()) {
         PendingAsk pending = attempt.getPendingAsk(key, ResourceRequest.ANY);
         if (pending.getCount() <= 0) {
@@ -156,7 +157,8 @@ final class BatchBuilder implements ClusterView {
             .setCapability(ProtoResources.toProto(pending.getPerAllocationResource()))
             .setNumContainers(pending.getCount())
             .setRelaxLocality(true)
-            .setAmContainer(am);
+            .setAmContainer(am)
+            .addAllBlacklist(blacklist);
         AppPlacementAllocator<?> placement = attempt.getAppPlacementAllocator(key);
         if (placement != null) {
           for (Map.Entry<String, ResourceRequest> e : placement.getResourceRequests().entrySet()) {

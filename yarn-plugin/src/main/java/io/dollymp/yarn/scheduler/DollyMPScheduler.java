@@ -7,6 +7,7 @@ import io.dollymp.yarn.scheduler.client.SessionState;
 import io.dollymp.yarn.scheduler.client.SessionStateMachine;
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -28,6 +29,7 @@ import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.api.records.ResourceRequest;
 import org.apache.hadoop.yarn.api.records.SchedulingRequest;
 import org.apache.hadoop.yarn.nodelabels.CommonNodeLabelsManager;
+import org.apache.hadoop.yarn.proto.YarnServiceProtos.SchedulerResourceTypes;
 import org.apache.hadoop.yarn.server.resourcemanager.RMContext;
 import org.apache.hadoop.yarn.server.resourcemanager.recovery.RMStateStore.RMState;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppEvent;
@@ -86,6 +88,7 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   private final Map<ContainerId, String> placementOfContainer = new ConcurrentHashMap<>();
   private final AtomicLong nodeUpdatesHandled = new AtomicLong();
   private final AtomicLong fallbackContainers = new AtomicLong();
+  private final AtomicLong blacklistSkips = new AtomicLong();
   private final LatencyRecorder heartbeatLatency = new LatencyRecorder();
   private final Resource amUsed = Resource.newInstance(0, 0);
   private final Set<ContainerId> amContainers = ConcurrentHashMap.newKeySet();
@@ -129,7 +132,7 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
         shimConfig.rmId(), VERSION, shimConfig.tickMs(), shimConfig.planMaxAgeMs(), shimConfig.rpcTimeoutMs(),
         shimConfig.reconnectBackoffMs()), view, session, System::currentTimeMillis);
     this.shimMetrics = new ShimMetrics(session, planBook, heartbeatLatency, nodeUpdatesHandled::get,
-        fallbackContainers::get);
+        fallbackContainers::get, blacklistSkips::get);
     super.serviceInit(configuration);
     schedulingMonitorManager.initialize(rmContext, configuration);
   }
@@ -217,7 +220,7 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
       }
       case APP_ADDED -> {
         AppAddedSchedulerEvent e = (AppAddedSchedulerEvent) event;
-        addApplication(e.getApplicationId(), e.getUser(), e.getIsAppRecovering(), e.isUnmanagedAM());
+        addApplication(e.getApplicationId(), e.getQueue(), e.getUser(), e.getIsAppRecovering(), e.isUnmanagedAM());
       }
       case APP_REMOVED -> {
         AppRemovedSchedulerEvent e = (AppRemovedSchedulerEvent) event;
@@ -270,7 +273,15 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     updateAvailableResourcesMetrics();
   }
 
-  private synchronized void addApplication(ApplicationId appId, String user, boolean recovering, boolean unmanagedAM) {
+  private synchronized void addApplication(ApplicationId appId, String queueName, String user, boolean recovering,
+      boolean unmanagedAM) {
+    String rejection = acceptsQueue(queueName) ? null : ShimQueue.rejection(appId, user, queueName);
+    if (rejection != null && !recovering) {
+      // As CapacityScheduler does: the application fails at once with the reason, instead of running elsewhere.
+      LOG.info("DollyMP: {}", rejection);
+      rmContext.getDispatcher().getEventHandler().handle(new RMAppEvent(appId, RMAppEventType.APP_REJECTED, rejection));
+      return;
+    }
     applications.put(appId, new SchedulerApplication<>(queue, user, unmanagedAM));
     queue.getMetrics().submitApp(user, unmanagedAM);
     outbox.dirtyApps.add(appId);
@@ -378,6 +389,11 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     }
   }
 
+  /** Whether applications may be submitted to {@code queueName}: the one queue's names only. */
+  protected boolean acceptsQueue(String queueName) {
+    return ShimQueue.isLeaf(queueName);
+  }
+
   // ------------------------------------------------------------------------------------------
   // Allocation bookkeeping (used by PlanCommitter and FallbackAllocator on the event thread)
   // ------------------------------------------------------------------------------------------
@@ -434,6 +450,15 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
 
   public long fallbackContainers() {
     return fallbackContainers.get();
+  }
+
+  /** Times the fallback policy kept an application off a node it blacklisted. */
+  public long blacklistSkips() {
+    return blacklistSkips.get();
+  }
+
+  void blacklistSkipped() {
+    blacklistSkips.incrementAndGet();
   }
 
   /** A container reported by a (re-)registering NodeManager: account for it like a committed one. */
@@ -532,11 +557,16 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
       if (attempt.isStopped()) {
         return EMPTY_ALLOCATION;
       }
+      // The AM's blacklist (or, while its container is pending, the RM's AM blacklist): kept by YARN's
+      // AppSchedulingInfo; the committer and the fallback check it, and the asks carry it to the service
+      // (updated before the asks, so that new asks reach the service with it).
+      boolean blacklistChanged = attempt.updateBlacklistChanged(blacklistAdditions, blacklistRemovals);
       if (!ask.isEmpty()) {
         attempt.updateResourceRequests(ask);
+      }
+      if (blacklistChanged || !ask.isEmpty()) {
         outbox.dirtyAsks.add(attemptId);
       }
-      attempt.updateBlacklist(blacklistAdditions, blacklistRemovals);
       Resource headroom = attempt.getHeadroom();
       attempt.setApplicationHeadroomForMetrics(headroom);
       return new Allocation(attempt.pullNewlyAllocatedContainers(), headroom, null, null, null,
@@ -609,6 +639,12 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     return planBook.dropped.values().stream().mapToLong(AtomicLong::get).sum();
   }
 
+  /** Containers of service placements dropped for {@code kind}. */
+  public long proposalsDropped(io.dollymp.proto.v1.PlacementOutcomeKind kind) {
+    AtomicLong n = planBook.dropped.get(kind);
+    return n == null ? 0 : n.get();
+  }
+
   /** Node heartbeats handled on the scheduler event thread so far. */
   public long nodeUpdatesHandled() {
     return nodeUpdatesHandled.get();
@@ -627,8 +663,19 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   // ------------------------------------------------------------------------------------------
 
   @Override
-  public QueueInfo getQueueInfo(String queueName, boolean includeChildQueues, boolean recursive) {
-    return queue.getQueueInfo(includeChildQueues, recursive);
+  public QueueInfo getQueueInfo(String queueName, boolean includeChildQueues, boolean recursive) throws IOException {
+    return queue.getQueueInfo(queueName, includeChildQueues, recursive);
+  }
+
+  /**
+   * The resource types the shim schedules on (memory and vcores), as CapacityScheduler reports them with the
+   * dominant resource calculator. The RM hands them to every AM at registration; MapReduce's AM then judges
+   * headroom, reduce ramp-up and reduce preemption by vcores too (with memory only it ramps reduces up into
+   * room that has no vcores left, and preempts them again).
+   */
+  @Override
+  public EnumSet<SchedulerResourceTypes> getSchedulingResourceTypes() {
+    return EnumSet.of(SchedulerResourceTypes.MEMORY, SchedulerResourceTypes.CPU);
   }
 
   @Override
@@ -658,8 +705,8 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
 
   @Override
   public synchronized List<ApplicationAttemptId> getAppsInQueue(String queueName) {
-    if (!ShimQueue.NAME.equals(queueName)) {
-      return null;
+    if (!ShimQueue.isKnown(queueName)) {
+      return null; // CapacityScheduler's answer for a queue that does not exist
     }
     List<ApplicationAttemptId> out = new ArrayList<>();
     for (SchedulerApplication<ShimAppAttempt> app : applications.values()) {

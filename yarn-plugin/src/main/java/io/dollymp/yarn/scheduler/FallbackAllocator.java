@@ -13,7 +13,8 @@ import org.apache.hadoop.yarn.util.resource.Resources;
 /**
  * The built-in policy that keeps the cluster scheduling while the decision service is down: FIFO
  * by application id with fair sharing, i.e. round-robin one container per application per pass,
- * each application's asks in YARN priority order, multi-resource fit (dominant resource calculator).
+ * each application's asks in YARN priority order, multi-resource fit (dominant resource calculator),
+ * never on a node (or rack) the application blacklisted.
  */
 final class FallbackAllocator {
   private final DollyMPScheduler scheduler;
@@ -63,6 +64,10 @@ final class FallbackAllocator {
       }
       if (am && !scheduler.amShareAllows(ask.getPerAllocationResource())) {
         continue;
+      }
+      if (attempt.blacklistedPlace(node) != null) {
+        scheduler.blacklistSkipped(); // as YARN's schedulers do: the attempt gets nothing on this node
+        return false;
       }
       RMContainer c = PlanCommitter.create(node, attempt, key, ask.getPerAllocationResource());
       if (c != null) {

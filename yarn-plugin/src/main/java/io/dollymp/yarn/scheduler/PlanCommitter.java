@@ -18,8 +18,9 @@ import org.apache.hadoop.yarn.util.resource.Resources;
 
 /**
  * Commits the service's proposals for one node on that node's heartbeat (RM event thread), after
- * re-validating each against the RM's truth: node running, attempt alive, ask still pending, fits
- * in every resource dimension. Every proposal ends in an outcome reported to the service.
+ * re-validating each against the RM's truth: node running, attempt alive, ask still pending, node
+ * (and rack) not blacklisted by the attempt, fits in every resource dimension. Every proposal ends in an
+ * outcome reported to the service.
  */
 final class PlanCommitter {
   private final DollyMPScheduler scheduler;
@@ -97,6 +98,13 @@ final class PlanCommitter {
     if (pending == null || pending.getCount() <= 0) {
       return drop(pl, PlacementOutcomeKind.PLACEMENT_DROPPED_ASK_NOT_PENDING, pl.getCount(),
           "no pending ask at priority " + pl.getPriority());
+    }
+    String blacklisted = attempt.blacklistedPlace(node);
+    if (blacklisted != null) {
+      DollyMPScheduler.LOG.info("DollyMP: placement {} of {} on {} refused: {} is blacklisted by the application",
+          pl.getPlacementId(), pl.getAttemptId(), pl.getNodeId(), blacklisted);
+      return drop(pl, PlacementOutcomeKind.PLACEMENT_DROPPED_BLACKLISTED, pl.getCount(),
+          blacklisted + " is blacklisted by " + pl.getAttemptId());
     }
     int wanted = Math.min(pl.getCount(), pending.getCount());
     Resource capability = pending.getPerAllocationResource();

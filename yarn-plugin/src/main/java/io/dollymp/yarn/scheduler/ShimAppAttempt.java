@@ -1,5 +1,9 @@
 package io.dollymp.yarn.scheduler;
 
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
 import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
 import org.apache.hadoop.yarn.api.records.Container;
 import org.apache.hadoop.yarn.server.resourcemanager.RMContext;
@@ -10,19 +14,70 @@ import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainerImpl
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.AbstractUsersManager;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.NodeType;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.Queue;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerNode;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.fica.FiCaSchedulerApp;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.fica.FiCaSchedulerNode;
 import org.apache.hadoop.yarn.server.scheduler.SchedulerRequestKey;
 
 /**
  * The shim's view of one application attempt: YARN's FiCa bookkeeping (asks, live containers,
- * usage, metrics) plus one operation, turning a validated proposal into an RM container.
+ * usage, metrics, blacklists) plus one operation, turning a validated proposal into an RM container.
  */
 public class ShimAppAttempt extends FiCaSchedulerApp {
+  /**
+   * A copy of the RM's AM blacklist for this attempt (nodes where earlier AM containers failed), which
+   * YARN's AppSchedulingInfo keeps but does not expose: the service must see it to avoid those nodes.
+   */
+  private final Set<String> amBlacklist = new HashSet<>();
 
   public ShimAppAttempt(ApplicationAttemptId attemptId, String user, Queue queue,
       AbstractUsersManager usersManager, RMContext rmContext) {
     super(attemptId, user, queue, usersManager, rmContext);
+  }
+
+  /**
+   * Applies an allocate call's blacklist changes (YARN's updateBlacklist: the AM blacklist while the AM
+   * container is pending, the application's own afterwards); returns true when there were any.
+   */
+  public boolean updateBlacklistChanged(List<String> additions, List<String> removals) {
+    boolean any = additions != null && !additions.isEmpty() || removals != null && !removals.isEmpty();
+    if (!any) {
+      return false;
+    }
+    boolean am = isWaitingForAMContainer();
+    updateBlacklist(additions, removals);
+    if (am) {
+      synchronized (amBlacklist) {
+        if (additions != null) {
+          amBlacklist.addAll(additions);
+        }
+        if (removals != null) {
+          amBlacklist.removeAll(removals);
+        }
+      }
+    }
+    return true;
+  }
+
+  /** The places (host, node or rack names) this attempt's pending asks must not go to, sorted. */
+  public Set<String> blacklistForAsks() {
+    if (isWaitingForAMContainer()) {
+      synchronized (amBlacklist) {
+        return new TreeSet<>(amBlacklist);
+      }
+    }
+    return new TreeSet<>(getBlacklistedNodes());
+  }
+
+  /**
+   * The name by which {@code node} is blacklisted for this attempt (its node name, else its rack), or
+   * null: what YARN's schedulers check before placing a container (SchedulerAppUtils.isPlaceBlacklisted).
+   */
+  public String blacklistedPlace(SchedulerNode node) {
+    if (isPlaceBlacklisted(node.getNodeName())) {
+      return node.getNodeName();
+    }
+    return isPlaceBlacklisted(node.getRackName()) ? node.getRackName() : null;
   }
 
   /**

@@ -22,14 +22,16 @@ final class ShimMetrics implements MetricsSource {
   private final LatencyRecorder heartbeat;
   private final LongSupplier nodeUpdates;
   private final LongSupplier fallbackContainers;
+  private final LongSupplier blacklistSkips;
 
   ShimMetrics(SessionStateMachine session, PlanBook planBook, LatencyRecorder heartbeat, LongSupplier nodeUpdates,
-      LongSupplier fallbackContainers) {
+      LongSupplier fallbackContainers, LongSupplier blacklistSkips) {
     this.session = session;
     this.planBook = planBook;
     this.heartbeat = heartbeat;
     this.nodeUpdates = nodeUpdates;
     this.fallbackContainers = fallbackContainers;
+    this.blacklistSkips = blacklistSkips;
   }
 
   void register() {
@@ -61,6 +63,8 @@ final class ShimMetrics implements MetricsSource {
             planBook.killsRefused.get())
         .addCounter(info("FallbackContainers", "containers placed by the fallback policy"),
             fallbackContainers.getAsLong())
+        .addCounter(info("FallbackBlacklistSkips", "times the fallback kept an application off a node it blacklisted"),
+            blacklistSkips.getAsLong())
         .addCounter(info("NodeUpdates", "node heartbeats handled"), nodeUpdates.getAsLong())
         .addGauge(info("HeartbeatP50Millis", "node heartbeat handling p50 on the event thread"),
             heartbeat.quantileMs(0.5))

@@ -75,6 +75,12 @@ public class SLSDollyMPScheduler extends DollyMPScheduler implements SchedulerWr
     return "default";
   }
 
+  /** SLS traces name their own queues (e.g. sls_queue_1); under the simulator each runs in the one queue. */
+  @Override
+  protected boolean acceptsQueue(String queueName) {
+    return true;
+  }
+
   @Override
   public SchedulerMetrics getSchedulerMetrics() {
     return commons.getSchedulerMetrics();
