@@ -37,6 +37,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def _command(args: argparse.Namespace, keys: list[str]) -> str:
     text = "dollymp report" + (" --quick" if args.quick else "") + (f" --only {args.only}" if keys else "")
+    text += " --reuse" if args.reuse else ""
+    text += " --kept-only" if args.kept_only else ""
     return text + (f" --jobs {args.jobs}" if args.jobs > 1 else "")
 
 
