@@ -16,7 +16,6 @@ line is one JSON object.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import math
 import os
@@ -29,8 +28,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pyscheduler.deploy import artifacts, cds, jobs
-from pyscheduler.deploy.demo import Display
+from pyscheduler.deploy import amrecords, artifacts, cds, jobs
+from pyscheduler.deploy.display import Display
 from pyscheduler.deploy.localcluster import LocalCluster
 
 STRAGGLER_JOB = "io.dollymp.yarn.workload.StragglerJob"
@@ -157,20 +156,8 @@ def job_args(
 
 def clone_overhead(records: Path) -> tuple[float, float, int]:
     """(clone container-seconds, all attempts' container-seconds, clones) from the AM records."""
-    clone_s = all_s = 0.0
-    clones = 0
-    for f in sorted(records.glob("application_*.tsv")):
-        lines = [ln for ln in f.read_text().splitlines() if not ln.startswith("#")]
-        for row in csv.DictReader(lines, delimiter="\t"):
-            launch, finish = int(row["launch_ms"]), int(row["finish_ms"])
-            if launch <= 0 or finish < launch:
-                continue
-            s = (finish - launch) / 1000.0
-            all_s += s
-            if row["is_clone"] == "true":
-                clone_s += s
-                clones += 1
-    return clone_s, all_s, clones
+    m = amrecords.read_all(records)
+    return m.clone_s, m.attempt_s, m.clones
 
 
 def kills_by_reason(db: Path) -> dict[str, int]:

@@ -20,7 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pyscheduler.deploy import artifacts, jobs
+from pyscheduler.deploy import amrecords, artifacts, bench_cluster, jobs
+from pyscheduler.deploy.display import Display
 from pyscheduler.deploy.localcluster import LocalCluster
 from pyscheduler.deploy.rest import get_json
 
@@ -30,19 +31,41 @@ SCHEDULER_NAMES = {"capacity": "CapacityScheduler", "dollymp": "DollyMP"}
 @dataclass(frozen=True)
 class MixJob:
     name: str
-    kind: str  # "wordcount" or "sleep"
+    kind: str  # "wordcount" or "straggler" (io.dollymp.yarn.workload.StragglerJob)
     maps: int
     reduces: int
-    task_ms: int = 0
     delay_s: float = 0.0  # arrival after the first job
 
 
-# A short mix: one wordcount and sleep jobs of different sizes, arriving 3 s apart.
+# A short mix, arriving 3 s apart: Hadoop's wordcount, and two jobs whose tasks sleep for heavy-tailed
+# times (the papers' straggler model; SleepJob cannot clone: it turns speculation off, and the AM
+# helper launches clones through the speculator).
 MIX = (
     MixJob("wordcount", "wordcount", maps=3, reduces=1),
-    MixJob("sleep-large", "sleep", maps=6, reduces=1, task_ms=3000, delay_s=3.0),
-    MixJob("sleep-small", "sleep", maps=2, reduces=1, task_ms=1000, delay_s=6.0),
+    MixJob("straggler-large", "straggler", maps=6, reduces=1, delay_s=3.0),
+    MixJob("straggler-small", "straggler", maps=2, reduces=1, delay_s=6.0),
 )
+# The straggler jobs' task base times (maps; reduces half), the Pareto shape and cap of their factor.
+STRAGGLER_BASE_MS = 4000
+STRAGGLER_SHAPE, STRAGGLER_CAP = 1.5, 20.0
+
+
+def straggler_options(j: MixJob, seed: int = 1) -> list[str]:
+    """A straggler job's -D options. Both schedulers speculate (stock speculation under
+    CapacityScheduler; the AM helper's clones under DollyMP)."""
+    opts = {
+        "dollymp.straggler.maps": j.maps,
+        "dollymp.straggler.reduces": j.reduces,
+        "dollymp.straggler.map.base-ms": STRAGGLER_BASE_MS,
+        "dollymp.straggler.reduce.base-ms": STRAGGLER_BASE_MS // 2,
+        "dollymp.straggler.pareto-shape": STRAGGLER_SHAPE,
+        "dollymp.straggler.cap": STRAGGLER_CAP,
+        "dollymp.straggler.seed": seed,
+        "mapreduce.map.speculative": "true",
+        "mapreduce.reduce.speculative": "true",
+        "mapreduce.job.reduce.slowstart.completedmaps": "1.0",
+    }
+    return [f"-D{k}={v}" for k, v in opts.items()]
 
 
 @dataclass
@@ -51,17 +74,9 @@ class Run:
     results: dict[str, jobs.JobResult] = field(default_factory=dict)
     placements: dict[str, int] = field(default_factory=dict)  # job -> placements logged by the service
     containers: dict[str, int] = field(default_factory=dict)  # job -> containers that ran (NM log dirs)
+    missions: dict[str, amrecords.Mission] = field(default_factory=dict)  # job -> what the AM helper did
+    records: Path | None = None  # the AM helper's record directory
     wall_s: float = 0.0
-
-
-class Display:
-    """Progress lines prefixed with the time since the demo started."""
-
-    def __init__(self) -> None:
-        self.t0 = time.monotonic()
-
-    def say(self, message: str) -> None:
-        print(f"[dollymp-demo {time.monotonic() - self.t0:6.1f}s] {message}", flush=True)
 
 
 def _metrics(cluster: LocalCluster) -> str:
@@ -76,9 +91,10 @@ def _metrics(cluster: LocalCluster) -> str:
 
 
 def run_mix(
-    cluster: LocalCluster, work: Path, show: Display, timeout_s: float = 600.0
+    cluster: LocalCluster, work: Path, show: Display, extra: Sequence[str] = (), timeout_s: float = 600.0
 ) -> dict[str, jobs.JobResult]:
-    """Submit MIX with its arrival delays; progress every few seconds; results by job name."""
+    """Submit MIX with its arrival delays (each job with the -D options `extra`); progress every few
+    seconds; results by job name."""
     jobs.write_text(work / "wc-in", files=MIX[0].maps, words_per_file=20000)
     handles: dict[str, jobs.JobHandle] = {}
     start = time.monotonic()
@@ -89,9 +105,12 @@ def run_mix(
         while pending and pending[0].delay_s <= now:
             j = pending.pop(0)
             if j.kind == "wordcount":
-                handles[j.name] = cluster.submit_wordcount(work / "wc-in", work / "wc-out", j.reduces, j.name)
+                handles[j.name] = cluster.submit_wordcount(
+                    work / "wc-in", work / "wc-out", j.reduces, j.name, extra=extra
+                )
             else:
-                handles[j.name] = cluster.submit_sleep(j.maps, j.reduces, j.task_ms, j.task_ms, j.name)
+                argv = [*straggler_options(j), *extra, j.name]
+                handles[j.name] = cluster.submit(j.name, bench_cluster.STRAGGLER_JOB, argv)
             show.say(f"  submitted {j.name} ({j.maps} maps, {j.reduces} reduce)")
         done = sum(not h.alive() for h in handles.values())
         line = f"  {done}/{len(MIX)} jobs done; {_metrics(cluster)}"
@@ -118,10 +137,33 @@ def _containers_ran(cluster: LocalCluster, app_id: str | None) -> int:
     return sum(1 for _ in cluster.base.glob(f"nm-*/logs/{app_id}/container_*"))
 
 
-def run_scheduler(scheduler: str, nodes: int, root: Path, show: Display, hold: bool) -> Run:
+def dollymp_job_options(records: Path) -> list[str]:
+    """-D options of the mix's jobs under DollyMP: the AM helper (framework `dollymp`: clones, first
+    copy wins, losers killed, delay assignment) writing its records to `records`."""
+    return ["-Dmapreduce.framework.name=dollymp", f"-Ddollymp.am.record.dir={records.as_uri()}"]
+
+
+def run_scheduler(
+    scheduler: str,
+    nodes: int,
+    root: Path,
+    show: Display,
+    hold: bool,
+    policy: tuple[str, str | None],
+    rounds: int = 1,
+) -> Run:
+    """The mix `rounds` times on one cluster under `scheduler`; the last round's results.
+
+    DollyMP estimates a phase's task time and spread from the job's earlier runs (recurring jobs,
+    Sec. 5.2), so a first round of the same jobs is what gives it the spread its clone counts need."""
     run = Run(scheduler)
     base = root / scheduler
     shutil.rmtree(base, ignore_errors=True)
+    extra: list[str] = []
+    if scheduler == "dollymp":
+        run.records = base / "records"
+        extra = dollymp_job_options(run.records)
+        show.say(f"  service policy {policy[0]} {policy[1] or ''}; jobs run with framework dollymp")
     show.say(
         f"{SCHEDULER_NAMES[scheduler]}: starting RM + {nodes} NodeManagers (nm-0 at nice 19, a slow node)"
     )
@@ -129,7 +171,8 @@ def run_scheduler(scheduler: str, nodes: int, root: Path, show: Display, hold: b
     cluster = LocalCluster(
         nodes=nodes,
         scheduler=scheduler,
-        policy="dollymp",
+        policy=policy[0],
+        service_args=() if policy[1] is None else ("--policy-options", policy[1]),
         history_server=False,
         base_dir=base,
         slow_nodes=1,
@@ -139,10 +182,16 @@ def run_scheduler(scheduler: str, nodes: int, root: Path, show: Display, hold: b
         if cluster.service_api_url:
             show.say(f"  decision service: gRPC 127.0.0.1:{cluster.grpc_port}, API {cluster.service_api_url}")
         show.say(f"  RM UI: {cluster.rm_web_url}   logs: {cluster.log_dir}")
-        run.results = run_mix(cluster, base / "data", show)
+        for i in range(1, rounds + 1):
+            if rounds > 1:
+                what = "measured" if i == rounds else "the service learns the recurring jobs' run times"
+                show.say(f"  round {i} of {rounds} ({what})")
+            run.results = run_mix(cluster, base / f"data-{i}", show, extra)
         for name, r in run.results.items():
             run.placements[name] = _placements(cluster, r.app_id)
             run.containers[name] = _containers_ran(cluster, r.app_id)
+            if run.records is not None and r.app_id:
+                run.missions[name] = amrecords.read_app(run.records, r.app_id)
             show.say(f"  {name}: {r.final_status} in {_fmt(r.rm_elapsed_s)} ({r.app_id})")
         if scheduler == "dollymp":
             explain(cluster, run, show)
@@ -165,6 +214,10 @@ def explain(cluster: LocalCluster, run: Run, show: Display) -> None:
     show.say(f"  decision log API     {api}/v1/decisions?application={app}&kind=placement")
     show.say(f"  why this placement   curl -s '{api}/v1/applications/{app}/why'")
     show.say(f"  decision log file    {cluster.service_db}")
+    show.say(f"  clones granted       {api}/v1/decisions?application={app}&kind=clone_grant")
+    show.say(f"  copies killed        {api}/v1/decisions?kind=kill")
+    if run.records is not None:
+        show.say(f"  AM helper records    {run.records}/<application>.tsv, reduce fetches in fetch/")
     page = get_json(f"{api}/v1/decisions?application={app}&kind=placement&limit=50") or {}
     items = page.get("items") or []
     # A task's placement says more than the AM container's; fall back to whatever was logged.
@@ -183,12 +236,12 @@ def _fmt(seconds: float | None) -> str:
 
 def summary(runs: Sequence[Run]) -> str:
     """Side-by-side flowtime table (the RM's elapsed time per application) with medians and ratios."""
-    head = f"{'job':<14}" + "".join(f"{SCHEDULER_NAMES[r.scheduler]:>20}" for r in runs)
+    head = f"{'job':<16}" + "".join(f"{SCHEDULER_NAMES[r.scheduler]:>20}" for r in runs)
     if len(runs) == 2:
         head += f"{'ratio':>9}"
     lines = [head, "-" * len(head)]
     for j in MIX:
-        row = f"{j.name:<14}"
+        row = f"{j.name:<16}"
         vals = [r.results.get(j.name) for r in runs]
         for v in vals:
             row += f"{(_fmt(v.rm_elapsed_s) + ('' if v.ok else ' FAILED')) if v else 'n/a':>20}"
@@ -197,7 +250,7 @@ def summary(runs: Sequence[Run]) -> str:
             row += f"{(b or 0) / (a or 1):9.2f}"
         lines.append(row)
     for label, fn in (("mean", statistics.fmean), ("median", statistics.median)):
-        row = f"{label + ' flowtime':<14}"
+        row = f"{label + ' flowtime':<16}"
         agg = []
         for r in runs:
             xs = [x.rm_elapsed_s for x in r.results.values() if x.rm_elapsed_s is not None]
@@ -213,11 +266,44 @@ def summary(runs: Sequence[Run]) -> str:
             lines.append(
                 f"DollyMP: {ran} containers ran; {placed} placements decided by the decision service"
             )
+            lines.extend(mission_lines(r))
     lines.append(
         "One run per scheduler, same jobs and cluster shape, one after the other on this machine: "
         "background load differs between the runs, so treat small differences as noise."
     )
     return "\n".join(lines)
+
+
+def _mission_row(name: str, m: amrecords.Mission) -> str:
+    cells = (m.clones, m.clones_won, m.losers_killed, m.reduce_clone_reads, m.own_copy_reads, m.omega_elapsed)
+    return f"{name:<16}" + "".join(f"{c:>{w}}" for c, w in zip(cells, _MISSION_WIDTHS, strict=True))
+
+
+_MISSION_HEAD = ("clones", "won", "killed", "reduce-clone reads", "own copy", "ω elapsed")
+_MISSION_WIDTHS = (8, 6, 8, 20, 10, 11)
+
+
+def mission_lines(run: Run) -> list[str]:
+    """Per job: clones launched, clones that won, losers killed, and the map outputs reduce clones read
+    (from their own map copy within ω, or from the first copy after ω), from the AM helper's records."""
+    if not run.missions:
+        return []
+    head = f"{'job':<16}" + "".join(f"{h:>{w}}" for h, w in zip(_MISSION_HEAD, _MISSION_WIDTHS, strict=True))
+    lines = [f"DollyMP's clones (AM helper records in {run.records}):", head]
+    total = amrecords.Mission()
+    for j in MIX:
+        m = run.missions.get(j.name)
+        if m is not None:
+            total.add(m)
+            lines.append(_mission_row(j.name, m))
+    lines.append(_mission_row("all", total))
+    if total.attempt_s > 0:
+        lines.append(
+            f"clones took {total.clone_s:.0f} of {total.attempt_s:.0f} container-seconds "
+            f"({total.clone_s / total.attempt_s:.0%}); the decision log's `clone_grant` and `kill` records "
+            "say why each was granted or killed"
+        )
+    return lines
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -235,6 +321,27 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--work-dir", type=Path, default=artifacts.ROOT / "build" / "demo", help="logs and data")
     p.add_argument("--hold", action="store_true", help="keep the DollyMP cluster up after the summary")
+    p.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        choices=range(1, 6),
+        metavar="{1..5}",
+        help="runs of the mix per scheduler on one cluster, the last one measured (default 1; with 2 the "
+        "first run teaches the service the recurring jobs' run times, DollyMP Sec. 5.2)",
+    )
+    p.add_argument(
+        "--policy",
+        default=bench_cluster.BENCH_POLICY,
+        help="the decision service's policy (default %(default)s, the cluster benchmark's: the paper's "
+        "DollyMP with the project's live extensions; `dollymp` is the paper's algorithm alone, whose "
+        "clone counts need the spread of task times that recurring runs of a job teach it: see --rounds)",
+    )
+    p.add_argument(
+        "--policy-options",
+        default=bench_cluster.BENCH_POLICY_OPTIONS,
+        help="the policy's options as JSON (default %(default)s; '{}' for the policy's own defaults)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -249,7 +356,10 @@ def run(args: argparse.Namespace) -> int:
         lib = artifacts.hadoop_lib(show.say)
         jar = artifacts.plugin_jar(show.say)
         show.say(f"  Hadoop jars: {lib}; plugin jar: {jar.path} ({jar.origin})")
-        runs = [run_scheduler(s, args.nodes, args.work_dir, show, args.hold) for s in names]
+        policy = (args.policy, args.policy_options)
+        runs = [
+            run_scheduler(s, args.nodes, args.work_dir, show, args.hold, policy, args.rounds) for s in names
+        ]
     except KeyboardInterrupt:
         show.say("interrupted: every process stopped")
         return 130

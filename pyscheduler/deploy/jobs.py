@@ -134,10 +134,10 @@ class JobsMixin(abc.ABC):
         return self.submit(name, main, args, program).wait(timeout_s)
 
     def submit_wordcount(
-        self, input_dir: Path, output_dir: Path, reduces: int = 1, name: str = ""
+        self, input_dir: Path, output_dir: Path, reduces: int = 1, name: str = "", extra: Sequence[str] = ()
     ) -> JobHandle:
         """Hadoop's wordcount (``ExampleDriver wordcount``) over the text files in `input_dir`."""
-        args = [f"-Dmapreduce.job.reduces={reduces}", str(input_dir), str(output_dir)]
+        args = [*extra, f"-Dmapreduce.job.reduces={reduces}", str(input_dir), str(output_dir)]
         return self.submit(name or "wordcount", WORDCOUNT_DRIVER, args, program=["wordcount"])
 
     def submit_sleep(

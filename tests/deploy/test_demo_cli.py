@@ -25,13 +25,13 @@ def _result(name: str, seconds: float, status: str = "SUCCEEDED") -> JobResult:
 def test_summary_is_side_by_side_with_ratios_and_medians() -> None:
     cap = demo.Run("capacity", {j.name: _result(j.name, 40.0) for j in demo.MIX})
     dmp = demo.Run("dollymp", {j.name: _result(j.name, 30.0) for j in demo.MIX}, {"wordcount": 5})
-    dmp.results["sleep-small"] = _result("sleep-small", 20.0, "FAILED")
+    dmp.results["straggler-small"] = _result("straggler-small", 20.0, "FAILED")
     text = demo.summary([cap, dmp])
     lines = text.splitlines()
     assert "CapacityScheduler" in lines[0] and "DollyMP" in lines[0] and "ratio" in lines[0]
     wc = next(line for line in lines if line.startswith("wordcount"))
     assert wc.split()[-1] == "0.75"  # 30 / 40
-    assert "FAILED" in next(line for line in lines if line.startswith("sleep-small"))
+    assert "FAILED" in next(line for line in lines if line.startswith("straggler-small"))
     median = next(line for line in lines if line.startswith("median"))
     assert median.split()[-1] == "0.75"  # median(30, 30, 20) / median(40, 40, 40)
     assert "5 placements decided by the decision service" in text
