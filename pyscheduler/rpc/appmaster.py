@@ -682,15 +682,18 @@ class AppMasterServicer:
         return out
 
     def _stats(self, st: _AppState) -> dict[str, tuple[float, float]]:
+        """θ and σ per phase in DollyMP Sec. 5.2's order (as estimate/stats.py): the recurring job's
+        history first, then the phase's own finished tasks."""
         out: dict[str, tuple[float, float]] = {}
         for ph in st.profile.phases:
-            seen = st.durations.get(ph.phase_id, [])
-            if seen:
-                out[ph.phase_id] = (statistics.fmean(seen), statistics.pstdev(seen) if len(seen) > 1 else 0.0)
-            elif self.history is not None and st.profile.job_name:
+            m = None
+            if self.history is not None and st.profile.job_name:
                 m = self.history.moments(st.profile.job_name, ph.phase_id)
-                if m is not None and math.isfinite(m.mean):
-                    out[ph.phase_id] = (m.mean, m.sd)
+            seen = st.durations.get(ph.phase_id, [])
+            if m is not None and math.isfinite(m.mean):
+                out[ph.phase_id] = (m.mean, m.sd)
+            elif seen:
+                out[ph.phase_id] = (statistics.fmean(seen), statistics.pstdev(seen) if len(seen) > 1 else 0.0)
         return out
 
     # ---- RPCs ------------------------------------------------------------------------------

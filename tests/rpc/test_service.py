@@ -103,6 +103,18 @@ def test_appmaster_clone_plan_and_validation(idle_cloning: DecisionService) -> N
         assert moments is not None and moments.count == 3 and abs(moments.mean - 11.0) < 1e-9
         # ... and θ for the YARN priority of "map" in the translation to the core.
         assert inproc.appmaster.hints(plan.application_id)[20].mean == pytest.approx(11.0)
+        # A later run of the same recurring job: θ and σ come from the history first (DollyMP Sec. 5.2),
+        # which now pools 10, 11, 12 and its own first task's 40 s, not from that task alone.
+        again = _profile("application_1700000000000_0002")
+        am.ReportJobProfile(again, timeout=10)
+        first = pb.AttemptReport()
+        first.CopyFrom(reports.attempts[0])
+        first.duration_s = 40.0
+        am.ReportAttempts(
+            pb.AttemptReports(application_id=again.application_id, attempts=[first]), timeout=10
+        )
+        hint = inproc.appmaster.hints(again.application_id)[20]
+        assert hint.mean == pytest.approx(18.25) and hint.sd > 0
 
         bad = [
             (_profile(""), "application_id: must be non-empty"),
