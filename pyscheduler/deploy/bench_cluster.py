@@ -69,8 +69,8 @@ LOADED_JOBS = ((30, 0.0), (2, 10.0), (3, 20.0), (2, 30.0), (3, 40.0), (2, 50.0),
 MIXES = ("loaded", "light")
 # Map base duration per mix, ms (reduces: half). The loaded mix's tasks are longer so that containers,
 # not the 2 shared cores' JVM start-ups, are what jobs wait for (measured with 6 s maps and a 40-map
-# job: load average 21-28, every job CPU-bound under both schedulers). The light mix's 40 s maps (until
-# session 7: 6 s) keep a task's ~15 s JVM start-up on this machine (16 containers on 2 cores) from being
+# job: load average 21-28, every job CPU-bound under both schedulers). The light mix's 40 s maps (not 6 s)
+# keep a task's ~15 s JVM start-up on this machine (16 containers on 2 cores) from being
 # most of its run, as it is not on a cluster whose containers have their own cores; with 6 s maps the
 # straggler-free floor was about Capacity's own flowtime, so no straggler handling could show.
 BASE_MS = {"loaded": 20000, "light": 40000}

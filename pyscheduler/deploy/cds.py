@@ -3,7 +3,7 @@
 On the 2-core bench machine a container's JVM start-up is CPU: measured on a 2-NodeManager cluster
 (6 StragglerJob maps that sleep), a task JVM used 1.37-1.61 CPU-s, 0.90-1.02 CPU-s with this archive.
 When a job arrives its copies start together, so that CPU is what each extra copy costs the others:
-in run b75 a reduce's JVM took 23 s from its container's start to its first log line while another
+a reduce's JVM has taken 23 s from its container's start to its first log line while another
 job's 18 copies started. A real cluster's containers have cores of their own; this brings the bench
 closer to that, for both schedulers alike (both halves' jobs get the same options).
 

@@ -21,8 +21,8 @@ capacity left idle afterwards).
   which keeps running meanwhile: the longer it waited, the more head start it must make up, and an
   original that turns out to straggle is named on its own (rpc/appmaster.py `_slow_waiting`) and served
   first anyway. So a phase that has just asked (a new job's maps) goes before the clones an older phase
-  still waits for. A choice on that argument: the bench runs do not isolate it (in runs b53-b56 the
-  containers freed at a new job's arrival went mostly to older jobs' late copies, which go first either
+  still waits for. A choice on that argument: the cluster benchmark does not isolate it (the
+  containers freed at a new job's arrival go mostly to older jobs' late copies, which go first either
   way);
 - which attempt gets a granted container is the AM's choice (containers of one key are fungible); the
   service controls the counts, so at most the originals' count is placed outside idle capacity;

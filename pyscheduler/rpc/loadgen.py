@@ -234,7 +234,7 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--policy",
         default="dollymp",
-        help="the service's policy.name (default dollymp, the decision core; until session 6 it was fcfs)",
+        help="the service's policy.name (default dollymp, the decision core)",
     )
     p.add_argument(
         "--task-seconds",

@@ -5,9 +5,8 @@ core's late rule (`Decisions.late`: a copy's time left t_rem above a fresh copy'
 DollyMP applies it), a phase granted for its tail, or the service's own straggler test for a task whose
 clones wait (`appmaster._slow_waiting`). Such clones go before clones at launch and yield to originals
 only (rpc/clones.py, rpc/yielding.py), so which rule named a task, and on what figures, decides who gets
-the next free container. Until session 13 the decision log kept only the phase grants, so a run's log
-could not tell a late copy from a phase tail's clone (closing note of session 12: "the plan's per-task
-reasons are not in the decision log").
+the next free container; with the phase grants alone, a run's log could not tell a late copy from a
+phase tail's clone.
 
 One record per task when it is named or its count changes (`NamedLog`), kind clone_grant, reason
 `clone_late_copy`, `clone_phase_tail` or `clone_slow_waiting`, with the task's running copies (work

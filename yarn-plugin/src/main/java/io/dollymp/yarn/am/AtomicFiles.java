@@ -22,7 +22,7 @@ final class AtomicFiles {
   static void replace(Configuration conf, Path file, String text) throws IOException {
     // Qualified first: a path without a scheme (MapReduce's mapreduce.job.dir on a local default file
     // system) is local too, and FileContext's OVERWRITE rename there deletes the old file before the
-    // rename, a window in which a reducer found no map-copies file (CloningIT failure, session 6).
+    // rename, a window in which a reducer can find no map-copies file.
     Path qualified = file.getFileSystem(conf).makeQualified(file);
     if ("file".equals(qualified.toUri().getScheme())) {
       replaceLocal(java.nio.file.Paths.get(qualified.toUri()), text);
