@@ -28,7 +28,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from fastapi_offline import FastAPIOffline
 
 from pyscheduler import __version__, metrics
-from pyscheduler.api import configcheck, stream
+from pyscheduler.api import configcheck, stream, ui
 from pyscheduler.api.models import (
     ApplicationOut,
     ConfigCheck,
@@ -292,4 +292,5 @@ def create_app(
             415, f"content-type {media!r}: use text/plain, application/toml or application/json"
         )
 
+    ui.mount(app, store, state_provider, auth, guarded, in_thread)
     return app
