@@ -175,10 +175,7 @@ def create_app(
             limit=limit,
             order=order,
         )
-        return DecisionPage(
-            items=[DecisionOut.of(s) for s in page.items],
-            next_cursor=str(page.next_cursor) if page.next_cursor is not None else None,
-        )
+        return DecisionPage.of(page)
 
     @app.get(
         "/v1/decisions/stream",

@@ -236,10 +236,7 @@ def mount(
             cursor=int(cursor) if cursor is not None else None,
             limit=limit,
         )
-        return DecisionPage(
-            items=[DecisionOut.of(s) for s in page.items],
-            next_cursor=str(page.next_cursor) if page.next_cursor is not None else None,
-        )
+        return DecisionPage.of(page)
 
     @app.get(
         "/v1/ui/economics",

@@ -227,7 +227,9 @@ def test_page_shows_the_logs_clones_and_winner_and_follows_the_stream(
         )
         econ = http.get("/v1/ui/economics", params={"window_s": 3600}).json()
         lost = next(d["inputs"] for d in outcomes if d["reason"] == "lost_race")
-        left = lost["duration_s"] / lost["progress"] - lost["duration_s"]  # the original's estimated time left
+        left = (
+            lost["duration_s"] / lost["progress"] - lost["duration_s"]
+        )  # the original's estimated time left
         assert econ["clone_wins"] == 1 and econ["saved_s"] == pytest.approx(left, abs=1e-3)
         assert econ["extra_container_s"] == 40.0  # the killed original's 40 s
         assert figure[0].text == "1"

@@ -1,15 +1,16 @@
-"""Headless Chromium (Debian's `chromium` and `chromium-driver`) driven by selenium, for the operator page's
-tests and its benchmark (pyscheduler/api/ui_bench.py has its own copy of the options: no test imports)."""
+"""Headless Chromium (Debian's `chromium` and `chromium-driver`, started by pyscheduler.api.ui_bench.chromium)
+for the operator page's tests: where screenshots go and whether one is blank."""
 
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 from PIL import Image, ImageStat
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service as DriverService
+
+from pyscheduler.api.ui_bench import chromium
+
+__all__ = ["chromium", "not_blank", "output_dir"]
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -20,25 +21,6 @@ def output_dir() -> Path:
     out = base / "ui"
     out.mkdir(parents=True, exist_ok=True)
     return out
-
-
-def chromium() -> webdriver.Chrome:
-    browser = shutil.which("chromium") or shutil.which("chromium-browser")
-    driver = shutil.which("chromedriver")
-    assert browser and driver, "install Debian's chromium and chromium-driver (.ci/run does)"
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = browser
-    for flag in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-dev-shm-usage",
-        "--window-size=1400,1000",
-        "--no-first-run",
-        "--disable-extensions",
-    ):
-        opts.add_argument(flag)
-    return webdriver.Chrome(options=opts, service=DriverService(executable_path=driver))
 
 
 def not_blank(png: Path) -> tuple[float, int]:

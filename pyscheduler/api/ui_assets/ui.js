@@ -1,10 +1,13 @@
 // The operator's page of the DollyMP decision service. Plain JavaScript, no dependencies; every value
 // from the service is put into the page as text (textContent), never as HTML.
 "use strict";
-const dmp = (window.dollymp = { firstRenderMs: null, latencies: [], events: 0, lastId: 0, app: null });
+// latencies: ms from a streamed decision's making to the frame that shows it in the feed; timelineLatencies:
+// the same for the open application's decisions, to the render of its timeline (at most one a second)
+const dmp = (window.dollymp = { firstRenderMs: null, latencies: [], timelineLatencies: [], events: 0, lastId: 0, app: null });
 const TOKEN_KEY = "dollymp.token";
 const MAX_FEED = 60;
 const MAX_TIMELINE_PAGES = 200;
+const MAX_EVENT_ROWS = 500; // the newest decisions of the open application listed (all are in the chart)
 const $ = (id) => document.getElementById(id);
 
 function el(tag, attrs, ...children) {
@@ -163,7 +166,7 @@ function renderEvents(decisions, t0) {
     box.addEventListener("change", () => renderApp(false));
     return el("label", {}, box, " " + k);
   }));
-  const rows = decisions.filter((d) => keep.has(d.kind)).slice(-2000).map((d) =>
+  const rows = decisions.filter((d) => keep.has(d.kind)).slice(-MAX_EVENT_ROWS).map((d) =>
     el("tr", { "data-kind": d.kind, "data-id": d.id }, el("td", { class: "num" }, (d.time - t0).toFixed(1)),
       el("td", {}, d.kind), el("td", {}, d.reason), el("td", {}, d.task_id), el("td", {}, d.node_id),
       el("td", {}, d.detail || (d.kind === "omega" ? `ω = ${d.inputs.omega} s` : ""))));
@@ -237,6 +240,22 @@ async function renderEconomics() {
 // ---- live updates ---------------------------------------------------------------------------------
 let pending = [];
 let clusterDue = false;
+let appDue = null; // decisions of the open application waiting for its next render
+
+function renderAppSoon(d) {
+  if (appDue) { appDue.push(d); return; }
+  appDue = [d];
+  setTimeout(() => {
+    const shown = appDue;
+    appDue = null;
+    if ($("view-app").hidden) return;
+    renderApp(false).then(() => {
+      const now = Date.now();
+      for (const x of shown) dmp.timelineLatencies.push(now - x.time * 1000);
+      if (dmp.timelineLatencies.length > 20000) dmp.timelineLatencies.splice(0, 10000);
+    });
+  }, 1000);
+}
 
 function flush() {
   const now = Date.now();
@@ -244,13 +263,14 @@ function flush() {
   for (const d of pending) {
     dmp.latencies.push(now - d.time * 1000);
     feed.prepend(el("li", { "data-id": d.id }, `${d.id} ${d.kind} ${d.reason} ${d.application_id} ${d.task_id} ${d.detail}`));
-    if (dmp.app && d.application_id === dmp.app.id) dmp.app.decisions.push(d);
+    if (dmp.app && d.application_id === dmp.app.id) {
+      dmp.app.decisions.push(d);
+      renderAppSoon(d);
+    }
   }
   if (dmp.latencies.length > 20000) dmp.latencies.splice(0, dmp.latencies.length - 20000);
   while (feed.childElementCount > MAX_FEED) feed.lastElementChild.remove();
-  const forApp = dmp.app && pending.some((d) => d.application_id === dmp.app.id);
   pending = [];
-  if (forApp && !$("view-app").hidden) renderApp(false);
   if (!$("view-cluster").hidden && !clusterDue) {
     clusterDue = true;
     setTimeout(() => { clusterDue = false; renderCluster().catch(showError); }, 1000);
