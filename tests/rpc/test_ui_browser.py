@@ -102,16 +102,23 @@ def _shot(driver: WebDriver, name: str) -> Path:
     return path
 
 
+def _texts(driver: WebDriver, selector: str, data: str = "") -> list[str]:
+    """Each matching element's text (or its data-`data` attribute), read in one script: the page redraws
+    its views live, so element handles kept across calls go stale."""
+    script = (
+        "return [...document.querySelectorAll(arguments[0])]"
+        ".map(e => arguments[1] ? e.dataset[arguments[1]] : e.textContent)"
+    )
+    return [str(x) for x in driver.execute_script(script, selector, data)]
+
+
 def _copies(driver: WebDriver) -> set[tuple[str, str, str]]:
-    rows = driver.find_elements(By.CSS_SELECTOR, "#copies tr.copy")
-    return {
-        (
-            r.get_attribute("data-attempt") or "",
-            r.get_attribute("data-clone") or "",
-            r.get_attribute("data-outcome") or "",
-        )
-        for r in rows
-    }
+    """The copies table as (attempt, clone flag, outcome), read in one script (the page redraws it live)."""
+    rows = driver.execute_script(
+        "return [...document.querySelectorAll('#copies tr.copy')].map(r => "
+        "[r.dataset.attempt, r.dataset.clone, r.dataset.outcome])"
+    )
+    return {(str(a), str(c), str(o)) for a, c, o in rows}
 
 
 def test_page_shows_the_logs_clones_and_winner_and_follows_the_stream(
@@ -176,35 +183,31 @@ def test_page_shows_the_logs_clones_and_winner_and_follows_the_stream(
         _wait("the login form", lambda: browser.find_element(By.ID, "login").is_displayed())
         browser.find_element(By.ID, "token").send_keys(TOKEN)
         browser.find_element(By.CSS_SELECTOR, "#login-form button").click()
-        rows = _wait(
-            "applications in priority order", lambda: browser.find_elements(By.CSS_SELECTOR, "#apps tbody tr")
-        )
+        shown = _wait("applications in priority order", lambda: _texts(browser, "#apps tbody tr", "app"))
         overview = http.get("/v1/ui/overview").json()
-        shown = [r.get_attribute("data-app") for r in rows]
         assert shown == [a["application_id"] for a in overview["applications"]]
-        waiting = browser.find_element(By.CSS_SELECTOR, 'tr[data-app="application_1700000000000_0002"]')
-        assert "resources" in waiting.text or "priority" in waiting.text, waiting.text
-        assert len(browser.find_elements(By.CSS_SELECTOR, "#nodes tbody tr")) == 4
+        waiting = _texts(browser, 'tr[data-app="application_1700000000000_0002"]')
+        assert "resources" in waiting[0] or "priority" in waiting[0], waiting
+        assert len(_texts(browser, "#nodes tbody tr")) == 4
         _shot(browser, "cluster")
 
         # One application's timeline: the same copies, clone flags and winner as the log.
         browser.get(base + "/ui/#app=" + APP)
         want = {(a, c, o) for a, (c, o) in expected.items()}
         _wait("the copies table", lambda: _copies(browser) == want, timeout=15)
-        won = browser.find_elements(By.CSS_SELECTOR, '#copies tr.copy[data-outcome="won"][data-clone="true"]')
-        assert [w.get_attribute("data-attempt") for w in won] == ["attempt_1700000000000_0001_m_000000_1"]
-        assert browser.find_elements(By.CSS_SELECTOR, "#chart .bar.clone.won")
-        assert browser.find_elements(By.CSS_SELECTOR, '#chart .phase[data-phase="map"]')
+        won = _texts(browser, '#copies tr.copy[data-outcome="won"][data-clone="true"]', "attempt")
+        assert won == ["attempt_1700000000000_0001_m_000000_1"]
+        assert _texts(browser, "#chart .bar.clone.won")
+        assert _texts(browser, '#chart .phase[data-phase="map"]')
+        why = http.get(f"/v1/applications/{APP}/why").json()["application"]
+        now = _wait("what the application waits for", lambda: _texts(browser, "#app-now")[0])
+        assert f"waits for {why['waiting_for']}" in now, now
         _shot(browser, "application")
 
         # Live: a reduce clone launched now appears without reloading the page.
         _wait(
             "the live stream",
-            lambda: (
-                browser.execute_script("return window.dollymp.events >= 0")
-                and "live" in browser.find_element(By.ID, "live").text
-                and "on" in (browser.find_element(By.ID, "live").get_attribute("class") or "")
-            ),
+            lambda: browser.execute_script("return document.getElementById('live').className === 'live on'"),
         )
         late = [
             _attempt("reduce", 0, 0, pb.ATTEMPT_RUNNING, progress=0.1),

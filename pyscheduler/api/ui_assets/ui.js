@@ -186,17 +186,36 @@ async function loadApp(appId) {
   dmp.app = { id: appId, decisions: items };
 }
 
+async function renderNow(appId) {
+  // the application as the service sees it now (GET /why): its class, position and what it waits for
+  const r = await fetch(`/v1/applications/${encodeURIComponent(appId)}/why`, { headers: headers() });
+  const a = r.ok ? (await r.json()).application : null;
+  $("app-now").textContent = a
+    ? `now: ${a.state || "known"}, position ${a.position ?? "–"}, DollyMP class ${a.priority ?? "–"}, ` +
+      `${a.running_containers} container(s), ${a.pending_asks} pending ask(s), ${a.clones_running} clone(s) running; ` +
+      `waits for ${a.waiting_for}${a.detail ? ": " + a.detail : ""}`
+    : "not known to the service now (finished, or before its restart): its decisions below are from the log";
+}
+
 function renderApp(reload) {
   const run = async () => {
     const appId = dmp.app && dmp.app.id;
     if (!appId) return;
-    if (reload) await loadApp(appId);
+    if (reload) {
+      await loadApp(appId);
+      await renderNow(appId);
+    }
     const ds = dmp.app.decisions;
     $("app-title").textContent = appId;
     const copies = copiesOf(ds);
-    const times = ds.map((d) => d.time).concat(copies.filter((c) => c.start != null).map((c) => c.start));
-    const t0 = times.length ? Math.min(...times) : 0;
-    const t1 = times.length ? Math.max(...times, ...copies.map((c) => c.end || 0)) : 1;
+    let t0 = Infinity;
+    let t1 = -Infinity;
+    for (const d of ds) { t0 = Math.min(t0, d.time); t1 = Math.max(t1, d.time); }
+    for (const c of copies) {
+      if (c.start != null) t0 = Math.min(t0, c.start);
+      if (c.end != null) t1 = Math.max(t1, c.end);
+    }
+    if (!isFinite(t0)) { t0 = 0; t1 = 1; }
     const clones = copies.filter((c) => c.clone);
     const won = copies.filter((c) => c.outcome === "won");
     const omega = ds.filter((d) => d.kind === "omega").map((d) => d.inputs.omega);
