@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from rpc_harness import attempt_report
+
 from pyscheduler.objects.decision import DecisionKind
 from pyscheduler.rpc.outcomes import outcome_records
 from pyscheduler.wire import pb
@@ -13,16 +15,8 @@ APP = "application_1700000000000_0001"
 
 
 def _a(task: int, copy: int, state: int, clone: bool = False, progress: float = 0.0) -> Any:
-    return pb.AttemptReport(
-        task_id=f"task_1700000000000_0001_m_{task:06d}",
-        attempt_id=f"attempt_1700000000000_0001_m_{task:06d}_{copy}",
-        phase_id="map",
-        node_id=f"h{copy}:1",
-        is_clone=clone,
-        state=state,
-        duration_s=12.5 if state != pb.ATTEMPT_RUNNING else 0.0,
-        progress=progress,
-    )
+    duration = 12.5 if state != pb.ATTEMPT_RUNNING else 0.0
+    return attempt_report("map", task, copy, state, clone=clone, progress=progress, duration=duration)
 
 
 def test_each_state_change_is_logged_once_with_the_losers_told_apart() -> None:

@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 import pytest
-from rpc_harness import FORMER, am_session, app, ask, in_process_service, node
+from rpc_harness import FORMER, am_session, app, ask, attempt_report, in_process_service, node
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from ui_browser import chromium, not_blank, output_dir
@@ -26,30 +26,8 @@ TOKEN = "ui-test-token"
 T0_MS = int(time.time() * 1000) - 60_000
 
 
-def _attempt(
-    phase: str,
-    task: int,
-    copy: int,
-    state: int,
-    *,
-    clone: bool = False,
-    progress: float = 0.0,
-    duration: float = 0.0,
-) -> Any:
-    kind = "m" if phase == "map" else "r"
-    return pb.AttemptReport(
-        task_id=f"task_1700000000000_0001_{kind}_{task:06d}",
-        attempt_id=f"attempt_1700000000000_0001_{kind}_{task:06d}_{copy}",
-        phase_id=phase,
-        container_id=f"container_1700000000000_0001_01_{task * 10 + copy:06d}",
-        node_id=f"h{copy}:1",
-        is_clone=clone,
-        state=state,
-        duration_s=duration,
-        progress=progress,
-        time_ms=int(time.time() * 1000),
-        launch_time_ms=T0_MS + 1000 * copy,
-    )
+def _attempt(phase: str, task: int, copy: int, state: int, **kw: Any) -> Any:
+    return attempt_report(phase, task, copy, state, launch_ms=T0_MS + 1000 * copy, **kw)
 
 
 def _phase(phase_id: str, tasks: int, priority: int, parents: tuple[str, ...] = ()) -> Any:
