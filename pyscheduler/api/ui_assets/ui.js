@@ -169,7 +169,7 @@ function renderEvents(decisions, t0) {
   const rows = decisions.filter((d) => keep.has(d.kind)).slice(-MAX_EVENT_ROWS).map((d) =>
     el("tr", { "data-kind": d.kind, "data-id": d.id }, el("td", { class: "num" }, (d.time - t0).toFixed(1)),
       el("td", {}, d.kind), el("td", {}, d.reason), el("td", {}, d.task_id), el("td", {}, d.node_id),
-      el("td", {}, d.detail || (d.kind === "omega" ? `ω = ${d.inputs.omega} s` : ""))));
+      el("td", {}, d.detail || (d.kind === "omega" && typeof d.inputs.omega === "number" ? `ω = ${d.inputs.omega} s` : ""))));
   fill(document.querySelector("#events tbody"), rows);
 }
 
@@ -218,7 +218,7 @@ function renderApp(reload) {
     if (!isFinite(t0)) { t0 = 0; t1 = 1; }
     const clones = copies.filter((c) => c.clone);
     const won = copies.filter((c) => c.outcome === "won");
-    const omega = ds.filter((d) => d.kind === "omega").map((d) => d.inputs.omega);
+    const omega = ds.filter((d) => d.kind === "omega" && typeof d.inputs.omega === "number").map((d) => d.inputs.omega);
     $("app-summary").textContent =
       `${ds.length} decisions; ${new Set(copies.map((c) => c.task)).size} task(s) reported, ${clones.length} clone(s), ` +
       `${won.filter((c) => c.clone).length} won by a clone, ${copies.filter((c) => c.outcome === "lost_race").length} loser(s) killed; ` +
