@@ -28,7 +28,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from fastapi_offline import FastAPIOffline
 
 from pyscheduler import __version__, metrics
-from pyscheduler.api import configcheck, stream
+from pyscheduler.api import configcheck, stream, ui
 from pyscheduler.api.models import (
     ApplicationOut,
     ConfigCheck,
@@ -175,10 +175,7 @@ def create_app(
             limit=limit,
             order=order,
         )
-        return DecisionPage(
-            items=[DecisionOut.of(s) for s in page.items],
-            next_cursor=str(page.next_cursor) if page.next_cursor is not None else None,
-        )
+        return DecisionPage.of(page)
 
     @app.get(
         "/v1/decisions/stream",
@@ -292,4 +289,5 @@ def create_app(
             415, f"content-type {media!r}: use text/plain, application/toml or application/json"
         )
 
+    ui.mount(app, store, state_provider, auth, guarded, in_thread)
     return app

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from pyscheduler.objects.decision import DecisionKind
-from pyscheduler.store import StoredDecision
+from pyscheduler.store import Page, StoredDecision
 
 
 class DecisionOut(BaseModel):
@@ -42,6 +42,13 @@ class DecisionOut(BaseModel):
 class DecisionPage(BaseModel):
     items: list[DecisionOut]
     next_cursor: str | None = Field(description="Pass as `cursor` for the next page; null when none follows")
+
+    @classmethod
+    def of(cls, page: Page) -> DecisionPage:
+        return cls(
+            items=[DecisionOut.of(s) for s in page.items],
+            next_cursor=str(page.next_cursor) if page.next_cursor is not None else None,
+        )
 
 
 class _View(BaseModel):

@@ -112,9 +112,22 @@ def _run_service(args: argparse.Namespace) -> int:
     return loadgen.run(args)
 
 
+def _add_ui(p: argparse.ArgumentParser) -> None:
+    from pyscheduler.api import ui_bench
+
+    ui_bench.add_args(p)
+
+
+def _run_ui(args: argparse.Namespace) -> int:
+    from pyscheduler.api import ui_bench
+
+    return ui_bench.run(args)
+
+
 BENCH_TARGETS: dict[str, tuple[str, AddArgs, Run]] = {
     "engine": ("decision rounds of a policy on a random snapshot", _add_engine, _run_engine),
     "service": ("the gRPC service driven by a shim-like load generator", _add_service, _run_service),
+    "ui": ("the operator page in headless Chromium under a stream of decisions", _add_ui, _run_ui),
 }
 
 

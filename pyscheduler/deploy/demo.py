@@ -181,6 +181,7 @@ def run_scheduler(
     with cluster:
         if cluster.service_api_url:
             show.say(f"  decision service: gRPC 127.0.0.1:{cluster.grpc_port}, API {cluster.service_api_url}")
+            show.say(f"  operator page: {page_url(cluster.service_api_url)}")
         show.say(f"  RM UI: {cluster.rm_web_url}   logs: {cluster.log_dir}")
         for i in range(1, rounds + 1):
             if rounds > 1:
@@ -203,6 +204,11 @@ def run_scheduler(
     return run
 
 
+def page_url(api: str, application_id: str | None = None) -> str:
+    """The service's operator page (pyscheduler.api.ui), or one application's timeline on it."""
+    return f"{api}/ui/" + (f"#app={application_id}" if application_id else "")
+
+
 def explain(cluster: LocalCluster, run: Run, show: Display) -> None:
     """Print where to look while the cluster is up, and one decision explained by the service."""
     api = cluster.service_api_url
@@ -210,7 +216,12 @@ def explain(cluster: LocalCluster, run: Run, show: Display) -> None:
     if api is None or app is None:
         return
     show.say("where to look (while the cluster runs; `--hold` keeps it up):")
-    show.say(f"  RM UI                {cluster.rm_web_url}/cluster/apps")
+    show.say(f"  operator page        {page_url(api)}")
+    show.say(f"  this job's timeline  {page_url(api, app)}   (clones, winners, losers killed)")
+    show.say(f"  clone economics      {page_url(api)}#economics")
+    show.say(
+        f"  RM UI                {cluster.rm_web_url}/cluster/apps   (diagnostics: each job's last decision)"
+    )
     show.say(f"  decision log API     {api}/v1/decisions?application={app}&kind=placement")
     show.say(f"  why this placement   curl -s '{api}/v1/applications/{app}/why'")
     show.say(f"  decision log file    {cluster.service_db}")

@@ -229,7 +229,10 @@ class LocalCluster(JobsMixin):
         dollymp: dict[str, str | int] = {}
         if self.scheduler == "dollymp":
             address = f"{hadoopconf.LOOPBACK}:{self.grpc_port or 50051}"
-            dollymp = {"yarn.scheduler.dollymp.service.address": address, **self.dollymp_conf}
+            dollymp = {"yarn.scheduler.dollymp.service.address": address}
+            if self.service_api_url:  # diagnostics and the RM's scheduler page link to the service's page
+                dollymp["yarn.scheduler.dollymp.ui.address"] = self.service_api_url
+            dollymp.update(self.dollymp_conf)
         yarn = hadoopconf.yarn_site(
             base=self.base,
             conf_dir=self.conf_dir,

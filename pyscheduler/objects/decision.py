@@ -20,6 +20,7 @@ class DecisionKind(enum.StrEnum):
     KILL = "kill"  # a losing copy killed
     OMEGA = "omega"  # delay-assignment wait per job (Dolly Section 4.4)
     FALLBACK = "fallback"  # the shim scheduled without the service
+    ATTEMPT = "attempt"  # a task copy as the AM helper reports it: clone launched, won, lost the race
 
 
 @dataclass(frozen=True, slots=True)

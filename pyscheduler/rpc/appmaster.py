@@ -45,6 +45,7 @@ from pyscheduler.policies import Policy, Snapshot
 from pyscheduler.policies.dollymp import PER_TASK_REASONS, REASON_PHASE_TAIL
 from pyscheduler.rpc import validate
 from pyscheduler.rpc.named import RULE_CORE, RULE_SLOW_WAITING, Named, NamedLog
+from pyscheduler.rpc.outcomes import outcome_records
 from pyscheduler.rpc.servicer import Malformed, lenient
 from pyscheduler.rpc.session import DecisionRecorder, SessionRegistry
 from pyscheduler.rpc.translate import PhaseHint, to_snapshot
@@ -721,6 +722,7 @@ class AppMasterServicer:
     def report_attempts(self, request: Any, context: grpc.ServicerContext) -> Any:
         self._check(request, _reports, context)
         finished: dict[str, list[float]] = {}
+        changes: list[tuple[Any, Any]] = []
         with self._lock:
             st = self._apps.get(request.application_id)
             if st is None:
@@ -740,6 +742,7 @@ class AppMasterServicer:
                     a.progress = work_progress(a.progress)
                 prev = st.attempts.get(a.attempt_id)
                 st.attempts[a.attempt_id] = a
+                changes.append((a, prev))
                 if a.state == pb.ATTEMPT_RUNNING and a.progress > 0 and a.attempt_id not in st.first_progress:
                     st.first_progress[a.attempt_id] = (a.time_ms / 1000.0, a.progress)
                     if a.launch_time_ms:
@@ -754,6 +757,9 @@ class AppMasterServicer:
                     st.durations.setdefault(a.phase_id, []).append(a.duration_s)
                     finished.setdefault(a.phase_id, []).append(a.duration_s)
             job_name = st.profile.job_name
+            outcomes = outcome_records(request.application_id, changes, st.attempts)
+        if outcomes:
+            self.recorder.append(outcomes)
         if self.history is not None and job_name:
             for phase_id, ds in finished.items():
                 self.history.record(job_name, phase_id, ds)

@@ -27,12 +27,13 @@ from pyscheduler.store.log import open_store
 # Share of each kind in the synthetic log (placements and deferrals dominate a busy cluster's rounds).
 MIX: tuple[tuple[DecisionKind, float, str], ...] = (
     (DecisionKind.PLACEMENT, 0.50, "best_fit"),
-    (DecisionKind.DEFERRAL, 0.20, "waiting_for_resources"),
+    (DecisionKind.DEFERRAL, 0.19, "waiting_for_resources"),
     (DecisionKind.PRIORITY, 0.10, "priority_order"),
     (DecisionKind.CLONE_GRANT, 0.10, "clone_idle_capacity"),
     (DecisionKind.KILL, 0.08, "lost_race"),
     (DecisionKind.OMEGA, 0.01, "delay_assignment"),
     (DecisionKind.FALLBACK, 0.01, "service_unreachable"),
+    (DecisionKind.ATTEMPT, 0.01, "won"),
 )
 CLUSTER_TS = 1763700000000
 
@@ -61,6 +62,13 @@ def synthetic(n: int, seed: int = 1, nodes: int = 1000, apps: int = 5000) -> Ite
             inputs = {"clones": rng.choice((1, 2)), "idle_share": round(rng.random(), 3)}
         elif kind is DecisionKind.OMEGA:
             inputs = {"omega_s": round(rng.uniform(0, 10), 2)}
+        elif kind is DecisionKind.ATTEMPT:
+            inputs = {
+                "attempt_id": f"attempt_{CLUSTER_TS}_{app:04d}_m_{task:06d}_{rng.randrange(3)}",
+                "is_clone": rng.random() < 0.3,
+                "duration_s": round(rng.uniform(5, 120), 1),
+                "progress": 1.0,
+            }
         yield Decision(
             time=1.0e9 + i * 0.001,
             kind=kind,

@@ -158,6 +158,29 @@ class DecisionLog:
         `since` <= time < `until` (decision time, the driver's clock). `cursor` is the `next_cursor` of
         the previous page with the same filters and order. `limit` is 1..MAX_PAGE.
         """
+        sql, params = self._query_sql(
+            application_id, job_id, task_id, node_id, kinds, since, until, cursor, limit, order
+        )
+        with self.db.read() as cur:
+            cur.execute(self.db.sql(sql), params)
+            rows = cur.fetchall()
+        items = [StoredDecision(*codec.decode(r)) for r in rows[:limit]]
+        more = len(rows) > limit
+        return Page(items, items[-1].id if more else None)
+
+    def _query_sql(
+        self,
+        application_id: str | None,
+        job_id: str | None,
+        task_id: str | None,
+        node_id: str | None,
+        kinds: Sequence[DecisionKind],
+        since: float | None,
+        until: float | None,
+        cursor: int | None,
+        limit: int,
+        order: Order,
+    ) -> tuple[str, list[Any]]:
         if not 1 <= limit <= MAX_PAGE:
             raise ValueError(f"limit must be between 1 and {MAX_PAGE}, got {limit}")
         if order not in ("asc", "desc"):
@@ -194,12 +217,28 @@ class DecisionLog:
         sql = _SELECT + (" WHERE " + " AND ".join(where) if where else "")
         sql += f" ORDER BY d.id {'ASC' if order == 'asc' else 'DESC'} LIMIT ?"
         params.append(limit + 1)
+        return sql, params
+
+    def query_plan(self, **filters: Any) -> list[str]:
+        """SQLite's EXPLAIN QUERY PLAN of `query(**filters)`, one line per step (tests use it to show a
+        page is served from an index, not a full scan). PostgreSQL: its EXPLAIN lines."""
+        f = {"kinds": (), "limit": 100, "order": "asc", **filters}
+        sql, params = self._query_sql(
+            f.get("application_id"),
+            f.get("job_id"),
+            f.get("task_id"),
+            f.get("node_id"),
+            f["kinds"],
+            f.get("since"),
+            f.get("until"),
+            f.get("cursor"),
+            f["limit"],
+            f["order"],
+        )
+        prefix = "EXPLAIN QUERY PLAN " if self.db.dialect == "sqlite" else "EXPLAIN "
         with self.db.read() as cur:
-            cur.execute(self.db.sql(sql), params)
-            rows = cur.fetchall()
-        items = [StoredDecision(*codec.decode(r)) for r in rows[:limit]]
-        more = len(rows) > limit
-        return Page(items, items[-1].id if more else None)
+            cur.execute(self.db.sql(prefix + sql), params)
+            return [str(r[-1]) for r in cur.fetchall()]
 
     def get(self, ident: int) -> StoredDecision | None:
         with self.db.read() as cur:
@@ -212,6 +251,13 @@ class DecisionLog:
         with self.db.read() as cur:
             cur.execute("SELECT COALESCE(MAX(id), 0) FROM decisions")
             return int(cur.fetchone()[0])
+
+    def first_id_since(self, since: float) -> int | None:
+        """The lowest id of a decision with time >= `since` (the `decisions_time` index), None if none."""
+        with self.db.read() as cur:
+            cur.execute(self.db.sql("SELECT MIN(id) FROM decisions WHERE time >= ?"), (float(since),))
+            found = cur.fetchone()[0]
+        return None if found is None else int(found)
 
     def count(self) -> int:
         with self.db.read() as cur:

@@ -73,3 +73,11 @@ def test_ctrl_c_on_local_cluster_leaves_no_process(tmp_path: Path) -> None:
             proc.kill()
     assert processes_under(base) == []
     assert [p for p in running if pid_alive(p)] == []
+
+
+def test_demo_points_at_the_operator_page() -> None:
+    from pyscheduler.deploy.demo import page_url
+
+    assert page_url("http://127.0.0.1:8080") == "http://127.0.0.1:8080/ui/"
+    app = "application_1700000000000_0001"
+    assert page_url("http://127.0.0.1:8080", app) == f"http://127.0.0.1:8080/ui/#app={app}"

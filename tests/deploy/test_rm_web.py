@@ -40,3 +40,11 @@ def test_rm_rest_and_ui_describe_the_shim(tmp_path: Path) -> None:
         with urllib.request.urlopen(f"{rm}/cluster/scheduler", timeout=20) as resp:
             page = resp.read().decode()
         assert "DollyMP Scheduler" in page and "Decision service session" in page
+        # yarn.scheduler.dollymp.ui.address (set by LocalCluster): the page links to the service's page
+        assert f'href="{cluster.service_api_url}/ui/"' in page, page[-3000:]
+        # ... and the application's diagnostics carry its latest decision and the link to its timeline
+        diagnostics = get_json(f"{rm}/ws/v1/cluster/apps/{result.app_id}")["app"]["diagnostics"]
+        assert diagnostics.startswith("DollyMP: "), diagnostics
+        assert diagnostics.endswith(f"Decisions: {cluster.service_api_url}/ui/#app={result.app_id}"), (
+            diagnostics
+        )

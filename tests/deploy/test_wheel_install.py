@@ -76,6 +76,8 @@ def test_wheel_installs_into_a_clean_venv_and_serves(tmp_path: Path) -> None:
             assert f"pyscheduler/_generated/dollymp/v1/{module}" in names
         assert "pyscheduler/_generated/proto.sha256" in names
         assert "setup.py" not in names and not any(n.startswith("proto/") for n in names)
+        for asset in ("index.html", "ui.css", "ui.js"):  # the operator page (pyscheduler/api/ui.py)
+            assert f"pyscheduler/api/ui_assets/{asset}" in names, asset
     built = time.monotonic()
 
     env = _clean_env(tmp_path)
@@ -201,6 +203,11 @@ def test_wheel_installs_into_a_clean_venv_and_serves(tmp_path: Path) -> None:
             assets = re.findall(r'(?:src|href)="([^"]+)"', docs.text)
             assert any(a.endswith("swagger-ui-bundle.js") for a in assets), assets
             for asset in assets:
+                assert http.get(asset).status_code == 200, asset
+            # The operator page and its script and style, from the installed package.
+            page = http.get("/ui/")
+            assert page.status_code == 200 and "/ui/assets/ui.js" in page.text
+            for asset in re.findall(r'(?:src|href)="(/ui/[^"]+)"', page.text):
                 assert http.get(asset).status_code == 200, asset
     finally:
         if proc.poll() is None:

@@ -205,3 +205,31 @@ def am_session(port: int, **first_batch: Any) -> Iterator[tuple[Any, Stream, Any
             yield reg, stream, pb_grpc.AppMasterServiceStub(ch)
         finally:
             stream.close()
+
+
+def attempt_report(
+    phase: str,
+    task: int,
+    copy: int,
+    state: int,
+    *,
+    clone: bool = False,
+    progress: float = 0.0,
+    duration: float = 0.0,
+    launch_ms: int = 0,
+) -> Any:
+    """What the AM helper reports of copy `copy` of application 1's task `task` (node h<copy>:1)."""
+    kind = "m" if phase == "map" else "r"
+    return pb.AttemptReport(
+        task_id=f"task_1700000000000_0001_{kind}_{task:06d}",
+        attempt_id=f"attempt_1700000000000_0001_{kind}_{task:06d}_{copy}",
+        phase_id=phase,
+        container_id=f"container_1700000000000_0001_01_{task * 10 + copy:06d}",
+        node_id=f"h{copy}:1",
+        is_clone=clone,
+        state=state,
+        duration_s=duration,
+        progress=progress,
+        time_ms=int(time.time() * 1000),
+        launch_time_ms=launch_ms,
+    )

@@ -32,12 +32,14 @@ final class BatchBuilder implements ClusterView {
   private final DollyMPScheduler scheduler;
   private final Outbox outbox;
   private final PlanBook planBook;
+  private final AppDiagnostics diagnostics;
   private final Map<ApplicationAttemptId, Set<SchedulerRequestKey>> sentKeys = new HashMap<>();
 
-  BatchBuilder(DollyMPScheduler scheduler, Outbox outbox, PlanBook planBook) {
+  BatchBuilder(DollyMPScheduler scheduler, Outbox outbox, PlanBook planBook, AppDiagnostics diagnostics) {
     this.scheduler = scheduler;
     this.outbox = outbox;
     this.planBook = planBook;
+    this.diagnostics = diagnostics;
   }
 
   @Override
@@ -100,6 +102,7 @@ final class BatchBuilder implements ClusterView {
   @Override
   public void acceptPlan(Plan plan) {
     outbox.outcomes.addAll(planBook.add(plan, System.currentTimeMillis()));
+    diagnostics.onPlan(plan);
   }
 
   @Override

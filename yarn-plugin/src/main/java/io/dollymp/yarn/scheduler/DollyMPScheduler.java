@@ -103,6 +103,7 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   private PlanCommitter committer;
   private FallbackAllocator fallback;
   private boolean usePortForNodeName;
+  private AppDiagnostics diagnostics;
 
   public DollyMPScheduler() {
     super(DollyMPScheduler.class.getName());
@@ -125,7 +126,8 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     QueueMetrics metrics = QueueMetrics.forQueue(ShimQueue.NAME, null, false, configuration);
     this.queue = new ShimQueue(metrics, this::getClusterResource, () -> usedResource, this::containerRecovered);
     this.session = new SessionStateMachine(System::currentTimeMillis);
-    BatchBuilder view = new BatchBuilder(this, outbox, planBook);
+    this.diagnostics = new AppDiagnostics(shimConfig.uiAddress(), this::writeDiagnostics);
+    BatchBuilder view = new BatchBuilder(this, outbox, planBook, diagnostics);
     this.committer = new PlanCommitter(this, outbox, planBook);
     this.fallback = new FallbackAllocator(this);
     this.client = new DecisionClient(new DecisionClient.Settings(shimConfig.serviceHost(), shimConfig.servicePort(),
@@ -341,6 +343,37 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     }
     attempt.stop(org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttemptState.FINISHED);
     outbox.dirtyAsks.add(attemptId);
+    diagnostics.forget(attemptId.toString());
+  }
+
+  /** The attempt's diagnostics (AppDiagnostics): shown by `yarn application -status` and the RM UI. */
+  private void writeDiagnostics(String attemptId, String text) {
+    try {
+      ApplicationAttemptId id = ApplicationAttemptId.fromString(attemptId);
+      org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp app = rmContext.getRMApps().get(id.getApplicationId());
+      org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttempt attempt =
+          app == null ? null : app.getRMAppAttempt(id);
+      if (attempt != null) {
+        attempt.updateAMLaunchDiagnostics(text);
+      }
+    } catch (IllegalArgumentException e) {
+      LOG.debug("DollyMP: no diagnostics for malformed attempt id {}", attemptId);
+    }
+  }
+
+  /** The decision service's HTTP address ("" when yarn.scheduler.dollymp.ui.address is not set). */
+  public String uiAddress() {
+    return shimConfig.uiAddress();
+  }
+
+  /** The service's page for one application ("" when no ui.address is configured). */
+  public String pageUrl(String applicationId) {
+    return AppDiagnostics.pageUrl(shimConfig.uiAddress(), applicationId);
+  }
+
+  /** The latest diagnostics written for an attempt (null if none). */
+  public String latestDiagnostics(ApplicationAttemptId attemptId) {
+    return diagnostics.latest(attemptId.toString());
   }
 
   @Override

@@ -38,6 +38,9 @@ public final class ShimConfig {
   public static final double DEFAULT_AM_SHARE_MAX = 0.5;
   /** Stable identity of this RM towards the service (defaults to the cluster id). */
   public static final String RM_ID = PREFIX + "rm-id";
+  /** The decision service's HTTP address (e.g. http://svc:8080): diagnostics and the RM page link to its /ui/. */
+  public static final String UI_ADDRESS = PREFIX + "ui.address";
+  static final int MAX_UI_ADDRESS = 512;
 
   public enum FallbackPolicy { FIFO, NONE }
 
@@ -51,6 +54,7 @@ public final class ShimConfig {
   private final long fallbackAfterMs;
   private final String rmId;
   private final double amShareMax;
+  private final String uiAddress;
 
   private ShimConfig(Configuration conf) {
     List<String> errors = new ArrayList<>();
@@ -104,6 +108,17 @@ public final class ShimConfig {
     String configuredId = conf.getTrimmed(RM_ID, "");
     this.rmId = configuredId.isEmpty() ? conf.getTrimmed("yarn.resourcemanager.cluster-id", "yarn-cluster")
         : configuredId;
+    String ui = conf.getTrimmed(UI_ADDRESS, "");
+    if (!ui.isEmpty() && (!(ui.startsWith("http://") || ui.startsWith("https://")) || ui.length() > MAX_UI_ADDRESS
+        || !ui.chars().allMatch(c -> c > 0x20 && c < 0x7f && c != '"' && c != '<' && c != '>'))) {
+      errors.add(UI_ADDRESS + "=" + ui + ": expected an http:// or https:// address of at most " + MAX_UI_ADDRESS
+          + " printable characters");
+      ui = "";
+    }
+    while (ui.endsWith("/")) {
+      ui = ui.substring(0, ui.length() - 1);
+    }
+    this.uiAddress = ui;
     if (!errors.isEmpty()) {
       throw new IllegalArgumentException("Invalid DollyMP scheduler configuration: " + String.join("; ", errors));
     }
@@ -143,4 +158,6 @@ public final class ShimConfig {
   public long fallbackAfterMs() { return fallbackAfterMs; }
   public String rmId() { return rmId; }
   public double amShareMax() { return amShareMax; }
+  /** The service's HTTP address without a trailing slash; "" when not configured. */
+  public String uiAddress() { return uiAddress; }
 }

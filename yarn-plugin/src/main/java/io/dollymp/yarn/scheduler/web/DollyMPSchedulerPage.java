@@ -20,6 +20,8 @@ public class DollyMPSchedulerPage extends RmView {
     return ShimBlock.class;
   }
 
+  static final int MAX_APP_LINKS = 100;
+
   /** The figures, from the same DAO the REST API serves. */
   public static class ShimBlock extends HtmlBlock {
     private final ResourceManager rm;
@@ -38,7 +40,12 @@ public class DollyMPSchedulerPage extends RmView {
         return;
       }
       DollyMPSchedulerInfo s = new DollyMPSchedulerInfo(rm, shim);
-      info("DollyMP Scheduler")
+      var block = info("DollyMP Scheduler");
+      String ui = shim.uiAddress();
+      if (!ui.isEmpty()) {
+        block.__("Decision service page:", ui + "/ui/", ui + "/ui/");
+      }
+      block
           .__("Decision service session:", s.getSessionState())
           .__("Nodes:", Integer.toString(s.getNumNodes()))
           .__("Containers:", Integer.toString(s.getNumContainers()))
@@ -50,6 +57,16 @@ public class DollyMPSchedulerPage extends RmView {
           .__("Containers placed by the fallback policy:", Long.toString(s.getFallbackContainers()))
           .__("Time in fallback (s):", String.format(Locale.ROOT, "%.1f", s.getFallbackMillis() / 1000.0))
           .__("Heartbeat handling p99 (ms):", String.format(Locale.ROOT, "%.3f", s.getHeartbeatP99Millis()));
+      if (!ui.isEmpty()) {
+        int shown = 0;
+        for (var app : rm.getRMContext().getRMApps().values()) {
+          if (app.isAppFinalStateStored() || shown++ >= MAX_APP_LINKS) {
+            continue;
+          }
+          String id = app.getApplicationId().toString();
+          block.__("Decisions of " + id + ":", shim.pageUrl(id), "timeline, clones, why it waits");
+        }
+      }
       html.__(InfoBlock.class);
     }
   }

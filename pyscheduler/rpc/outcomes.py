@@ -1,0 +1,74 @@
+"""Task copies' outcomes as the AM helper reports them, logged as `attempt` decisions.
+
+The operator's page (pyscheduler.api.ui) draws an application's timeline and the clone economics from
+these: a clone launched (reason `clone_launched`), the copy that finished first (`won`), the copies that
+ended after another copy of their task had won (`lost_race`: the AM killed them), and copies that were
+killed or failed otherwise (`killed`, `failed`). Each is logged once, when the AM first reports that
+state for the attempt; the inputs carry what the economics need (duration, last progress, clone flag).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from pyscheduler.objects.decision import Decision, DecisionKind
+from pyscheduler.wire import pb
+
+_ENDED = {pb.ATTEMPT_SUCCEEDED: "won", pb.ATTEMPT_FAILED: "failed", pb.ATTEMPT_KILLED: "killed"}
+
+
+def _inputs(a: Any, prev: Any | None) -> dict[str, Any]:
+    progress = a.progress if a.state == pb.ATTEMPT_RUNNING or prev is None else prev.progress
+    return {
+        "attempt_id": a.attempt_id,
+        "phase_id": a.phase_id,
+        "is_clone": bool(a.is_clone),
+        "duration_s": round(float(a.duration_s), 3),
+        "progress": round(float(progress), 4),
+        "launch_ms": int(a.launch_time_ms),
+        "time_ms": int(a.time_ms),
+        "container_id": a.container_id,
+    }
+
+
+def outcome_records(
+    app_id: str,
+    reported: Iterable[tuple[Any, Any | None]],
+    attempts: Mapping[str, Any],
+    now: float | None = None,
+) -> list[Decision]:
+    """The `attempt` decisions of one report: `reported` holds (attempt now, attempt as last reported or
+    None); `attempts` every attempt of the application known after the report (to tell a lost race)."""
+    wall = time.time() if now is None else now
+    won = {a.task_id for a in attempts.values() if a.state == pb.ATTEMPT_SUCCEEDED}
+    out: list[Decision] = []
+    for a, prev in reported:
+        if prev is not None and prev.state == a.state:
+            continue
+        if a.state == pb.ATTEMPT_RUNNING and a.is_clone:
+            reason = "clone_launched"
+            detail = f"clone {a.attempt_id} of {a.task_id} runs on {a.node_id or 'a node'}"
+        elif a.state in _ENDED:
+            reason = _ENDED[a.state]
+            if a.state == pb.ATTEMPT_KILLED and a.task_id in won:
+                reason = "lost_race"
+            copy = "clone" if a.is_clone else "original"
+            detail = f"{copy} {a.attempt_id} of {a.task_id}: {reason} after {a.duration_s:.1f} s"
+        else:
+            continue
+        out.append(
+            Decision(
+                wall,
+                DecisionKind.ATTEMPT,
+                reason,
+                application_id=app_id,
+                job_id=app_id,
+                task_id=a.task_id,
+                node_id=a.node_id,
+                detail=detail,
+                inputs=_inputs(a, prev),
+            )
+        )
+    return out
