@@ -43,7 +43,8 @@ from pyscheduler import metrics
 from pyscheduler.objects import Attempt, ClusterState, DecisionKind, Job, Phase, Resources
 from pyscheduler.policies import Policy, Snapshot
 from pyscheduler.policies.dollymp import PER_TASK_REASONS, REASON_PHASE_TAIL
-from pyscheduler.rpc import validate
+from pyscheduler.rpc import ambounds, validate
+from pyscheduler.rpc.limits import DEFAULTS, Limits, Refusal
 from pyscheduler.rpc.named import RULE_CORE, RULE_SLOW_WAITING, Named, NamedLog
 from pyscheduler.rpc.servicer import Malformed, lenient
 from pyscheduler.rpc.session import DecisionRecorder, SessionRegistry
@@ -594,8 +595,10 @@ class AppMasterServicer:
         history: Any | None = None,
         max_apps: int = 10_000,
         budget: PlanBudget | None = None,
+        limits: Limits = DEFAULTS,
     ) -> None:
         self.registry = registry
+        self.limits = limits
         self.policy = policy
         self.recorder = recorder
         self.history = history  # pyscheduler.store StatisticsHistory, or None
@@ -646,7 +649,7 @@ class AppMasterServicer:
             out[a.phase_id] = out.get(a.phase_id, 0) + 1
         return out
 
-    def running_copies(self) -> list[Copy]:
+    def running_copies(self, apps: Collection[str] | None = None) -> list[Copy]:
         """Every attempt the AM helpers last reported RUNNING in a container (rpc/yielding.py), of jobs
         whose AM lets a preempted clone go unreplaced (JobProfile.clones_preemptible): Hadoop's own AM
         would schedule a replacement attempt, which would wait for a container in its turn. Each copy says
@@ -656,7 +659,10 @@ class AppMasterServicer:
         out: list[Copy] = []
         with self._lock:
             startup = self.startups.median()
-            for app_id, st in self._apps.items():
+            chosen = (
+                self._apps.items() if apps is None else [(a, self._apps[a]) for a in apps if a in self._apps]
+            )
+            for app_id, st in chosen:  # of `apps` only (a session's: not other tenants')
                 if not st.profile.clones_preemptible:  # the project's AM: a preempted clone is not replaced
                     continue
                 last = st.last_stages
@@ -696,7 +702,7 @@ class AppMasterServicer:
     # ---- RPCs ------------------------------------------------------------------------------
 
     def report_job_profile(self, request: Any, context: grpc.ServicerContext) -> Any:
-        self._check(request, _profile, context)
+        self._check(request, lambda p: ambounds.profile(p, self.limits, _profile), context)
         with self._lock:
             old = self._apps.get(request.application_id)
             self._apps[request.application_id] = _AppState(
@@ -716,7 +722,7 @@ class AppMasterServicer:
         return plan
 
     def report_attempts(self, request: Any, context: grpc.ServicerContext) -> Any:
-        self._check(request, _reports, context)
+        self._check(request, lambda r: ambounds.reports(r, self.limits, _reports), context)
         finished: dict[str, list[float]] = {}
         with self._lock:
             st = self._apps.get(request.application_id)
@@ -732,6 +738,10 @@ class AppMasterServicer:
                         grpc.StatusCode.INVALID_ARGUMENT,
                         f"attempts[{i}].phase_id: unknown phase {a.phase_id!r}",
                     )
+            try:
+                ambounds.make_room(st, request.attempts, self.limits)
+            except Refusal as exc:
+                context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
             for a in request.attempts:
                 if a.phase_id in st.upstream:  # a map's map phase (`work_progress`)
                     a.progress = work_progress(a.progress)

@@ -44,6 +44,8 @@ from pyscheduler.objects import ClusterState, Job, Phase, Resources
 from pyscheduler.policies import Decisions, Policy, Snapshot
 from pyscheduler.rpc import yielding
 from pyscheduler.rpc.clones import CloneAsks, clone_counts, place_clones
+from pyscheduler.rpc.isolate import Isolation
+from pyscheduler.rpc.limits import DEFAULTS, Limits, ask_bound
 from pyscheduler.rpc.mirror import AskKey, AskRec, Mirror, NodeRec, application_of_attempt
 from pyscheduler.rpc.nodearrays import CAP
 from pyscheduler.rpc.placer import (
@@ -157,9 +159,11 @@ def _job(
     dims: tuple[str, ...],
     now_s: float,
     clones: dict[AskKey, int],
+    bound: Callable[[Res], int],
 ) -> tuple[Job | None, list[tuple[str, AskRec]]]:
     """The core Job for an application's pending original containers (clone asks left out), or None
-    when every pending container is a clone's; the same object while nothing changed."""
+    when every pending container is a clone's; the same object while nothing changed. An ask's tasks
+    are at most `bound(capability)` (rpc/limits.py: what the cluster holds, at most a hard cap)."""
     app = mirror.apps.get(app_id)
     asks = sorted(
         (a for a in asks if a.num_containers - a.outstanding > clones.get(a.key, 0)),
@@ -168,10 +172,11 @@ def _job(
     if not asks:
         return None, []
     stats = [hint.get(a.key[1]) for a in asks]
+    tasks = [min(a.num_containers - a.outstanding - clones.get(a.key, 0), bound(a.capability)) for a in asks]
     signature = (
         app.submit_time_ms if app is not None else None,
         dims,
-        tuple((a.key, a.num_containers - a.outstanding - clones.get(a.key, 0), a.capability) for a in asks),
+        tuple((a.key, n, a.capability) for a, n in zip(asks, tasks, strict=True)),
         tuple((h.mean, h.sd) if h is not None else None for h in stats),
     )
     jobs: dict[str, Any] = mirror.cache.setdefault("jobs", {})
@@ -180,18 +185,22 @@ def _job(
         return hit[1], hit[2]
     phases: list[Phase] = []
     names: list[tuple[str, AskRec]] = []
-    for a, h in zip(asks, stats, strict=True):
+    for a, h, n in zip(asks, stats, tasks, strict=True):
         name = f"p{a.key[1]}.a{a.key[2]}.{a.key[0]}"
+        if n <= 0:  # the cluster holds none of these: the zero-size/infeasible path defers it
+            continue
         phases.append(
             Phase(
                 name,
-                a.num_containers - a.outstanding - clones.get(a.key, 0),
+                n,
                 Resources(_vector(a.capability, dims)),
                 h.mean if h is not None else 1.0,
                 h.sd if h is not None else 0.0,
             )
         )
         names.append((name, a))
+    if not phases:
+        return None, []
     arrival = app.submit_time_ms / 1000.0 if app is not None else now_s
     job = Job(app_id, arrival, phases, app.name if app is not None else "", app_id)
     jobs[app_id] = (signature, job, names)
@@ -207,12 +216,26 @@ def to_snapshot(
 
 
 def snapshot_and_clones(
-    mirror: Mirror, now_s: float, hints: HintSource | None = None
+    mirror: Mirror,
+    now_s: float,
+    hints: HintSource | None = None,
+    limits: Limits = DEFAULTS,
+    isolation: Isolation | None = None,
 ) -> tuple[Snapshot, dict[tuple[str, str], AskRec], list[AskRec], CloneAsks]:
     """`to_snapshot`, plus the clone containers among the pending ones (rpc/clones.py), which the
-    snapshot leaves out."""
+    snapshot leaves out. With `isolation`, an application whose translation raises is left out of the
+    round (rpc/isolate.py) and so is one excluded earlier that has not changed since."""
     dims = _dims(mirror)
     cluster = cluster_of(mirror)
+    total = cluster.capacity.sum(axis=0).tolist() if len(cluster.node_ids) else [0.0] * len(dims)
+    sizes: dict[Res, int] = {}
+
+    def bound(cap: Res) -> int:
+        b = sizes.get(cap)
+        if b is None:
+            b = sizes[cap] = ask_bound(_vector(cap, dims), total, limits.containers_per_ask)
+        return b
+
     by_app: dict[str, list[AskRec]] = {}
     zero: list[AskRec] = []
     for a in mirror.asks.values():
@@ -230,17 +253,20 @@ def snapshot_and_clones(
     index: dict[tuple[str, str], AskRec] = {}
     clones = CloneAsks()
     for app_id, asks in sorted(by_app.items()):
-        hint = hints(app_id) if hints is not None else {}
-        waiting = {prio: h.waiting_clones for prio, h in hint.items() if h.waiting_clones > 0}
-        app_clones = clone_counts(asks, waiting) if waiting else {}
+
+        def one(hint: dict[int, PhaseHint], app_id: str = app_id, asks: list[AskRec] = asks) -> Any:
+            return _app_job(mirror, app_id, asks, hint, dims, now_s, bound)
+
+        if isolation is not None:
+            got = isolation.translate(app_id, asks, hints, one)
+        else:
+            got = one(hints(app_id) if hints is not None else {})
+        if got is None:
+            continue
+        job, names, app_clones = got
         clones.update(app_clones)
-        alone = {prio: h.waiting_alone for prio, h in hint.items() if h.waiting_alone > 0}
-        if alone and app_clones:
-            clones.alone.update(clone_counts([a for a in asks if a.key in app_clones], alone, app_clones))
-        first = {prio: h.waiting_first for prio, h in hint.items() if h.waiting_first > 0}
-        if first and app_clones:
-            clones.first.update(clone_counts([a for a in asks if a.key in app_clones], first, app_clones))
-        job, names = _job(mirror, app_id, asks, hint, dims, now_s, app_clones)
+        clones.alone.update(app_clones.alone)
+        clones.first.update(app_clones.first)
         if job is None:
             continue
         jobs.append(job)
@@ -250,6 +276,30 @@ def snapshot_and_clones(
     for app_id in [k for k in cached if k not in by_app]:
         del cached[app_id]
     return Snapshot(now_s, cluster, jobs), index, zero, clones
+
+
+def _app_job(
+    mirror: Mirror,
+    app_id: str,
+    asks: list[AskRec],
+    hint: dict[int, PhaseHint],
+    dims: tuple[str, ...],
+    now_s: float,
+    bound: Callable[[Res], int],
+) -> tuple[Job | None, list[tuple[str, AskRec]], CloneAsks]:
+    """One application's core Job (`_job`) and its clone containers (rpc/clones.py)."""
+    clones = CloneAsks()
+    waiting = {prio: h.waiting_clones for prio, h in hint.items() if h.waiting_clones > 0}
+    app_clones = clone_counts(asks, waiting) if waiting else {}
+    clones.update(app_clones)
+    alone = {prio: h.waiting_alone for prio, h in hint.items() if h.waiting_alone > 0}
+    if alone and app_clones:
+        clones.alone.update(clone_counts([a for a in asks if a.key in app_clones], alone, app_clones))
+    first = {prio: h.waiting_first for prio, h in hint.items() if h.waiting_first > 0}
+    if first and app_clones:
+        clones.first.update(clone_counts([a for a in asks if a.key in app_clones], first, app_clones))
+    job, names = _job(mirror, app_id, asks, hint, dims, now_s, app_clones, bound)
+    return job, names, clones
 
 
 def _preferred(mirror: Mirror, ask: AskRec, node_id: str) -> bool:
@@ -409,6 +459,7 @@ def core_round(
     clock: Callable[[], float] | None = None,
     copies: CopySource | None = None,
     release_beaten: bool = True,
+    limits: Limits = DEFAULTS,
 ) -> Callable[[Mirror], RoundResult]:
     """A round function deciding with a core policy. With `copies` (the AM helper's running attempts),
     running clones yield their containers to originals still waiting after the round, and with
@@ -420,14 +471,17 @@ def core_round(
 
     def round_fn(mirror: Mirror) -> RoundResult:
         released: list[KillChoice] = []
-        running = copies() if copies is not None and release_beaten else None  # asked once per round
+        running = copies(mirror.apps.keys()) if copies is not None and release_beaten else None
         if running is not None:
             released = yielding.beaten(running, mirror, int(now() * 1000))
             metrics.CLONES_BEATEN.inc(len(released))
         if not any(a.num_containers > a.outstanding for a in mirror.asks.values()):
             return RoundResult(kills=released)  # nothing pending: no round (changed rows stay dirty)
-        snapshot, index, zero, clones = snapshot_and_clones(mirror, now(), hints)
-        result = from_decisions(mirror, policy.decide(snapshot), index, zero)
+        iso = Isolation(mirror)  # one application's error leaves it out, not the round (rpc/isolate.py)
+        snapshot, index, zero, clones = snapshot_and_clones(mirror, now(), hints, limits, iso)
+        result = from_decisions(mirror, iso.decide(policy, snapshot, index), index, zero)
+        result.deferrals.extend(iso.deferrals())
+        result.records.extend(iso.records)
         strict = [a for a in mirror.asks.values() if placer_only(a)]
         if strict:
             ordered = [a for a in fcfs_order(mirror) if placer_only(a)]
@@ -448,7 +502,11 @@ def core_round(
             waiting = yielding.steady(mirror, counts, now_ms)
             if waiting:
                 result.kills = yielding.choose(
-                    mirror, waiting, running if running is not None else copies(), now_ms, result.placements
+                    mirror,
+                    waiting,
+                    running if running is not None else copies(mirror.apps.keys()),
+                    now_ms,
+                    result.placements,
                 )
                 metrics.CLONES_YIELDED.inc(len(result.kills))
         result.kills[:0] = released

@@ -123,7 +123,7 @@ tasks held their containers to the end). Choices:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from pyscheduler.rpc.mirror import AskKey, Mirror, application_of_attempt
@@ -175,7 +175,7 @@ class Copy:
     covered: bool = False
 
 
-CopySource = Callable[[], list[Copy]]
+CopySource = Callable[[Collection[str]], list[Copy]]  # the running copies of these applications
 
 
 @dataclass(frozen=True, slots=True)
