@@ -45,6 +45,7 @@ from pyscheduler.policies import Policy, Snapshot
 from pyscheduler.policies.dollymp import PER_TASK_REASONS, REASON_PHASE_TAIL
 from pyscheduler.rpc import ambounds, validate
 from pyscheduler.rpc.limits import DEFAULTS, Limits, Refusal
+from pyscheduler.rpc.medians import LeaveOut
 from pyscheduler.rpc.named import RULE_CORE, RULE_SLOW_WAITING, Named, NamedLog
 from pyscheduler.rpc.servicer import Malformed, lenient
 from pyscheduler.rpc.session import DecisionRecorder, SessionRegistry
@@ -452,10 +453,11 @@ def _time_left(
                 _Left(max(known) / 1000.0 - at if known else None, ends is not None)
             )
     fresh: dict[str, float] = {}
+    medians = {phase_id: LeaveOut(pairs) for phase_id, pairs in totals.items()}  # (rpc/medians.py)
     for t, phase_id in phase_of.items():
-        others = [d for u, d in totals.get(phase_id, []) if u != t]
-        if others:
-            fresh[t] = statistics.median(others)
+        m = medians[phase_id].median_without(t) if phase_id in medians else None
+        if m is not None:
+            fresh[t] = m
     for t, works in stalled.items():
         cut = max(STALL_MIN_S, STALL_FRAC * fresh[t]) if t in fresh else math.inf
         left.setdefault(t, []).extend(_Left(math.inf if w > cut else None, False) for w in works)

@@ -496,9 +496,11 @@ def core_round(
             alone = waiting_alone(mirror, clones.alone, placed)
             first = waiting_first(clones, alone, placed)
             now_ms = int(now() * 1000)
-            counts = {("original", k): n for k, n in originals.items()}
-            counts.update({("alone", k): n for k, n in alone.items()})
-            counts.update({("first", k): n for k, n in first.items()})
+            # at most as many waiting as containers could yield (an ask of 2^31 containers: a list each)
+            most = max(1, min(limits.containers_per_ask, len(mirror.containers)))
+            counts = {("original", k): min(n, most) for k, n in originals.items()}
+            counts.update({("alone", k): min(n, most) for k, n in alone.items()})
+            counts.update({("first", k): min(n, most) for k, n in first.items()})
             waiting = yielding.steady(mirror, counts, now_ms)
             if waiting:
                 result.kills = yielding.choose(
