@@ -75,9 +75,10 @@ def at_most(value: float, limit: float, field: str, key: str) -> None:
 
 def ask_bound(demand: Sequence[float], total: Sequence[float], hard_cap: int) -> int:
     """Containers of size `demand` the cluster's total capacity `total` (same dimensions) holds, at most
-    `hard_cap`: the most an ask can use in a round (a zero-size demand is bounded by the cap alone)."""
+    `hard_cap`: the most an ask can use in a round (a zero-size demand is bounded by the cap alone). At
+    least 1: an ask the cluster cannot hold still reaches the core, which defers it with its reason."""
     bound = hard_cap
     for need, have in zip(demand, total, strict=True):
         if need > 0:
             bound = min(bound, int(have // need))
-    return max(0, bound)
+    return max(1, bound)

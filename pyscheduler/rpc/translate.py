@@ -187,8 +187,6 @@ def _job(
     names: list[tuple[str, AskRec]] = []
     for a, h, n in zip(asks, stats, tasks, strict=True):
         name = f"p{a.key[1]}.a{a.key[2]}.{a.key[0]}"
-        if n <= 0:  # the cluster holds none of these: the zero-size/infeasible path defers it
-            continue
         phases.append(
             Phase(
                 name,
@@ -199,8 +197,6 @@ def _job(
             )
         )
         names.append((name, a))
-    if not phases:
-        return None, []
     arrival = app.submit_time_ms / 1000.0 if app is not None else now_s
     job = Job(app_id, arrival, phases, app.name if app is not None else "", app_id)
     jobs[app_id] = (signature, job, names)
