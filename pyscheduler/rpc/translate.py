@@ -96,6 +96,9 @@ class PhaseHint:
 HintSource = Callable[[str], dict[int, PhaseHint]]
 
 
+CLAMPED = "clamped"  # mirror.cache: ask -> containers beyond its bound this round (rpc/limits.py)
+
+
 def _dims(mirror: Mirror) -> tuple[str, ...]:
     return ("vcores", "memory_mb", *sorted(mirror.resource_types))
 
@@ -172,7 +175,10 @@ def _job(
     if not asks:
         return None, []
     stats = [hint.get(a.key[1]) for a in asks]
-    tasks = [min(a.num_containers - a.outstanding - clones.get(a.key, 0), bound(a.capability)) for a in asks]
+    pending = [a.num_containers - a.outstanding - clones.get(a.key, 0) for a in asks]
+    tasks = [min(p, bound(a.capability)) for p, a in zip(pending, asks, strict=True)]
+    clamped: dict[AskKey, int] = mirror.cache.setdefault(CLAMPED, {})  # deferred by core_round
+    clamped.update((a.key, p - n) for a, p, n in zip(asks, pending, tasks, strict=True) if p > n)
     signature = (
         app.submit_time_ms if app is not None else None,
         dims,
@@ -224,6 +230,7 @@ def snapshot_and_clones(
     dims = _dims(mirror)
     cluster = cluster_of(mirror)
     total = cluster.capacity.sum(axis=0).tolist() if len(cluster.node_ids) else [0.0] * len(dims)
+    mirror.cache[CLAMPED] = {}
     sizes: dict[Res, int] = {}
 
     def bound(cap: Res) -> int:
@@ -477,6 +484,12 @@ def core_round(
         snapshot, index, zero, clones = snapshot_and_clones(mirror, now(), hints, limits, iso)
         result = from_decisions(mirror, iso.decide(policy, snapshot, index), index, zero)
         result.deferrals.extend(iso.deferrals())
+        deferred = {d.key for d in result.deferrals}
+        for key, n in mirror.cache.get(CLAMPED, {}).items():  # beyond an ask's bound: a later round
+            if key not in deferred:
+                result.deferrals.append(
+                    DeferralChoice(key, pb.REASON_WAITING_FOR_RESOURCES, f"{n} beyond what the cluster holds")
+                )
         result.records.extend(iso.records)
         strict = [a for a in mirror.asks.values() if placer_only(a)]
         if strict:
