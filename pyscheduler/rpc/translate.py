@@ -484,9 +484,9 @@ def core_round(
         snapshot, index, zero, clones = snapshot_and_clones(mirror, now(), hints, limits, iso)
         result = from_decisions(mirror, iso.decide(policy, snapshot, index), index, zero)
         result.deferrals.extend(iso.deferrals())
-        deferred = {d.key for d in result.deferrals}
+        held = {d.key for d in result.deferrals}
         for key, n in mirror.cache.get(CLAMPED, {}).items():  # beyond an ask's bound: a later round
-            if key not in deferred:
+            if key not in held:
                 result.deferrals.append(
                     DeferralChoice(key, pb.REASON_WAITING_FOR_RESOURCES, f"{n} beyond what the cluster holds")
                 )
