@@ -96,12 +96,18 @@ def render(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def connection(port: int) -> grpc.Channel:
+    """A channel with its own TCP connection (gRPC shares one between a process's channels to the
+    same address unless told not to): a tenant of its own, as another process would be."""
+    return grpc.insecure_channel(f"127.0.0.1:{port}", options=[("grpc.use_local_subchannel_pool", 1)])
+
+
 class GoodTenant:
     """A well-behaved shim session (its own rm_id and connection): every `round()` completes the
     containers of the last one, asks for two more of a new application, and times the plan."""
 
     def __init__(self, port: int, rm_id: str = "rm-good", nodes: int = 4) -> None:
-        self.channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+        self.channel = connection(port)
         self.reg = register(self.channel, rm_id)
         self.stream = Stream(self.channel)
         self.stream.send(

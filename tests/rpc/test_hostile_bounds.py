@@ -76,7 +76,7 @@ def test_huge_asks_are_bounded_by_the_cluster(svc: DecisionService) -> None:
     good = hostile.GoodTenant(svc.port)
     try:
         base = good.median_ms()
-        with grpc.insecure_channel(f"127.0.0.1:{svc.port}") as ch:
+        with hostile.connection(svc.port) as ch:
             reg = register(ch, "rm-evil")
             s = Stream(ch)
             plans: list[Any] = []
@@ -121,7 +121,7 @@ def test_am_profiles_and_reports_over_the_limits_are_refused(svc: DecisionServic
     good = hostile.GoodTenant(svc.port)
     try:
         base = good.median_ms()
-        with grpc.insecure_channel(f"127.0.0.1:{svc.port}") as ch:
+        with hostile.connection(svc.port) as ch:
             am = pb_grpc.AppMasterServiceStub(ch)
             cases = [
                 (
@@ -190,7 +190,7 @@ def test_fifty_thousand_attempts_do_not_slow_other_sessions(svc: DecisionService
     good = hostile.GoodTenant(svc.port)
     try:
         base = good.median_ms()
-        with grpc.insecure_channel(f"127.0.0.1:{svc.port}") as ch:
+        with hostile.connection(svc.port) as ch:
             am = pb_grpc.AppMasterServiceStub(ch)
             am.ReportJobProfile(_profile(tasks=100_000), timeout=10)
             for k in range(3):  # 30,000 finished attempts: the oldest 10,000 are dropped
