@@ -63,4 +63,6 @@ def round_with(
 ) -> RoundFn:
     if policy is None:
         return _yarn_fcfs_round
-    return core_round(policy, hints, copies=copies, release_beaten=release_beaten, limits=limits)
+    return core_round(
+        policy, hints, copies=copies, release_beaten=release_beaten, limits=limits, scoped=copies is not None
+    )

@@ -60,7 +60,7 @@ from pyscheduler.rpc.placer import (
     placer_only,
 )
 from pyscheduler.rpc.res import Res, fits_count, res_add
-from pyscheduler.rpc.yielding import CopySource, waiting_alone, waiting_first, waiting_originals
+from pyscheduler.rpc.yielding import Copy, CopySource, waiting_alone, waiting_first, waiting_originals
 from pyscheduler.wire import pb
 
 _PLACEMENT_REASONS = {
@@ -463,6 +463,7 @@ def core_round(
     copies: CopySource | None = None,
     release_beaten: bool = True,
     limits: Limits = DEFAULTS,
+    scoped: bool = False,
 ) -> Callable[[Mirror], RoundResult]:
     """A round function deciding with a core policy. With `copies` (the AM helper's running attempts),
     running clones yield their containers to originals still waiting after the round, and with
@@ -472,9 +473,14 @@ def core_round(
 
     now = clock or time.time
 
+    def running_of(mirror: Mirror) -> list[Copy]:
+        """`copies()`; `scoped`: of the mirror's applications only (not other sessions' tenants)."""
+        assert copies is not None
+        return copies(mirror.apps.keys()) if scoped else copies()
+
     def round_fn(mirror: Mirror) -> RoundResult:
         released: list[KillChoice] = []
-        running = copies(mirror.apps.keys()) if copies is not None and release_beaten else None
+        running = running_of(mirror) if copies is not None and release_beaten else None
         if running is not None:
             released = yielding.beaten(running, mirror, int(now() * 1000))
             metrics.CLONES_BEATEN.inc(len(released))

@@ -123,7 +123,7 @@ tasks held their containers to the end). Choices:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from pyscheduler.rpc.mirror import AskKey, Mirror, application_of_attempt
@@ -175,7 +175,8 @@ class Copy:
     covered: bool = False
 
 
-CopySource = Callable[[Collection[str]], list[Copy]]  # the running copies of these applications
+# the running copies (of the applications passed, when core_round is told `scoped`)
+CopySource = Callable[..., list[Copy]]
 
 
 @dataclass(frozen=True, slots=True)
