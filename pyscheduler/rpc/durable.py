@@ -5,8 +5,8 @@ when the round placed something, waits (at most `limits.log_wait_s`) until they 
 is the plan sent, so a plan the shim received survives kill -9 of the service in the log. While the log
 cannot be written (a full or unwritable disk, a blocked writer: the writer's last commit failed, or a
 wait ran out) the round does not wait: the cluster keeps being scheduled, each plan sent before its
-placements were committed is counted (`unlogged_plans`, `dollymp_decisions_unlogged_total`), and
-readiness (`/readyz`) says not ready with the reason (`log_problem`) until a commit succeeds again.
+placements were committed is counted (`unlogged_plans`, with an error in the service's log), and
+readiness (`/readyz`) says not ready with the reason (`log_problem`) until the writer has caught up.
 """
 
 from __future__ import annotations
@@ -37,24 +37,24 @@ class LogFirst:
         self.recorder.append(decisions)
         if not any(r.placed for r in records):
             return
-        if self.log_problem() is not None:  # do not wait on a log known to be stuck
-            with self._lock:
-                self.unlogged_plans += 1
-            return
-        try:
-            self.writer.flush(timeout=self.wait_s)
+        stuck = self.log_problem() is not None
+        try:  # a log known to be stuck gets a glance (has it caught up?), not the full wait
+            self.writer.flush(timeout=min(0.05, self.wait_s) if stuck else self.wait_s)
             self.stalled = False
         except Exception as exc:
             with self._lock:
                 self.unlogged_plans += 1
                 self.stalled = True
-            log.error("decision log: a plan is sent before its placements were committed: %s", exc)
+            if not stuck:
+                log.error("decision log: a plan is sent before its placements were committed: %s", exc)
 
     def log_problem(self) -> str | None:
         """Why decisions cannot be written now (None: they can)."""
         err = self.writer.last_error
         if err is not None:
             return f"decision log cannot be written: {type(err).__name__}: {str(err)[:200]}"
+        if self.stalled and self.writer.depth == 0:  # caught up
+            self.stalled = False
         if self.stalled:
             return f"decision log commits take longer than {self.wait_s:g} s (limits.log_wait_s)"
         if getattr(self.recorder, "dropped", 0) and self.writer.depth >= self.writer.max_queue:

@@ -189,9 +189,9 @@ class DecisionService:
 
     def stop(self) -> None:
         """Finish the rounds in flight, close the streams, commit every queued decision; within
-        `grpc.grace_s` plus a second whatever the log's state (a log that cannot be written loses the
-        decisions still queued, counted in the error log)."""
-        deadline = time.monotonic() + self.cfg["grpc.grace_s"] + 1.0
+        `grpc.grace_s` (half a second more for the log at least) whatever the log's state: a log that
+        cannot be written loses the decisions still queued, counted in the error log."""
+        deadline = time.monotonic() + self.cfg["grpc.grace_s"]
         self.grpc.stop(self.cfg["grpc.grace_s"])
         if self.http is not None:
             self.http.stop()
