@@ -18,6 +18,7 @@ from pyscheduler.rpc.validate import InvalidMessage
 from pyscheduler.wire import pb
 
 _FINAL = (pb.ATTEMPT_SUCCEEDED, pb.ATTEMPT_FAILED, pb.ATTEMPT_KILLED)
+MAX_ID = 1024  # characters of an id in a report (Hadoop's are under 64)
 
 
 def profile(p: Any, limits: Limits, then: Callable[[Any], None]) -> None:
@@ -36,6 +37,8 @@ def reports(r: Any, limits: Limits, then: Callable[[Any], None]) -> None:
     try:
         at_most(len(r.attempts), limits.attempts_per_report, "attempts", "limits.attempts_per_report")
         for i, a in enumerate(r.attempts):
+            for name in ("task_id", "attempt_id", "phase_id", "container_id", "node_id"):
+                at_most(len(getattr(a, name)), MAX_ID, f"attempts[{i}].{name} (length)", "characters")
             if a.duration_s > limits.max_duration_s:  # NaN and inf are refused by the field checks
                 at_most(
                     a.duration_s, limits.max_duration_s, f"attempts[{i}].duration_s", "limits.max_duration_s"

@@ -125,7 +125,7 @@ def _job_of(p: Any, stats: dict[str, tuple[float, float]]) -> Job:
 def _task_index(task_id: str) -> int | None:
     """Hadoop's task ids end in the task's index (task_<cluster>_<app>_m_000003 -> 3)."""
     tail = task_id.rsplit("_", 1)[-1]
-    return int(tail) if tail.isdigit() else None
+    return int(tail) if tail.isdigit() and len(tail) <= 9 else None  # (no 5,000-digit int parse)
 
 
 def _replay(job: Job, attempts: Sequence[Any]) -> None:
@@ -823,7 +823,11 @@ class AppMasterServicer:
         if cached is not None and not self.budget.take():
             metrics.APPMASTER_PLANS_CACHED.inc()
             return cached
-        plan = self._fresh_plan(app_id)
+        try:
+            plan = self._fresh_plan(app_id)
+        except Exception as exc:  # this application only: no clones this time, said why (rpc/isolate.py)
+            log.exception("clone plan for %s failed", app_id)
+            return pb.ClonePlan(application_id=app_id, detail=f"excluded: {type(exc).__name__}: {exc}"[:300])
         with self._lock:
             st = self._apps.get(app_id)
             if st is not None:

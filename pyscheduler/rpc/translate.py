@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -63,6 +64,7 @@ from pyscheduler.rpc.res import Res, fits_count, res_add
 from pyscheduler.rpc.yielding import Copy, CopySource, waiting_alone, waiting_first, waiting_originals
 from pyscheduler.wire import pb
 
+log = logging.getLogger("dollymp.translate")
 _PLACEMENT_REASONS = {
     "first_fit": pb.REASON_FCFS_ORDER,
     "fcfs_order": pb.REASON_FCFS_ORDER,
@@ -476,7 +478,11 @@ def core_round(
     def running_of(mirror: Mirror) -> list[Copy]:
         """`copies()`; `scoped`: of the mirror's applications only (not other sessions' tenants)."""
         assert copies is not None
-        return copies(mirror.apps.keys()) if scoped else copies()
+        try:
+            return copies(mirror.apps.keys()) if scoped else copies()
+        except Exception:  # the AM reports' side fails: the round goes on without yielding
+            log.exception("running copies unavailable this round")
+            return []
 
     def round_fn(mirror: Mirror) -> RoundResult:
         released: list[KillChoice] = []

@@ -227,3 +227,36 @@ def test_fifty_thousand_attempts_do_not_slow_other_sessions(svc: DecisionService
     r = hostile.row(attack)
     assert r.crashes == r.hangs == r.cross_tenant == 0, r
     assert r.clear_errors == 1 and r.bounded == 5
+
+
+def test_am_reports_with_hostile_ids_get_clear_errors_or_plans(svc: DecisionService) -> None:
+    """Ids an AM helper makes up: a 5,000-digit task index (Python refuses to parse it: the call crashed,
+    and the stored attempt crashed every later round), huge, negative and out-of-range indexes, ids of
+    a megabyte. Each gets a clear error or a plan; none crashes the call or a round."""
+    attack = "AM attempt reports with hostile ids"
+    good = hostile.GoodTenant(svc.port)
+    try:
+        base = good.median_ms()
+        with hostile.connection(svc.port) as ch:
+            am = pb_grpc.AppMasterServiceStub(ch)
+            am.ReportJobProfile(_profile(), timeout=10)
+            tails = ["9" * 5000, "99999999999999999", "000004", "-1", "x" * (1 << 20), ""]
+            for tail in tails:
+                for state in (pb.ATTEMPT_RUNNING, pb.ATTEMPT_WAITING, pb.ATTEMPT_SUCCEEDED):
+                    a = _attempt(0, state, 1.0 if state == pb.ATTEMPT_SUCCEEDED else 0.0)
+                    a.task_id, a.is_clone = f"task_1700000000000_0777_m_{tail}", state == pb.ATTEMPT_WAITING
+                    hostile.attempt(
+                        attack,
+                        lambda a=a: am.ReportAttempts(
+                            pb.AttemptReports(application_id=APP, attempts=[a]), timeout=10
+                        ),
+                        INVALID,
+                        "attempts[0].task_id",
+                        accepted_ok=True,
+                    )
+        assert good.unaffected(attack, base), good.why
+    finally:
+        good.close()
+    r = hostile.row(attack)
+    assert r.crashes == r.hangs == r.cross_tenant == 0, r
+    assert r.clear_errors == 6 and r.bounded == 12, r  # the long ids refused, the others answered
