@@ -121,6 +121,12 @@ def _file(v: Any, text: bool) -> str:
     return v
 
 
+def _path(v: Any, text: bool) -> str:
+    if not isinstance(v, str):
+        raise ValueError(f"must be a file path, got {v!r}")
+    return v
+
+
 def _options(v: Any, text: bool) -> dict[str, Any]:
     if text:
         try:
@@ -161,6 +167,21 @@ SCHEMA: dict[str, tuple[Any, Parser]] = {
     "http.host": ("127.0.0.1", _host),
     "http.port": (8080, _int(-1, 65535)),  # -1: no HTTP API; 0: an ephemeral port
     "http.token": ("", _str()),
+    # Bounds on what callers can make the service hold (pyscheduler/rpc/limits.py; operator's guide)
+    "limits.containers_per_ask": (100_000, _int(1, 10_000_000)),
+    "limits.tasks_per_phase": (100_000, _int(1, 10_000_000)),
+    "limits.phases_per_job": (1_000, _int(1, 100_000)),
+    "limits.max_duration_s": (31_536_000.0, _float(0.0, low_open=True)),
+    "limits.attempts_per_app": (20_000, _int(1, 10_000_000)),
+    "limits.attempts_per_report": (10_000, _int(1, 10_000_000)),
+    "limits.sessions": (64, _int(1, 100_000)),
+    "limits.session_idle_s": (600.0, _float(0.0, low_open=True)),
+    "limits.streams_per_peer": (4, _int(1, 1024)),
+    "limits.stream_reserve": (4, _int(1, 1024)),
+    "limits.sync_idle_s": (60.0, _float(0.0, low_open=True)),
+    "limits.http_body_bytes": (1 << 20, _int(1, 1 << 30)),
+    "limits.json_depth": (32, _int(1, 1000)),
+    "limits.log_wait_s": (1.0, _float(0.0, low_open=True)),
     "service.port_file": ("", _str()),
     "service.log_level": ("INFO", _str(LOG_LEVELS, upper=True)),
 }
@@ -223,8 +244,11 @@ def load(
     path: str | Path | None = None,
     env: Mapping[str, str] | None = None,
     overrides: Mapping[str, Any] | None = None,
+    files: bool = True,
 ) -> Config:
-    """Merge and validate; `overrides` (command-line flags) hold typed values or None for unset."""
+    """Merge and validate; `overrides` (command-line flags) hold typed values or None for unset.
+    `files=False`: file paths are checked to be strings only, not looked up (the HTTP API's validation
+    must not tell which paths exist on the server)."""
     raw: dict[str, tuple[Any, str, bool]] = {k: (d, "default", False) for k, (d, _) in SCHEMA.items()}
     if path is not None:
         source = f"file {path}"
@@ -247,7 +271,8 @@ def load(
     values: dict[str, Any] = {}
     for k, (v, source, is_text) in raw.items():
         try:
-            values[k] = SCHEMA[k][1](v, is_text)
+            parse = SCHEMA[k][1] if files or SCHEMA[k][1] is not _file else _path
+            values[k] = parse(v, is_text)
         except ValueError as exc:
             raise ConfigError(k, source, str(exc)) from None
     sources = {k: raw[k][1] for k in raw}

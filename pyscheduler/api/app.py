@@ -29,6 +29,7 @@ from fastapi_offline import FastAPIOffline
 
 from pyscheduler import __version__, metrics
 from pyscheduler.api import configcheck, stream, ui
+from pyscheduler.api.bodylimits import check_depth, read_body
 from pyscheduler.api.models import (
     ApplicationOut,
     ConfigCheck,
@@ -56,11 +57,18 @@ class ApiSettings:
     stream_poll_s: float = 0.25  # how often the SSE stream looks for new decisions
     stream_keepalive_s: float = 15.0  # comment line sent on an idle stream
     why_decisions: int = 20  # decisions shown by /why
+    body_bytes: int = 1 << 20  # request body size (limits.http_body_bytes)
+    json_depth: int = 32  # nesting of a request body (limits.json_depth)
 
     @classmethod
     def from_config(cls, cfg: Any) -> ApiSettings:
-        """From a pyscheduler.config.Config (keys http.host and http.token)."""
-        return cls(host=str(cfg["http.host"]), token=str(cfg["http.token"]))
+        """From a pyscheduler.config.Config (keys http.host, http.token and the body limits)."""
+        return cls(
+            host=str(cfg["http.host"]),
+            token=str(cfg["http.token"]),
+            body_bytes=int(cfg["limits.http_body_bytes"]),
+            json_depth=int(cfg["limits.json_depth"]),
+        )
 
 
 def _text(name: str) -> Any:
@@ -251,7 +259,8 @@ def create_app(
         dependencies=auth,
         tags=["config"],
         responses={
-            400: {"model": Problem, "description": "The body is not JSON / not UTF-8 text"},
+            400: {"model": Problem, "description": "Not JSON / not UTF-8 text, or nested too deep"},
+            413: {"model": Problem, "description": "The body is larger than limits.http_body_bytes"},
             415: {"model": Problem, "description": "Unsupported content type"},
             422: {"model": Problem, "description": "The JSON body is not an object"},
             **unauthorised,
@@ -269,7 +278,8 @@ def create_app(
     async def validate_config(request: Request) -> ConfigCheck:
         """Validate a configuration: the TOML file as text/plain (or application/toml), or the same
         document as a JSON object. Answers `valid` and, if not, the first invalid key and why."""
-        raw = await request.body()
+        raw = await read_body(request, settings.body_bytes)
+        check_depth(raw, settings.json_depth)
         media = request.headers.get("content-type", "").split(";")[0].strip().lower()
         if media == "application/json":
             try:

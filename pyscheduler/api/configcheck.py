@@ -3,7 +3,8 @@
 The body is either the TOML file itself (Content-Type text/plain or application/toml) or the same
 document as a JSON object ({"grpc": {"port": 7070}, ...}). Validation is pyscheduler.config.load with
 no environment: the answer is about the document, not about the server's variables. Files named in
-it (TLS certificates) are checked on the server's file system, where the service would read them.
+it (TLS certificates) are not looked up: the answer must not tell a caller which paths exist on the
+server (`files=False`); `dollymp serve` checks them at start-up.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ def check_toml(text: str) -> ConfigCheck:
     try:
         with os.fdopen(fd, "w", encoding="utf-8", errors="surrogatepass") as f:
             f.write(text)
-        cfg = config.load(path, env={})
+        cfg = config.load(path, env={}, files=False)
     except config.ConfigError as exc:
         return ConfigCheck(valid=False, key=exc.key, problem=exc.problem.replace(path, BODY))
     except (UnicodeError, ValueError) as exc:
@@ -51,7 +52,7 @@ def check_document(doc: Mapping[str, Any]) -> ConfigCheck:
         for name, value in table.items():
             flat[f"{section}.{name}"] = value
     try:
-        cfg = config.load(None, env={}, overrides=flat)
+        cfg = config.load(None, env={}, overrides=flat, files=False)
     except config.ConfigError as exc:
         return ConfigCheck(valid=False, key=exc.key, problem=exc.problem)
     return ConfigCheck(valid=True, values=_masked(cfg.values))

@@ -43,7 +43,9 @@ from pyscheduler import metrics
 from pyscheduler.objects import Attempt, ClusterState, DecisionKind, Job, Phase, Resources
 from pyscheduler.policies import Policy, Snapshot
 from pyscheduler.policies.dollymp import PER_TASK_REASONS, REASON_PHASE_TAIL
-from pyscheduler.rpc import validate
+from pyscheduler.rpc import ambounds, validate
+from pyscheduler.rpc.limits import DEFAULTS, Limits, Refusal
+from pyscheduler.rpc.medians import LeaveOut
 from pyscheduler.rpc.named import RULE_CORE, RULE_SLOW_WAITING, Named, NamedLog
 from pyscheduler.rpc.outcomes import outcome_records
 from pyscheduler.rpc.servicer import Malformed, lenient
@@ -124,7 +126,7 @@ def _job_of(p: Any, stats: dict[str, tuple[float, float]]) -> Job:
 def _task_index(task_id: str) -> int | None:
     """Hadoop's task ids end in the task's index (task_<cluster>_<app>_m_000003 -> 3)."""
     tail = task_id.rsplit("_", 1)[-1]
-    return int(tail) if tail.isdigit() else None
+    return int(tail) if tail.isdigit() and len(tail) <= 9 else None  # (no 5,000-digit int parse)
 
 
 def _replay(job: Job, attempts: Sequence[Any]) -> None:
@@ -452,10 +454,11 @@ def _time_left(
                 _Left(max(known) / 1000.0 - at if known else None, ends is not None)
             )
     fresh: dict[str, float] = {}
+    medians = {phase_id: LeaveOut(pairs) for phase_id, pairs in totals.items()}  # (rpc/medians.py)
     for t, phase_id in phase_of.items():
-        others = [d for u, d in totals.get(phase_id, []) if u != t]
-        if others:
-            fresh[t] = statistics.median(others)
+        m = medians[phase_id].median_without(t) if phase_id in medians else None
+        if m is not None:
+            fresh[t] = m
     for t, works in stalled.items():
         cut = max(STALL_MIN_S, STALL_FRAC * fresh[t]) if t in fresh else math.inf
         left.setdefault(t, []).extend(_Left(math.inf if w > cut else None, False) for w in works)
@@ -595,8 +598,10 @@ class AppMasterServicer:
         history: Any | None = None,
         max_apps: int = 10_000,
         budget: PlanBudget | None = None,
+        limits: Limits = DEFAULTS,
     ) -> None:
         self.registry = registry
+        self.limits = limits
         self.policy = policy
         self.recorder = recorder
         self.history = history  # pyscheduler.store StatisticsHistory, or None
@@ -647,7 +652,7 @@ class AppMasterServicer:
             out[a.phase_id] = out.get(a.phase_id, 0) + 1
         return out
 
-    def running_copies(self) -> list[Copy]:
+    def running_copies(self, apps: Collection[str] | None = None) -> list[Copy]:
         """Every attempt the AM helpers last reported RUNNING in a container (rpc/yielding.py), of jobs
         whose AM lets a preempted clone go unreplaced (JobProfile.clones_preemptible): Hadoop's own AM
         would schedule a replacement attempt, which would wait for a container in its turn. Each copy says
@@ -657,7 +662,10 @@ class AppMasterServicer:
         out: list[Copy] = []
         with self._lock:
             startup = self.startups.median()
-            for app_id, st in self._apps.items():
+            chosen = (
+                self._apps.items() if apps is None else [(a, self._apps[a]) for a in apps if a in self._apps]
+            )
+            for app_id, st in chosen:  # of `apps` only (a session's: not other tenants')
                 if not st.profile.clones_preemptible:  # the project's AM: a preempted clone is not replaced
                     continue
                 last = st.last_stages
@@ -700,7 +708,7 @@ class AppMasterServicer:
     # ---- RPCs ------------------------------------------------------------------------------
 
     def report_job_profile(self, request: Any, context: grpc.ServicerContext) -> Any:
-        self._check(request, _profile, context)
+        self._check(request, lambda p: ambounds.profile(p, self.limits, _profile), context)
         with self._lock:
             old = self._apps.get(request.application_id)
             self._apps[request.application_id] = _AppState(
@@ -720,7 +728,7 @@ class AppMasterServicer:
         return plan
 
     def report_attempts(self, request: Any, context: grpc.ServicerContext) -> Any:
-        self._check(request, _reports, context)
+        self._check(request, lambda r: ambounds.reports(r, self.limits, _reports), context)
         finished: dict[str, list[float]] = {}
         changes: list[tuple[Any, Any]] = []
         with self._lock:
@@ -737,6 +745,10 @@ class AppMasterServicer:
                         grpc.StatusCode.INVALID_ARGUMENT,
                         f"attempts[{i}].phase_id: unknown phase {a.phase_id!r}",
                     )
+            try:
+                ambounds.make_room(st, request.attempts, self.limits)
+            except Refusal as exc:
+                context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
             for a in request.attempts:
                 if a.phase_id in st.upstream:  # a map's map phase (`work_progress`)
                     a.progress = work_progress(a.progress)
@@ -820,7 +832,11 @@ class AppMasterServicer:
         if cached is not None and not self.budget.take():
             metrics.APPMASTER_PLANS_CACHED.inc()
             return cached
-        plan = self._fresh_plan(app_id)
+        try:
+            plan = self._fresh_plan(app_id)
+        except Exception as exc:  # this application only: no clones this time, said why (rpc/isolate.py)
+            log.exception("clone plan for %s failed", app_id)
+            return pb.ClonePlan(application_id=app_id, detail=f"excluded: {type(exc).__name__}: {exc}"[:300])
         with self._lock:
             st = self._apps.get(app_id)
             if st is not None:

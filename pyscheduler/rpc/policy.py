@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pyscheduler import policies
+from pyscheduler.rpc.limits import DEFAULTS, Limits
 from pyscheduler.rpc.mirror import Mirror
 from pyscheduler.rpc.placer import RoundResult, fcfs_order, place
 from pyscheduler.rpc.translate import HintSource, core_round
@@ -58,7 +59,10 @@ def round_with(
     hints: HintSource | None = None,
     copies: CopySource | None = None,
     release_beaten: bool = True,
+    limits: Limits = DEFAULTS,
 ) -> RoundFn:
     if policy is None:
         return _yarn_fcfs_round
-    return core_round(policy, hints, copies=copies, release_beaten=release_beaten)
+    return core_round(
+        policy, hints, copies=copies, release_beaten=release_beaten, limits=limits, scoped=copies is not None
+    )

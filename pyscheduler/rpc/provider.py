@@ -5,6 +5,7 @@ Every view is copied under the session's lock, so the HTTP threads never see a h
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from pyscheduler.api.provider import ApplicationView, AskView, NodeView, StateView
@@ -27,10 +28,16 @@ def _yarn(r: Res) -> dict[str, float]:
 
 
 class SessionStateProvider:
-    def __init__(self, registry: SessionRegistry) -> None:
+    def __init__(
+        self, registry: SessionRegistry, log_problem: Callable[[], str | None] | None = None
+    ) -> None:
         self.registry = registry
+        self.log_problem = log_problem  # why decisions cannot be written now (rpc/durable.py)
 
     def ready(self) -> tuple[bool, str]:
+        problem = self.log_problem() if self.log_problem is not None else None
+        if problem is not None:
+            return False, problem
         sessions = self.registry.sessions()
         if not sessions:
             return False, "no ResourceManager session"

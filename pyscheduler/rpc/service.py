@@ -7,6 +7,7 @@ tests and the bench run one in-process too.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,9 @@ from pyscheduler.config import Config, ConfigError
 from pyscheduler.objects.decision import Decision
 from pyscheduler.rpc import policy as rpc_policy
 from pyscheduler.rpc.appmaster import AppMasterServicer, PlanBudget
+from pyscheduler.rpc.durable import LogFirst
 from pyscheduler.rpc.gcpace import GcPacer
+from pyscheduler.rpc.limits import Limits
 from pyscheduler.rpc.server import GrpcServer, ServerOptions, TlsFiles
 from pyscheduler.rpc.servicer import SchedulerServicer, SyncOptions
 from pyscheduler.rpc.session import SessionRegistry
@@ -96,13 +99,15 @@ class DecisionService:
         retention = Retention(max_age_s=age, max_bytes=size) if (age or size) else None
         self.writer = BackgroundWriter(self.store, retention=retention, max_queue=20_000)
         recorder = _WriterRecorder(self.writer)
-        self.registry = SessionRegistry()
+        self.limits = Limits.from_config(cfg)
+        self.registry = SessionRegistry(self.limits)
         self.appmaster = AppMasterServicer(
             self.registry,
             core_policy,
             recorder,
             history=self.store.history,
             budget=PlanBudget(cfg["appmaster.plans_per_s"]),
+            limits=self.limits,
         )
         self.servicer = SchedulerServicer(
             self.registry,
@@ -111,11 +116,20 @@ class DecisionService:
                 self.appmaster.hints,
                 self.appmaster.running_copies if cfg["appmaster.clone_yield"] else None,
                 release_beaten=cfg["appmaster.release_beaten_clones"],
+                limits=self.limits,
             ),
             cfg["policy.name"],
             recorder,
-            SyncOptions(cfg["sync.queue_size"], cfg["sync.max_coalesce"], cfg["sync.outstanding_ttl_s"]),
+            SyncOptions(
+                cfg["sync.queue_size"],
+                cfg["sync.max_coalesce"],
+                cfg["sync.outstanding_ttl_s"],
+                self.limits,
+                cfg["grpc.max_workers"],
+            ),
         )
+        self.log_first = LogFirst(self.writer, recorder, self.limits.log_wait_s)
+        self.servicer.before_send = self.log_first
         options = ServerOptions(
             host=cfg["grpc.host"],
             port=cfg["grpc.port"],
@@ -138,7 +152,9 @@ class DecisionService:
 
             try:
                 app = create_app(
-                    self.store, SessionStateProvider(self.registry), ApiSettings.from_config(cfg)
+                    self.store,
+                    SessionStateProvider(self.registry, self.log_first.log_problem),
+                    ApiSettings.from_config(cfg),
                 )
             except ValueError as exc:
                 self.stop()
@@ -172,12 +188,18 @@ class DecisionService:
         )
 
     def stop(self) -> None:
-        """Finish the rounds in flight, close the streams, commit every queued decision."""
+        """Finish the rounds in flight, close the streams, commit every queued decision; within
+        `grpc.grace_s` (half a second more for the log at least) whatever the log's state: a log that
+        cannot be written loses the decisions still queued, counted in the error log."""
+        deadline = time.monotonic() + self.cfg["grpc.grace_s"]
         self.grpc.stop(self.cfg["grpc.grace_s"])
         if self.http is not None:
             self.http.stop()
-        self.writer.close()
-        self.store.close()
+        try:
+            self.writer.close(timeout=max(0.5, deadline - time.monotonic()))
+            self.store.close()
+        except Exception as exc:  # the writer is stuck (full disk, blocked database): do not wait on it
+            log.error("decision log: %d decisions not committed at shutdown: %s", self.writer.depth, exc)
         if self.pacer is not None:
             self.pacer.stop()
 

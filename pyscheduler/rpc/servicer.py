@@ -13,12 +13,11 @@ become `Malformed`, answered with INVALID_ARGUMENT (gRPC's own deserializer path
 
 from __future__ import annotations
 
-import collections
 import queue
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import grpc
@@ -26,8 +25,11 @@ import grpc
 from pyscheduler import __version__, metrics
 from pyscheduler.rpc import validate
 from pyscheduler.rpc.gcpace import GcPacer
+from pyscheduler.rpc.limits import DEFAULTS, Limits, Refusal
 from pyscheduler.rpc.mirror import ContainerRec
 from pyscheduler.rpc.session import DecisionRecorder, RoundFn, RoundRecords, Session, SessionRegistry
+from pyscheduler.rpc.stats import ServiceStats
+from pyscheduler.rpc.streams import StreamGate
 from pyscheduler.wire import pb
 
 SERVICE_NAME = "dollymp.v1.SchedulerService"
@@ -59,68 +61,12 @@ class SyncOptions:
     queue_size: int = 64  # batches buffered per stream before the reader stops reading
     max_coalesce: int = 64  # batches applied before one decision round at most
     outstanding_ttl_s: float = 30.0  # placements never confirmed by the shim are forgotten after this
-
-
-@dataclass
-class ServiceStats:
-    """Counters read by the bench and the HTTP metrics; updated under `lock`."""
-
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    batches: int = 0
-    node_updates: int = 0
-    rounds: int = 0
-    placements: int = 0
-    rejected_batches: int = 0
-    max_queue_depth: int = 0
-    max_coalesced: int = 0
-    # CPU seconds of the threads doing each step (thread_time: excludes waiting for a core)
-    validate_cpu_s: float = 0.0
-    apply_cpu_s: float = 0.0
-    decide_cpu_s: float = 0.0
-    # Per round, from taking its batches off the queue to its plan: wall time, and CPU time of the
-    # handler thread (apply + decide; what the round costs without waiting for a core).
-    round_ms: collections.deque[float] = field(default_factory=lambda: collections.deque(maxlen=100_000))
-    round_cpu_ms: collections.deque[float] = field(default_factory=lambda: collections.deque(maxlen=100_000))
-    gc: GcPacer | None = None  # the collector's pauses, when the service paces it
-
-    def reset_window(self) -> None:
-        """Start a new measurement window: zero the counters, forget the round times."""
-        with self.lock:
-            self.batches = self.node_updates = self.rounds = self.placements = self.rejected_batches = 0
-            self.max_queue_depth = self.max_coalesced = 0
-            self.validate_cpu_s = self.apply_cpu_s = self.decide_cpu_s = 0.0
-            self.round_ms.clear()
-            self.round_cpu_ms.clear()
-            if self.gc is not None:
-                self.gc.pauses_ms.clear()
-                self.gc.pauses_cpu_ms.clear()
-
-    def summary(self) -> dict[str, float | int]:
-        """Counters and round-time percentiles (ms) as one JSON-able dict."""
-        with self.lock:
-            wall, cpu = sorted(self.round_ms), sorted(self.round_cpu_ms)
-            out: dict[str, float | int] = {
-                "batches": self.batches,
-                "rounds": self.rounds,
-                "node_updates": self.node_updates,
-                "placements": self.placements,
-                "rejected_batches": self.rejected_batches,
-                "max_coalesced": self.max_coalesced,
-                "validate_cpu_s": round(self.validate_cpu_s, 3),
-                "apply_cpu_s": round(self.apply_cpu_s, 3),
-                "decide_cpu_s": round(self.decide_cpu_s, 3),
-            }
-        for name, values in (("round", wall), ("round_cpu", cpu)):
-            for q in (50, 99):
-                out[f"{name}_p{q}_ms"] = (
-                    round(values[min(len(values) - 1, len(values) * q // 100)], 2) if values else 0
-                )
-        if self.gc is not None:
-            out.update(self.gc.summary())
-        return out
+    limits: Limits = DEFAULTS  # streams, idle time (rpc/limits.py)
+    workers: int = 32  # the gRPC server's worker threads (grpc.max_workers)
 
 
 _END = object()
+_BOUND = "session_id: bound to the connection that registered it"
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +96,9 @@ class SchedulerServicer:
         self.stats = ServiceStats()
         self.draining = threading.Event()
         self.pacer: GcPacer | None = None  # set by DecisionService.start(manage_gc=True)
+        self.gate = StreamGate(self.options.limits, self.options.workers)
+        # called with a round's records before its plan is sent (DecisionService: log, then send)
+        self.before_send: Callable[[list[RoundRecords]], None] | None = None
 
     # ---- Register ----------------------------------------------------------------------------
 
@@ -162,7 +111,12 @@ class SchedulerServicer:
             validate.register_request(request)
         except validate.InvalidMessage as exc:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
-        s = self.registry.register(request.rm_id, request.tick_ms, list(request.resource_types))
+        try:
+            s = self.registry.register(
+                request.rm_id, request.tick_ms, list(request.resource_types), context.peer()
+            )
+        except Refusal as exc:
+            context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
         return pb.RegisterResponse(
             session_id=s.session_id, policy=self.policy_name, service_version=__version__, epoch=s.first_epoch
         )
@@ -170,6 +124,18 @@ class SchedulerServicer:
     # ---- Sync --------------------------------------------------------------------------------
 
     def sync(self, request_iterator: Iterator[Any], context: grpc.ServicerContext) -> Iterator[Any]:
+        peer = context.peer()
+        refused = self.gate.enter(peer)
+        if refused is not None:
+            context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, refused)
+        try:
+            yield from self._sync(request_iterator, context, peer)
+        finally:
+            self.gate.leave(peer)
+
+    def _sync(
+        self, request_iterator: Iterator[Any], context: grpc.ServicerContext, peer: str
+    ) -> Iterator[Any]:
         q: queue.Queue[object] = queue.Queue(maxsize=self.options.queue_size)
         stop = threading.Event()
         context.add_callback(stop.set)
@@ -182,11 +148,20 @@ class SchedulerServicer:
                     if self.draining.is_set():
                         context.abort(grpc.StatusCode.UNAVAILABLE, "service shutting down")
                     return
+                if not items:
+                    idle = self.options.limits.sync_idle_s
+                    context.abort(
+                        grpc.StatusCode.DEADLINE_EXCEEDED,
+                        f"sync: no StateBatch for {idle:g} s, limit {idle:g} s (limits.sync_idle_s)",
+                    )
                 records: list[RoundRecords] = []
-                plans, error, ended = self._process(items, records)
+                plans, error, ended = self._process(items, records, peer)
+                if self.before_send is not None and records:
+                    self.before_send(records)  # placements logged before their plan goes out
+                    records = []
                 try:
                     yield from plans
-                finally:  # the decisions are logged once their plans are out (or the stream ended)
+                finally:  # without `before_send`: logged once their plans are out (or the stream ended)
                     for r in records:
                         self.recorder.append(r.build())
                 if self.pacer is not None:  # the gap before the next batch: collect there, not mid-round
@@ -195,7 +170,8 @@ class SchedulerServicer:
                 if error is not None:
                     with self.stats.lock:
                         self.stats.rejected_batches += 1
-                    context.abort(grpc.StatusCode.INVALID_ARGUMENT, error)
+                    code = grpc.StatusCode.PERMISSION_DENIED if error.startswith(_BOUND) else None
+                    context.abort(code or grpc.StatusCode.INVALID_ARGUMENT, error)
                 if ended:
                     return
         finally:
@@ -234,10 +210,14 @@ class SchedulerServicer:
         return False
 
     def _take(self, q: queue.Queue[object], stop: threading.Event) -> list[object] | None:
-        """Block for the first item, then drain what is queued (up to max_coalesce)."""
+        """Block for the first item, then drain what is queued (up to max_coalesce); [] when nothing
+        came for `limits.sync_idle_s`."""
+        idle_until = time.monotonic() + self.options.limits.sync_idle_s
         while True:
             if self.draining.is_set() or stop.is_set():
                 return None
+            if time.monotonic() > idle_until:
+                return []
             try:
                 first = q.get(timeout=0.2)
                 break
@@ -259,7 +239,7 @@ class SchedulerServicer:
         return items
 
     def _process(
-        self, items: list[object], records: list[RoundRecords]
+        self, items: list[object], records: list[RoundRecords], peer: str = ""
     ) -> tuple[list[Any], str | None, bool]:
         """Apply the items in order; one decision round per run of batches of the same session (each
         round's decisions go to `records`, for the recorder)."""
@@ -300,6 +280,9 @@ class SchedulerServicer:
                     )
                 )
                 continue
+            if s.peer and peer and s.peer != peer:  # another connection's session: refused, untouched
+                flush()
+                return plans, f"{_BOUND}, not this one: register on this connection", True
             with s.lock:
                 why = s.admit(batch)
                 if why is None:

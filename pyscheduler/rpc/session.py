@@ -23,6 +23,7 @@ from typing import Any, Protocol
 
 from pyscheduler import metrics
 from pyscheduler.objects.decision import Decision, DecisionKind
+from pyscheduler.rpc.limits import DEFAULTS, Limits, Refusal
 from pyscheduler.rpc.mirror import AskKey, ContainerRec, Mirror, OutstandingPlacement, application_of_attempt
 from pyscheduler.rpc.placer import PlacementChoice, RoundResult
 from pyscheduler.rpc.res import Res
@@ -136,6 +137,8 @@ class Session:
     _last_deferral: dict[AskKey, int] = field(default_factory=dict)
     _last_record: dict[tuple[str, str, str], tuple[str, dict[str, Any]]] = field(default_factory=dict)
     _priorities: dict[str, tuple[float, int]] = field(default_factory=dict)  # app -> (priority, rank)
+    peer: str = ""  # the gRPC connection that registered it: only its Sync streams may use it
+    last_active: float = field(default_factory=time.monotonic)  # Register or the last applied batch
 
     def __post_init__(self) -> None:
         self._next_epoch = self.first_epoch
@@ -192,6 +195,7 @@ class Session:
         ):
             metrics.FALLBACK_SECONDS.inc((batch.rm_time_ms - self.mirror.rm_time_ms) / 1000.0)
         self.mirror.apply(batch, node_wires, containers)
+        self.last_active = time.monotonic()
         self.last_seq = batch.seq
         self.state = SessionState.ACTIVE
 
@@ -299,15 +303,36 @@ class Session:
 
 
 class SessionRegistry:
-    """All sessions, by id and by rm_id; Register replaces the rm_id's previous session."""
+    """All sessions, by id and by rm_id; Register replaces the rm_id's previous session.
 
-    def __init__(self) -> None:
+    Bounded (rpc/limits.py): a session without a batch for `limits.session_idle_s` is reaped (a Sync
+    stream idle for `limits.sync_idle_s`, shorter, was closed before); a Register for a new rm_id while
+    `limits.sessions` are live is refused (live sessions are never evicted by newcomers)."""
+
+    def __init__(self, limits: Limits = DEFAULTS) -> None:
+        self.limits = limits
         self._lock = threading.Lock()
         self._by_id: dict[str, Session] = {}
         self._by_rm: dict[str, Session] = {}
+        self.reaped = 0
 
-    def register(self, rm_id: str, tick_ms: int, resource_types: Sequence[str]) -> Session:
+    def _reap(self) -> None:
+        """Forget idle sessions (caller holds `_lock`)."""
+        cutoff = time.monotonic() - self.limits.session_idle_s
+        for s in [s for s in self._by_id.values() if s.last_active < cutoff]:
+            del self._by_id[s.session_id]
+            if self._by_rm.get(s.rm_id) is s:
+                del self._by_rm[s.rm_id]
+            self.reaped += 1
+
+    def register(self, rm_id: str, tick_ms: int, resource_types: Sequence[str], peer: str = "") -> Session:
         with self._lock:
+            self._reap()
+            if rm_id not in self._by_rm and len(self._by_id) >= self.limits.sessions:
+                raise Refusal(
+                    "rm_id",
+                    f"{len(self._by_id)} live sessions, limit {self.limits.sessions} (limits.sessions)",
+                )
             old = self._by_rm.get(rm_id)
             # Epochs grow across sessions and restarts: wall-clock microseconds, past the old session.
             first = time.time_ns() // 1000
@@ -316,7 +341,7 @@ class SessionRegistry:
                     old.state = SessionState.SUPERSEDED
                     first = max(first, old.last_epoch + 1)
                 self._by_id.pop(old.session_id, None)
-            s = Session(uuid.uuid4().hex, rm_id, first, tick_ms, tuple(resource_types))
+            s = Session(uuid.uuid4().hex, rm_id, first, tick_ms, tuple(resource_types), peer=peer)
             self._by_id[s.session_id] = s
             self._by_rm[rm_id] = s
             return s

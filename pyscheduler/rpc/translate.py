@@ -30,8 +30,8 @@ job mix's AMs on one node; on a slow or failing node that slows or kills every j
 
 from __future__ import annotations
 
-import bisect
 import dataclasses
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -43,24 +43,27 @@ from pyscheduler import metrics
 from pyscheduler.objects import ClusterState, Job, Phase, Resources
 from pyscheduler.policies import Decisions, Policy, Snapshot
 from pyscheduler.rpc import yielding
+from pyscheduler.rpc.amspread import preferred as _preferred
+from pyscheduler.rpc.amspread import spread_am_containers as _spread_am_containers
 from pyscheduler.rpc.clones import CloneAsks, clone_counts, place_clones
+from pyscheduler.rpc.isolate import Isolation
+from pyscheduler.rpc.limits import DEFAULTS, Limits, ask_bound
 from pyscheduler.rpc.mirror import AskKey, AskRec, Mirror, NodeRec, application_of_attempt
 from pyscheduler.rpc.nodearrays import CAP
 from pyscheduler.rpc.placer import (
-    ANY_LOCATION,
     DeferralChoice,
     KillChoice,
     PlacementChoice,
     RoundResult,
-    blacklisted,
     fcfs_order,
     place,
     placer_only,
 )
 from pyscheduler.rpc.res import Res, fits_count, res_add
-from pyscheduler.rpc.yielding import CopySource, waiting_alone, waiting_first, waiting_originals
+from pyscheduler.rpc.yielding import Copy, CopySource, waiting_alone, waiting_first, waiting_originals
 from pyscheduler.wire import pb
 
+log = logging.getLogger("dollymp.translate")
 _PLACEMENT_REASONS = {
     "first_fit": pb.REASON_FCFS_ORDER,
     "fcfs_order": pb.REASON_FCFS_ORDER,
@@ -92,6 +95,9 @@ class PhaseHint:
 
 # application_id -> {yarn priority -> hint}; filled by the AppMasterService.
 HintSource = Callable[[str], dict[int, PhaseHint]]
+
+
+CLAMPED = "clamped"  # mirror.cache: ask -> containers beyond its bound this round (rpc/limits.py)
 
 
 def _dims(mirror: Mirror) -> tuple[str, ...]:
@@ -157,9 +163,11 @@ def _job(
     dims: tuple[str, ...],
     now_s: float,
     clones: dict[AskKey, int],
+    bound: Callable[[Res], int],
 ) -> tuple[Job | None, list[tuple[str, AskRec]]]:
     """The core Job for an application's pending original containers (clone asks left out), or None
-    when every pending container is a clone's; the same object while nothing changed."""
+    when every pending container is a clone's; the same object while nothing changed. An ask's tasks
+    are at most `bound(capability)` (rpc/limits.py: what the cluster holds, at most a hard cap)."""
     app = mirror.apps.get(app_id)
     asks = sorted(
         (a for a in asks if a.num_containers - a.outstanding > clones.get(a.key, 0)),
@@ -168,10 +176,14 @@ def _job(
     if not asks:
         return None, []
     stats = [hint.get(a.key[1]) for a in asks]
+    pending = [a.num_containers - a.outstanding - clones.get(a.key, 0) for a in asks]
+    tasks = [min(p, bound(a.capability)) for p, a in zip(pending, asks, strict=True)]
+    clamped: dict[AskKey, int] = mirror.cache.setdefault(CLAMPED, {})  # deferred by core_round
+    clamped.update((a.key, p - n) for a, p, n in zip(asks, pending, tasks, strict=True) if p > n)
     signature = (
         app.submit_time_ms if app is not None else None,
         dims,
-        tuple((a.key, a.num_containers - a.outstanding - clones.get(a.key, 0), a.capability) for a in asks),
+        tuple((a.key, n, a.capability) for a, n in zip(asks, tasks, strict=True)),
         tuple((h.mean, h.sd) if h is not None else None for h in stats),
     )
     jobs: dict[str, Any] = mirror.cache.setdefault("jobs", {})
@@ -180,12 +192,12 @@ def _job(
         return hit[1], hit[2]
     phases: list[Phase] = []
     names: list[tuple[str, AskRec]] = []
-    for a, h in zip(asks, stats, strict=True):
+    for a, h, n in zip(asks, stats, tasks, strict=True):
         name = f"p{a.key[1]}.a{a.key[2]}.{a.key[0]}"
         phases.append(
             Phase(
                 name,
-                a.num_containers - a.outstanding - clones.get(a.key, 0),
+                n,
                 Resources(_vector(a.capability, dims)),
                 h.mean if h is not None else 1.0,
                 h.sd if h is not None else 0.0,
@@ -207,12 +219,27 @@ def to_snapshot(
 
 
 def snapshot_and_clones(
-    mirror: Mirror, now_s: float, hints: HintSource | None = None
+    mirror: Mirror,
+    now_s: float,
+    hints: HintSource | None = None,
+    limits: Limits = DEFAULTS,
+    isolation: Isolation | None = None,
 ) -> tuple[Snapshot, dict[tuple[str, str], AskRec], list[AskRec], CloneAsks]:
     """`to_snapshot`, plus the clone containers among the pending ones (rpc/clones.py), which the
-    snapshot leaves out."""
+    snapshot leaves out. With `isolation`, an application whose translation raises is left out of the
+    round (rpc/isolate.py) and so is one excluded earlier that has not changed since."""
     dims = _dims(mirror)
     cluster = cluster_of(mirror)
+    total = cluster.capacity.sum(axis=0).tolist() if len(cluster.node_ids) else [0.0] * len(dims)
+    mirror.cache[CLAMPED] = {}
+    sizes: dict[Res, int] = {}
+
+    def bound(cap: Res) -> int:
+        b = sizes.get(cap)
+        if b is None:
+            b = sizes[cap] = ask_bound(_vector(cap, dims), total, limits.containers_per_ask)
+        return b
+
     by_app: dict[str, list[AskRec]] = {}
     zero: list[AskRec] = []
     for a in mirror.asks.values():
@@ -230,17 +257,20 @@ def snapshot_and_clones(
     index: dict[tuple[str, str], AskRec] = {}
     clones = CloneAsks()
     for app_id, asks in sorted(by_app.items()):
-        hint = hints(app_id) if hints is not None else {}
-        waiting = {prio: h.waiting_clones for prio, h in hint.items() if h.waiting_clones > 0}
-        app_clones = clone_counts(asks, waiting) if waiting else {}
+
+        def one(hint: dict[int, PhaseHint], app_id: str = app_id, asks: list[AskRec] = asks) -> Any:
+            return _app_job(mirror, app_id, asks, hint, dims, now_s, bound)
+
+        if isolation is not None:
+            got = isolation.translate(app_id, asks, hints, one)
+        else:
+            got = one(hints(app_id) if hints is not None else {})
+        if got is None:
+            continue
+        job, names, app_clones = got
         clones.update(app_clones)
-        alone = {prio: h.waiting_alone for prio, h in hint.items() if h.waiting_alone > 0}
-        if alone and app_clones:
-            clones.alone.update(clone_counts([a for a in asks if a.key in app_clones], alone, app_clones))
-        first = {prio: h.waiting_first for prio, h in hint.items() if h.waiting_first > 0}
-        if first and app_clones:
-            clones.first.update(clone_counts([a for a in asks if a.key in app_clones], first, app_clones))
-        job, names = _job(mirror, app_id, asks, hint, dims, now_s, app_clones)
+        clones.alone.update(app_clones.alone)
+        clones.first.update(app_clones.first)
         if job is None:
             continue
         jobs.append(job)
@@ -252,16 +282,28 @@ def snapshot_and_clones(
     return Snapshot(now_s, cluster, jobs), index, zero, clones
 
 
-def _preferred(mirror: Mirror, ask: AskRec, node_id: str) -> bool:
-    n = mirror.nodes[node_id]
-    if blacklisted(n, ask):
-        return False
-    if ask.relax_locality:
-        return True
-    locs = [loc for loc in ask.locations if loc != ANY_LOCATION]
-    if not locs:
-        return True
-    return n.host in locs or n.node_id in locs or (bool(n.rack) and n.rack in locs)
+def _app_job(
+    mirror: Mirror,
+    app_id: str,
+    asks: list[AskRec],
+    hint: dict[int, PhaseHint],
+    dims: tuple[str, ...],
+    now_s: float,
+    bound: Callable[[Res], int],
+) -> tuple[Job | None, list[tuple[str, AskRec]], CloneAsks]:
+    """One application's core Job (`_job`) and its clone containers (rpc/clones.py)."""
+    clones = CloneAsks()
+    waiting = {prio: h.waiting_clones for prio, h in hint.items() if h.waiting_clones > 0}
+    app_clones = clone_counts(asks, waiting) if waiting else {}
+    clones.update(app_clones)
+    alone = {prio: h.waiting_alone for prio, h in hint.items() if h.waiting_alone > 0}
+    if alone and app_clones:
+        clones.alone.update(clone_counts([a for a in asks if a.key in app_clones], alone, app_clones))
+    first = {prio: h.waiting_first for prio, h in hint.items() if h.waiting_first > 0}
+    if first and app_clones:
+        clones.first.update(clone_counts([a for a in asks if a.key in app_clones], first, app_clones))
+    job, names = _job(mirror, app_id, asks, hint, dims, now_s, app_clones, bound)
+    return job, names, clones
 
 
 def from_decisions(
@@ -343,72 +385,14 @@ def from_decisions(
     return out
 
 
-def _spread_am_containers(
-    mirror: Mirror, counts: dict[tuple[AskKey, str, str], int]
-) -> dict[tuple[AskKey, str, str], int]:
-    """The core's placements with each AM container moved to the node with the fewest AM containers
-    (live and placed earlier in this round) that has room and suits its locality; the core's node
-    first among equals, then node id order. Other placements keep their nodes (and their room)."""
-    running = sorted(
-        n.node_id for n in mirror.nodes.values() if n.state == pb.NODE_STATE_RUNNING and n.node_id
-    )
-    room = mirror.free_of(running)
-    for (key, node_id, _), m in counts.items():  # the room the round's other placements take
-        ask = mirror.asks[key]
-        if not ask.am_container and node_id in room:
-            room[node_id] = res_add(room[node_id], ask.capability, -m)
-    ams: dict[str, int] = dict.fromkeys(running, 0)
-    for c in mirror.containers.values():
-        if c.am_container and c.node_id in ams:
-            ams[c.node_id] += 1
-    buckets: dict[int, list[str]] = {}  # AM count -> its nodes in id order
-    for n in running:
-        buckets.setdefault(ams[n], []).append(n)
-    out: dict[tuple[AskKey, str, str], int] = {}
-    for (key, core_node, reason), m in counts.items():
-        ask = mirror.asks[key]
-        if not ask.am_container:
-            out[(key, core_node, reason)] = out.get((key, core_node, reason), 0) + m
-            continue
-        for _ in range(m):
-            node_id = _fewest_ams(mirror, ask, core_node, buckets, ams, room)
-            if node_id in room:
-                room[node_id] = res_add(room[node_id], ask.capability, -1)
-                buckets[ams[node_id]].remove(node_id)
-                ams[node_id] += 1
-                bisect.insort(buckets.setdefault(ams[node_id], []), node_id)
-            out[(key, node_id, reason)] = out.get((key, node_id, reason), 0) + 1
-    return out
-
-
-def _fewest_ams(
-    mirror: Mirror,
-    ask: AskRec,
-    core_node: str,
-    buckets: dict[int, list[str]],
-    ams: dict[str, int],
-    room: dict[str, Res],
-) -> str:
-    """The first node, by (AM containers, not the core's node, node id), with room for `ask`."""
-
-    def ok(n: str) -> bool:
-        return fits_count(ask.capability, room[n], 1) > 0 and _preferred(mirror, ask, n)
-
-    for count in sorted(buckets):
-        if core_node in ams and ams[core_node] == count and ok(core_node):
-            return core_node
-        for n in buckets[count]:
-            if ok(n):
-                return n
-    return core_node  # no node has room: the re-check below defers it
-
-
 def core_round(
     policy: Policy,
     hints: HintSource | None = None,
     clock: Callable[[], float] | None = None,
     copies: CopySource | None = None,
     release_beaten: bool = True,
+    limits: Limits = DEFAULTS,
+    scoped: bool = False,
 ) -> Callable[[Mirror], RoundResult]:
     """A round function deciding with a core policy. With `copies` (the AM helper's running attempts),
     running clones yield their containers to originals still waiting after the round, and with
@@ -418,16 +402,34 @@ def core_round(
 
     now = clock or time.time
 
+    def running_of(mirror: Mirror) -> list[Copy]:
+        """`copies()`; `scoped`: of the mirror's applications only (not other sessions' tenants)."""
+        assert copies is not None
+        try:
+            return copies(mirror.apps.keys()) if scoped else copies()
+        except Exception:  # the AM reports' side fails: the round goes on without yielding
+            log.exception("running copies unavailable this round")
+            return []
+
     def round_fn(mirror: Mirror) -> RoundResult:
         released: list[KillChoice] = []
-        running = copies() if copies is not None and release_beaten else None  # asked once per round
+        running = running_of(mirror) if copies is not None and release_beaten else None
         if running is not None:
             released = yielding.beaten(running, mirror, int(now() * 1000))
             metrics.CLONES_BEATEN.inc(len(released))
         if not any(a.num_containers > a.outstanding for a in mirror.asks.values()):
             return RoundResult(kills=released)  # nothing pending: no round (changed rows stay dirty)
-        snapshot, index, zero, clones = snapshot_and_clones(mirror, now(), hints)
-        result = from_decisions(mirror, policy.decide(snapshot), index, zero)
+        iso = Isolation(mirror)  # one application's error leaves it out, not the round (rpc/isolate.py)
+        snapshot, index, zero, clones = snapshot_and_clones(mirror, now(), hints, limits, iso)
+        result = from_decisions(mirror, iso.decide(policy, snapshot, index), index, zero)
+        result.deferrals.extend(iso.deferrals())
+        held = {d.key for d in result.deferrals}
+        for key, n in mirror.cache.get(CLAMPED, {}).items():  # beyond an ask's bound: a later round
+            if key not in held:
+                result.deferrals.append(
+                    DeferralChoice(key, pb.REASON_WAITING_FOR_RESOURCES, f"{n} beyond what the cluster holds")
+                )
+        result.records.extend(iso.records)
         strict = [a for a in mirror.asks.values() if placer_only(a)]
         if strict:
             ordered = [a for a in fcfs_order(mirror) if placer_only(a)]
@@ -442,13 +444,19 @@ def core_round(
             alone = waiting_alone(mirror, clones.alone, placed)
             first = waiting_first(clones, alone, placed)
             now_ms = int(now() * 1000)
-            counts = {("original", k): n for k, n in originals.items()}
-            counts.update({("alone", k): n for k, n in alone.items()})
-            counts.update({("first", k): n for k, n in first.items()})
+            # at most as many waiting as containers could yield (an ask of 2^31 containers: a list each)
+            most = max(1, min(limits.containers_per_ask, len(mirror.containers)))
+            counts = {("original", k): min(n, most) for k, n in originals.items()}
+            counts.update({("alone", k): min(n, most) for k, n in alone.items()})
+            counts.update({("first", k): min(n, most) for k, n in first.items()})
             waiting = yielding.steady(mirror, counts, now_ms)
             if waiting:
                 result.kills = yielding.choose(
-                    mirror, waiting, running if running is not None else copies(), now_ms, result.placements
+                    mirror,
+                    waiting,
+                    running if running is not None else copies(mirror.apps.keys()),
+                    now_ms,
+                    result.placements,
                 )
                 metrics.CLONES_YIELDED.inc(len(result.kills))
         result.kills[:0] = released

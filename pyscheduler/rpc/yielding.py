@@ -175,7 +175,8 @@ class Copy:
     covered: bool = False
 
 
-CopySource = Callable[[], list[Copy]]
+# the running copies (of the applications passed, when core_round is told `scoped`)
+CopySource = Callable[..., list[Copy]]
 
 
 @dataclass(frozen=True, slots=True)

@@ -139,14 +139,15 @@ class BackgroundWriter:
                 self._flushing -= 1
 
     def close(self, timeout: float | None = None) -> None:
-        """Commit what is queued, then stop the thread."""
+        """Commit what is queued, then stop the thread; `timeout` bounds the whole call."""
+        deadline = None if timeout is None else time.monotonic() + timeout
         try:
             self.flush(timeout)
         finally:
             with self._cond:
                 self._stopping = True
                 self._cond.notify_all()
-            self._thread.join(timeout)
+            self._thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
 
     # -- the writer thread ---------------------------------------------------------------------------------
     def _take(self) -> list[Decision] | None:

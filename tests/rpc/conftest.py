@@ -29,3 +29,12 @@ def inproc(tmp_path: Path) -> Iterator[DecisionService]:
         yield svc
     finally:
         svc.stop()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """The hostile-tenant suite's table (tests/rpc/hostile.py), when any of it ran."""
+    import hostile
+
+    if hostile.TABLE:
+        terminalreporter.write_sep("=", "hostile-tenant table")
+        terminalreporter.write_line(hostile.render(hostile.dump()))

@@ -1,0 +1,73 @@
+"""Bounds on what an ApplicationMaster helper reports (rpc/appmaster.py), checked before anything is kept.
+
+A job profile's phases and tasks, an attempt report's size and durations, and the attempts kept per
+application are bounded by `Limits` (rpc/limits.py). Past `limits.attempts_per_app`, the oldest finished
+attempts (succeeded, failed, killed: insertion order, which is report order) are dropped to make room;
+when the live ones alone are over the limit the report is refused, naming the limit, and nothing of it
+is kept. Durations are finite and at most `limits.max_duration_s`, so no mean or deviation of them can
+overflow.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pyscheduler.rpc.limits import Limits, Refusal, at_most
+from pyscheduler.rpc.validate import InvalidMessage
+from pyscheduler.wire import pb
+
+_FINAL = (pb.ATTEMPT_SUCCEEDED, pb.ATTEMPT_FAILED, pb.ATTEMPT_KILLED)
+MAX_ID = 1024  # characters of an id in a report (Hadoop's are under 64)
+
+
+def profile(p: Any, limits: Limits, then: Callable[[Any], None]) -> None:
+    """Raise InvalidMessage naming the field when the profile is over a limit (before `then`, the
+    other checks, walks it)."""
+    try:
+        at_most(len(p.phases), limits.phases_per_job, "phases", "limits.phases_per_job")
+        for i, ph in enumerate(p.phases):
+            at_most(ph.tasks, limits.tasks_per_phase, f"phases[{i}].tasks", "limits.tasks_per_phase")
+    except Refusal as exc:
+        raise InvalidMessage(exc.field, exc.problem) from None
+    then(p)
+
+
+def reports(r: Any, limits: Limits, then: Callable[[Any], None]) -> None:
+    try:
+        at_most(len(r.attempts), limits.attempts_per_report, "attempts", "limits.attempts_per_report")
+        for i, a in enumerate(r.attempts):
+            for name in ("task_id", "attempt_id", "phase_id", "container_id", "node_id"):
+                at_most(len(getattr(a, name)), MAX_ID, f"attempts[{i}].{name} (length)", "characters")
+            if a.duration_s > limits.max_duration_s:  # NaN and inf are refused by the field checks
+                at_most(
+                    a.duration_s, limits.max_duration_s, f"attempts[{i}].duration_s", "limits.max_duration_s"
+                )
+    except Refusal as exc:
+        raise InvalidMessage(exc.field, exc.problem) from None
+    then(r)
+
+
+def make_room(st: Any, incoming: Any, limits: Limits) -> int:
+    """Drop the application's oldest finished attempts so that `incoming` fits in
+    `limits.attempts_per_app`; returns how many were dropped. Raises Refusal (nothing dropped) when the
+    live attempts alone leave no room."""
+    new = len({a.attempt_id for a in incoming if a.attempt_id not in st.attempts})
+    over = len(st.attempts) + new - limits.attempts_per_app
+    if over <= 0:
+        return 0
+    done = [k for k, a in st.attempts.items() if a.state in _FINAL]
+    if len(done) < over:
+        raise Refusal(
+            "attempts",
+            f"the application would have {len(st.attempts) + new} attempts, {len(st.attempts) - len(done)} "
+            f"of them live, limit {limits.attempts_per_app} (limits.attempts_per_app)",
+        )
+    for k in done[:over]:
+        del st.attempts[k]
+        st.first_progress.pop(k, None)
+        st.waiting_alone.pop(k, None)
+    for ds in st.durations.values():  # the phase statistics keep the latest durations only
+        if len(ds) > limits.attempts_per_app:
+            del ds[: len(ds) - limits.attempts_per_app]
+    return over
