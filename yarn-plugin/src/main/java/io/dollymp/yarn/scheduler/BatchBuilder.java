@@ -128,9 +128,13 @@ final class BatchBuilder implements ClusterView {
       b.setAttemptId(attempt.getApplicationAttemptId().toString());
     }
     RMApp rmApp = scheduler.context().getRMApps().get(appId);
+    SchedulerApplication<ShimAppAttempt> app = scheduler.application(appId);
+    if (app != null) {
+      // The leaf's full path, from the scheduler's own books (a move updates them before the RMApp's).
+      b.setQueue(((io.dollymp.yarn.scheduler.queue.ShimQueue) app.getQueue()).getQueuePath());
+    }
     if (rmApp != null) {
-      b.setQueue(nullToEmpty(rmApp.getQueue()))
-          .setUser(nullToEmpty(rmApp.getUser()))
+      b.setUser(nullToEmpty(rmApp.getUser()))
           .setName(nullToEmpty(rmApp.getName()))
           .setSubmitTimeMs(rmApp.getSubmitTime())
           .setApplicationType(nullToEmpty(rmApp.getApplicationType()));
