@@ -13,6 +13,7 @@ from typing import Any
 from pyscheduler import policies
 from pyscheduler.rpc.mirror import Mirror
 from pyscheduler.rpc.placer import RoundResult, fcfs_order, place
+from pyscheduler.rpc.queueshare import with_queue_shares
 from pyscheduler.rpc.translate import HintSource, core_round
 from pyscheduler.rpc.yielding import CopySource
 from pyscheduler.wire import pb
@@ -59,6 +60,7 @@ def round_with(
     copies: CopySource | None = None,
     release_beaten: bool = True,
 ) -> RoundFn:
+    # Every policy runs under the RM's queue shares (a no-op without a queue tree): rpc/queueshare.py
     if policy is None:
-        return _yarn_fcfs_round
-    return core_round(policy, hints, copies=copies, release_beaten=release_beaten)
+        return with_queue_shares(_yarn_fcfs_round)
+    return with_queue_shares(core_round(policy, hints, copies=copies, release_beaten=release_beaten), copies)

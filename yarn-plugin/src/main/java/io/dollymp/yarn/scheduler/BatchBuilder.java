@@ -93,6 +93,10 @@ final class BatchBuilder implements ClusterView {
       batch.addAllContainersCompleted(Outbox.drain(outbox.completed));
       batch.addAllOutcomes(Outbox.drain(outbox.outcomes));
     }
+    if (full || outbox.queuesChanged) {
+      outbox.queuesChanged = false;
+      addQueues(batch);
+    }
     batch.setFallbackActive(outbox.fallbackSinceLastBatch);
     outbox.fallbackSinceLastBatch = false;
   }
@@ -190,6 +194,18 @@ final class BatchBuilder implements ClusterView {
       sentKeys.remove(attemptId);
     } else {
       sentKeys.put(attemptId, now);
+    }
+  }
+
+  /** The leaf queues with their absolute shares (replace semantics: queues_set). */
+  private void addQueues(StateBatch.Builder batch) {
+    batch.setQueuesSet(true);
+    for (io.dollymp.yarn.scheduler.queue.ShimQueue q : scheduler.queues().leaves()) {
+      batch.addQueues(io.dollymp.proto.v1.QueueShareInfo.newBuilder()
+          .setPath(q.getQueuePath())
+          .setGuaranteed(q.absoluteCapacity())
+          .setMaximum(Math.max(q.absoluteCapacity(), q.absoluteMaximumCapacity()))
+          .setUserLimitFactor(q.settings().userLimitFactor()));
     }
   }
 

@@ -216,6 +216,7 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     synchronized (this) {
       next = QueueRefresh.refresh(startConf, configuration, context, queues, applicationsByQueue());
       super.reinitialize(configuration, context);
+      outbox.queuesChanged = true;
     }
     if (!next.sameConnection(shimConfig) && client != null && isInState(STATE.STARTED)) {
       client = QueueRefresh.restartClient(client, next, session, view, this::newClient);
@@ -724,6 +725,11 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   @Override
   public QueueInfo getQueueInfo(String queueName, boolean includeChildQueues, boolean recursive) throws IOException {
     return queues.getQueueInfo(queueName, includeChildQueues, recursive);
+  }
+
+  /** The shim's settings in force (re-read by {@code -refreshQueues}). */
+  public ShimConfig shimConfig() {
+    return shimConfig;
   }
 
   /** The queue tree (read by the web pages and tests). */
