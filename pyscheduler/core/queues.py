@@ -120,6 +120,18 @@ def _add(a: Sequence[float], b: Sequence[float]) -> tuple[float, ...]:
     return tuple(x + y for x, y in zip(a, b, strict=True))
 
 
+def _by_leaf(
+    book: QueueBook, usage: Mapping[str, Sequence[float]], zero: tuple[float, ...]
+) -> dict[str, tuple[float, ...]]:
+    """`usage` keyed by the RM's queue names, summed per leaf of the book (by full path)."""
+    used: dict[str, tuple[float, ...]] = {}
+    for name, u in usage.items():
+        q = book.resolve(name)
+        if q is not None:
+            used[q.path] = _add(used.get(q.path, zero), u)
+    return used
+
+
 def admit(
     book: QueueBook,
     capacity: Sequence[float],
@@ -134,13 +146,8 @@ def admit(
     what is left: a placement that takes its queue above its guarantee is admitted only if, after it,
     the idle capacity still covers what waiting queues below their guarantee are owed.
     """
-    dims = len(capacity)
-    zero = (0.0,) * dims
-    used: dict[str, tuple[float, ...]] = {}
-    for name, u in usage.items():
-        q = book.resolve(name)
-        if q is not None:
-            used[q.path] = _add(used.get(q.path, zero), u)
+    zero = (0.0,) * len(capacity)
+    used = _by_leaf(book, usage, zero)
     verdicts: list[Verdict | None] = [None] * len(candidates)
     shares = [book.resolve(c.queue) for c in candidates]
 
@@ -219,13 +226,8 @@ def reclaim(
     """Clones to preempt so that queues below their guarantee get what they wait for (`unmet`: per queue,
     the resources of its pending work this round left unplaced). Only clones of queues above their
     guarantee are chosen, newest first in `running`'s order reversed, and never more than owed."""
-    dims = len(capacity)
-    zero = (0.0,) * dims
-    used: dict[str, tuple[float, ...]] = {}
-    for name, u in usage.items():
-        q = book.resolve(name)
-        if q is not None:
-            used[q.path] = _add(used.get(q.path, zero), u)
+    zero = (0.0,) * len(capacity)
+    used = _by_leaf(book, usage, zero)
     owed = zero
     for name, want in unmet.items():
         q = book.resolve(name)
