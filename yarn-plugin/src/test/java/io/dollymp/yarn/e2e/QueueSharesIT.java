@@ -4,10 +4,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.dollymp.yarn.scheduler.DollyMPScheduler;
+import io.dollymp.yarn.scheduler.ShimAppAttempt;
+import io.dollymp.yarn.scheduler.ShimConfig;
 import io.dollymp.yarn.scheduler.client.SessionState;
 import io.dollymp.yarn.scheduler.queue.QueueLoader;
 import io.dollymp.yarn.testkit.DecisionServiceProcess;
 import io.dollymp.yarn.testkit.MiniClusters;
+import io.dollymp.yarn.testkit.UnmanagedAm;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -20,8 +23,6 @@ import org.apache.hadoop.yarn.api.records.ApplicationId;
 import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplication;
-import io.dollymp.yarn.scheduler.ShimAppAttempt;
-import io.dollymp.yarn.testkit.UnmanagedAm;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -55,6 +56,10 @@ class QueueSharesIT {
       Configuration conf = MiniClusters.shimConf(grpcPort);
       conf.set(QueueLoader.QUEUES_FILE, queues.toString());
       conf.setInt(YarnConfiguration.RM_NM_HEARTBEAT_INTERVAL_MS, HEARTBEAT_MS);
+      // Only the service places containers here: on a loaded machine a slow round must not hand the
+      // cluster to the fallback policy (which knows no shares) and confound what is measured.
+      conf.set(ShimConfig.FALLBACK_POLICY, "none");
+      conf.setLong(ShimConfig.PLAN_MAX_AGE_MS, 30_000);
       MiniMRYarnCluster cluster = MiniClusters.startWithShim("dollymp-queue-shares", 2, conf, 30_000);
       try {
         DollyMPScheduler shim = (DollyMPScheduler) cluster.getResourceManager().getResourceScheduler();

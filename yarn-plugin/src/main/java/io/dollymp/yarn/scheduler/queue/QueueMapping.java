@@ -1,6 +1,6 @@
 package io.dollymp.yarn.scheduler.queue;
 
-import java.util.List;
+import java.util.Collection;
 
 /**
  * One entry of {@code yarn.scheduler.capacity.queue-mappings}: {@code u:<user>:<queue>} or
@@ -20,8 +20,8 @@ final class QueueMapping {
   }
 
   /** The queue this mapping places {@code user} (member of {@code groups}) in, or null when it does not apply. */
-  String place(String user, List<String> groups) {
-    boolean matches = group ? groups.contains(source) : USER.equals(source) || source.equals(user);
+  String place(String user, Collection<String> groups) {
+    boolean matches = group ? groups != null && groups.contains(source) : USER.equals(source) || source.equals(user);
     if (!matches) {
       return null;
     }

@@ -136,10 +136,10 @@ public final class QueueTree {
     if (c.mappings.isEmpty() || !(c.mappingsOverride || "default".equals(submitted))) {
       return submitted;
     }
-    List<String> groups = Collections.emptyList();
+    java.util.Collection<String> groups = null; // looked up once, at the first group mapping
     for (QueueMapping m : c.mappings) {
-      if (m.group && groups.isEmpty()) {
-        groups = UserGroupInformation.createRemoteUser(user).getGroups();
+      if (m.group && groups == null) {
+        groups = UserGroupInformation.createRemoteUser(user).getGroupsSet();
       }
       String target = m.place(user, groups);
       if (target != null) {
