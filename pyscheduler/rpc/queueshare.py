@@ -77,12 +77,13 @@ def _apply(mirror: Mirror, book: QueueBook, result: RoundResult, copies: CopySou
                 waiting[s.path] = True
     kept = _judge(mirror, book, capacity, usage, waiting, result.placements, result.deferrals)
     # Asks of queues below their guarantee that the policy left waiting: placed now, in submit order.
-    placed_keys = {p.key for p in kept}
-    starved_asks = [
-        a
+    placed: dict[Any, int] = {}
+    for p in kept:
+        placed[p.key] = placed.get(p.key, 0) + p.count
+    starved_asks = [  # what the policy already placed this round counts as outstanding
+        dataclasses.replace(a, outstanding=a.outstanding + placed.get(a.key, 0))
         for a in fcfs_order(mirror)
-        if a.key not in placed_keys
-        and a.num_containers > a.outstanding
+        if a.num_containers > a.outstanding + placed.get(a.key, 0)
         and _below(book, mirror, usage, capacity, a)
     ]
     if starved_asks:

@@ -78,10 +78,13 @@ class QueueSharesIT {
           assertEquals(half, a1.await(half, 60_000).size());
           a2.request(half, SLOT);
           assertEquals(half, a2.await(half, 60_000).size(), "b is idle: its share is lent to a");
-          a2.request(half, SLOT); // a asks for more, first
-          a2.await(half, 600);
-          b.request(half, SLOT); // then b asks for its guarantee
-          b.await(half, 600);
+          // a asks for a little more, first; then b asks for more than its guarantee. First come first
+          // served, or shortest job first, would serve a's small ask from the freed room; the shares give b
+          // exactly its guarantee and a nothing.
+          a2.request(2, SLOT);
+          a2.await(2, 600);
+          b.request(2 * half, SLOT);
+          b.await(2 * half, 600);
           assertEquals(0, live(shim, b.appId), "the cluster is full");
           long t0 = System.currentTimeMillis();
           a1.releaseAll();
@@ -90,6 +93,7 @@ class QueueSharesIT {
             Thread.sleep(10);
           }
           long elapsed = System.currentTimeMillis() - t0;
+          Thread.sleep(2 * HEARTBEAT_MS); // and nothing more lands afterwards
           assertEquals(half, live(shim, b.appId), "b's containers at the RM after a's release");
           assertEquals(half, live(shim, a2.appId), "a, above its guarantee, got none of the freed room");
           System.out.println("QueueSharesIT: b got its guaranteed " + half + " containers " + elapsed

@@ -180,26 +180,6 @@ class QueuesAndAclsIT {
   }
 
   @Test
-  @Order(1)
-  void theRestSchedulerAnswerAndTheSchedulerPageShowTheTree() throws Exception {
-    String web = "http://" + cluster.getConfig().get(YarnConfiguration.RM_WEBAPP_ADDRESS);
-    String json = fetch(web + "/ws/v1/cluster/scheduler");
-    assertTrue(json.contains("root.a") && json.contains("root.b") && json.contains("absoluteMaxCapacity"), json);
-    String page = fetch(web + "/cluster/scheduler?user.name=" + UserGroupInformation.getCurrentUser().getShortUserName());
-    assertTrue(page.contains("root.b") && page.contains("Used capacity"), page);
-  }
-
-  private static String fetch(String url) throws IOException {
-    java.net.HttpURLConnection c = (java.net.HttpURLConnection) new java.net.URL(url).openConnection();
-    c.setRequestProperty("Accept", "application/json");
-    try (java.io.InputStream in = c.getInputStream()) {
-      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-    } finally {
-      c.disconnect();
-    }
-  }
-
-  @Test
   @Order(2)
   void submitAclsRefuseTheWrongUserAndAdmitTheRightOne() throws Exception {
     Exception refused = assertThrows(Exception.class, () -> as("bob", yc -> submit(yc, "a")));
