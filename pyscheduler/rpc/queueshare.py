@@ -78,25 +78,25 @@ def _apply(mirror: Mirror, book: QueueBook, result: RoundResult, copies: CopySou
     kept = _judge(mirror, book, capacity, usage, waiting, result.placements, result.deferrals)
     # Asks of queues below their guarantee that the policy left waiting: placed now, in submit order.
     placed: dict[Any, int] = {}
+    now = dict(usage)  # with this round's admitted placements
     for p in kept:
         placed[p.key] = placed.get(p.key, 0) + p.count
+        q = _queue_of(mirror, p.key[0])
+        u = now.get(q, (0.0, 0.0))
+        now[q] = (u[0] + p.capability.memory_mb * p.count, u[1] + p.capability.vcores * p.count)
     starved_asks = [  # what the policy already placed this round counts as outstanding
         dataclasses.replace(a, outstanding=a.outstanding + placed.get(a.key, 0))
         for a in fcfs_order(mirror)
-        if a.num_containers > a.outstanding + placed.get(a.key, 0)
-        and _below(book, mirror, usage, capacity, a)
+        if a.num_containers > a.outstanding + placed.get(a.key, 0) and _below(book, mirror, now, capacity, a)
     ]
     if starved_asks:
         extra = place(mirror, starved_asks, pb.REASON_QUEUE_GUARANTEE, taken=kept)
-        now = dict(usage)
-        for p in kept:
-            q = _queue_of(mirror, p.key[0])
-            u = now.get(q, (0.0, 0.0))
-            now[q] = (u[0] + p.capability.memory_mb * p.count, u[1] + p.capability.vcores * p.count)
         kept += _judge(mirror, book, capacity, now, waiting, extra.placements, [])
     result.placements = kept
     # What queues below their guarantee still wait for: reclaimed from clones of queues above theirs.
-    placed_now = {p.key: p.count for p in kept}
+    placed_now: dict[Any, int] = {}
+    for p in kept:
+        placed_now[p.key] = placed_now.get(p.key, 0) + p.count
     unmet: dict[str, tuple[float, float]] = {}
     for a in mirror.asks.values():
         left = a.num_containers - a.outstanding - placed_now.get(a.key, 0)
