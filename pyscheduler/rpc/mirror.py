@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from pyscheduler.core.queues import QueueBook, book_of_wire
 from pyscheduler.rpc.nodearrays import ALLOC, CAP, OUT, USED, NodeArrays
 from pyscheduler.rpc.records import (
     AppRec,
@@ -75,6 +76,8 @@ class Mirror:
         self._arrivals = 0
         self.fallback_active = False
         self.rm_time_ms = 0
+        # The RM's leaf queues and their shares (StateBatch.queues), or None: no queue tree
+        self.queue_book: QueueBook | None = None
         # Indexes, so that removing an application costs its own records only: containers by attempt,
         # attempts by application (one set per attempt, not per application: no id parsing per
         # container). Removing a node (rare) scans the containers instead; containers whose node was
@@ -116,6 +119,8 @@ class Mirror:
             self.layout += 1
         self.rm_time_ms = batch.rm_time_ms
         self.fallback_active = batch.fallback_active
+        if batch.queues_set:
+            self.queue_book = book_of_wire(batch.queues) if batch.queues else None
         upserted = batch.nodes_upserted
         if node_wires is None:
             node_wires = [(n.node_id, n.SerializeToString()) for n in upserted]

@@ -14,6 +14,7 @@ from pyscheduler import policies
 from pyscheduler.rpc.limits import DEFAULTS, Limits
 from pyscheduler.rpc.mirror import Mirror
 from pyscheduler.rpc.placer import RoundResult, fcfs_order, place
+from pyscheduler.rpc.queueshare import with_queue_shares
 from pyscheduler.rpc.translate import HintSource, core_round
 from pyscheduler.rpc.yielding import CopySource
 from pyscheduler.wire import pb
@@ -61,8 +62,10 @@ def round_with(
     release_beaten: bool = True,
     limits: Limits = DEFAULTS,
 ) -> RoundFn:
+    # Every policy runs under the RM's queue shares (a no-op without a queue tree): rpc/queueshare.py
     if policy is None:
-        return _yarn_fcfs_round
-    return core_round(
+        return with_queue_shares(_yarn_fcfs_round)
+    core = core_round(
         policy, hints, copies=copies, release_beaten=release_beaten, limits=limits, scoped=copies is not None
     )
+    return with_queue_shares(core, copies)

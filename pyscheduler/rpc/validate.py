@@ -13,6 +13,7 @@ import sys
 from collections.abc import Iterable
 from typing import Any
 
+from pyscheduler.core.queues import book_of_wire
 from pyscheduler.rpc.mirror import ContainerRec
 from pyscheduler.rpc.res import Res, interned
 from pyscheduler.wire import pb
@@ -183,6 +184,11 @@ def state_batch(
     for i, a in enumerate(b.apps_upserted):
         app(a, f"apps_upserted[{i}]")
     _ids(b.apps_removed, "apps_removed")
+    if b.queues_set:
+        try:
+            book_of_wire(b.queues)
+        except ValueError as e:
+            raise InvalidMessage("queues", str(e)) from e
     seen_keys: set[tuple[str, int, int]] = set()
     for i, a in enumerate(b.asks):
         p = f"asks[{i}]"

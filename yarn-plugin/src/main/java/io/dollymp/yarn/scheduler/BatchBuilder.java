@@ -95,6 +95,10 @@ final class BatchBuilder implements ClusterView {
       batch.addAllContainersCompleted(Outbox.drain(outbox.completed));
       batch.addAllOutcomes(Outbox.drain(outbox.outcomes));
     }
+    if (full || outbox.queuesChanged) {
+      outbox.queuesChanged = false;
+      addQueues(batch);
+    }
     batch.setFallbackActive(outbox.fallbackSinceLastBatch);
     outbox.fallbackSinceLastBatch = false;
   }
@@ -131,9 +135,13 @@ final class BatchBuilder implements ClusterView {
       b.setAttemptId(attempt.getApplicationAttemptId().toString());
     }
     RMApp rmApp = scheduler.context().getRMApps().get(appId);
+    SchedulerApplication<ShimAppAttempt> app = scheduler.application(appId);
+    if (app != null) {
+      // The leaf's full path, from the scheduler's own books (a move updates them before the RMApp's).
+      b.setQueue(((io.dollymp.yarn.scheduler.queue.ShimQueue) app.getQueue()).getQueuePath());
+    }
     if (rmApp != null) {
-      b.setQueue(nullToEmpty(rmApp.getQueue()))
-          .setUser(nullToEmpty(rmApp.getUser()))
+      b.setUser(nullToEmpty(rmApp.getUser()))
           .setName(nullToEmpty(rmApp.getName()))
           .setSubmitTimeMs(rmApp.getSubmitTime())
           .setApplicationType(nullToEmpty(rmApp.getApplicationType()));
@@ -189,6 +197,18 @@ final class BatchBuilder implements ClusterView {
       sentKeys.remove(attemptId);
     } else {
       sentKeys.put(attemptId, now);
+    }
+  }
+
+  /** The leaf queues with their absolute shares (replace semantics: queues_set). */
+  private void addQueues(StateBatch.Builder batch) {
+    batch.setQueuesSet(true);
+    for (io.dollymp.yarn.scheduler.queue.ShimQueue q : scheduler.queues().leaves()) {
+      batch.addQueues(io.dollymp.proto.v1.QueueShareInfo.newBuilder()
+          .setPath(q.getQueuePath())
+          .setGuaranteed(q.absoluteCapacity())
+          .setMaximum(Math.max(q.absoluteCapacity(), q.absoluteMaximumCapacity()))
+          .setUserLimitFactor(q.settings().userLimitFactor()));
     }
   }
 

@@ -5,8 +5,13 @@ import io.dollymp.proto.v1.ContainerExitKind;
 import io.dollymp.yarn.scheduler.client.DecisionClient;
 import io.dollymp.yarn.scheduler.client.SessionState;
 import io.dollymp.yarn.scheduler.client.SessionStateMachine;
+import io.dollymp.yarn.scheduler.queue.QueueConfigReader;
+import io.dollymp.yarn.scheduler.queue.QueueLoader;
+import io.dollymp.yarn.scheduler.queue.QueueTree;
+import io.dollymp.yarn.scheduler.queue.ShimQueue;
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
@@ -22,6 +27,7 @@ import org.apache.hadoop.yarn.api.records.ApplicationId;
 import org.apache.hadoop.yarn.api.records.ContainerExitStatus;
 import org.apache.hadoop.yarn.api.records.ContainerId;
 import org.apache.hadoop.yarn.api.records.ContainerStatus;
+import org.apache.hadoop.yarn.exceptions.YarnException;
 import org.apache.hadoop.yarn.api.records.QueueACL;
 import org.apache.hadoop.yarn.api.records.QueueInfo;
 import org.apache.hadoop.yarn.api.records.QueueUserACLInfo;
@@ -96,14 +102,17 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   private volatile long lastFallbackCommitMs = -1;
   private volatile long lastFallbackHeartbeatMs = -1;
   private Configuration conf;
-  private ShimConfig shimConfig;
-  private ShimQueue queue;
+  private volatile ShimConfig shimConfig;
+  private Configuration startConf;
+  private QueueTree queues;
+  private QueueMoves moves;
   private SessionStateMachine session;
-  private DecisionClient client;
+  private volatile DecisionClient client;
   private PlanCommitter committer;
   private FallbackAllocator fallback;
   private boolean usePortForNodeName;
   private AppDiagnostics diagnostics;
+  private BatchBuilder view;
 
   public DollyMPScheduler() {
     super(DollyMPScheduler.class.getName());
@@ -115,7 +124,10 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
 
   @Override
   public void serviceInit(Configuration configuration) throws Exception {
-    this.shimConfig = ShimConfig.from(configuration); // fails start-up naming the invalid key
+    this.startConf = new Configuration(configuration);
+    Configuration layered = QueueLoader.layered(startConf, null, rmContext == null ? null
+        : rmContext.getConfigurationProvider());
+    this.shimConfig = ShimConfig.from(layered); // fails start-up naming the invalid key
     installWebHooks(configuration);
     this.applications = new ConcurrentSkipListMap<>();
     this.minimumAllocation = super.getMinimumAllocation();
@@ -123,16 +135,17 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     this.usePortForNodeName = configuration.getBoolean(
         org.apache.hadoop.yarn.conf.YarnConfiguration.RM_SCHEDULER_INCLUDE_PORT_IN_NODE_NAME,
         org.apache.hadoop.yarn.conf.YarnConfiguration.DEFAULT_RM_SCHEDULER_USE_PORT_FOR_NODE_NAME);
-    QueueMetrics metrics = QueueMetrics.forQueue(ShimQueue.NAME, null, false, configuration);
-    this.queue = new ShimQueue(metrics, this::getClusterResource, () -> usedResource, this::containerRecovered);
+    this.queues = new QueueTree(configuration, this::getClusterResource, this::containerRecovered);
+    queues.setAcls(layered);
+    queues.apply(QueueConfigReader.read(layered), Collections.<String, Integer>emptyMap()); // fails naming the key
+    this.moves = new QueueMoves(this, queues, outbox);
     this.session = new SessionStateMachine(System::currentTimeMillis);
     this.diagnostics = new AppDiagnostics(shimConfig.uiAddress(), this::writeDiagnostics);
     BatchBuilder view = new BatchBuilder(this, outbox, planBook, diagnostics);
     this.committer = new PlanCommitter(this, outbox, planBook);
     this.fallback = new FallbackAllocator(this);
-    this.client = new DecisionClient(new DecisionClient.Settings(shimConfig.serviceHost(), shimConfig.servicePort(),
-        shimConfig.rmId(), VERSION, shimConfig.tickMs(), shimConfig.planMaxAgeMs(), shimConfig.rpcTimeoutMs(),
-        shimConfig.reconnectBackoffMs()), view, session, System::currentTimeMillis);
+    this.view = view;
+    this.client = newClient(shimConfig);
     this.shimMetrics = new ShimMetrics(session, planBook, heartbeatLatency, nodeUpdatesHandled::get,
         fallbackContainers::get, blacklistSkips::get);
     super.serviceInit(configuration);
@@ -156,6 +169,12 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
       conf.set(key, value);
       LOG.info("DollyMP: {} = {}", key, value);
     }
+  }
+
+  private DecisionClient newClient(ShimConfig c) {
+    return new DecisionClient(new DecisionClient.Settings(c.serviceHost(), c.servicePort(), c.rmId(), VERSION,
+        c.tickMs(), c.planMaxAgeMs(), c.rpcTimeoutMs(), c.reconnectBackoffMs()), view, session,
+        System::currentTimeMillis);
   }
 
   @Override
@@ -192,9 +211,28 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   }
 
   @Override
-  public synchronized void reinitialize(Configuration configuration, RMContext context) throws IOException {
-    setConf(configuration);
-    super.reinitialize(configuration, context);
+  public void reinitialize(Configuration configuration, RMContext context) throws IOException {
+    // yarn rmadmin -refreshQueues: the queue tree, the ACL switches and the shim's own keys, re-read and
+    // validated together; a refusal changes nothing and names the key or queue.
+    ShimConfig next;
+    synchronized (this) {
+      next = QueueRefresh.refresh(startConf, configuration, context, queues, applicationsByQueue());
+      super.reinitialize(configuration, context);
+      outbox.queuesChanged = true;
+    }
+    if (!next.sameConnection(shimConfig) && client != null && isInState(STATE.STARTED)) {
+      client = QueueRefresh.restartClient(client, next, session, view, this::newClient);
+    }
+    shimConfig = next;
+  }
+
+  /** How many applications each leaf queue holds (by path). */
+  synchronized Map<String, Integer> applicationsByQueue() {
+    Map<String, Integer> out = new java.util.HashMap<>();
+    for (SchedulerApplication<ShimAppAttempt> app : applications.values()) {
+      out.merge(((ShimQueue) app.getQueue()).getQueuePath(), 1, Integer::sum);
+    }
+    return out;
   }
 
   // ------------------------------------------------------------------------------------------
@@ -277,17 +315,25 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
 
   private synchronized void addApplication(ApplicationId appId, String queueName, String user, boolean recovering,
       boolean unmanagedAM) {
-    String rejection = acceptsQueue(queueName) ? null : ShimQueue.rejection(appId, user, queueName);
-    if (rejection != null && !recovering) {
+    String placed = queues.place(user, queueName);
+    if (queues.queue(placed) == null && acceptsQueue(placed)) {
+      placed = "default";
+    }
+    ShimQueue leaf = queues.queue(placed);
+    String rejection = queues.rejection(appId, user, placed);
+    if (rejection != null && (!recovering || leaf == null || !leaf.isLeaf())) {
       // As CapacityScheduler does: the application fails at once with the reason, instead of running elsewhere.
       LOG.info("DollyMP: {}", rejection);
       rmContext.getDispatcher().getEventHandler().handle(new RMAppEvent(appId, RMAppEventType.APP_REJECTED, rejection));
       return;
     }
-    applications.put(appId, new SchedulerApplication<>(queue, user, unmanagedAM));
-    queue.getMetrics().submitApp(user, unmanagedAM);
+    if (!placed.equals(queueName) && rmContext.getRMApps().get(appId) != null) {
+      rmContext.getRMApps().get(appId).setQueue(leaf.getQueuePath()); // placed by a queue mapping
+    }
+    applications.put(appId, new SchedulerApplication<>(leaf, user, unmanagedAM));
+    leaf.getMetrics().submitApp(user, unmanagedAM);
     outbox.dirtyApps.add(appId);
-    LOG.info("DollyMP accepted application {} from user {}", appId, user);
+    LOG.info("DollyMP accepted application {} from user {} into queue {}", appId, user, leaf.getQueuePath());
     if (!recovering) {
       rmContext.getDispatcher().getEventHandler().handle(new RMAppEvent(appId, RMAppEventType.APP_ACCEPTED));
     }
@@ -300,6 +346,7 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
       LOG.warn("DollyMP: attempt {} of unknown application", attemptId);
       return;
     }
+    org.apache.hadoop.yarn.server.resourcemanager.scheduler.Queue queue = app.getQueue();
     ShimAppAttempt attempt = new ShimAppAttempt(attemptId, app.getUser(), queue,
         queue.getAbstractUsersManager(), rmContext);
     if (transferState) {
@@ -320,7 +367,7 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     if (app == null) {
       return;
     }
-    queue.getAbstractUsersManager().deactivateApplication(app.getUser(), appId);
+    app.getQueue().getAbstractUsersManager().deactivateApplication(app.getUser(), appId);
     app.stop(org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppState.FINISHED);
     outbox.dirtyApps.remove(appId);
     outbox.removedApps.add(appId);
@@ -422,9 +469,13 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     }
   }
 
-  /** Whether applications may be submitted to {@code queueName}: the one queue's names only. */
+  /**
+   * Whether an application submitted to {@code queueName}, a queue the tree does not have, runs in the
+   * "default" leaf instead of being refused as CapacityScheduler refuses it (the simulator's traces name
+   * queues of their own).
+   */
   protected boolean acceptsQueue(String queueName) {
-    return ShimQueue.isLeaf(queueName);
+    return false;
   }
 
   // ------------------------------------------------------------------------------------------
@@ -502,20 +553,29 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   }
 
   private void updateHeadroomAndMetrics() {
-    Resource headroom = Resources.componentwiseMax(Resources.none(),
-        Resources.subtract(getClusterResource(), usedResource));
+    Map<ShimQueue, Resource> headroom = updateAvailableResourcesMetrics();
     for (SchedulerApplication<ShimAppAttempt> app : applications.values()) {
       ShimAppAttempt attempt = app.getCurrentAppAttempt();
-      if (attempt != null) {
-        attempt.setHeadroom(headroom);
+      Resource room = headroom.get(app.getQueue());
+      if (attempt != null && room != null) {
+        attempt.setHeadroom(room);
       }
     }
-    queue.getMetrics().setAvailableResourcesToQueue(headroom);
   }
 
-  private void updateAvailableResourcesMetrics() {
-    queue.getMetrics().setAvailableResourcesToQueue(Resources.componentwiseMax(Resources.none(),
-        Resources.subtract(getClusterResource(), usedResource)));
+  /** Each queue's headroom: the cluster's free resources, within what its maximum capacity leaves. */
+  private Map<ShimQueue, Resource> updateAvailableResourcesMetrics() {
+    Resource cluster = getClusterResource();
+    Resource free = Resources.componentwiseMax(Resources.none(), Resources.subtract(cluster, usedResource));
+    Map<ShimQueue, Resource> out = new java.util.HashMap<>();
+    for (ShimQueue q : queues.all()) {
+      Resource room = Resources.componentwiseMax(Resources.none(),
+          Resources.subtract(Resources.multiply(cluster, q.absoluteMaximumCapacity()), q.used()));
+      room = Resources.componentwiseMin(free, room);
+      q.getMetrics().setAvailableResourcesToQueue(room);
+      out.put(q, room);
+    }
+    return out;
   }
 
   @Override
@@ -692,12 +752,32 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   }
 
   // ------------------------------------------------------------------------------------------
-  // The rest of YarnScheduler: one queue, no ACL restrictions, no recovery
+  // The rest of YarnScheduler: queues, ACLs, no recovery
   // ------------------------------------------------------------------------------------------
 
   @Override
   public QueueInfo getQueueInfo(String queueName, boolean includeChildQueues, boolean recursive) throws IOException {
-    return queue.getQueueInfo(queueName, includeChildQueues, recursive);
+    return queues.getQueueInfo(queueName, includeChildQueues, recursive);
+  }
+
+  /** The shim's settings in force (re-read by {@code -refreshQueues}). */
+  public ShimConfig shimConfig() {
+    return shimConfig;
+  }
+
+  /** The queue tree (read by the web pages and tests). */
+  public QueueTree queues() {
+    return queues;
+  }
+
+  @Override
+  public void preValidateMoveApplication(ApplicationId appId, String targetQueue) throws YarnException {
+    moves.validate(appId, targetQueue);
+  }
+
+  @Override
+  public String moveApplication(ApplicationId appId, String targetQueue) throws YarnException {
+    return moves.move(appId, targetQueue);
   }
 
   /**
@@ -713,7 +793,12 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
 
   @Override
   public List<QueueUserACLInfo> getQueueUserAclInfo() {
-    return queue.getQueueUserAclInfo(null);
+    try {
+      return queues.userAclInfo(UserGroupInformation.getCurrentUser());
+    } catch (IOException e) {
+      LOG.warn("DollyMP: no current user for queue ACL info: {}", e.toString());
+      return new ArrayList<>();
+    }
   }
 
   @Override
@@ -728,22 +813,26 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
 
   @Override
   public QueueMetrics getRootQueueMetrics() {
-    return queue.getMetrics();
+    return queues.root().getMetrics();
   }
 
   @Override
   public boolean checkAccess(UserGroupInformation callerUGI, QueueACL acl, String queueName) {
-    return queue.hasAccess(acl, callerUGI);
+    return queues.checkAccess(callerUGI, acl, queueName);
   }
 
   @Override
   public synchronized List<ApplicationAttemptId> getAppsInQueue(String queueName) {
-    if (!ShimQueue.isKnown(queueName)) {
+    ShimQueue q = queues.queue(queueName);
+    if (q == null) {
       return null; // CapacityScheduler's answer for a queue that does not exist
     }
+    String path = q.getQueuePath();
     List<ApplicationAttemptId> out = new ArrayList<>();
     for (SchedulerApplication<ShimAppAttempt> app : applications.values()) {
-      if (app.getCurrentAppAttempt() != null) {
+      String appQueue = ((ShimQueue) app.getQueue()).getQueuePath();
+      boolean inside = appQueue.equals(path) || appQueue.startsWith(path + ".");
+      if (inside && app.getCurrentAppAttempt() != null) {
         out.add(app.getCurrentAppAttempt().getApplicationAttemptId());
       }
     }

@@ -27,6 +27,8 @@ final class Outbox {
   final Queue<ContainerInfo> allocated = new ConcurrentLinkedQueue<>();
   final Queue<ContainerCompletion> completed = new ConcurrentLinkedQueue<>();
   final Queue<PlacementOutcome> outcomes = new ConcurrentLinkedQueue<>();
+  /** True after {@code -refreshQueues}: the next batch carries the queue tree again. */
+  volatile boolean queuesChanged;
   volatile boolean fallbackSinceLastBatch;
 
   /** Forgets everything: a full resync is about to describe the whole state. */

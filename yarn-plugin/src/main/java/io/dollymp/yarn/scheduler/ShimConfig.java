@@ -148,6 +148,13 @@ public final class ShimConfig {
     }
   }
 
+  /** Whether {@code other} connects to the service the same way (address, identity, timings of the client). */
+  public boolean sameConnection(ShimConfig other) {
+    return other != null && serviceHost.equals(other.serviceHost) && servicePort == other.servicePort
+        && rmId.equals(other.rmId) && tickMs == other.tickMs && planMaxAgeMs == other.planMaxAgeMs
+        && rpcTimeoutMs == other.rpcTimeoutMs && reconnectBackoffMs == other.reconnectBackoffMs;
+  }
+
   public String serviceHost() { return serviceHost; }
   public int servicePort() { return servicePort; }
   public long tickMs() { return tickMs; }

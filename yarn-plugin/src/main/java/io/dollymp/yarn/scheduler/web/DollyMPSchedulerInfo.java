@@ -1,6 +1,9 @@
 package io.dollymp.yarn.scheduler.web;
 
 import io.dollymp.yarn.scheduler.DollyMPScheduler;
+import io.dollymp.yarn.scheduler.queue.ShimQueue;
+import java.util.ArrayList;
+import java.util.List;
 import javax.xml.bind.annotation.XmlAccessType;
 import javax.xml.bind.annotation.XmlAccessorType;
 import javax.xml.bind.annotation.XmlRootElement;
@@ -12,7 +15,7 @@ import org.apache.hadoop.yarn.server.resourcemanager.webapp.dao.SchedulerInfo;
 
 /**
  * What {@code /ws/v1/cluster/scheduler} answers for the shim (registered as a custom DAO through
- * {@code yarn.http.rmwebapp.custom.dao.classes}): the one queue's usage in memory and vcores, the
+ * {@code yarn.http.rmwebapp.custom.dao.classes}): the cluster's usage in memory and vcores, the queue tree, the
  * session with the decision service, and the commit/fallback counters.
  */
 @XmlRootElement
@@ -37,6 +40,8 @@ public class DollyMPSchedulerInfo extends SchedulerInfo {
   protected long fallbackMillis;
   protected double heartbeatP50Millis;
   protected double heartbeatP99Millis;
+  /** The queue tree, root first, each parent before its children. */
+  protected List<DollyMPQueueInfo> queues = new ArrayList<DollyMPQueueInfo>();
 
   public DollyMPSchedulerInfo() {
     // JAXB
@@ -46,7 +51,7 @@ public class DollyMPSchedulerInfo extends SchedulerInfo {
     super(rm);
     this.schedulerName = "DollyMP Scheduler";
     this.scheduler = schedulerName;
-    this.queueName = "default";
+    this.queueName = "root";
     this.sessionState = shim.sessionState().name();
     for (SchedulerNode n : shim.nodes()) {
       numNodes++;
@@ -69,6 +74,13 @@ public class DollyMPSchedulerInfo extends SchedulerInfo {
     this.fallbackMillis = shim.fallbackMs();
     this.heartbeatP50Millis = shim.heartbeatLatency().quantileMs(0.5);
     this.heartbeatP99Millis = shim.heartbeatLatency().quantileMs(0.99);
+    for (ShimQueue q : shim.queues().all()) {
+      queues.add(new DollyMPQueueInfo(q));
+    }
+  }
+
+  public List<DollyMPQueueInfo> getQueues() {
+    return queues;
   }
 
   public String getSessionState() {

@@ -6,13 +6,14 @@ import java.util.Locale;
 import org.apache.hadoop.yarn.server.resourcemanager.ResourceManager;
 import org.apache.hadoop.yarn.server.resourcemanager.webapp.MetricsOverviewTable;
 import org.apache.hadoop.yarn.server.resourcemanager.webapp.RmView;
+import org.apache.hadoop.yarn.webapp.hamlet2.Hamlet;
 import org.apache.hadoop.yarn.webapp.view.HtmlBlock;
 import org.apache.hadoop.yarn.webapp.view.InfoBlock;
 
 /**
  * The RM web UI's scheduler page for the shim (installed through
  * {@code yarn.http.rmwebapp.scheduler.page.class}): the cluster metrics table, then the shim's
- * session, usage and commit/fallback figures.
+ * session, usage and commit/fallback figures, and the queue tree.
  */
 public class DollyMPSchedulerPage extends RmView {
   @Override
@@ -22,7 +23,11 @@ public class DollyMPSchedulerPage extends RmView {
 
   static final int MAX_APP_LINKS = 100;
 
-  /** The figures, from the same DAO the REST API serves. */
+  private static String pct(float v) {
+    return String.format(Locale.ROOT, "%.1f%%", v);
+  }
+
+  /** The figures and the queue tree, from the same DAO the REST API serves. */
   public static class ShimBlock extends HtmlBlock {
     private final ResourceManager rm;
 
@@ -68,6 +73,15 @@ public class DollyMPSchedulerPage extends RmView {
         }
       }
       html.__(InfoBlock.class);
+      Hamlet.TBODY<Hamlet.TABLE<Hamlet>> rows = html.table("#dollymp-queues").thead().tr()
+          .th("Queue").th("State").th("Capacity").th("Maximum capacity").th("Absolute capacity")
+          .th("Used capacity").th("Applications").__().__().tbody();
+      for (DollyMPQueueInfo q : s.getQueues()) {
+        rows.tr().td(q.getQueuePath()).td(q.getState()).td(pct(q.getCapacity())).td(pct(q.getMaxCapacity()))
+            .td(pct(q.getAbsoluteCapacity())).td(pct(q.getUsedCapacity()))
+            .td(Integer.toString(q.getNumApplications())).__();
+      }
+      rows.__().__();
     }
   }
 }

@@ -1,0 +1,114 @@
+package io.dollymp.yarn.e2e;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.dollymp.yarn.scheduler.DollyMPScheduler;
+import io.dollymp.yarn.scheduler.ShimAppAttempt;
+import io.dollymp.yarn.scheduler.ShimConfig;
+import io.dollymp.yarn.scheduler.client.SessionState;
+import io.dollymp.yarn.scheduler.queue.QueueLoader;
+import io.dollymp.yarn.testkit.DecisionServiceProcess;
+import io.dollymp.yarn.testkit.MiniClusters;
+import io.dollymp.yarn.testkit.UnmanagedAm;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileUtil;
+import org.apache.hadoop.mapreduce.v2.MiniMRYarnCluster;
+import org.apache.hadoop.yarn.api.records.ApplicationId;
+import org.apache.hadoop.yarn.api.records.Resource;
+import org.apache.hadoop.yarn.conf.YarnConfiguration;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplication;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Guaranteed shares under contention through a real RM with the shim and the real decision service:
+ * queues a and b are guaranteed 50% each. Queue a holds the whole cluster (b's idle share lent to it)
+ * and asks for more, b asks for its share; when half the cluster frees up, it goes to b (below its
+ * guarantee, with demand) and not to a's earlier ask, within one NodeManager heartbeat interval.
+ */
+class QueueSharesIT {
+  private static final Path WORK = Paths.get("target", "queue-shares-it").toAbsolutePath();
+  private static final Resource SLOT = Resource.newInstance(512, 1);
+  private static final int HEARTBEAT_MS = 1000; // YARN's default NodeManager heartbeat interval
+
+  @Test
+  void aQueueBelowItsGuaranteeGetsFreedRoomWithinOneHeartbeatInterval() throws Exception {
+    FileUtil.fullyDelete(WORK.toFile());
+    Files.createDirectories(WORK);
+    Path queues = WORK.resolve("capacity-scheduler.xml");
+    String cs = "yarn.scheduler.capacity.root.";
+    Files.write(queues, ("<?xml version=\"1.0\"?>\n<configuration>\n"
+        + "<property><name>" + cs + "queues</name><value>a,b</value></property>\n"
+        + "<property><name>" + cs + "a.capacity</name><value>50</value></property>\n"
+        + "<property><name>" + cs + "b.capacity</name><value>50</value></property>\n"
+        + "</configuration>\n").getBytes(StandardCharsets.UTF_8));
+    int grpcPort;
+    try (ServerSocket s = new ServerSocket(0)) {
+      grpcPort = s.getLocalPort();
+    }
+    try (DecisionServiceProcess service = new DecisionServiceProcess(WORK.resolve("service"), "dollymp", grpcPort)) {
+      service.awaitGrpcPort(60_000);
+      Configuration conf = MiniClusters.shimConf(grpcPort);
+      conf.set(QueueLoader.QUEUES_FILE, queues.toString());
+      conf.setInt(YarnConfiguration.RM_NM_HEARTBEAT_INTERVAL_MS, HEARTBEAT_MS);
+      // Only the service places containers here: on a loaded machine a slow round must not hand the
+      // cluster to the fallback policy (which knows no shares) and confound what is measured.
+      conf.set(ShimConfig.FALLBACK_POLICY, "none");
+      conf.setLong(ShimConfig.PLAN_MAX_AGE_MS, 30_000);
+      MiniMRYarnCluster cluster = MiniClusters.startWithShim("dollymp-queue-shares", 2, conf, 30_000);
+      try {
+        DollyMPScheduler shim = (DollyMPScheduler) cluster.getResourceManager().getResourceScheduler();
+        assertEquals(SessionState.RUNNING, shim.sessionState(), "shim never reached RUNNING:\n" + service.logText());
+        long until = System.currentTimeMillis() + 30_000;
+        while (shim.nodes().size() < 2 && System.currentTimeMillis() < until) {
+          Thread.sleep(100);
+        }
+        int slots = (int) (shim.getClusterResource().getMemorySize() / SLOT.getMemorySize()); // 12
+        int half = slots / 2;
+        Configuration client = new Configuration(cluster.getConfig());
+        try (UnmanagedAm a1 = UnmanagedAm.start(client, "a-first", "a", 60_000);
+            UnmanagedAm a2 = UnmanagedAm.start(client, "a-second", "a", 60_000);
+            UnmanagedAm b = UnmanagedAm.start(client, "b", "b", 60_000)) {
+          a1.request(half, SLOT);
+          assertEquals(half, a1.await(half, 60_000).size());
+          a2.request(half, SLOT);
+          assertEquals(half, a2.await(half, 60_000).size(), "b is idle: its share is lent to a");
+          // a asks for a little more, first; then b asks for more than its guarantee. First come first
+          // served, or shortest job first, would serve a's small ask from the freed room; the shares give b
+          // exactly its guarantee and a nothing.
+          a2.request(2, SLOT);
+          a2.await(2, 600);
+          b.request(2 * half, SLOT);
+          b.await(2 * half, 600);
+          assertEquals(0, live(shim, b.appId), "the cluster is full");
+          long t0 = System.currentTimeMillis();
+          a1.releaseAll();
+          long deadline = t0 + 10_000;
+          while (live(shim, b.appId) < half && System.currentTimeMillis() < deadline) {
+            Thread.sleep(10);
+          }
+          long elapsed = System.currentTimeMillis() - t0;
+          Thread.sleep(2 * HEARTBEAT_MS); // and nothing more lands afterwards
+          assertEquals(half, live(shim, b.appId), "b's containers at the RM after a's release");
+          assertEquals(half, live(shim, a2.appId), "a, above its guarantee, got none of the freed room");
+          System.out.println("QueueSharesIT: b got its guaranteed " + half + " containers " + elapsed
+              + " ms after the room freed (NodeManager heartbeat " + HEARTBEAT_MS + " ms)");
+          // One heartbeat interval for every node to report after the plan, plus the service's round (one tick).
+          assertTrue(elapsed <= HEARTBEAT_MS + 500, "b waited " + elapsed + " ms");
+        }
+      } finally {
+        cluster.stop();
+      }
+    }
+  }
+
+  private static int live(DollyMPScheduler shim, ApplicationId appId) {
+    SchedulerApplication<ShimAppAttempt> app = shim.getSchedulerApplications().get(appId);
+    return app == null || app.getCurrentAppAttempt() == null ? 0 : app.getCurrentAppAttempt().getLiveContainers().size();
+  }
+}
