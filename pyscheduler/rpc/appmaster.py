@@ -604,6 +604,9 @@ class AppMasterServicer:
         self._lock = threading.Lock()
         self._apps: dict[str, _AppState] = {}
         self.startups = StartupEstimate()  # guarded by _lock
+        # The job name the RM knows an application by, None if it knows none (pyscheduler.rpc.auth): the
+        # recurring-job history is written only for such applications, under that name.
+        self.rm_job_name: Callable[[str], str | None] | None = None
 
     # ---- what translate.py asks for: θ/σ per YARN priority ----------------------------------
 
@@ -751,6 +754,8 @@ class AppMasterServicer:
                     st.durations.setdefault(a.phase_id, []).append(a.duration_s)
                     finished.setdefault(a.phase_id, []).append(a.duration_s)
             job_name = st.profile.job_name
+        if self.rm_job_name is not None and self.rm_job_name(request.application_id) != job_name:
+            finished = {}  # an application the RM does not know, or by another name: no history
         if self.history is not None and job_name:
             for phase_id, ds in finished.items():
                 self.history.record(job_name, phase_id, ds)

@@ -5,6 +5,7 @@ Every view is copied under the session's lock, so the HTTP threads never see a h
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from pyscheduler.api.provider import ApplicationView, AskView, NodeView, StateView
@@ -27,13 +28,17 @@ def _yarn(r: Res) -> dict[str, float]:
 
 
 class SessionStateProvider:
-    def __init__(self, registry: SessionRegistry) -> None:
+    def __init__(self, registry: SessionRegistry, authenticated: Callable[[str], bool] | None = None) -> None:
         self.registry = registry
+        self.authenticated = authenticated  # pyscheduler.rpc.auth.Guard.authenticated
 
     def ready(self) -> tuple[bool, str]:
+        """Ready: a session an authenticated shim registered has completed its full resync."""
         sessions = self.registry.sessions()
+        if self.authenticated is not None:
+            sessions = [s for s in sessions if self.authenticated(s.session_id)]
         if not sessions:
-            return False, "no ResourceManager session"
+            return False, "no authenticated ResourceManager session"
         if any(s.state is SessionState.ACTIVE for s in sessions):
             return True, "ok"
         return False, "awaiting the shim's full resync"
