@@ -2,6 +2,7 @@ package io.dollymp.yarn.scheduler;
 
 import io.dollymp.proto.v1.ContainerCompletion;
 import io.dollymp.proto.v1.ContainerExitKind;
+import io.dollymp.yarn.scheduler.client.ChannelSecurity;
 import io.dollymp.yarn.scheduler.client.DecisionClient;
 import io.dollymp.yarn.scheduler.client.SessionState;
 import io.dollymp.yarn.scheduler.client.SessionStateMachine;
@@ -130,7 +131,9 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     this.fallback = new FallbackAllocator(this);
     this.client = new DecisionClient(new DecisionClient.Settings(shimConfig.serviceHost(), shimConfig.servicePort(),
         shimConfig.rmId(), VERSION, shimConfig.tickMs(), shimConfig.planMaxAgeMs(), shimConfig.rpcTimeoutMs(),
-        shimConfig.reconnectBackoffMs()), view, session, System::currentTimeMillis);
+        shimConfig.reconnectBackoffMs(), ChannelSecurity.credentials(shimConfig.tlsCaFile(),
+        shimConfig.tlsCertFile(), shimConfig.tlsKeyFile()), shimConfig.secret()), view, session,
+        System::currentTimeMillis);
     this.shimMetrics = new ShimMetrics(session, planBook, heartbeatLatency, nodeUpdatesHandled::get,
         fallbackContainers::get, blacklistSkips::get);
     super.serviceInit(configuration);
@@ -731,10 +734,11 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   /**
    * Preempts a container the service named in a plan's kill list (RM event thread): its AM sees exit
    * status PREEMPTED, which MapReduce treats as a killed attempt (not a failure). Returns null when
-   * done, else why not: an ApplicationMaster's container is never killed this way, and a container that
-   * is unknown or already finished is left alone.
+   * done, else why not: an ApplicationMaster's container is never killed this way, nor one of another
+   * application than {@code applicationId}, and a container that is unknown or already finished is left
+   * alone.
    */
-  synchronized String preemptForService(String containerId) {
+  synchronized String preemptForService(String containerId, String applicationId) {
     ContainerId id;
     try {
       id = ContainerId.fromString(containerId);
@@ -748,6 +752,11 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     }
     if (c.isAMContainer() || amContainers.contains(id)) {
       return "container " + containerId + " runs an ApplicationMaster";
+    }
+    String owner = c.getApplicationAttemptId().getApplicationId().toString();
+    if (!owner.equals(applicationId)) {
+      return "kill_application_ids: container " + containerId + " belongs to " + owner + ", not '"
+          + applicationId + "'";
     }
     completedContainer(c, SchedulerUtils.createPreemptedContainerStatus(id,
         "Preempted by DollyMP: a clone yields its container to a waiting original task"), RMContainerEventType.KILL);

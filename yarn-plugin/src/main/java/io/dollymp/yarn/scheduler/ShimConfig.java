@@ -39,6 +39,14 @@ public final class ShimConfig {
   /** Stable identity of this RM towards the service (defaults to the cluster id). */
   public static final String RM_ID = PREFIX + "rm-id";
 
+  /** File holding the shared secret the shim presents to the service (its grpc.auth_secret_file). */
+  public static final String AUTH_SECRET_FILE = PREFIX + "auth.secret-file";
+  /** PEM CA that signed the service's certificate: set, the shim speaks TLS to the service. */
+  public static final String TLS_CA_FILE = PREFIX + "tls.ca-file";
+  /** PEM client certificate and its PKCS#8 key, for mutual TLS (the service's grpc.tls_client_ca). */
+  public static final String TLS_CERT_FILE = PREFIX + "tls.cert-file";
+  public static final String TLS_KEY_FILE = PREFIX + "tls.key-file";
+
   public enum FallbackPolicy { FIFO, NONE }
 
   private final String serviceHost;
@@ -51,6 +59,10 @@ public final class ShimConfig {
   private final long fallbackAfterMs;
   private final String rmId;
   private final double amShareMax;
+  private final String secret;
+  private final String tlsCaFile;
+  private final String tlsCertFile;
+  private final String tlsKeyFile;
 
   private ShimConfig(Configuration conf) {
     List<String> errors = new ArrayList<>();
@@ -104,6 +116,25 @@ public final class ShimConfig {
     String configuredId = conf.getTrimmed(RM_ID, "");
     this.rmId = configuredId.isEmpty() ? conf.getTrimmed("yarn.resourcemanager.cluster-id", "yarn-cluster")
         : configuredId;
+    String secretFile = conf.getTrimmed(AUTH_SECRET_FILE, "");
+    String readSecret = "";
+    if (!secretFile.isEmpty()) {
+      try {
+        readSecret = io.dollymp.yarn.scheduler.client.ChannelSecurity.readSecret(secretFile);
+      } catch (java.io.IOException e) {
+        errors.add(AUTH_SECRET_FILE + "=" + secretFile + ": " + e.getMessage());
+      }
+    }
+    this.secret = readSecret;
+    this.tlsCaFile = readableFile(conf, TLS_CA_FILE, errors);
+    this.tlsCertFile = readableFile(conf, TLS_CERT_FILE, errors);
+    this.tlsKeyFile = readableFile(conf, TLS_KEY_FILE, errors);
+    if (tlsCertFile.isEmpty() != tlsKeyFile.isEmpty()) {
+      errors.add(TLS_CERT_FILE + " and " + TLS_KEY_FILE + " must be set together");
+    }
+    if (!tlsCertFile.isEmpty() && tlsCaFile.isEmpty()) {
+      errors.add(TLS_CERT_FILE + ": a client certificate needs " + TLS_CA_FILE + " (TLS)");
+    }
     if (!errors.isEmpty()) {
       throw new IllegalArgumentException("Invalid DollyMP scheduler configuration: " + String.join("; ", errors));
     }
@@ -112,6 +143,14 @@ public final class ShimConfig {
   /** Reads and validates; throws IllegalArgumentException naming every invalid key. */
   public static ShimConfig from(Configuration conf) {
     return new ShimConfig(conf);
+  }
+
+  private static String readableFile(Configuration conf, String key, List<String> errors) {
+    String path = conf.getTrimmed(key, "");
+    if (!path.isEmpty() && !java.nio.file.Files.isReadable(java.nio.file.Path.of(path))) {
+      errors.add(key + "=" + path + ": not a readable file");
+    }
+    return path;
   }
 
   private static long positiveLong(Configuration conf, String key, long dflt, long min, long max,
@@ -143,4 +182,9 @@ public final class ShimConfig {
   public long fallbackAfterMs() { return fallbackAfterMs; }
   public String rmId() { return rmId; }
   public double amShareMax() { return amShareMax; }
+  /** The shared secret ("" when none is configured). */
+  public String secret() { return secret; }
+  public String tlsCaFile() { return tlsCaFile; }
+  public String tlsCertFile() { return tlsCertFile; }
+  public String tlsKeyFile() { return tlsKeyFile; }
 }
