@@ -217,23 +217,35 @@ class Guard(grpc.ServerInterceptor):  # type: ignore[type-arg]
                 f"application_id: {app_id} is not known to an authenticated ResourceManager session"
                 + (" (no AMRMToken issued yet)" if known else "")
             )
-        for i, a in enumerate(getattr(request, "attempts", ())):
-            owner = self._container_owner(a.container_id) if a.container_id else None
+        attempts = [
+            (i, a.container_id) for i, a in enumerate(getattr(request, "attempts", ())) if a.container_id
+        ]
+        owners = self._container_owners([cid for _, cid in attempts])
+        for i, cid in attempts:
+            owner = owners.get(cid)
             if owner is not None and owner != app_id:
                 return grpc.StatusCode.PERMISSION_DENIED, (
-                    f"attempts[{i}].container_id: {a.container_id} belongs to {owner}, not {app_id}"
+                    f"attempts[{i}].container_id: {cid} belongs to {owner}, not {app_id}"
                 )
         return None, ""
 
-    def _container_owner(self, container_id: str) -> str | None:
-        """The application a container belongs to: by the RM's record if a session mirrors it, else by
-        its id."""
+    def _container_owners(self, container_ids: list[str]) -> dict[str, str]:
+        """The application each container belongs to: by the RM's record where a session mirrors it,
+        else by its id (containers of neither kind are left out). One lock per session."""
+        out: dict[str, str] = {}
+        if not container_ids:
+            return out
         for s in self.registry.sessions():
             with s.lock:
-                rec = s.mirror.containers.get(container_id)
-            if rec is not None:
-                return application_of_attempt(rec.attempt_id)
-        return application_of_container(container_id)
+                known = s.mirror.containers
+                for cid in container_ids:
+                    rec = known.get(cid)
+                    if rec is not None and cid not in out:
+                        out[cid] = application_of_attempt(rec.attempt_id)
+        for cid in container_ids:
+            if cid not in out and (app := application_of_container(cid)) is not None:
+                out[cid] = app
+        return out
 
     def history_name(self, app_id: str) -> str | None:
         """The job name the RM knows `app_id` by; None for an application no session knows."""

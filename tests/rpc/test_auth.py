@@ -202,6 +202,16 @@ def test_ams_are_bound_to_their_amrm_token_and_their_own_containers(secured: Dec
         )
         for t in (rolled, TOKEN1):
             assert am.GetClonePlan(pb.ClonePlanRequest(application_id=APP1), timeout=10, metadata=_am(t))
+        again = hashlib.sha256(b"app 1's third AMRMToken").digest()
+        stream.send(
+            pb.StateBatch(session_id=reg.session_id, seq=4, rm_time_ms=4, apps_upserted=[_app(1, again)])
+        )
+        request = pb.ClonePlanRequest(application_id=APP1)
+        assert am.GetClonePlan(request, timeout=10, metadata=_am(again))
+        code, _ = _code(
+            lambda: am.GetClonePlan(request, timeout=10, metadata=_am(TOKEN1))
+        )  # two roll-overs ago
+        assert code is grpc.StatusCode.UNAUTHENTICATED
         stream.close()
 
 
