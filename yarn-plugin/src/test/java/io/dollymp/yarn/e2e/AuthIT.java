@@ -113,6 +113,14 @@ class AuthIT {
     return conf;
   }
 
+  /** Hadoop's SleepJob with the AM helper on (SleepJob turns speculation, and so the helper, off). */
+  private static Job sleepJob(String name, long mapMs) throws Exception {
+    Job job = ExampleJobs.sleep(jobConf(), name, 3, 1, mapMs, 500);
+    job.getConfiguration().setBoolean(MRJobConfig.MAP_SPECULATIVE, true);
+    job.getConfiguration().setBoolean(MRJobConfig.REDUCE_SPECULATIVE, true);
+    return job;
+  }
+
   private static ManagedChannel tlsChannel() throws Exception {
     return Grpc.newChannelBuilder("127.0.0.1:" + port, ChannelSecurity.credentials(certs.ca.toString(), "", ""))
         .build();
@@ -134,7 +142,7 @@ class AuthIT {
   @Test
   @Order(1)
   void strangersAreRefusedAndTheJobClonesUnharmed() throws Exception {
-    Job job = ExampleJobs.sleep(jobConf(), "dollymp-auth-sleep", 3, 1, 8000, 500);
+    Job job = sleepJob("dollymp-auth-sleep", 8000);
     ExampleJobs.submitAndAwaitMaps(job, 120_000);
     String appId = ExampleJobs.appIdOf(job);
     List<String> victims = liveTaskContainers(appId);
@@ -180,7 +188,7 @@ class AuthIT {
   @Test
   @Order(2)
   void afterAServiceRestartTheAmSendsItsJobAgain() throws Exception {
-    Job job = ExampleJobs.sleep(jobConf(), "dollymp-auth-restart", 3, 1, 15_000, 500);
+    Job job = sleepJob("dollymp-auth-restart", 15_000);
     ExampleJobs.submitAndAwaitMaps(job, 120_000);
     String appId = ExampleJobs.appIdOf(job);
     service.killHard();
