@@ -88,11 +88,15 @@ def batches(draw: Any, session_id: str) -> Any:
 
 def _send(svc: DecisionService, data: bytes) -> tuple[grpc.StatusCode | None, str, list[Any]]:
     with grpc.insecure_channel(f"127.0.0.1:{svc.port}") as ch:
-        call = ch.stream_stream("/dollymp.v1.SchedulerService/Sync", response_deserializer=pb.Plan.FromString)
-        try:
-            return None, "", list(call(iter([data]), timeout=10))
-        except grpc.RpcError as exc:
-            return exc.code(), exc.details() or "", []
+        return _send_on(ch, data)
+
+
+def _send_on(ch: grpc.Channel, data: bytes) -> tuple[grpc.StatusCode | None, str, list[Any]]:
+    call = ch.stream_stream("/dollymp.v1.SchedulerService/Sync", response_deserializer=pb.Plan.FromString)
+    try:
+        return None, "", list(call(iter([data]), timeout=10))
+    except grpc.RpcError as exc:
+        return exc.code(), exc.details() or "", []
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -112,17 +116,19 @@ def test_random_bytes(service: DecisionService, data: bytes) -> None:
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.data())
 def test_malformed_fields_are_named(service: DecisionService, data: st.DataObject) -> None:
-    with grpc.insecure_channel(f"127.0.0.1:{service.port}") as ch:
+    with grpc.insecure_channel(
+        f"127.0.0.1:{service.port}"
+    ) as ch:  # a session's batches come on its connection
         sid = register(ch, "fuzz").session_id
-    batch = data.draw(batches(sid))
-    try:
-        validate.state_batch(batch)
-        expected = None
-    except validate.InvalidMessage as exc:
-        expected = str(exc)
-        head = exc.path.split(".")[0].split("[")[0]
-        assert head in pb.StateBatch.DESCRIPTOR.fields_by_name, exc.path
-    code, details, plans = _send(service, batch.SerializeToString())
+        batch = data.draw(batches(sid))
+        try:
+            validate.state_batch(batch)
+            expected = None
+        except validate.InvalidMessage as exc:
+            expected = str(exc)
+            head = exc.path.split(".")[0].split("[")[0]
+            assert head in pb.StateBatch.DESCRIPTOR.fields_by_name, exc.path
+        code, details, plans = _send_on(ch, batch.SerializeToString())
     if expected is None:
         assert code is None and len(plans) == 1
         assert plans[0].status in (pb.BATCH_ACCEPTED, pb.BATCH_RESYNC_REQUIRED)
