@@ -149,6 +149,10 @@ SCHEMA: dict[str, tuple[Any, Parser]] = {
     "grpc.tls_cert": ("", _file),
     "grpc.tls_key": ("", _file),
     "grpc.tls_client_ca": ("", _file),
+    # The shim's shared secret (a file; its bytes, surrounding whitespace stripped): pyscheduler.rpc.auth.
+    "grpc.auth_secret_file": ("", _file),
+    # Serve gRPC on a non-loopback address with neither a secret nor client certificates.
+    "grpc.insecure": (False, _bool),
     "sync.queue_size": (64, _int(1, 100_000)),
     "sync.max_coalesce": (64, _int(1, 100_000)),
     "sync.outstanding_ttl_s": (30.0, _float(0.0, low_open=True)),
@@ -287,6 +291,18 @@ def _cross_check(v: Mapping[str, Any], src: Mapping[str, str]) -> None:
     if v["grpc.tls_client_ca"] and not v["grpc.tls_cert"]:
         raise ConfigError(
             "grpc.tls_client_ca", src["grpc.tls_client_ca"], "client certificates need grpc.tls_cert"
+        )
+    if (
+        not is_loopback(v["grpc.host"])
+        and not v["grpc.auth_secret_file"]
+        and not v["grpc.tls_client_ca"]
+        and not v["grpc.insecure"]
+    ):
+        raise ConfigError(
+            "grpc.auth_secret_file",
+            src["grpc.auth_secret_file"],
+            f"required when grpc.host {v['grpc.host']!r} is not loopback (or grpc.tls_client_ca for client "
+            "certificates; grpc.insecure = true to serve unauthenticated callers anyway)",
         )
     if v["http.port"] >= 0 and not is_loopback(v["http.host"]) and not v["http.token"]:
         raise ConfigError(

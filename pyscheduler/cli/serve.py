@@ -34,6 +34,24 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--grpc-port", type=int, default=None, help="gRPC port (grpc.port, default 50051); 0 picks a free one"
     )
+    p.add_argument(
+        "--auth-secret-file",
+        default=None,
+        help="file holding the shim's shared secret (grpc.auth_secret_file); callers without it are refused",
+    )
+    p.add_argument(
+        "--insecure",
+        action="store_true",
+        default=None,
+        help="allow a non-loopback --grpc-host with no secret and no client certificates (grpc.insecure)",
+    )
+    p.add_argument("--tls-cert", default=None, help="PEM server certificate chain (grpc.tls_cert)")
+    p.add_argument("--tls-key", default=None, help="PEM private key of --tls-cert (grpc.tls_key)")
+    p.add_argument(
+        "--tls-client-ca",
+        default=None,
+        help="PEM CA that signs client certificates: mutual TLS (grpc.tls_client_ca)",
+    )
     p.add_argument("--port-file", default=None, help="write the bound gRPC port here, atomically")
     p.add_argument(
         "--db",
@@ -79,6 +97,11 @@ def run(args: argparse.Namespace) -> int:
     overrides = {
         "grpc.host": args.grpc_host,
         "grpc.port": args.grpc_port,
+        "grpc.auth_secret_file": args.auth_secret_file,
+        "grpc.insecure": args.insecure,
+        "grpc.tls_cert": args.tls_cert,
+        "grpc.tls_key": args.tls_key,
+        "grpc.tls_client_ca": args.tls_client_ca,
         "service.port_file": args.port_file,
         "store.url": args.db,
         "policy.name": args.policy,

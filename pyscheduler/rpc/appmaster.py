@@ -610,6 +610,9 @@ class AppMasterServicer:
         self._lock = threading.Lock()
         self._apps: dict[str, _AppState] = {}
         self.startups = StartupEstimate()  # guarded by _lock
+        # The job name the RM knows an application by, None if it knows none (pyscheduler.rpc.auth): the
+        # recurring-job history is written only for such applications, under that name.
+        self.rm_job_name: Callable[[str], str | None] | None = None
 
     # ---- what translate.py asks for: θ/σ per YARN priority ----------------------------------
 
@@ -772,6 +775,8 @@ class AppMasterServicer:
             outcomes = outcome_records(request.application_id, changes, st.attempts)
         if outcomes:
             self.recorder.append(outcomes)
+        if self.rm_job_name is not None and self.rm_job_name(request.application_id) != job_name:
+            finished = {}  # an application the RM does not know, or by another name: no history
         if self.history is not None and job_name:
             for phase_id, ds in finished.items():
                 self.history.record(job_name, phase_id, ds)

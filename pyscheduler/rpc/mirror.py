@@ -38,6 +38,7 @@ from pyscheduler.rpc.records import (
     index_add,
     index_discard,
     records,
+    rolled_tokens,
 )
 from pyscheduler.rpc.res import Res, interned, res_of_wire, same_as_wire
 from pyscheduler.wire import pb
@@ -134,8 +135,16 @@ class Mirror:
         if batch.nodes_removed:
             self._remove_nodes(batch.nodes_removed)
         for a in batch.apps_upserted:
+            old_app = self.apps.get(a.application_id)
             self.apps[a.application_id] = AppRec(
-                a.application_id, a.attempt_id, a.queue, a.user, a.name, a.submit_time_ms, a.application_type
+                a.application_id,
+                a.attempt_id,
+                a.queue,
+                a.user,
+                a.name,
+                a.submit_time_ms,
+                a.application_type,
+                rolled_tokens(old_app, a.attempt_id, a.amrm_token_sha256),
             )
         if batch.apps_removed:
             self._remove_apps(batch.apps_removed)

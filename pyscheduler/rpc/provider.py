@@ -29,18 +29,26 @@ def _yarn(r: Res) -> dict[str, float]:
 
 class SessionStateProvider:
     def __init__(
-        self, registry: SessionRegistry, log_problem: Callable[[], str | None] | None = None
+        self,
+        registry: SessionRegistry,
+        log_problem: Callable[[], str | None] | None = None,
+        authenticated: Callable[[str], bool] | None = None,
     ) -> None:
         self.registry = registry
         self.log_problem = log_problem  # why decisions cannot be written now (rpc/durable.py)
+        self.authenticated = authenticated  # pyscheduler.rpc.auth.Guard.authenticated
 
     def ready(self) -> tuple[bool, str]:
+        """Ready: decisions can be written, and a session an authenticated shim registered has completed
+        its full resync."""
         problem = self.log_problem() if self.log_problem is not None else None
         if problem is not None:
             return False, problem
         sessions = self.registry.sessions()
+        if self.authenticated is not None:
+            sessions = [s for s in sessions if self.authenticated(s.session_id)]
         if not sessions:
-            return False, "no ResourceManager session"
+            return False, "no authenticated ResourceManager session"
         if any(s.state is SessionState.ACTIVE for s in sessions):
             return True, "ok"
         return False, "awaiting the shim's full resync"

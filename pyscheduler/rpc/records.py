@@ -105,6 +105,19 @@ class AppRec:
     name: str
     submit_time_ms: int
     application_type: str
+    # SHA-256 digests of the attempt's AMRMToken, newest first: the current and the one before it (an
+    # AM may present the old one until it sees the rolled-over token); see pyscheduler.rpc.auth.
+    amrm_tokens: tuple[bytes, ...] = ()
+
+
+def rolled_tokens(old: AppRec | None, attempt_id: str, digest: bytes) -> tuple[bytes, ...]:
+    """An application's AMRMToken digests after an upsert carrying `digest` (empty: none yet): the
+    current one and, within the same attempt, the one it replaced."""
+    if old is None or old.attempt_id != attempt_id or not old.amrm_tokens:
+        return (digest,) if digest else ()
+    if not digest or digest == old.amrm_tokens[0]:
+        return old.amrm_tokens
+    return (digest, old.amrm_tokens[0])
 
 
 @dataclass(slots=True)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from concurrent import futures
 from dataclasses import dataclass
+from typing import Any
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -38,6 +40,7 @@ class GrpcServer:
         servicer: SchedulerServicer,
         options: ServerOptions,
         am_servicer: appmaster.AppMasterServicer | None = None,
+        interceptors: Sequence[grpc.ServerInterceptor[Any, Any]] = (),
     ) -> None:
         self.servicer = servicer
         self.options = options
@@ -51,6 +54,7 @@ class GrpcServer:
                 ("grpc.so_reuseport", 0),
             ],
             maximum_concurrent_rpcs=options.max_workers * 4,
+            interceptors=list(interceptors),  # pyscheduler.rpc.auth.Guard
         )
         if am_servicer is not None:
             self.server.add_generic_rpc_handlers((appmaster.generic_handler(am_servicer),))

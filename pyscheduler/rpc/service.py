@@ -14,6 +14,7 @@ from typing import Any
 
 from pyscheduler.config import Config, ConfigError
 from pyscheduler.objects.decision import Decision
+from pyscheduler.rpc import auth
 from pyscheduler.rpc import policy as rpc_policy
 from pyscheduler.rpc.appmaster import AppMasterServicer, PlanBudget
 from pyscheduler.rpc.durable import LogFirst
@@ -74,6 +75,18 @@ def tls_of(cfg: Config) -> TlsFiles | None:
     )
 
 
+def auth_of(cfg: Config) -> auth.AuthSettings:
+    secret = None
+    if cfg["grpc.auth_secret_file"]:
+        try:
+            secret = auth.read_secret(cfg["grpc.auth_secret_file"])
+        except auth.SecretError as exc:
+            raise ConfigError(
+                "grpc.auth_secret_file", cfg.sources["grpc.auth_secret_file"], str(exc)
+            ) from None
+    return auth.AuthSettings(secret=secret, client_certs=bool(cfg["grpc.tls_client_ca"]))
+
+
 class DecisionService:
     """Everything `dollymp serve` runs. Construction validates what the Config alone could not
     (policy name and options, store URL, TLS files, the port) and raises ConfigError naming the key."""
@@ -88,6 +101,7 @@ class DecisionService:
             key = "policy.options" if cfg["policy.options"] and "option" in str(exc) else "policy.name"
             raise ConfigError(key, cfg.sources[key], str(exc)) from None
         tls = tls_of(cfg)
+        auth_settings = auth_of(cfg)
         try:
             self.store = open_store(cfg["store.url"])
         except Exception as exc:
@@ -109,6 +123,8 @@ class DecisionService:
             budget=PlanBudget(cfg["appmaster.plans_per_s"]),
             limits=self.limits,
         )
+        self.guard = auth.Guard(auth_settings, self.registry)
+        self.appmaster.rm_job_name = self.guard.history_name
         self.servicer = SchedulerServicer(
             self.registry,
             rpc_policy.round_with(
@@ -138,7 +154,7 @@ class DecisionService:
             tls=tls,
         )
         try:
-            self.grpc = GrpcServer(self.servicer, options, self.appmaster)
+            self.grpc = GrpcServer(self.servicer, options, self.appmaster, interceptors=[self.guard])
         except (OSError, RuntimeError) as exc:
             self.writer.close()
             self.store.close()
@@ -153,7 +169,7 @@ class DecisionService:
             try:
                 app = create_app(
                     self.store,
-                    SessionStateProvider(self.registry, self.log_first.log_problem),
+                    SessionStateProvider(self.registry, self.log_first.log_problem, self.guard.authenticated),
                     ApiSettings.from_config(cfg),
                 )
             except ValueError as exc:
@@ -180,10 +196,11 @@ class DecisionService:
             self.servicer.pacer = self.pacer
             self.servicer.stats.gc = self.pacer
         log.info(
-            "gRPC on %s:%d (tls %s), policy %s",
+            "gRPC on %s:%d (tls %s, shim authentication %s), policy %s",
             self.cfg["grpc.host"],
             self.port,
             "on" if self.cfg["grpc.tls_cert"] else "off",
+            "on" if self.guard.settings.required else "off (loopback)",
             self.cfg["policy.name"],
         )
 

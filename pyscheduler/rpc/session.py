@@ -270,6 +270,7 @@ class Session:
                 )
         for k in result.kills:  # clones yielding to waiting originals (rpc/yielding.py)
             plan.kill_container_ids.append(k.container_id)
+            plan.kill_application_ids.append(k.application_id)
             decisions.append(
                 Decision(
                     time=wall,

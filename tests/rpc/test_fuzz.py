@@ -118,7 +118,9 @@ def test_random_bytes(service: DecisionService, data: bytes) -> None:
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.data())
 def test_malformed_fields_are_named(service: DecisionService, data: st.DataObject) -> None:
-    with grpc.insecure_channel(f"127.0.0.1:{service.port}") as ch:
+    with grpc.insecure_channel(
+        f"127.0.0.1:{service.port}"
+    ) as ch:  # a session's batches come on its connection
         sid = register(ch, "fuzz").session_id
         batch = data.draw(batches(sid))
         try:

@@ -33,6 +33,11 @@ def test_health_service(inproc: DecisionService) -> None:
         assert _health(ch, "") == health_pb2.HealthCheckResponse.NOT_SERVING
 
 
+def _named(a: Any, name: str) -> Any:
+    a.name = name
+    return a
+
+
 def _profile(app_id: str = "application_1700000000000_0001") -> Any:
     phases = [
         pb.PhaseProfile(
@@ -69,7 +74,8 @@ def test_appmaster_clone_plan_and_validation(idle_cloning: DecisionService) -> N
             full_batch(
                 reg.session_id,
                 nodes_upserted=[node(f"h{i}:1", 8192, 8) for i in range(4)],
-                apps_upserted=[app(1)],
+                # the RM knows the job by the profile's name: its durations go into that name's history
+                apps_upserted=[_named(app(1), "wordcount")],
             )
         )
         am = pb_grpc.AppMasterServiceStub(ch)

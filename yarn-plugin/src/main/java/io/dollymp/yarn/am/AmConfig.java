@@ -47,7 +47,30 @@ public final class AmConfig {
   public static final String MAX_OMEGA_S = PREFIX + "delay-assignment.max-wait-s";
   public static final double DEFAULT_MAX_OMEGA_S = 30.0;
 
+  /**
+   * PEM CA of the service's TLS certificate (falls back to the shim's key): set, the helper speaks TLS.
+   * A client certificate for mutual TLS is the AM's own (never the shim's: it would let any AM act as
+   * the shim).
+   */
+  public static final String TLS_CA_FILE = PREFIX + "tls.ca-file";
+  public static final String SHIM_TLS_CA_FILE = "yarn.scheduler.dollymp.tls.ca-file";
+  public static final String TLS_CERT_FILE = PREFIX + "tls.cert-file";
+  public static final String TLS_KEY_FILE = PREFIX + "tls.key-file";
+
   private AmConfig() {}
+
+  public static io.grpc.ChannelCredentials credentials(Configuration conf) throws java.io.IOException {
+    String ca = conf.getTrimmed(TLS_CA_FILE, "");
+    if (ca.isEmpty()) {
+      ca = conf.getTrimmed(SHIM_TLS_CA_FILE, "");
+    }
+    String cert = conf.getTrimmed(TLS_CERT_FILE, "");
+    String key = conf.getTrimmed(TLS_KEY_FILE, "");
+    if (cert.isEmpty() != key.isEmpty()) {
+      throw new IllegalArgumentException(TLS_CERT_FILE + " and " + TLS_KEY_FILE + " must be set together");
+    }
+    return io.dollymp.yarn.scheduler.client.ChannelSecurity.credentials(ca, cert, key);
+  }
 
   public static String serviceAddress(Configuration conf) {
     String a = conf.getTrimmed(SERVICE_ADDRESS);

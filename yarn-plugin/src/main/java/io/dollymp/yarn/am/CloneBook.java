@@ -282,6 +282,12 @@ public final class CloneBook {
     }
   }
 
+  /** Forget every report so all are sent again (the service lost the job, e.g. it restarted). */
+  public void unreportAll() {
+    lastReported.clear();
+    lastProgress.clear();
+  }
+
   public boolean isClone(String taskId, String attemptId) {
     TaskBook b = tasks.get(taskId);
     return b != null && b.clones.contains(attemptId);

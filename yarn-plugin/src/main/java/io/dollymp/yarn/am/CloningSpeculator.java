@@ -49,6 +49,7 @@ public class CloningSpeculator extends AbstractService implements Speculator {
   private volatile boolean stopping;
   private Thread worker;
   private boolean profileSent;
+  private int resends;
   private volatile double omegaS;
   private final boolean delay;
   private String publishedCopies = "";
@@ -60,9 +61,14 @@ public class CloningSpeculator extends AbstractService implements Speculator {
     this.book = new CloneBook(AmConfig.maxClones(conf),
         AmConfig.positive(conf, AmConfig.PROGRESS_REPORT_MS, AmConfig.DEFAULT_PROGRESS_REPORT_MS),
         AmConfig.nonNegative(conf, AmConfig.CLONE_AFTER_START_MS, AmConfig.DEFAULT_CLONE_AFTER_START_MS));
-    this.client = new AmServiceClient(AmConfig.serviceAddress(conf),
-        AmConfig.positive(conf, AmConfig.RPC_TIMEOUT_MS, AmConfig.DEFAULT_RPC_TIMEOUT_MS),
-        AmConfig.positive(conf, AmConfig.RETRY_MS, AmConfig.DEFAULT_RETRY_MS));
+    try {
+      this.client = new AmServiceClient(AmConfig.serviceAddress(conf),
+          AmConfig.positive(conf, AmConfig.RPC_TIMEOUT_MS, AmConfig.DEFAULT_RPC_TIMEOUT_MS),
+          AmConfig.positive(conf, AmConfig.RETRY_MS, AmConfig.DEFAULT_RETRY_MS), AmConfig.credentials(conf),
+          AmTokens::digestHex);
+    } catch (java.io.IOException e) {
+      throw new IllegalArgumentException("DollyMP AM helper: cannot read the TLS files: " + e.getMessage(), e);
+    }
     this.pollMs = AmConfig.positive(conf, AmConfig.POLL_MS, AmConfig.DEFAULT_POLL_MS);
     this.planPollMs = AmConfig.positive(conf, AmConfig.PLAN_POLL_MS, AmConfig.DEFAULT_PLAN_POLL_MS);
     this.record = new AttemptRecord(conf);
@@ -78,6 +84,11 @@ public class CloningSpeculator extends AbstractService implements Speculator {
   /** ω the service answered, in seconds (0 when none or unreachable). */
   public double omegaS() {
     return omegaS;
+  }
+
+  /** How often the service did not know the job and the helper sent its profile and attempts again. */
+  public synchronized int resends() {
+    return resends;
   }
 
   /** Whether the attempt (Hadoop's string form) was launched as a clone. */
@@ -176,6 +187,11 @@ public class CloningSpeculator extends AbstractService implements Speculator {
       }
     } else if (profileSent && !stopping && System.currentTimeMillis() - lastPlanMs >= planPollMs) {
       client.getClonePlan(appId).ifPresent(this::adopt); // a task may have become late meanwhile
+    }
+    if (client.takeUnknownApplication()) { // the service restarted: profile and every attempt again
+      profileSent = false;
+      book.unreportAll();
+      resends++;
     }
     if (!stopping) {
       launch(book.toClone(views, System.currentTimeMillis()), byId);

@@ -7,8 +7,10 @@ import io.dollymp.proto.v1.NodeState;
 import io.dollymp.proto.v1.Plan;
 import io.dollymp.proto.v1.StateBatch;
 import io.dollymp.yarn.scheduler.client.ClusterView;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
@@ -34,6 +36,7 @@ final class BatchBuilder implements ClusterView {
   private final PlanBook planBook;
   private final AppDiagnostics diagnostics;
   private final Map<ApplicationAttemptId, Set<SchedulerRequestKey>> sentKeys = new HashMap<>();
+  private final AmTokenDigests tokens = new AmTokenDigests();
 
   BatchBuilder(DollyMPScheduler scheduler, Outbox outbox, PlanBook planBook, AppDiagnostics diagnostics) {
     this.scheduler = scheduler;
@@ -48,6 +51,7 @@ final class BatchBuilder implements ClusterView {
       scheduler.locked(() -> {
         outbox.clear();
         sentKeys.clear();
+        tokens.clear();
         for (FiCaSchedulerNode node : scheduler.nodes()) {
           batch.addNodesUpserted(nodeInfo(node));
         }
@@ -75,15 +79,18 @@ final class BatchBuilder implements ClusterView {
           batch.addNodesUpserted(nodeInfo(node));
         }
       }
+      Set<ApplicationId> upserted = new HashSet<>();
       for (ApplicationId appId : Outbox.drain(outbox.dirtyApps)) {
         SchedulerApplication<ShimAppAttempt> app = scheduler.application(appId);
-        if (app != null) {
+        if (app != null && upserted.add(appId)) {
           batch.addAppsUpserted(appInfo(appId, app.getCurrentAppAttempt()));
         }
       }
+      addRolledTokens(batch, upserted);
       for (ApplicationId appId : Outbox.drain(outbox.removedApps)) {
         batch.addAppsRemoved(appId.toString());
         sentKeys.keySet().removeIf(a -> a.getApplicationId().equals(appId));
+        tokens.forget(appId);
       }
       for (ApplicationAttemptId attemptId : Outbox.drain(outbox.dirtyAsks)) {
         ShimAppAttempt attempt = scheduler.getApplicationAttempt(attemptId);
@@ -129,10 +136,28 @@ final class BatchBuilder implements ClusterView {
         .build();
   }
 
+  /** Upserts the applications whose AMRMToken was issued or rolled over since the last batch. */
+  private void addRolledTokens(StateBatch.Builder batch, Set<ApplicationId> upserted) {
+    List<ApplicationAttemptId> current = new ArrayList<>();
+    for (SchedulerApplication<ShimAppAttempt> app : scheduler.getSchedulerApplications().values()) {
+      ShimAppAttempt attempt = app.getCurrentAppAttempt();
+      if (attempt != null && !upserted.contains(attempt.getApplicationId())) {
+        current.add(attempt.getApplicationAttemptId());
+      }
+    }
+    for (ApplicationAttemptId id : tokens.changed(scheduler.context(), current)) {
+      SchedulerApplication<ShimAppAttempt> app = scheduler.application(id.getApplicationId());
+      if (app != null) {
+        batch.addAppsUpserted(appInfo(id.getApplicationId(), app.getCurrentAppAttempt()));
+      }
+    }
+  }
+
   private ApplicationInfo appInfo(ApplicationId appId, ShimAppAttempt attempt) {
     ApplicationInfo.Builder b = ApplicationInfo.newBuilder().setApplicationId(appId.toString());
     if (attempt != null) {
-      b.setAttemptId(attempt.getApplicationAttemptId().toString());
+      b.setAttemptId(attempt.getApplicationAttemptId().toString())
+          .setAmrmTokenSha256(tokens.digestFor(scheduler.context(), attempt.getApplicationAttemptId()));
     }
     RMApp rmApp = scheduler.context().getRMApps().get(appId);
     SchedulerApplication<ShimAppAttempt> app = scheduler.application(appId);

@@ -2,6 +2,7 @@ package io.dollymp.yarn.scheduler;
 
 import io.dollymp.proto.v1.ContainerCompletion;
 import io.dollymp.proto.v1.ContainerExitKind;
+import io.dollymp.yarn.scheduler.client.ChannelSecurity;
 import io.dollymp.yarn.scheduler.client.DecisionClient;
 import io.dollymp.yarn.scheduler.client.SessionState;
 import io.dollymp.yarn.scheduler.client.SessionStateMachine;
@@ -172,9 +173,16 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   }
 
   private DecisionClient newClient(ShimConfig c) {
+    io.grpc.ChannelCredentials credentials;
+    try {
+      credentials = ChannelSecurity.credentials(c.tlsCaFile(), c.tlsCertFile(), c.tlsKeyFile());
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException("DollyMP: cannot read the TLS files of " + ShimConfig.TLS_CA_FILE
+          + ", " + ShimConfig.TLS_CERT_FILE + ", " + ShimConfig.TLS_KEY_FILE, e);
+    }
     return new DecisionClient(new DecisionClient.Settings(c.serviceHost(), c.servicePort(), c.rmId(), VERSION,
-        c.tickMs(), c.planMaxAgeMs(), c.rpcTimeoutMs(), c.reconnectBackoffMs()), view, session,
-        System::currentTimeMillis);
+        c.tickMs(), c.planMaxAgeMs(), c.rpcTimeoutMs(), c.reconnectBackoffMs(), credentials, c.secret()), view,
+        session, System::currentTimeMillis);
   }
 
   @Override
@@ -853,10 +861,11 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   /**
    * Preempts a container the service named in a plan's kill list (RM event thread): its AM sees exit
    * status PREEMPTED, which MapReduce treats as a killed attempt (not a failure). Returns null when
-   * done, else why not: an ApplicationMaster's container is never killed this way, and a container that
-   * is unknown or already finished is left alone.
+   * done, else why not: an ApplicationMaster's container is never killed this way, nor one of another
+   * application than {@code applicationId}, and a container that is unknown or already finished is left
+   * alone.
    */
-  synchronized String preemptForService(String containerId) {
+  synchronized String preemptForService(String containerId, String applicationId) {
     ContainerId id;
     try {
       id = ContainerId.fromString(containerId);
@@ -870,6 +879,11 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     }
     if (c.isAMContainer() || amContainers.contains(id)) {
       return "container " + containerId + " runs an ApplicationMaster";
+    }
+    String owner = c.getApplicationAttemptId().getApplicationId().toString();
+    if (!owner.equals(applicationId)) {
+      return "kill_application_ids: container " + containerId + " belongs to " + owner + ", not '"
+          + applicationId + "'";
     }
     completedContainer(c, SchedulerUtils.createPreemptedContainerStatus(id,
         "Preempted by DollyMP: a clone yields its container to a waiting original task"), RMContainerEventType.KILL);

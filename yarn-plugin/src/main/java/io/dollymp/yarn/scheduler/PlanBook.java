@@ -29,8 +29,11 @@ final class PlanBook {
   /** Of {@link #committed}: containers of placements the service marked as clones (idle capacity). */
   final AtomicLong clonesCommitted = new AtomicLong();
   final Map<PlacementOutcomeKind, AtomicLong> dropped = new ConcurrentHashMap<>();
-  /** Container ids the service asked to preempt (Plan.kill_container_ids), until the event thread takes them. */
-  private final Queue<String> kills = new ConcurrentLinkedQueue<>();
+  /** A container the service asked to preempt and the application it named as the container's owner. */
+  record Kill(String containerId, String applicationId) {}
+
+  /** Kill requests (Plan.kill_container_ids with kill_application_ids), until the event thread takes them. */
+  private final Queue<Kill> kills = new ConcurrentLinkedQueue<>();
   /** Containers preempted at the service's request; kill requests refused (stale plan, unknown, AM). */
   final AtomicLong killsCommitted = new AtomicLong();
   final AtomicLong killsRefused = new AtomicLong();
@@ -47,7 +50,11 @@ final class PlanBook {
       return rejected;
     }
     lastEpoch = plan.getEpoch();
-    kills.addAll(plan.getKillContainerIdsList());
+    for (int i = 0; i < plan.getKillContainerIdsCount(); i++) {
+      // No application named: the kill is refused on commit (the owner cannot be checked).
+      String app = i < plan.getKillApplicationIdsCount() ? plan.getKillApplicationIds(i) : "";
+      kills.add(new Kill(plan.getKillContainerIds(i), app));
+    }
     long gen = generation.get();
     for (Placement p : plan.getPlacementsList()) {
       received.incrementAndGet();
@@ -64,7 +71,7 @@ final class PlanBook {
   }
 
   /** Takes every kill request received so far (the caller, on the event thread, carries out or refuses each). */
-  List<String> takeKills() {
+  List<Kill> takeKills() {
     return Outbox.drain(kills);
   }
 

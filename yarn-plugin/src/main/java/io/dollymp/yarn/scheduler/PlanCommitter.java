@@ -44,13 +44,15 @@ final class PlanCommitter {
 
   /**
    * Carries out the service's kill requests (Plan.kill_container_ids: a clone yielding its container to
-   * a waiting original, rpc/yielding.py): each live, non-AM container named is preempted; the rest are
-   * refused and logged. Returns how many were preempted.
+   * a waiting original, rpc/yielding.py): each live, non-AM container named is preempted if it belongs
+   * to the application the plan names for it; the rest are refused and logged. Returns how many were
+   * preempted.
    */
   int commitKills() {
     int done = 0;
-    for (String id : planBook.takeKills()) {
-      String refused = scheduler.preemptForService(id);
+    for (PlanBook.Kill kill : planBook.takeKills()) {
+      String id = kill.containerId();
+      String refused = scheduler.preemptForService(id, kill.applicationId());
       if (refused == null) {
         planBook.killsCommitted.incrementAndGet();
         done++;

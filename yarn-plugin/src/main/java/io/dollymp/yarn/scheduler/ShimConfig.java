@@ -42,6 +42,14 @@ public final class ShimConfig {
   public static final String UI_ADDRESS = PREFIX + "ui.address";
   static final int MAX_UI_ADDRESS = 512;
 
+  /** File holding the shared secret the shim presents to the service (its grpc.auth_secret_file). */
+  public static final String AUTH_SECRET_FILE = PREFIX + "auth.secret-file";
+  /** PEM CA that signed the service's certificate: set, the shim speaks TLS to the service. */
+  public static final String TLS_CA_FILE = PREFIX + "tls.ca-file";
+  /** PEM client certificate and its PKCS#8 key, for mutual TLS (the service's grpc.tls_client_ca). */
+  public static final String TLS_CERT_FILE = PREFIX + "tls.cert-file";
+  public static final String TLS_KEY_FILE = PREFIX + "tls.key-file";
+
   public enum FallbackPolicy { FIFO, NONE }
 
   private final String serviceHost;
@@ -55,6 +63,10 @@ public final class ShimConfig {
   private final String rmId;
   private final double amShareMax;
   private final String uiAddress;
+  private final String secret;
+  private final String tlsCaFile;
+  private final String tlsCertFile;
+  private final String tlsKeyFile;
 
   private ShimConfig(Configuration conf) {
     List<String> errors = new ArrayList<>();
@@ -119,6 +131,25 @@ public final class ShimConfig {
       ui = ui.substring(0, ui.length() - 1);
     }
     this.uiAddress = ui;
+    String secretFile = conf.getTrimmed(AUTH_SECRET_FILE, "");
+    String readSecret = "";
+    if (!secretFile.isEmpty()) {
+      try {
+        readSecret = io.dollymp.yarn.scheduler.client.ChannelSecurity.readSecret(secretFile);
+      } catch (java.io.IOException e) {
+        errors.add(AUTH_SECRET_FILE + "=" + secretFile + ": " + e.getMessage());
+      }
+    }
+    this.secret = readSecret;
+    this.tlsCaFile = readableFile(conf, TLS_CA_FILE, errors);
+    this.tlsCertFile = readableFile(conf, TLS_CERT_FILE, errors);
+    this.tlsKeyFile = readableFile(conf, TLS_KEY_FILE, errors);
+    if (tlsCertFile.isEmpty() != tlsKeyFile.isEmpty()) {
+      errors.add(TLS_CERT_FILE + " and " + TLS_KEY_FILE + " must be set together");
+    }
+    if (!tlsCertFile.isEmpty() && tlsCaFile.isEmpty()) {
+      errors.add(TLS_CERT_FILE + ": a client certificate needs " + TLS_CA_FILE + " (TLS)");
+    }
     if (!errors.isEmpty()) {
       throw new IllegalArgumentException("Invalid DollyMP scheduler configuration: " + String.join("; ", errors));
     }
@@ -127,6 +158,14 @@ public final class ShimConfig {
   /** Reads and validates; throws IllegalArgumentException naming every invalid key. */
   public static ShimConfig from(Configuration conf) {
     return new ShimConfig(conf);
+  }
+
+  private static String readableFile(Configuration conf, String key, List<String> errors) {
+    String path = conf.getTrimmed(key, "");
+    if (!path.isEmpty() && !java.nio.file.Files.isReadable(java.nio.file.Path.of(path))) {
+      errors.add(key + "=" + path + ": not a readable file");
+    }
+    return path;
   }
 
   private static long positiveLong(Configuration conf, String key, long dflt, long min, long max,
@@ -152,7 +191,9 @@ public final class ShimConfig {
   public boolean sameConnection(ShimConfig other) {
     return other != null && serviceHost.equals(other.serviceHost) && servicePort == other.servicePort
         && rmId.equals(other.rmId) && tickMs == other.tickMs && planMaxAgeMs == other.planMaxAgeMs
-        && rpcTimeoutMs == other.rpcTimeoutMs && reconnectBackoffMs == other.reconnectBackoffMs;
+        && rpcTimeoutMs == other.rpcTimeoutMs && reconnectBackoffMs == other.reconnectBackoffMs
+        && secret.equals(other.secret) && tlsCaFile.equals(other.tlsCaFile)
+        && tlsCertFile.equals(other.tlsCertFile) && tlsKeyFile.equals(other.tlsKeyFile);
   }
 
   public String serviceHost() { return serviceHost; }
@@ -167,4 +208,9 @@ public final class ShimConfig {
   public double amShareMax() { return amShareMax; }
   /** The service's HTTP address without a trailing slash; "" when not configured. */
   public String uiAddress() { return uiAddress; }
+  /** The shared secret ("" when none is configured). */
+  public String secret() { return secret; }
+  public String tlsCaFile() { return tlsCaFile; }
+  public String tlsCertFile() { return tlsCertFile; }
+  public String tlsKeyFile() { return tlsKeyFile; }
 }

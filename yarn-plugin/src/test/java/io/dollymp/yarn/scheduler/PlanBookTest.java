@@ -62,9 +62,11 @@ class PlanBookTest {
   @Test
   void killRequestsOfCurrentPlansAreKeptStaleOnesRefused() {
     PlanBook book = new PlanBook();
-    book.add(Plan.newBuilder().setEpoch(3).addKillContainerIds("c1").addKillContainerIds("c2").build(), 0);
+    book.add(Plan.newBuilder().setEpoch(3).addKillContainerIds("c1").addKillContainerIds("c2")
+        .addKillApplicationIds("a1").build(), 0);
     book.add(Plan.newBuilder().setEpoch(2).addKillContainerIds("c3").build(), 0);
-    assertEquals(List.of("c1", "c2"), book.takeKills());
+    // c2 names no application: its kill is refused on commit (the owner cannot be checked)
+    assertEquals(List.of(new PlanBook.Kill("c1", "a1"), new PlanBook.Kill("c2", "")), book.takeKills());
     assertTrue(book.takeKills().isEmpty(), "taken once");
     assertEquals(1, book.killsRefused.get(), "the stale plan's kill is refused");
     book.add(Plan.newBuilder().setEpoch(4).addKillContainerIds("c4").build(), 0);

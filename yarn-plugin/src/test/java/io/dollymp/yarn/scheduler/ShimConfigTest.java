@@ -34,11 +34,28 @@ class ShimConfigTest {
         {ShimConfig.TICK_MS, "0"},
         {ShimConfig.PLAN_MAX_AGE_MS, "-5"},
         {ShimConfig.FALLBACK_POLICY, "capacity"},
+        {ShimConfig.AUTH_SECRET_FILE, "/no/such/secret"},
+        {ShimConfig.TLS_CA_FILE, "/no/such/ca.pem"},
     };
     for (String[] kv : bad) {
       IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> ShimConfig.from(conf(kv)));
       assertTrue(e.getMessage().contains(kv[0]), e.getMessage() + " should name " + kv[0]);
     }
+  }
+
+  @Test
+  void theSecretIsReadAndCheckedAtStartUp(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+      throws java.io.IOException {
+    java.nio.file.Path good = java.nio.file.Files.writeString(dir.resolve("s"), "  0123456789abcdef-xyz\n");
+    assertEquals("0123456789abcdef-xyz", ShimConfig.from(conf(ShimConfig.AUTH_SECRET_FILE, good.toString())).secret());
+    assertEquals("", ShimConfig.from(conf()).secret());
+    java.nio.file.Path shortOne = java.nio.file.Files.writeString(dir.resolve("t"), "abc");
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> ShimConfig.from(conf(ShimConfig.AUTH_SECRET_FILE, shortOne.toString())));
+    assertTrue(e.getMessage().contains(ShimConfig.AUTH_SECRET_FILE) && e.getMessage().contains("16"), e.getMessage());
+    e = assertThrows(IllegalArgumentException.class,
+        () -> ShimConfig.from(conf(ShimConfig.TLS_CERT_FILE, good.toString())));
+    assertTrue(e.getMessage().contains(ShimConfig.TLS_KEY_FILE), e.getMessage());
   }
 
   @Test

@@ -34,6 +34,12 @@ public final class DecisionServiceProcess implements AutoCloseable {
   /** As above, with configuration keys set through the environment (e.g. DOLLYMP_APPMASTER_CLONE_YIELD). */
   public DecisionServiceProcess(Path workDir, String policy, int grpcPort, java.util.Map<String, String> env)
       throws IOException {
+    this(workDir, policy, grpcPort, env, List.of());
+  }
+
+  /** As above, with further `dollymp serve` flags (e.g. --auth-secret-file, --tls-cert). */
+  public DecisionServiceProcess(Path workDir, String policy, int grpcPort, java.util.Map<String, String> env,
+      List<String> extraArgs) throws IOException {
     Files.createDirectories(workDir);
     this.portFile = workDir.resolve("ports");
     this.db = workDir.resolve("decisions.db");
@@ -46,6 +52,7 @@ public final class DecisionServiceProcess implements AutoCloseable {
         "--grpc-host", "127.0.0.1", "--grpc-port", Integer.toString(grpcPort), "--port-file", portFile.toString(),
         "--db", db.toString(), "--policy", policy));
     cmd.addAll(List.of("--http-port", "0"));
+    cmd.addAll(extraArgs);
     ProcessBuilder pb = new ProcessBuilder(cmd).directory(new File(root)).redirectErrorStream(true)
         .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
     pb.environment().put("PYTHONUNBUFFERED", "1");

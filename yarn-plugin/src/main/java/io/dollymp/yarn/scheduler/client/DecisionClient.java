@@ -6,9 +6,11 @@ import io.dollymp.proto.v1.RegisterRequest;
 import io.dollymp.proto.v1.RegisterResponse;
 import io.dollymp.proto.v1.SchedulerServiceGrpc;
 import io.dollymp.proto.v1.StateBatch;
+import io.grpc.ChannelCredentials;
 import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
+import io.grpc.ManagedChannelBuilder;
 import io.grpc.stub.ClientCallStreamObserver;
 import io.grpc.stub.ClientResponseObserver;
 import java.util.concurrent.TimeUnit;
@@ -28,7 +30,14 @@ public final class DecisionClient implements Runnable {
 
   /** Settings the client needs (a subset of the shim's configuration). */
   public record Settings(String host, int port, String rmId, String shimVersion, long tickMs, long planMaxAgeMs,
-      long rpcTimeoutMs, long reconnectBackoffMs) {}
+      long rpcTimeoutMs, long reconnectBackoffMs, ChannelCredentials credentials, String secret) {
+    /** Plaintext, no secret (tests and loopback). */
+    public Settings(String host, int port, String rmId, String shimVersion, long tickMs, long planMaxAgeMs,
+        long rpcTimeoutMs, long reconnectBackoffMs) {
+      this(host, port, rmId, shimVersion, tickMs, planMaxAgeMs, rpcTimeoutMs, reconnectBackoffMs,
+          InsecureChannelCredentials.create(), "");
+    }
+  }
 
   private final Settings settings;
   private final ClusterView view;
@@ -86,9 +95,12 @@ public final class DecisionClient implements Runnable {
 
   @Override
   public void run() {
-    channel = Grpc.newChannelBuilderForAddress(settings.host(), settings.port(), InsecureChannelCredentials.create())
-        .keepAliveTime(30, TimeUnit.SECONDS)
-        .build();
+    ManagedChannelBuilder<?> builder = Grpc.newChannelBuilderForAddress(settings.host(), settings.port(),
+        settings.credentials()).keepAliveTime(30, TimeUnit.SECONDS);
+    if (!settings.secret().isEmpty()) {
+      builder.intercept(ChannelSecurity.header(ChannelSecurity.SECRET_HEADER, settings.secret()));
+    }
+    channel = builder.build();
     while (running) {
       try {
         step();
