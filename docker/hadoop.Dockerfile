@@ -60,8 +60,10 @@ COPY docker/bin/hadoop /opt/hadoop/bin/hadoop
 COPY docker/healthcheck.sh /usr/local/bin/dollymp-healthcheck
 RUN chmod 755 /opt/hadoop/bin/hadoop /usr/local/bin/dollymp-healthcheck \
  && ln -s hadoop /opt/hadoop/bin/yarn && ln -s hadoop /opt/hadoop/bin/hdfs && ln -s hadoop /opt/hadoop/bin/mapred \
- && ln -s lib/hadoop-mapreduce-examples-*.jar /opt/hadoop/hadoop-mapreduce-examples.jar \
- && ln -s lib/hadoop-yarn-applications-distributedshell-*.jar /opt/hadoop/hadoop-yarn-applications-distributedshell.jar \
+ && cd /opt/hadoop \
+ && ln -s lib/hadoop-mapreduce-examples-*.jar hadoop-mapreduce-examples.jar \
+ && ln -s lib/hadoop-yarn-applications-distributedshell-*.jar hadoop-yarn-applications-distributedshell.jar \
+ && test -f hadoop-mapreduce-examples.jar && test -f hadoop-yarn-applications-distributedshell.jar \
  && mkdir -p /data /opt/hadoop/logs && chown hadoop /data /opt/hadoop/logs
 USER hadoop
 WORKDIR /home/hadoop

@@ -64,37 +64,18 @@ class ComposeCluster:
     def api_url(self) -> str:
         return f"http://127.0.0.1:{self.env['DOLLYMP_API_PORT']}"
 
-    def compose(self, *args: str, timeout: float = 900, check: bool = True) -> subprocess.CompletedProcess[str]:
-        cmd = ["docker", "compose", "-f", COMPOSE_FILE, *args]
-        proc = subprocess.run(
-            cmd, cwd=sc.ROOT, env=self.env, capture_output=True, text=True, timeout=timeout, check=False
-        )
-        if check and proc.returncode != 0:
-            raise ComposeError(f"{' '.join(cmd)} exited {proc.returncode}:\n{_tail(proc)}")
-        return proc
-
-    def bash(self, script: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
-        """Run `script` as an operator's shell would (bash -euo pipefail), from the repository root."""
-        proc = subprocess.run(
-            ["bash", "-euo", "pipefail", "-c", script],
-            cwd=sc.ROOT,
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
-        )
-        if proc.returncode != 0:
-            raise ComposeError(f"script exited {proc.returncode}:\n{script}\n{_tail(proc)}")
-        return proc
-
-    def client(
-        self, *argv: str, stdin: str | None = None, timeout: float = 600, check: bool = True
+    def compose(
+        self, *args: str, timeout: float = 900, check: bool = True
     ) -> subprocess.CompletedProcess[str]:
-        """`docker compose exec -T client ARGV...` (a job or HDFS command, as a user would run it)."""
-        cmd = ["docker", "compose", "-f", COMPOSE_FILE, "exec", "-T", "client", *argv]
+        cmd = ["docker", "compose", "-f", COMPOSE_FILE, *args]
+        return self.run(cmd, " ".join(cmd), timeout=timeout, check=check)
+
+    def run(
+        self, argv: list[str], what: str, stdin: str | None = None, timeout: float = 900, check: bool = True
+    ) -> subprocess.CompletedProcess[str]:
+        """Run `argv` from the repository root with the cluster's environment; raise if it fails."""
         proc = subprocess.run(
-            cmd,
+            argv,
             cwd=sc.ROOT,
             env=self.env,
             input=stdin,
@@ -104,8 +85,19 @@ class ComposeCluster:
             check=False,
         )
         if check and proc.returncode != 0:
-            raise ComposeError(f"{' '.join(argv)} exited {proc.returncode}:\n{_tail(proc)}")
+            raise ComposeError(f"{what} exited {proc.returncode}:\n{_tail(proc)}")
         return proc
+
+    def bash(self, script: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
+        """Run `script` as an operator's shell would (bash -euo pipefail), from the repository root."""
+        return self.run(["bash", "-euo", "pipefail", "-c", script], f"script\n{script}\n", timeout=timeout)
+
+    def client(
+        self, *argv: str, stdin: str | None = None, timeout: float = 600, check: bool = True
+    ) -> subprocess.CompletedProcess[str]:
+        """`docker compose exec -T client ARGV...` (a job or HDFS command, as a user would run it)."""
+        cmd = ["docker", "compose", "-f", COMPOSE_FILE, "exec", "-T", "client", *argv]
+        return self.run(cmd, " ".join(argv), stdin=stdin, timeout=timeout, check=check)
 
     def client_bg(self, *argv: str) -> subprocess.Popen[str]:
         cmd = ["docker", "compose", "-f", COMPOSE_FILE, "exec", "-T", "client", *argv]
@@ -164,7 +156,7 @@ class ComposeCluster:
         return found
 
     def down(self) -> None:
-        self.compose("--profile", "postgres", "down", "-v", "--remove-orphans", "--timeout", "10", timeout=300)
+        self.compose("--profile", "postgres", "down", "-v", "--remove-orphans", "-t", "10", timeout=300)
 
 
 def _tail(proc: subprocess.CompletedProcess[str], lines: int = 60) -> str:

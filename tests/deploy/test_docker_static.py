@@ -98,9 +98,10 @@ def test_topology_ports_health_checks_and_restart_policies(resolved: dict[str, A
     assert ("historyserver", 19888) in published
     assert services["postgres"]["profiles"] == ["postgres"]
     volumes = {v["target"]: v for v in services["dollymp"]["volumes"]}
-    assert volumes["/var/lib/dollymp"]["type"] == "volume"
+    assert volumes["/var/lib/dollymp"]["type"] == "volume"  # the SQLite decision log survives restarts
+    # Hadoop's configuration is mounted: yarn-site.xml changes need no rebuild.
     hadoop_conf = {v["target"]: v for v in services["resourcemanager"]["volumes"]}["/opt/hadoop/etc/hadoop"]
-    assert Path(hadoop_conf["source"]) == DOCKER / "hadoop" and hadoop_conf["read_only"]  # the SQLite decision log survives restarts
+    assert Path(hadoop_conf["source"]) == DOCKER / "hadoop" and hadoop_conf["read_only"]
     toml_mount = volumes["/etc/dollymp/dollymp.toml"]
     assert Path(toml_mount["source"]) == DOCKER / "dollymp.toml"
     assert services["resourcemanager"]["depends_on"]["dollymp"]["condition"] == "service_started"
@@ -166,7 +167,10 @@ def test_hadoop_image_matches_the_pom() -> None:
     assert lib and lib[0].dest == "/opt/hadoop/lib/"
     run = " ".join(a for _, w, a in instructions if w == "RUN")
     assert "/opt/hadoop/lib/dollymp-yarn-plugin.jar" in run
-    for site, key in (("yarn-site.xml", "yarn.application.classpath"), ("mapred-site.xml", "mapreduce.application.classpath")):
+    for site, key in (
+        ("yarn-site.xml", "yarn.application.classpath"),
+        ("mapred-site.xml", "mapreduce.application.classpath"),
+    ):
         assert "/opt/hadoop/lib/*" in sc.site_properties(DOCKER / "hadoop" / site)[key][0].split(",")
 
 
@@ -176,7 +180,7 @@ def test_no_image_is_pulled_from_a_registry(resolved: dict[str, Any]) -> None:
         text = dockerfile.read_text()
         assert "# syntax=" not in text, dockerfile
         instructions = sc.dockerfile_instructions(dockerfile)
-        assert [a for _, w, a in instructions if w == "ARG"][0] == "BASE_IMAGE=debian:bookworm-slim"
+        assert next(a for _, w, a in instructions if w == "ARG") == "BASE_IMAGE=debian:bookworm-slim"
         for _, word, arg in instructions:
             if word == "FROM":
                 assert arg.split()[0] == "${BASE_IMAGE}", f"{dockerfile.name}: FROM {arg}"
@@ -196,7 +200,8 @@ def test_the_service_grpc_is_on_the_scheduler_network_only(resolved: dict[str, A
     services = resolved["services"]
     assert resolved["networks"]["scheduler"].get("internal") is True
     on_scheduler = {n for n, s in services.items() if "scheduler" in s.get("networks", {})}
-    assert on_scheduler == {"dollymp", "resourcemanager", "nodemanager-1", "nodemanager-2", "nodemanager-3", "postgres"}
+    nms = {"nodemanager-1", "nodemanager-2", "nodemanager-3"}
+    assert on_scheduler == {"dollymp", "resourcemanager", "postgres", *nms}
     assert all(int(p["target"]) != 50051 for s in services.values() for p in s.get("ports", []))
     assert all(p.get("host_ip") == "127.0.0.1" for s in services.values() for p in s.get("ports", []))
 
@@ -248,7 +253,7 @@ def test_scheduler_class_is_the_shim_and_rollback_config_exists() -> None:
 
 
 def test_service_configuration_is_accepted_by_config_py(resolved: dict[str, Any]) -> None:
-    env = {k: str(v) for k, v in resolved["services"]["dollymp"]["environment"].items()}
+    env = {k: str(v) for k, v in resolved["services"]["dollymp"]["environment"].items() if v is not None}
     assert all(k.startswith(config.ENV_PREFIX) for k in env)
     cfg = config.load(DOCKER / "dollymp.toml", env=env)
     assert cfg["http.token"] == "test-token"

@@ -4,9 +4,10 @@
 
 The PostgreSQL server comes from testcontainers when a Docker engine answers and has the image this
 project builds from Debian's package (`dollymp/postgres:15`, docker/postgres.Dockerfile; no registry is
-asked for anything, and testcontainers' reaper image is not used: TESTCONTAINERS_RYUK_DISABLED); otherwise
-the fixture starts a throw-away server from the Debian packages (initdb/pg_ctl of `postgresql-15`, installed by `.ci/run`),
-listening on a Unix socket only, as user `postgres` when the tests run as root (initdb refuses root).
+asked for anything, and testcontainers' reaper image is not used: TESTCONTAINERS_RYUK_DISABLED);
+otherwise the fixture starts a throw-away server from the Debian packages (initdb/pg_ctl of
+`postgresql-15`, installed by `.ci/run`), listening on a Unix socket only, as user `postgres` when the
+tests run as root (initdb refuses root).
 Each test gets its own PostgreSQL schema (selected through the URL's search_path), which is dropped after.
 """
 
