@@ -12,7 +12,7 @@ JDK17_OPENS := --add-opens=java.base/java.lang=ALL-UNNAMED --add-opens=java.base
   --add-opens=java.base/sun.nio.ch=ALL-UNNAMED --add-opens=java.base/java.lang.reflect=ALL-UNNAMED \
   --add-exports=java.base/sun.net.dns=ALL-UNNAMED --add-exports=java.base/sun.net.util=ALL-UNNAMED
 
-.PHONY: all venv proto lint pytest java-test jar test demo bench-rm bench-cluster clean
+.PHONY: all venv proto lint pytest java-test compose-test jar test demo bench-rm bench-cluster clean
 
 all: jar
 
@@ -33,7 +33,7 @@ lint: proto
 	$(VENV)/bin/mypy
 
 pytest: proto
-	$(VENV)/bin/pytest -q
+	$(VENV)/bin/pytest -q -m "not compose"
 
 # Java unit tests (surefire), the shaded jar, then the end-to-end tests on the mini cluster (failsafe).
 # -Werror-free but warnings are printed by the compiler (-Xlint:all).
@@ -44,7 +44,17 @@ jar:
 	cd $(PLUGIN) && $(MVN) -DskipTests package
 	@ls -l $(PLUGIN)/target/dollymp-yarn-plugin-*-shaded.jar
 
-test: lint pytest java-test
+# The docker-compose cluster of docker/, built and run for real (tests/deploy/test_compose_cluster.py):
+# docker/engine.sh starts a Docker engine if none runs (and this target stops it again afterwards unless
+# KEEP_ENGINE=1), makes the Debian base image if no registry serves it, and provides `docker compose`.
+KEEP_ENGINE ?=
+compose-test: venv
+	@started=$$(PY=$(PY) docker/engine.sh --env | sed -n 's/^DOLLYMP_ENGINE_STARTED=//p'); rc=0; \
+	  $(VENV)/bin/pytest -q -m compose tests/deploy/test_compose_cluster.py || rc=$$?; \
+	  if [ -n "$$started" ] && [ -z "$(KEEP_ENGINE)" ]; then docker/engine.sh --stop "$$started"; fi; \
+	  exit $$rc
+
+test: lint pytest java-test compose-test
 
 # The main job: a local YARN cluster of separate processes (RM with the shim, NodeManagers, history
 # server, decision service) runs a short mix of real jobs with stragglers under DollyMP and under

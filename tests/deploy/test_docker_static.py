@@ -87,7 +87,8 @@ def test_topology_ports_health_checks_and_restart_policies(resolved: dict[str, A
     services: dict[str, Any] = resolved["services"]
     nms = [n for n in services if n.startswith("nodemanager")]
     assert len(nms) >= 3
-    assert {"dollymp", "resourcemanager", "historyserver", "postgres"} <= set(services)
+    assert {"dollymp", "resourcemanager", "historyserver", "postgres", "namenode", "client"} <= set(services)
+    assert len([n for n in services if n.startswith("datanode")]) >= 2
     for name, svc in services.items():
         assert svc.get("healthcheck", {}).get("test"), f"{name} has no health check"
         assert svc.get("restart") == "unless-stopped", f"{name} has no restart policy"
@@ -98,6 +99,9 @@ def test_topology_ports_health_checks_and_restart_policies(resolved: dict[str, A
     assert services["postgres"]["profiles"] == ["postgres"]
     volumes = {v["target"]: v for v in services["dollymp"]["volumes"]}
     assert volumes["/var/lib/dollymp"]["type"] == "volume"  # the SQLite decision log survives restarts
+    # Hadoop's configuration is mounted: yarn-site.xml changes need no rebuild.
+    hadoop_conf = {v["target"]: v for v in services["resourcemanager"]["volumes"]}["/opt/hadoop/etc/hadoop"]
+    assert Path(hadoop_conf["source"]) == DOCKER / "hadoop" and hadoop_conf["read_only"]
     toml_mount = volumes["/etc/dollymp/dollymp.toml"]
     assert Path(toml_mount["source"]) == DOCKER / "dollymp.toml"
     assert services["resourcemanager"]["depends_on"]["dollymp"]["condition"] == "service_started"
@@ -117,7 +121,7 @@ def _build_contexts(resolved: dict[str, Any]) -> set[tuple[Path, Path]]:
 
 def test_every_file_a_dockerfile_copies_exists_and_is_not_ignored(resolved: dict[str, Any]) -> None:
     contexts = _build_contexts(resolved)
-    assert {d.name for _, d in contexts} == {"service.Dockerfile", "hadoop.Dockerfile"}
+    assert {d.name for _, d in contexts} == {"service.Dockerfile", "hadoop.Dockerfile", "postgres.Dockerfile"}
     for ctx, dockerfile in contexts:
         ignore = Path(str(dockerfile) + ".dockerignore")
         rules = sc.dockerignore_rules(ignore)
@@ -154,8 +158,52 @@ def test_hadoop_image_matches_the_pom() -> None:
     env = " ".join(a for _, w, a in instructions if w == "ENV")
     opts = re.search(r'HADOOP_OPTS="([^"]+)"', env)
     assert opts is not None and opts.group(1).split() == artifacts.jdk17_flags()
-    jar = [c for c in sc.copies(DOCKER / "hadoop.Dockerfile") if c.from_stage == "plugin"]
-    assert jar and jar[0].dest.startswith("/opt/hadoop/share/hadoop/yarn/lib/")
+    jdk = [a for _, w, a in instructions if w == "ARG" and a.startswith("JDK_VERSION=")]
+    release = re.search(r"<maven\.compiler\.release>([^<]+)</maven\.compiler\.release>", pom)
+    assert release is not None and set(jdk) == {f"JDK_VERSION={release.group(1)}"}
+    assert f'JDK_VERSION: "{release.group(1)}"' in COMPOSE_FILE.read_text()
+    # The plugin jar and Hadoop's jars land in one folder, the daemons' and containers' class path.
+    lib = [c for c in sc.copies(DOCKER / "hadoop.Dockerfile") if c.from_stage == "build"]
+    assert lib and lib[0].dest == "/opt/hadoop/lib/"
+    run = " ".join(a for _, w, a in instructions if w == "RUN")
+    assert "/opt/hadoop/lib/dollymp-yarn-plugin.jar" in run
+    for site, key in (
+        ("yarn-site.xml", "yarn.application.classpath"),
+        ("mapred-site.xml", "mapreduce.application.classpath"),
+    ):
+        assert "/opt/hadoop/lib/*" in sc.site_properties(DOCKER / "hadoop" / site)[key][0].split(",")
+
+
+def test_no_image_is_pulled_from_a_registry(resolved: dict[str, Any]) -> None:
+    # Every stage starts FROM the BASE_IMAGE argument (or an earlier stage); no `# syntax=` frontend.
+    for dockerfile in sorted(DOCKER.glob("*.Dockerfile")):
+        text = dockerfile.read_text()
+        assert "# syntax=" not in text, dockerfile
+        instructions = sc.dockerfile_instructions(dockerfile)
+        assert next(a for _, w, a in instructions if w == "ARG") == "BASE_IMAGE=debian:bookworm-slim"
+        for _, word, arg in instructions:
+            if word == "FROM":
+                assert arg.split()[0] == "${BASE_IMAGE}", f"{dockerfile.name}: FROM {arg}"
+    for name, svc in resolved["services"].items():
+        assert "build" in svc, f"{name}: image {svc.get('image')} is not built here"
+        assert svc["build"]["args"]["BASE_IMAGE"] == os.environ.get("BASE_IMAGE", "debian:bookworm-slim")
+
+
+def test_jobs_run_under_framework_dollymp_on_hdfs() -> None:
+    mapred = sc.site_properties(DOCKER / "hadoop/mapred-site.xml")
+    assert mapred["mapreduce.framework.name"][0] == "dollymp"
+    core = sc.site_properties(DOCKER / "hadoop/core-site.xml")
+    assert core["fs.defaultFS"][0].startswith("hdfs://namenode:")
+
+
+def test_the_service_grpc_is_on_the_scheduler_network_only(resolved: dict[str, Any]) -> None:
+    services = resolved["services"]
+    assert resolved["networks"]["scheduler"].get("internal") is True
+    on_scheduler = {n for n, s in services.items() if "scheduler" in s.get("networks", {})}
+    nms = {"nodemanager-1", "nodemanager-2", "nodemanager-3"}
+    assert on_scheduler == {"dollymp", "resourcemanager", "postgres", *nms}
+    assert all(int(p["target"]) != 50051 for s in services.values() for p in s.get("ports", []))
+    assert all(p.get("host_ip") == "127.0.0.1" for s in services.values() for p in s.get("ports", []))
 
 
 def _site_files() -> list[Path]:
@@ -205,7 +253,7 @@ def test_scheduler_class_is_the_shim_and_rollback_config_exists() -> None:
 
 
 def test_service_configuration_is_accepted_by_config_py(resolved: dict[str, Any]) -> None:
-    env = {k: str(v) for k, v in resolved["services"]["dollymp"]["environment"].items()}
+    env = {k: str(v) for k, v in resolved["services"]["dollymp"]["environment"].items() if v is not None}
     assert all(k.startswith(config.ENV_PREFIX) for k in env)
     cfg = config.load(DOCKER / "dollymp.toml", env=env)
     assert cfg["http.token"] == "test-token"

@@ -2,9 +2,12 @@
 
 `store_url` is parametrised over both back ends, so every test that takes it runs twice.
 
-The PostgreSQL server comes from testcontainers when a Docker engine answers; otherwise the fixture starts
-a throw-away server from the Debian packages (initdb/pg_ctl of `postgresql-15`, installed by `.ci/run`),
-listening on a Unix socket only, as user `postgres` when the tests run as root (initdb refuses root).
+The PostgreSQL server comes from testcontainers when a Docker engine answers and has the image this
+project builds from Debian's package (`dollymp/postgres:15`, docker/postgres.Dockerfile; no registry is
+asked for anything, and testcontainers' reaper image is not used: TESTCONTAINERS_RYUK_DISABLED);
+otherwise the fixture starts a throw-away server from the Debian packages (initdb/pg_ctl of
+`postgresql-15`, installed by `.ci/run`), listening on a Unix socket only, as user `postgres` when the
+tests run as root (initdb refuses root).
 Each test gets its own PostgreSQL schema (selected through the URL's search_path), which is dropped after.
 """
 
@@ -27,11 +30,17 @@ import pytest
 _counter = itertools.count()
 
 
-def _docker_engine_answers() -> bool:
+PG_IMAGE = os.environ.get("DOLLYMP_PG_IMAGE", "dollymp/postgres:15")
+
+
+def _engine_has_pg_image() -> bool:
+    """A Docker engine answers and holds PG_IMAGE locally (never pulled: there may be no registry)."""
     try:
         import docker
 
-        docker.from_env(timeout=3).ping()
+        client = docker.from_env(timeout=3)
+        client.ping()
+        client.images.get(PG_IMAGE)
         return True
     except Exception:
         return False
@@ -86,10 +95,13 @@ def _local_server() -> Iterator[str]:
 @pytest.fixture(scope="session")
 def postgres_server() -> Iterator[str]:
     """A connection URL of a real PostgreSQL server for this test session."""
-    if _docker_engine_answers():
-        from testcontainers.postgres import PostgresContainer
+    if _engine_has_pg_image():
+        from testcontainers.community.postgres import PostgresContainer
+        from testcontainers.core.config import testcontainers_config
 
-        with PostgresContainer("postgres:16-alpine", driver=None) as pg:
+        # The reaper (testcontainers/ryuk) lives on Docker Hub; the container is stopped by `with`.
+        testcontainers_config._ryuk_disabled = True
+        with PostgresContainer(PG_IMAGE, driver=None) as pg:
             yield pg.get_connection_url()
     else:
         with _local_server() as url:
