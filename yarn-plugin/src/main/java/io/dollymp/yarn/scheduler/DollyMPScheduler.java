@@ -7,7 +7,9 @@ import io.dollymp.yarn.scheduler.client.SessionState;
 import io.dollymp.yarn.scheduler.client.SessionStateMachine;
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.EnumSet;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -202,52 +204,64 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   @Override
   public void handle(SchedulerEvent event) {
     switch (event.getType()) {
-      case NODE_ADDED -> {
+      case NODE_ADDED: {
         NodeAddedSchedulerEvent e = (NodeAddedSchedulerEvent) event;
         addNode(e.getAddedRMNode());
         recoverContainersOnNode(e.getContainerReports(), e.getAddedRMNode());
+        break;
       }
-      case NODE_REMOVED -> removeNode(((NodeRemovedSchedulerEvent) event).getRemovedRMNode());
-      case NODE_RESOURCE_UPDATE -> {
+      case NODE_REMOVED:
+        removeNode(((NodeRemovedSchedulerEvent) event).getRemovedRMNode());
+        break;
+      case NODE_RESOURCE_UPDATE: {
         NodeResourceUpdateSchedulerEvent e = (NodeResourceUpdateSchedulerEvent) event;
         updateNodeResource(e.getRMNode(), e.getResourceOption());
         outbox.dirtyNodes.add(e.getRMNode().getNodeID());
+        break;
       }
-      case NODE_UPDATE -> {
+      case NODE_UPDATE: {
         long t0 = System.nanoTime();
         nodeUpdate(((NodeUpdateSchedulerEvent) event).getRMNode());
         heartbeatLatency.recordNanos(System.nanoTime() - t0);
+        break;
       }
-      case APP_ADDED -> {
+      case APP_ADDED: {
         AppAddedSchedulerEvent e = (AppAddedSchedulerEvent) event;
         addApplication(e.getApplicationId(), e.getQueue(), e.getUser(), e.getIsAppRecovering(), e.isUnmanagedAM());
+        break;
       }
-      case APP_REMOVED -> {
+      case APP_REMOVED: {
         AppRemovedSchedulerEvent e = (AppRemovedSchedulerEvent) event;
         doneApplication(e.getApplicationID());
+        break;
       }
-      case APP_ATTEMPT_ADDED -> {
+      case APP_ATTEMPT_ADDED: {
         AppAttemptAddedSchedulerEvent e = (AppAttemptAddedSchedulerEvent) event;
         addApplicationAttempt(e.getApplicationAttemptId(), e.getTransferStateFromPreviousAttempt(),
             e.getIsAttemptRecovering());
+        break;
       }
-      case APP_ATTEMPT_REMOVED -> {
+      case APP_ATTEMPT_REMOVED: {
         AppAttemptRemovedSchedulerEvent e = (AppAttemptRemovedSchedulerEvent) event;
         doneApplicationAttempt(e.getApplicationAttemptID(), e.getKeepContainersAcrossAppAttempts());
+        break;
       }
-      case CONTAINER_EXPIRED -> {
+      case CONTAINER_EXPIRED: {
         ContainerId id = ((ContainerExpiredSchedulerEvent) event).getContainerId();
         super.completedContainer(getRMContainer(id),
             SchedulerUtils.createAbnormalContainerStatus(id, SchedulerUtils.EXPIRED_CONTAINER),
             RMContainerEventType.EXPIRE);
+        break;
       }
-      case RELEASE_CONTAINER -> {
+      case RELEASE_CONTAINER: {
         RMContainer c = ((ReleaseContainerEvent) event).getContainer();
         super.completedContainer(c,
             SchedulerUtils.createAbnormalContainerStatus(c.getContainerId(), SchedulerUtils.RELEASED_CONTAINER),
             RMContainerEventType.RELEASED);
+        break;
       }
-      default -> LOG.error("DollyMP shim ignores unknown scheduler event {}", event.getType());
+      default:
+        LOG.error("DollyMP shim ignores unknown scheduler event {}", event.getType());
     }
   }
 
@@ -623,7 +637,7 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
 
   /** Who placed each container this RM allocated (decision service or fallback). */
   public Map<ContainerId, Source> containerSources() {
-    return Map.copyOf(containerSources);
+    return Collections.unmodifiableMap(new HashMap<>(containerSources));
   }
 
   public long proposalsCommitted() {

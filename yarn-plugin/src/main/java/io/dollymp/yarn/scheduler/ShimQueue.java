@@ -2,6 +2,7 @@ package io.dollymp.yarn.scheduler;
 
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Set;
@@ -143,7 +144,7 @@ final class ShimQueue implements Queue {
 
   @Override
   public List<QueueUserACLInfo> getQueueUserAclInfo(UserGroupInformation user) {
-    return Collections.singletonList(QueueUserACLInfo.newInstance(NAME, List.of(QueueACL.values())));
+    return Collections.singletonList(QueueUserACLInfo.newInstance(NAME, Arrays.asList(QueueACL.values())));
   }
 
   @Override

@@ -33,10 +33,11 @@ public class DollyMPSchedulerPage extends RmView {
     @Override
     protected void render(Block html) {
       html.__(MetricsOverviewTable.class);
-      if (!(rm.getResourceScheduler() instanceof DollyMPScheduler shim)) {
+      if (!(rm.getResourceScheduler() instanceof DollyMPScheduler)) {
         html.p().__("The DollyMP scheduler is not the configured scheduler.").__();
         return;
       }
+      DollyMPScheduler shim = (DollyMPScheduler) rm.getResourceScheduler();
       DollyMPSchedulerInfo s = new DollyMPSchedulerInfo(rm, shim);
       info("DollyMP Scheduler")
           .__("Decision service session:", s.getSessionState())
