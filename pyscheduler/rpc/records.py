@@ -105,6 +105,7 @@ class AppRec:
     name: str
     submit_time_ms: int
     application_type: str
+    priority: int = 0  # YARN application priority: higher first among jobs of equal DollyMP class
 
 
 @dataclass(slots=True)

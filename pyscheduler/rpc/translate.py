@@ -170,6 +170,7 @@ def _job(
     stats = [hint.get(a.key[1]) for a in asks]
     signature = (
         app.submit_time_ms if app is not None else None,
+        app.priority if app is not None else 0,
         dims,
         tuple((a.key, a.num_containers - a.outstanding - clones.get(a.key, 0), a.capability) for a in asks),
         tuple((h.mean, h.sd) if h is not None else None for h in stats),
@@ -193,7 +194,8 @@ def _job(
         )
         names.append((name, a))
     arrival = app.submit_time_ms / 1000.0 if app is not None else now_s
-    job = Job(app_id, arrival, phases, app.name if app is not None else "", app_id)
+    name = app.name if app is not None else ""
+    job = Job(app_id, arrival, phases, name, app_id, app_priority=app.priority if app is not None else 0)
     jobs[app_id] = (signature, job, names)
     return job, names
 

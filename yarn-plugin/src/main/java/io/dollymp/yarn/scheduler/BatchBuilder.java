@@ -142,6 +142,9 @@ final class BatchBuilder implements ClusterView {
           .setName(nullToEmpty(rmApp.getName()))
           .setSubmitTimeMs(rmApp.getSubmitTime())
           .setApplicationType(nullToEmpty(rmApp.getApplicationType()));
+      if (rmApp.getApplicationPriority() != null) {
+        b.setPriority(rmApp.getApplicationPriority().getPriority());
+      }
     }
     return b.build();
   }

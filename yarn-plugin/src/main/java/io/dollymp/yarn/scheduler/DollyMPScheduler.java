@@ -24,6 +24,7 @@ import org.apache.hadoop.yarn.api.records.ApplicationId;
 import org.apache.hadoop.yarn.api.records.ContainerExitStatus;
 import org.apache.hadoop.yarn.api.records.ContainerId;
 import org.apache.hadoop.yarn.api.records.ContainerStatus;
+import org.apache.hadoop.yarn.api.records.Priority;
 import org.apache.hadoop.yarn.api.records.QueueACL;
 import org.apache.hadoop.yarn.api.records.QueueInfo;
 import org.apache.hadoop.yarn.api.records.QueueUserACLInfo;
@@ -565,6 +566,7 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
       LOG.error("DollyMP: allocate from unknown or stale attempt {}", attemptId);
       return EMPTY_ALLOCATION;
     }
+    UnsupportedRequests.refuse(ask, schedulingRequests, updateRequests);
     normalizeResourceRequests(ask);
     releaseContainers(release, attempt);
     synchronized (attempt) {
@@ -675,6 +677,17 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   // ------------------------------------------------------------------------------------------
   // The rest of YarnScheduler: one queue, no ACL restrictions, no recovery
   // ------------------------------------------------------------------------------------------
+
+  /**
+   * The submitted application priority, capped at yarn.cluster.max-application-priority as CapacityScheduler
+   * does (AbstractYarnScheduler's default turns every priority into 0). It reaches the service in ApplicationInfo.
+   */
+  @Override
+  public Priority checkAndGetApplicationPriority(Priority requested, UserGroupInformation user, String queuePath,
+      ApplicationId applicationId) {
+    int max = getMaxClusterLevelAppPriority().getPriority();
+    return Priority.newInstance(requested == null ? 0 : Math.min(requested.getPriority(), max));
+  }
 
   @Override
   public QueueInfo getQueueInfo(String queueName, boolean includeChildQueues, boolean recursive) throws IOException {
