@@ -177,6 +177,7 @@ class Job:
     phases: list[Phase]
     name: str = ""
     application_id: str = ""
+    app_priority: int = 0  # YARN application priority (higher first), a tie-break among equal classes
     topo: tuple[int, ...] = field(init=False, repr=False)
     parent_idx: tuple[tuple[int, ...], ...] = field(init=False, repr=False)
     phase_index: dict[str, int] = field(init=False, repr=False)
@@ -189,6 +190,8 @@ class Job:
         if not math.isfinite(a):
             raise ValueError(f"{owner}.arrival must be finite, got {self.arrival!r}")
         self.arrival = a
+        if isinstance(self.app_priority, bool) or not isinstance(self.app_priority, int):
+            raise ValueError(f"{owner}.app_priority must be an int, got {self.app_priority!r}")
         if not self.phases:
             raise ValueError(f"{owner}.phases must be non-empty")
         self.phase_index = {}

@@ -77,7 +77,7 @@ from pyscheduler.policies.common import (
 from pyscheduler.policies.dolly import DollyBudget
 from pyscheduler.policies.kernel import warm_up
 from pyscheduler.policies.late import LateTasks
-from pyscheduler.policies.model import transient_priorities
+from pyscheduler.policies.model import job_order, transient_priorities
 from pyscheduler.policies.omega import OmegaChooser
 from pyscheduler.policies.passes import defer, feasible, nodes_with_room, place_pass_of, record_late
 from pyscheduler.policies.replace import Replacements
@@ -203,7 +203,7 @@ class DollyMPPolicy:
         view = RoundView(table, snapshot.theta_sigma if snapshot.estimator is not None else None)
         total = cluster.total_capacity()
         prio, times, volume = self._priorities(view, total, jobs)
-        order = np.lexsort((np.arange(len(jobs)), table.arrival, prio))
+        order = job_order(prio, table.arrival, np.array([j.app_priority for j in jobs], np.int64))
         rank = np.empty(len(jobs), np.int64)
         rank[order] = np.arange(len(jobs))
         why = "size_class" if self.order == "size_class" else "arrival_order"

@@ -188,3 +188,12 @@ def corollary_grants(
             slack[level - 1] -= need
             copies[j] = r
     return copies
+
+
+def job_order(classes: np.ndarray, arrival: np.ndarray, app_priority: np.ndarray) -> np.ndarray:
+    """The order in which jobs are served: lowest DollyMP class (priority value) first; among jobs of
+    equal class the higher YARN application priority first (the paper has no application priorities:
+    the project's tie-break, so that an operator's priorities order equal jobs as in YARN), then earlier
+    arrival, then the job's index."""
+    n = classes.size
+    return np.lexsort((np.arange(n), arrival, -app_priority.astype(np.int64), classes))

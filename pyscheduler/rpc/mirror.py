@@ -145,6 +145,7 @@ class Mirror:
                 a.submit_time_ms,
                 a.application_type,
                 rolled_tokens(old_app, a.attempt_id, a.amrm_token_sha256),
+                a.priority,
             )
         if batch.apps_removed:
             self._remove_apps(batch.apps_removed)
@@ -497,6 +498,7 @@ class Mirror:
                     "name": a.name,
                     "submit_time_ms": a.submit_time_ms,
                     "application_type": a.application_type,
+                    "priority": a.priority,
                 }
                 for a in sorted(self.apps.values(), key=lambda a: a.application_id)
             },

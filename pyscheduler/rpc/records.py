@@ -108,6 +108,7 @@ class AppRec:
     # SHA-256 digests of the attempt's AMRMToken, newest first: the current and the one before it (an
     # AM may present the old one until it sees the rolled-over token); see pyscheduler.rpc.auth.
     amrm_tokens: tuple[bytes, ...] = ()
+    priority: int = 0  # YARN application priority: higher first among jobs of equal DollyMP class
 
 
 def rolled_tokens(old: AppRec | None, attempt_id: str, digest: bytes) -> tuple[bytes, ...]:

@@ -182,6 +182,7 @@ def _job(
     clamped.update((a.key, p - n) for a, p, n in zip(asks, pending, tasks, strict=True) if p > n)
     signature = (
         app.submit_time_ms if app is not None else None,
+        app.priority if app is not None else 0,
         dims,
         tuple((a.key, n, a.capability) for a, n in zip(asks, tasks, strict=True)),
         tuple((h.mean, h.sd) if h is not None else None for h in stats),
@@ -205,7 +206,8 @@ def _job(
         )
         names.append((name, a))
     arrival = app.submit_time_ms / 1000.0 if app is not None else now_s
-    job = Job(app_id, arrival, phases, app.name if app is not None else "", app_id)
+    name = app.name if app is not None else ""
+    job = Job(app_id, arrival, phases, name, app_id, app_priority=app.priority if app is not None else 0)
     jobs[app_id] = (signature, job, names)
     return job, names
 

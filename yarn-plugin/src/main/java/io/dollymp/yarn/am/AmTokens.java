@@ -3,7 +3,6 @@ package io.dollymp.yarn.am;
 import java.io.IOException;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
-import java.util.HexFormat;
 import org.apache.hadoop.security.UserGroupInformation;
 import org.apache.hadoop.security.token.Token;
 import org.apache.hadoop.yarn.security.AMRMTokenIdentifier;
@@ -38,7 +37,11 @@ final class AmTokens {
 
   static String sha256Hex(byte[] password) {
     try {
-      return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(password));
+      StringBuilder hex = new StringBuilder(64);
+      for (byte b : MessageDigest.getInstance("SHA-256").digest(password)) {
+        hex.append(Character.forDigit((b >> 4) & 0xf, 16)).append(Character.forDigit(b & 0xf, 16));
+      }
+      return hex.toString();
     } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException("SHA-256 is part of every Java platform", e);
     }

@@ -24,11 +24,11 @@ public final class AttemptRecord {
     this.dir = conf.getTrimmed(AmConfig.RECORD_DIR, "");
   }
 
-  public static String render(java.util.List<CloneBook.TaskView> views, CloneBook book, String jobState) {
+  public static String render(java.util.List<TaskView> views, CloneBook book, String jobState) {
     StringBuilder sb = new StringBuilder("# job_state=").append(jobState).append('\n').append(HEADER).append('\n');
-    for (CloneBook.TaskView t : views) {
+    for (TaskView t : views) {
       String winner = book.winner(t.taskId());
-      for (CloneBook.AttemptView a : t.attempts()) {
+      for (AttemptView a : t.attempts()) {
         sb.append(t.taskId()).append('\t').append(t.phase()).append('\t').append(a.attemptId()).append('\t')
             .append(book.isClone(t.taskId(), a.attemptId())).append('\t').append(a.containerId()).append('\t')
             .append(a.nodeId()).append('\t').append(a.state()).append('\t').append(a.launchMs()).append('\t')
@@ -38,7 +38,7 @@ public final class AttemptRecord {
     return sb.toString();
   }
 
-  void write(String appId, java.util.List<CloneBook.TaskView> views, CloneBook book, String jobState) {
+  void write(String appId, java.util.List<TaskView> views, CloneBook book, String jobState) {
     String text = render(views, book, jobState);
     if (text.equals(lastText)) {
       return;

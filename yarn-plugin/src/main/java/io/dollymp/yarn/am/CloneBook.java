@@ -5,6 +5,8 @@ import io.dollymp.proto.v1.AttemptState;
 import io.dollymp.proto.v1.ClonePlan;
 import io.dollymp.proto.v1.TaskClones;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -30,25 +32,15 @@ import java.util.Set;
  * from the originals and place it only in idle capacity.
  */
 public final class CloneBook {
-  /** One attempt as the AM sees it. {@code state} is Hadoop's TaskAttemptState name. */
-  public record AttemptView(String attemptId, String containerId, String nodeId, String state, long launchMs,
-      long finishMs, String shuffleUrl, float progress) {
-    /** An attempt with no progress reported (0). */
-    public AttemptView(String attemptId, String containerId, String nodeId, String state, long launchMs,
-        long finishMs, String shuffleUrl) {
-      this(attemptId, containerId, nodeId, state, launchMs, finishMs, shuffleUrl, 0f);
-    }
-  }
-
-  /** One task as the AM sees it. {@code state} is Hadoop's TaskState name. */
-  public record TaskView(String taskId, String phase, String state, List<AttemptView> attempts) {}
-
   private static final class TaskBook {
     final Set<String> originals = new HashSet<>();
     final Set<String> clones = new HashSet<>();
     int clonesSent;
     String winner;
   }
+
+  private static final Set<String> UNFINISHED_TASK_STATES =
+      Collections.unmodifiableSet(new HashSet<>(Arrays.asList("NEW", "SCHEDULED", "RUNNING")));
 
   private final int maxClones;
   private final Map<String, TaskBook> tasks = new LinkedHashMap<>();
@@ -58,7 +50,15 @@ public final class CloneBook {
   private final long cloneAfterStartMs;
 
   /** A running attempt's last reported progress and when it was reported. */
-  private record Sent(double progress, long timeMs) {}
+  private static final class Sent {
+    final double progress;
+    final long timeMs;
+
+    Sent(double progress, long timeMs) {
+      this.progress = progress;
+      this.timeMs = timeMs;
+    }
+  }
   private final Map<String, Integer> perPhase = new HashMap<>();
   private final Map<String, Integer> granted = new HashMap<>();
   private double omegaS;
@@ -199,7 +199,7 @@ public final class CloneBook {
   private Map<String, Integer> launchFloor(List<TaskView> views) {
     Map<String, Integer> floor = new HashMap<>();
     for (TaskView t : views) {
-      boolean done = !Set.of("NEW", "SCHEDULED", "RUNNING").contains(t.state())
+      boolean done = !UNFINISHED_TASK_STATES.contains(t.state())
           || t.attempts().stream().anyMatch(a -> "SUCCEEDED".equals(a.state()));
       TaskBook b = tasks.get(t.taskId());
       int sent = b == null ? 0 : b.clonesSent;
@@ -271,7 +271,7 @@ public final class CloneBook {
   /** A running attempt's progress grew since its last report, sent at least progressReportMs ago. */
   private boolean progressDue(String attemptId, double p, long nowMs) {
     Sent last = lastProgress.get(attemptId);
-    return last != null && p > last.progress() && nowMs - last.timeMs() >= progressReportMs;
+    return last != null && p > last.progress && nowMs - last.timeMs >= progressReportMs;
   }
 
   /** Forget a report so it is sent again (the call carrying it failed). */

@@ -170,7 +170,7 @@ public class CloningSpeculator extends AbstractService implements Speculator {
       }
     }
     Map<String, Task> byId = new HashMap<>();
-    List<CloneBook.TaskView> views = new ArrayList<>();
+    List<TaskView> views = new ArrayList<>();
     for (Task t : job.getTasks().values()) {
       byId.put(t.getID().toString(), t);
       views.add(view(t));
@@ -227,17 +227,17 @@ public class CloningSpeculator extends AbstractService implements Speculator {
     return book.clonesFor("", "reduce") > 0;
   }
 
-  private void publishCopies(List<CloneBook.TaskView> views) {
+  private void publishCopies(List<TaskView> views) {
     org.apache.hadoop.fs.Path file = MapCopies.path(conf);
     if (file == null) {
       return;
     }
     Map<Integer, List<MapCopies.Copy>> maps = new java.util.TreeMap<>();
     Map<Integer, Integer> reduces = new java.util.TreeMap<>();
-    for (CloneBook.TaskView t : views) {
+    for (TaskView t : views) {
       int index = Integer.parseInt(t.taskId().substring(t.taskId().lastIndexOf('_') + 1));
       if (t.phase().equals("map")) {
-        for (CloneBook.AttemptView a : t.attempts()) {
+        for (AttemptView a : t.attempts()) {
           if (!a.shuffleUrl().isEmpty()) {
             int no = Integer.parseInt(a.attemptId().substring(a.attemptId().lastIndexOf('_') + 1));
             maps.computeIfAbsent(index, k -> new ArrayList<>())
@@ -272,21 +272,21 @@ public class CloningSpeculator extends AbstractService implements Speculator {
     omegaS = book.omegaS();
   }
 
-  private CloneBook.TaskView view(Task t) {
+  private TaskView view(Task t) {
     String scheme = conf.getBoolean(org.apache.hadoop.mapreduce.MRConfig.SHUFFLE_SSL_ENABLED_KEY, false)
         ? "https://" : "http://";
-    List<CloneBook.AttemptView> as = new ArrayList<>();
+    List<AttemptView> as = new ArrayList<>();
     for (TaskAttempt a : t.getAttempts().values()) {
       if (DelayedKillDispatcher.isDroppedReplacement(a.getID())) {
         continue; // never scheduled: it is no copy of the task (its clone yielded, see DelayedKillDispatcher)
       }
-      as.add(new CloneBook.AttemptView(a.getID().toString(),
+      as.add(new AttemptView(a.getID().toString(),
           a.getAssignedContainerID() == null ? "" : a.getAssignedContainerID().toString(),
           a.getNodeId() == null ? "" : a.getNodeId().toString(), a.getState().toString(), a.getLaunchTime(),
           a.getFinishTime(), a.getNodeHttpAddress() == null ? ""
               : scheme + a.getNodeHttpAddress().split(":")[0] + ":" + a.getShufflePort(), a.getProgress()));
     }
     String phase = t.getType() == org.apache.hadoop.mapreduce.v2.api.records.TaskType.MAP ? "map" : "reduce";
-    return new CloneBook.TaskView(t.getID().toString(), phase, t.getState().toString(), as);
+    return new TaskView(t.getID().toString(), phase, t.getState().toString(), as);
   }
 }

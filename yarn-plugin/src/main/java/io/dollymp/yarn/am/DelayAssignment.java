@@ -1,5 +1,8 @@
 package io.dollymp.yarn.am;
 
+import java.util.List;
+import java.util.Objects;
+
 /**
  * Which copy of a map's output a reduce copy reads (Dolly, paper 001, Section 4.4, "delay
  * assignment"; DollyMP, paper 000, Section 5.2). Reduce copy {@code k} (its attempt number modulo the
@@ -16,7 +19,55 @@ public final class DelayAssignment {
   public enum Kind { OWN_COPY, FIRST_COPY, WAIT }
 
   /** The decision; {@code attemptId} is the copy to read for OWN_COPY. */
-  public record Choice(Kind kind, String attemptId, String url, String reason) {}
+  public static final class Choice {
+    private final Kind kind;
+    private final String attemptId;
+    private final String url;
+    private final String reason;
+
+    public Choice(Kind kind, String attemptId, String url, String reason) {
+      this.kind = kind;
+      this.attemptId = attemptId;
+      this.url = url;
+      this.reason = reason;
+    }
+
+    public Kind kind() {
+      return kind;
+    }
+
+    public String attemptId() {
+      return attemptId;
+    }
+
+    public String url() {
+      return url;
+    }
+
+    public String reason() {
+      return reason;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      if (!(o instanceof Choice)) {
+        return false;
+      }
+      Choice c = (Choice) o;
+      return kind == c.kind && Objects.equals(attemptId, c.attemptId) && Objects.equals(url, c.url)
+          && Objects.equals(reason, c.reason);
+    }
+
+    @Override
+    public int hashCode() {
+      return Objects.hash(kind, attemptId, url, reason);
+    }
+
+    @Override
+    public String toString() {
+      return "Choice[" + kind + " " + attemptId + " " + url + ": " + reason + "]";
+    }
+  }
 
   private DelayAssignment() {}
 
@@ -25,7 +76,7 @@ public final class DelayAssignment {
     if (family <= 1) {
       return new Choice(Kind.FIRST_COPY, null, null, "no reduce clones");
     }
-    var mapCopies = copies.copies(mapIndex);
+    List<MapCopies.Copy> mapCopies = copies.copies(mapIndex);
     if (mapCopies.size() < family) {
       return new Choice(Kind.FIRST_COPY, null, null, "fewer upstream copies than downstream clones");
     }

@@ -84,15 +84,22 @@ public class DelayedKillDispatcher extends AsyncDispatcher {
     return DROPPED.contains(id);
   }
 
+  private static <T> T as(Object o, Class<T> type) {
+    return type.isInstance(o) ? type.cast(o) : null;
+  }
+
   @Override
   protected void dispatch(Event event) {
-    if (event instanceof TaskAttemptDiagnosticsUpdateEvent d && d.getDiagnosticInfo() != null
+    TaskAttemptDiagnosticsUpdateEvent d = as(event, TaskAttemptDiagnosticsUpdateEvent.class);
+    TaskTAttemptEvent t = as(event, TaskTAttemptEvent.class);
+    TaskAttemptEvent a = as(event, TaskAttemptEvent.class);
+    if (d != null && d.getDiagnosticInfo() != null
         && d.getDiagnosticInfo().contains(PREEMPTED_MARK)) {
       preempted.add(d.getTaskAttemptID());
-    } else if (event instanceof TaskTAttemptEvent t && t.getType() == TaskEventType.T_ATTEMPT_KILLED
+    } else if (t != null && t.getType() == TaskEventType.T_ATTEMPT_KILLED
         && preempted.remove(t.getTaskAttemptID()) && yielded.test(t.getTaskAttemptID())) {
       replacementsDue.merge(t.getTaskAttemptID().getTaskId(), 1, Integer::sum);
-    } else if (event instanceof TaskAttemptEvent a && (a.getType() == TaskAttemptEventType.TA_SCHEDULE
+    } else if (a != null && (a.getType() == TaskAttemptEventType.TA_SCHEDULE
         || a.getType() == TaskAttemptEventType.TA_RESCHEDULE) && takeDue(a.getTaskAttemptID().getTaskId())) {
       DROPPED.add(a.getTaskAttemptID());
       LOG.info("DollyMP: a clone of {} yielded its container; Hadoop's replacement {} is not scheduled",

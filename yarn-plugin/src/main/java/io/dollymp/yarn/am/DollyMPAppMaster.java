@@ -1,6 +1,6 @@
 package io.dollymp.yarn.am;
 
-import java.util.Set;
+import java.util.EnumSet;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.mapred.JobConf;
 import org.apache.hadoop.mapreduce.MRJobConfig;
@@ -57,7 +57,7 @@ public class DollyMPAppMaster extends MRAppMaster {
       return false;
     }
     return task.getAttempts().values().stream().anyMatch(a -> !a.getID().equals(id)
-        && Set.of(TaskAttemptState.STARTING, TaskAttemptState.RUNNING, TaskAttemptState.COMMIT_PENDING)
+        && EnumSet.of(TaskAttemptState.STARTING, TaskAttemptState.RUNNING, TaskAttemptState.COMMIT_PENDING)
             .contains(a.getState()));
   }
 

@@ -3,9 +3,11 @@ package io.dollymp.yarn.am;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import org.apache.commons.io.IOUtils;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.ChecksumFileSystem;
@@ -25,7 +27,61 @@ public final class MapCopies {
   public static final String FILE = "dollymp-copies.tsv";
 
   /** One map copy. */
-  public record Copy(int mapIndex, int attemptNo, String attemptId, String state, String url) {}
+  public static final class Copy {
+    private final int mapIndex;
+    private final int attemptNo;
+    private final String attemptId;
+    private final String state;
+    private final String url;
+
+    public Copy(int mapIndex, int attemptNo, String attemptId, String state, String url) {
+      this.mapIndex = mapIndex;
+      this.attemptNo = attemptNo;
+      this.attemptId = attemptId;
+      this.state = state;
+      this.url = url;
+    }
+
+    public int mapIndex() {
+      return mapIndex;
+    }
+
+    public int attemptNo() {
+      return attemptNo;
+    }
+
+    public String attemptId() {
+      return attemptId;
+    }
+
+    public String state() {
+      return state;
+    }
+
+    public String url() {
+      return url;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      if (!(o instanceof Copy)) {
+        return false;
+      }
+      Copy c = (Copy) o;
+      return mapIndex == c.mapIndex && attemptNo == c.attemptNo && Objects.equals(attemptId, c.attemptId)
+          && Objects.equals(state, c.state) && Objects.equals(url, c.url);
+    }
+
+    @Override
+    public int hashCode() {
+      return Objects.hash(mapIndex, attemptNo, attemptId, state, url);
+    }
+
+    @Override
+    public String toString() {
+      return "Copy[" + mapIndex + "/" + attemptNo + " " + attemptId + " " + state + " " + url + "]";
+    }
+  }
 
   private final long omegaMs;
   private final Map<Integer, List<Copy>> maps;
@@ -48,7 +104,7 @@ public final class MapCopies {
 
   /** Copies of a map task (any state) the AM has placed so far. */
   public List<Copy> copies(int mapIndex) {
-    return maps.getOrDefault(mapIndex, List.of());
+    return maps.getOrDefault(mapIndex, Collections.emptyList());
   }
 
   /** Copies of a reduce task (1 when it has no clones). */
@@ -72,11 +128,18 @@ public final class MapCopies {
     for (String line : text.split("\n")) {
       String[] f = line.split("\t", -1);
       switch (f[0]) {
-        case "W" -> omega = Long.parseLong(f[1]);
-        case "M" -> maps.computeIfAbsent(Integer.parseInt(f[1]), k -> new ArrayList<>())
-            .add(new Copy(Integer.parseInt(f[1]), Integer.parseInt(f[2]), f[3], f[4], f[5]));
-        case "R" -> reduces.put(Integer.parseInt(f[1]), Integer.parseInt(f[2]));
-        default -> { }
+        case "W":
+          omega = Long.parseLong(f[1]);
+          break;
+        case "M":
+          maps.computeIfAbsent(Integer.parseInt(f[1]), k -> new ArrayList<>())
+              .add(new Copy(Integer.parseInt(f[1]), Integer.parseInt(f[2]), f[3], f[4], f[5]));
+          break;
+        case "R":
+          reduces.put(Integer.parseInt(f[1]), Integer.parseInt(f[2]));
+          break;
+        default:
+          break;
       }
     }
     return new MapCopies(omega, maps, reduces);
@@ -90,7 +153,7 @@ public final class MapCopies {
   /** The current file, or an empty view when the AM has not written one (yet). */
   public static MapCopies read(Configuration conf, Path file) {
     MapCopies now = readOrNull(conf, file);
-    return now == null ? new MapCopies(0, Map.of(), Map.of()) : now;
+    return now == null ? new MapCopies(0, Collections.emptyMap(), Collections.emptyMap()) : now;
   }
 
   /**
@@ -101,11 +164,11 @@ public final class MapCopies {
   public static MapCopies readOrNull(Configuration conf, Path file) {
     try {
       FileSystem fs = file.getFileSystem(conf);
-      if (fs instanceof ChecksumFileSystem checksummed) {
-        fs = checksummed.getRawFileSystem();
+      if (fs instanceof ChecksumFileSystem) {
+        fs = ((ChecksumFileSystem) fs).getRawFileSystem();
       }
       if (!fs.exists(file)) {
-        return new MapCopies(0, Map.of(), Map.of());
+        return new MapCopies(0, Collections.emptyMap(), Collections.emptyMap());
       }
       try (FSDataInputStream in = fs.open(file)) {
         return parse(IOUtils.toString(in, StandardCharsets.UTF_8));

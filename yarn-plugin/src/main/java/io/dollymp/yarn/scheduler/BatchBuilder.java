@@ -8,6 +8,7 @@ import io.dollymp.proto.v1.Plan;
 import io.dollymp.proto.v1.StateBatch;
 import io.dollymp.yarn.scheduler.client.ClusterView;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -122,11 +123,18 @@ final class BatchBuilder implements ClusterView {
   }
 
   private static NodeInfo nodeInfo(FiCaSchedulerNode node) {
-    NodeState state = switch (node.getRMNode().getState()) {
-      case RUNNING -> NodeState.NODE_STATE_RUNNING;
-      case DECOMMISSIONING -> NodeState.NODE_STATE_DECOMMISSIONING;
-      default -> NodeState.NODE_STATE_UNHEALTHY;
-    };
+    NodeState state;
+    switch (node.getRMNode().getState()) {
+      case RUNNING:
+        state = NodeState.NODE_STATE_RUNNING;
+        break;
+      case DECOMMISSIONING:
+        state = NodeState.NODE_STATE_DECOMMISSIONING;
+        break;
+      default:
+        state = NodeState.NODE_STATE_UNHEALTHY;
+        break;
+    }
     return NodeInfo.newBuilder()
         .setNodeId(node.getNodeID().toString())
         .setRack(node.getRackName())
@@ -170,13 +178,16 @@ final class BatchBuilder implements ClusterView {
           .setName(nullToEmpty(rmApp.getName()))
           .setSubmitTimeMs(rmApp.getSubmitTime())
           .setApplicationType(nullToEmpty(rmApp.getApplicationType()));
+      if (rmApp.getApplicationPriority() != null) {
+        b.setPriority(rmApp.getApplicationPriority().getPriority());
+      }
     }
     return b.build();
   }
 
   private void addAsks(StateBatch.Builder batch, ShimAppAttempt attempt) {
     ApplicationAttemptId attemptId = attempt.getApplicationAttemptId();
-    Set<SchedulerRequestKey> previous = sentKeys.getOrDefault(attemptId, Set.of());
+    Set<SchedulerRequestKey> previous = sentKeys.getOrDefault(attemptId, Collections.<SchedulerRequestKey>emptySet());
     Set<SchedulerRequestKey> now = new HashSet<>();
     if (!attempt.isStopped()) {
       boolean am = attempt.isWaitingForAMContainer();

@@ -14,6 +14,7 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.EnumSet;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -28,6 +29,7 @@ import org.apache.hadoop.yarn.api.records.ApplicationId;
 import org.apache.hadoop.yarn.api.records.ContainerExitStatus;
 import org.apache.hadoop.yarn.api.records.ContainerId;
 import org.apache.hadoop.yarn.api.records.ContainerStatus;
+import org.apache.hadoop.yarn.api.records.Priority;
 import org.apache.hadoop.yarn.exceptions.YarnException;
 import org.apache.hadoop.yarn.api.records.QueueACL;
 import org.apache.hadoop.yarn.api.records.QueueInfo;
@@ -250,52 +252,64 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   @Override
   public void handle(SchedulerEvent event) {
     switch (event.getType()) {
-      case NODE_ADDED -> {
+      case NODE_ADDED: {
         NodeAddedSchedulerEvent e = (NodeAddedSchedulerEvent) event;
         addNode(e.getAddedRMNode());
         recoverContainersOnNode(e.getContainerReports(), e.getAddedRMNode());
+        break;
       }
-      case NODE_REMOVED -> removeNode(((NodeRemovedSchedulerEvent) event).getRemovedRMNode());
-      case NODE_RESOURCE_UPDATE -> {
+      case NODE_REMOVED:
+        removeNode(((NodeRemovedSchedulerEvent) event).getRemovedRMNode());
+        break;
+      case NODE_RESOURCE_UPDATE: {
         NodeResourceUpdateSchedulerEvent e = (NodeResourceUpdateSchedulerEvent) event;
         updateNodeResource(e.getRMNode(), e.getResourceOption());
         outbox.dirtyNodes.add(e.getRMNode().getNodeID());
+        break;
       }
-      case NODE_UPDATE -> {
+      case NODE_UPDATE: {
         long t0 = System.nanoTime();
         nodeUpdate(((NodeUpdateSchedulerEvent) event).getRMNode());
         heartbeatLatency.recordNanos(System.nanoTime() - t0);
+        break;
       }
-      case APP_ADDED -> {
+      case APP_ADDED: {
         AppAddedSchedulerEvent e = (AppAddedSchedulerEvent) event;
         addApplication(e.getApplicationId(), e.getQueue(), e.getUser(), e.getIsAppRecovering(), e.isUnmanagedAM());
+        break;
       }
-      case APP_REMOVED -> {
+      case APP_REMOVED: {
         AppRemovedSchedulerEvent e = (AppRemovedSchedulerEvent) event;
         doneApplication(e.getApplicationID());
+        break;
       }
-      case APP_ATTEMPT_ADDED -> {
+      case APP_ATTEMPT_ADDED: {
         AppAttemptAddedSchedulerEvent e = (AppAttemptAddedSchedulerEvent) event;
         addApplicationAttempt(e.getApplicationAttemptId(), e.getTransferStateFromPreviousAttempt(),
             e.getIsAttemptRecovering());
+        break;
       }
-      case APP_ATTEMPT_REMOVED -> {
+      case APP_ATTEMPT_REMOVED: {
         AppAttemptRemovedSchedulerEvent e = (AppAttemptRemovedSchedulerEvent) event;
         doneApplicationAttempt(e.getApplicationAttemptID(), e.getKeepContainersAcrossAppAttempts());
+        break;
       }
-      case CONTAINER_EXPIRED -> {
+      case CONTAINER_EXPIRED: {
         ContainerId id = ((ContainerExpiredSchedulerEvent) event).getContainerId();
         super.completedContainer(getRMContainer(id),
             SchedulerUtils.createAbnormalContainerStatus(id, SchedulerUtils.EXPIRED_CONTAINER),
             RMContainerEventType.EXPIRE);
+        break;
       }
-      case RELEASE_CONTAINER -> {
+      case RELEASE_CONTAINER: {
         RMContainer c = ((ReleaseContainerEvent) event).getContainer();
         super.completedContainer(c,
             SchedulerUtils.createAbnormalContainerStatus(c.getContainerId(), SchedulerUtils.RELEASED_CONTAINER),
             RMContainerEventType.RELEASED);
+        break;
       }
-      default -> LOG.error("DollyMP shim ignores unknown scheduler event {}", event.getType());
+      default:
+        LOG.error("DollyMP shim ignores unknown scheduler event {}", event.getType());
     }
   }
 
@@ -652,6 +666,7 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
       LOG.error("DollyMP: allocate from unknown or stale attempt {}", attemptId);
       return EMPTY_ALLOCATION;
     }
+    UnsupportedRequests.refuse(ask, schedulingRequests, updateRequests);
     normalizeResourceRequests(ask);
     releaseContainers(release, attempt);
     synchronized (attempt) {
@@ -724,7 +739,7 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
 
   /** Who placed each container this RM allocated (decision service or fallback). */
   public Map<ContainerId, Source> containerSources() {
-    return Map.copyOf(containerSources);
+    return Collections.unmodifiableMap(new HashMap<>(containerSources));
   }
 
   public long proposalsCommitted() {
@@ -762,6 +777,17 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   // ------------------------------------------------------------------------------------------
   // The rest of YarnScheduler: queues, ACLs, no recovery
   // ------------------------------------------------------------------------------------------
+
+  /**
+   * The submitted application priority, capped at yarn.cluster.max-application-priority as CapacityScheduler
+   * does (AbstractYarnScheduler's default turns every priority into 0). It reaches the service in ApplicationInfo.
+   */
+  @Override
+  public Priority checkAndGetApplicationPriority(Priority requested, UserGroupInformation user, String queuePath,
+      ApplicationId applicationId) {
+    int max = getMaxClusterLevelAppPriority().getPriority();
+    return Priority.newInstance(requested == null ? 0 : Math.min(requested.getPriority(), max));
+  }
 
   @Override
   public QueueInfo getQueueInfo(String queueName, boolean includeChildQueues, boolean recursive) throws IOException {

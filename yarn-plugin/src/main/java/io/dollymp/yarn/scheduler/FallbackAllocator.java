@@ -14,7 +14,8 @@ import org.apache.hadoop.yarn.util.resource.Resources;
  * The built-in policy that keeps the cluster scheduling while the decision service is down: FIFO
  * by application id with fair sharing, i.e. round-robin one container per application per pass,
  * each application's asks in YARN priority order, multi-resource fit (dominant resource calculator),
- * never on a node (or rack) the application blacklisted.
+ * never on a node (or rack) the application blacklisted, a strict ask (relaxLocality=false) only where it
+ * names.
  */
 final class FallbackAllocator {
   private final DollyMPScheduler scheduler;
@@ -64,6 +65,9 @@ final class FallbackAllocator {
       }
       if (am && !scheduler.amShareAllows(ask.getPerAllocationResource())) {
         continue;
+      }
+      if (attempt.strictLocalityRefuses(node, key) != null) {
+        continue; // relaxLocality=false: only the places the ask names
       }
       if (attempt.blacklistedPlace(node) != null) {
         scheduler.blacklistSkipped(); // as YARN's schedulers do: the attempt gets nothing on this node

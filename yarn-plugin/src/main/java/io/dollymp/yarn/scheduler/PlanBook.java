@@ -5,6 +5,7 @@ import io.dollymp.proto.v1.PlacementOutcome;
 import io.dollymp.proto.v1.PlacementOutcomeKind;
 import io.dollymp.proto.v1.Plan;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Queue;
@@ -19,7 +20,35 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 final class PlanBook {
   /** One placement as received, with when and under which epoch/generation. */
-  record Proposal(Placement placement, long epoch, long generation, long receivedMs) {}
+  static final class Proposal {
+    private final Placement placement;
+    private final long epoch;
+    private final long generation;
+    private final long receivedMs;
+
+    Proposal(Placement placement, long epoch, long generation, long receivedMs) {
+      this.placement = placement;
+      this.epoch = epoch;
+      this.generation = generation;
+      this.receivedMs = receivedMs;
+    }
+
+    Placement placement() {
+      return placement;
+    }
+
+    long epoch() {
+      return epoch;
+    }
+
+    long generation() {
+      return generation;
+    }
+
+    long receivedMs() {
+      return receivedMs;
+    }
+  }
 
   private final Map<String, Queue<Proposal>> byNode = new ConcurrentHashMap<>();
   private final AtomicLong generation = new AtomicLong();
@@ -30,7 +59,23 @@ final class PlanBook {
   final AtomicLong clonesCommitted = new AtomicLong();
   final Map<PlacementOutcomeKind, AtomicLong> dropped = new ConcurrentHashMap<>();
   /** A container the service asked to preempt and the application it named as the container's owner. */
-  record Kill(String containerId, String applicationId) {}
+  static final class Kill {
+    private final String containerId;
+    private final String applicationId;
+
+    Kill(String containerId, String applicationId) {
+      this.containerId = containerId;
+      this.applicationId = applicationId;
+    }
+
+    String containerId() {
+      return containerId;
+    }
+
+    String applicationId() {
+      return applicationId;
+    }
+  }
 
   /** Kill requests (Plan.kill_container_ids with kill_application_ids), until the event thread takes them. */
   private final Queue<Kill> kills = new ConcurrentLinkedQueue<>();
@@ -67,7 +112,7 @@ final class PlanBook {
   /** Takes every proposal for {@code nodeId} (the caller commits or drops each). */
   List<Proposal> take(String nodeId) {
     Queue<Proposal> queue = byNode.get(nodeId);
-    return queue == null ? List.of() : Outbox.drain(queue);
+    return queue == null ? Collections.<Proposal>emptyList() : Outbox.drain(queue);
   }
 
   /** Takes every kill request received so far (the caller, on the event thread, carries out or refuses each). */

@@ -19,7 +19,7 @@ import org.apache.hadoop.yarn.util.resource.Resources;
 /**
  * Commits the service's proposals for one node on that node's heartbeat (RM event thread), after
  * re-validating each against the RM's truth: node running, attempt alive, ask still pending, node
- * (and rack) not blacklisted by the attempt, fits in every resource dimension. Every proposal ends in an
+ * (and rack) not blacklisted by the attempt, inside a strict ask's places, fits in every resource dimension. Every proposal ends in an
  * outcome reported to the service.
  */
 final class PlanCommitter {
@@ -107,6 +107,10 @@ final class PlanCommitter {
           pl.getPlacementId(), pl.getAttemptId(), pl.getNodeId(), blacklisted);
       return drop(pl, PlacementOutcomeKind.PLACEMENT_DROPPED_BLACKLISTED, pl.getCount(),
           blacklisted + " is blacklisted by " + pl.getAttemptId());
+    }
+    String strict = attempt.strictLocalityRefuses(node, key);
+    if (strict != null) {
+      return drop(pl, PlacementOutcomeKind.PLACEMENT_DROPPED_LOCALITY, pl.getCount(), strict);
     }
     int wanted = Math.min(pl.getCount(), pending.getCount());
     Resource capability = pending.getPerAllocationResource();

@@ -6,6 +6,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
 import org.apache.hadoop.yarn.api.records.Container;
+import org.apache.hadoop.yarn.api.records.ResourceRequest;
 import org.apache.hadoop.yarn.server.resourcemanager.RMContext;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainerEvent;
@@ -78,6 +79,25 @@ public class ShimAppAttempt extends FiCaSchedulerApp {
       return node.getNodeName();
     }
     return isPlaceBlacklisted(node.getRackName()) ? node.getRackName() : null;
+  }
+
+  /**
+   * Why a container of {@code key} may not go to {@code node} under strict locality (relaxLocality=false),
+   * or null, by the rules YARN's schedulers apply: off-switch only if the ANY request relaxes; rack-local
+   * only if the rack is asked for and its request relaxes; node-local where the node itself is asked for.
+   */
+  public String strictLocalityRefuses(SchedulerNode node, SchedulerRequestKey key) {
+    if (appSchedulingInfo.canDelayTo(key, ResourceRequest.ANY)) {
+      return null;
+    }
+    if (getOutstandingAsksCount(key, node.getNodeName()) > 0) {
+      return null;
+    }
+    if (getOutstandingAsksCount(key, node.getRackName()) > 0 && appSchedulingInfo.canDelayTo(key, node.getRackName())) {
+      return null;
+    }
+    return node.getNodeName() + " is not among the places priority " + key.getPriority().getPriority()
+        + " asks for with relaxLocality=false";
   }
 
   /**

@@ -162,7 +162,7 @@ public final class ShimConfig {
 
   private static String readableFile(Configuration conf, String key, List<String> errors) {
     String path = conf.getTrimmed(key, "");
-    if (!path.isEmpty() && !java.nio.file.Files.isReadable(java.nio.file.Path.of(path))) {
+    if (!path.isEmpty() && !java.nio.file.Files.isReadable(java.nio.file.Paths.get(path))) {
       errors.add(key + "=" + path + ": not a readable file");
     }
     return path;

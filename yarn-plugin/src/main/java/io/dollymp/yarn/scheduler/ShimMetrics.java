@@ -4,6 +4,7 @@ import io.dollymp.yarn.scheduler.client.SessionStateMachine;
 import java.util.function.LongSupplier;
 import org.apache.hadoop.metrics2.MetricsCollector;
 import org.apache.hadoop.metrics2.MetricsInfo;
+import org.apache.hadoop.metrics2.MetricsRecordBuilder;
 import org.apache.hadoop.metrics2.MetricsSource;
 import org.apache.hadoop.metrics2.lib.DefaultMetricsSystem;
 import org.apache.hadoop.metrics2.lib.Interns;
@@ -49,7 +50,7 @@ final class ShimMetrics implements MetricsSource {
 
   @Override
   public void getMetrics(MetricsCollector collector, boolean all) {
-    var rb = collector.addRecord(NAME).setContext("scheduler")
+    MetricsRecordBuilder rb = collector.addRecord(NAME).setContext("scheduler")
         .tag(info("SessionState", "session with the decision service"), session.state().name())
         .addGauge(info("FallbackMillis", "time spent in FALLBACK"), session.fallbackMs())
         .addCounter(info("ProposalsReceived", "placements received from the service"), planBook.received.get())

@@ -148,7 +148,7 @@ public class StragglerJob extends Configured implements Tool {
 
     @Override
     public RecordReader<LongWritable, NullWritable> createRecordReader(InputSplit split, TaskAttemptContext ctx) {
-      return new RecordReader<>() {
+      return new RecordReader<LongWritable, NullWritable>() {
         @Override
         public void initialize(InputSplit s, TaskAttemptContext c) {}
 

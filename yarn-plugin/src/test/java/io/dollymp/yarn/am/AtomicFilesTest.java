@@ -48,7 +48,7 @@ class AtomicFilesTest {
     conf.set(AmConfig.RECORD_DIR, blocker.toUri().toString());
     AttemptRecord rec = new AttemptRecord(conf);
     CloneBook book = new CloneBook(1);
-    java.util.List<CloneBook.TaskView> views = java.util.List.of();
+    java.util.List<TaskView> views = java.util.List.of();
     rec.write("application_1_0001", views, book, "SUCCEEDED"); // fails: the directory is a file
     Files.delete(blocker);
     rec.write("application_1_0001", views, book, "SUCCEEDED"); // same text: must still be written now

@@ -17,12 +17,12 @@ import org.apache.hadoop.conf.Configuration;
 import org.junit.jupiter.api.Test;
 
 class CloneBookTest {
-  private static CloneBook.AttemptView a(String id, String container, String state) {
-    return new CloneBook.AttemptView(id, container, container.isEmpty() ? "" : "n1:1", state, 1000, 3000, "");
+  private static AttemptView a(String id, String container, String state) {
+    return new AttemptView(id, container, container.isEmpty() ? "" : "n1:1", state, 1000, 3000, "");
   }
 
-  private static CloneBook.TaskView t(String id, String state, CloneBook.AttemptView... as) {
-    return new CloneBook.TaskView(id, id.contains("_m_") ? "map" : "reduce", state, List.of(as));
+  private static TaskView t(String id, String state, AttemptView... as) {
+    return new TaskView(id, id.contains("_m_") ? "map" : "reduce", state, List.of(as));
   }
 
   private static ClonePlan plan(int map, int reduce) {
@@ -43,14 +43,14 @@ class CloneBookTest {
   @Test
   void clonesOnlyRunningTasksOnceAndCapsAtTwo() {
     CloneBook b = new CloneBook(2);
-    List<CloneBook.TaskView> v = List.of(t("task_1_m_0", "SCHEDULED", a("a_m_0_0", "", "UNASSIGNED")),
+    List<TaskView> v = List.of(t("task_1_m_0", "SCHEDULED", a("a_m_0_0", "", "UNASSIGNED")),
         t("task_1_m_1", "RUNNING", a("a_m_1_0", "c1", "RUNNING")));
     assertTrue(b.toClone(v).isEmpty(), "no plan yet: no clones");
     b.setPlan(plan(5, 0)); // the service asks for more than allowed
     assertEquals(Map.of("task_1_m_1", 1), b.toClone(v), "SCHEDULED tasks must not get T_ADD_SPEC_ATTEMPT");
     assertTrue(b.toClone(v).isEmpty(), "no second clone while a task of the phase has no first one");
     b.changes(List.of(t("task_1_m_1", "RUNNING", a("a_m_1_0", "c1", "RUNNING"), a("a_m_1_1", "", "UNASSIGNED"))), 1);
-    List<CloneBook.TaskView> both = List.of(t("task_1_m_0", "RUNNING", a("a_m_0_0", "c0", "RUNNING")),
+    List<TaskView> both = List.of(t("task_1_m_0", "RUNNING", a("a_m_0_0", "c0", "RUNNING")),
         t("task_1_m_1", "RUNNING", a("a_m_1_0", "c1", "RUNNING"), a("a_m_1_1", "", "UNASSIGNED")));
     assertEquals(Map.of("task_1_m_0", 1), b.toClone(both), "the last task to run gets its first clone first");
     b.changes(List.of(t("task_1_m_0", "RUNNING", a("a_m_0_0", "c0", "RUNNING"), a("a_m_0_1", "", "UNASSIGNED"))), 2);
@@ -66,9 +66,9 @@ class CloneBookTest {
     CloneBook b = new CloneBook(2, AmConfig.DEFAULT_PROGRESS_REPORT_MS, 10_000);
     b.setPlan(plan(1, 0));
     // launched at 1000 ms (a(...)'s launch time), no progress yet: its JVM may still be starting
-    List<CloneBook.TaskView> starting = List.of(t("task_1_m_0", "RUNNING", running("a0", "c0", 0f)));
+    List<TaskView> starting = List.of(t("task_1_m_0", "RUNNING", running("a0", "c0", 0f)));
     assertTrue(b.toClone(starting, 5_000).isEmpty(), "no clone while the original starts up");
-    List<CloneBook.TaskView> working = List.of(t("task_1_m_0", "RUNNING", running("a0", "c0", 0.05f)));
+    List<TaskView> working = List.of(t("task_1_m_0", "RUNNING", running("a0", "c0", 0.05f)));
     assertEquals(Map.of("task_1_m_0", 1), b.toClone(working, 5_000), "the original reports progress: clone");
     CloneBook slow = new CloneBook(2, AmConfig.DEFAULT_PROGRESS_REPORT_MS, 10_000);
     slow.setPlan(plan(1, 0));
@@ -78,7 +78,7 @@ class CloneBookTest {
     CloneBook none = new CloneBook(2, AmConfig.DEFAULT_PROGRESS_REPORT_MS, 10_000);
     none.setPlan(plan(1, 0));
     assertTrue(none.toClone(List.of(t("task_1_m_1", "RUNNING",
-        new CloneBook.AttemptView("b0", "", "", "UNASSIGNED", 0, 0, ""))), 60_000).isEmpty(),
+        new AttemptView("b0", "", "", "UNASSIGNED", 0, 0, ""))), 60_000).isEmpty(),
         "no copy launched yet: wait");
   }
 
@@ -100,7 +100,7 @@ class CloneBookTest {
     b.changes(List.of(t("task_1_m_0", "RUNNING", a("a0", "c0", "RUNNING"), a("a1", "", "UNASSIGNED"))), 0);
     assertTrue(b.isClone("task_1_m_0", "a1"));
     // the clone ran, then was preempted for another job's original: the plan's one clone is owed again
-    List<CloneBook.TaskView> yielded = List.of(t("task_1_m_0", "RUNNING", a("a0", "c0", "RUNNING"),
+    List<TaskView> yielded = List.of(t("task_1_m_0", "RUNNING", a("a0", "c0", "RUNNING"),
         a("a1", "c1", "KILLED")));
     assertEquals(Map.of("task_1_m_0", 1), b.toClone(yielded));
     assertTrue(b.toClone(yielded).isEmpty(), "once: the new clone must show up first");
@@ -124,20 +124,20 @@ class CloneBookTest {
         .build();
   }
 
-  private static CloneBook.AttemptView running(String id, String container, float progress) {
-    return new CloneBook.AttemptView(id, container, "n1:1", "RUNNING", 1000, 0, "", progress);
+  private static AttemptView running(String id, String container, float progress) {
+    return new AttemptView(id, container, "n1:1", "RUNNING", 1000, 0, "", progress);
   }
 
   @Test
   void aLateTaskGetsItsClonesWhenThePlanNamesItAndKeepsThem() {
     CloneBook b = new CloneBook(2);
     b.setPlan(plan(0, 0));
-    List<CloneBook.TaskView> v1 = List.of(t("task_1_m_0", "RUNNING", running("a0", "c0", 0.05f)));
+    List<TaskView> v1 = List.of(t("task_1_m_0", "RUNNING", running("a0", "c0", 0.05f)));
     assertTrue(b.toClone(v1).isEmpty(), "no clones at launch");
     b.setPlan(late("task_1_m_0", 1));
     assertEquals(Map.of("task_1_m_0", 1), b.toClone(v1), "named late: one clone");
     assertTrue(b.toClone(v1).isEmpty(), "not again before the clone's attempt appears");
-    List<CloneBook.TaskView> v2 = List.of(t("task_1_m_0", "RUNNING", running("a0", "c0", 0.05f),
+    List<TaskView> v2 = List.of(t("task_1_m_0", "RUNNING", running("a0", "c0", 0.05f),
         a("a1", "", "UNASSIGNED")));
     b.changes(v2, 5);
     assertTrue(b.isClone("task_1_m_0", "a1") && !b.isClone("task_1_m_0", "a0"));
@@ -145,7 +145,7 @@ class CloneBookTest {
     assertEquals(1, b.clonesFor("task_1_m_0", "map"));
     b.setPlan(late("task_1_m_0", 2)); // the first clone is late too
     assertEquals(Map.of("task_1_m_0", 1), b.toClone(v2), "the second clone, within three copies");
-    List<CloneBook.TaskView> v3 = List.of(t("task_1_m_0", "RUNNING", running("a0", "c0", 0.05f),
+    List<TaskView> v3 = List.of(t("task_1_m_0", "RUNNING", running("a0", "c0", 0.05f),
         a("a1", "", "UNASSIGNED"), a("a2", "", "UNASSIGNED")));
     b.changes(v3, 6);
     assertTrue(b.isClone("task_1_m_0", "a2"));
@@ -214,10 +214,10 @@ class CloneBookTest {
   void reportsFlagClonesOnceEachAndRecordTheWinner() {
     CloneBook b = new CloneBook(2);
     b.setPlan(plan(1, 0));
-    List<CloneBook.TaskView> v1 = List.of(t("task_1_m_0", "RUNNING", a("a0", "c0", "RUNNING")));
+    List<TaskView> v1 = List.of(t("task_1_m_0", "RUNNING", a("a0", "c0", "RUNNING")));
     assertEquals(1, b.changes(v1, 1).size());
     b.toClone(v1);
-    List<CloneBook.TaskView> v2 = List.of(t("task_1_m_0", "RUNNING", a("a0", "c0", "RUNNING"),
+    List<TaskView> v2 = List.of(t("task_1_m_0", "RUNNING", a("a0", "c0", "RUNNING"),
         a("a1", "", "UNASSIGNED")));
     List<AttemptReport> waiting = b.changes(v2, 2);
     assertEquals(1, waiting.size(), "a clone waiting for its container is reported");
@@ -225,7 +225,7 @@ class CloneBookTest {
     assertTrue(waiting.get(0).getIsClone());
     assertEquals(AttemptState.ATTEMPT_WAITING, waiting.get(0).getState());
     assertTrue(b.changes(v2, 2).isEmpty(), "reported once while nothing changes");
-    List<CloneBook.TaskView> v3 = List.of(t("task_1_m_0", "SUCCEEDED", a("a0", "c0", "KILLED"),
+    List<TaskView> v3 = List.of(t("task_1_m_0", "SUCCEEDED", a("a0", "c0", "KILLED"),
         a("a1", "c1", "SUCCEEDED")));
     List<AttemptReport> r = new ArrayList<>(b.changes(v3, 3));
     assertEquals(2, r.size());

@@ -18,6 +18,7 @@ import org.apache.hadoop.yarn.api.records.ContainerLaunchContext;
 import org.apache.hadoop.yarn.api.records.FinalApplicationStatus;
 import org.apache.hadoop.yarn.api.records.Priority;
 import org.apache.hadoop.yarn.api.records.Resource;
+import org.apache.hadoop.yarn.api.records.SchedulingRequest;
 import org.apache.hadoop.yarn.api.records.YarnApplicationAttemptState;
 import org.apache.hadoop.yarn.api.records.YarnApplicationState;
 import org.apache.hadoop.yarn.client.ClientRMProxy;
@@ -52,6 +53,12 @@ public final class UnmanagedAm implements AutoCloseable {
 
   /** Submits an unmanaged-AM application to {@code queue}, waits until its attempt is launched, registers. */
   public static UnmanagedAm start(Configuration conf, String name, String queue, long timeoutMs) throws Exception {
+    return start(conf, name, queue, 0, timeoutMs);
+  }
+
+  /** As above, submitted with YARN application priority {@code priority}. */
+  public static UnmanagedAm start(Configuration conf, String name, String queue, int priority, long timeoutMs)
+      throws Exception {
     YarnClient yarn = YarnClient.createYarnClient();
     yarn.init(conf);
     yarn.start();
@@ -61,7 +68,7 @@ public final class UnmanagedAm implements AutoCloseable {
     ctx.setApplicationName(name);
     ctx.setQueue(queue);
     ctx.setUnmanagedAM(true);
-    ctx.setPriority(Priority.newInstance(0));
+    ctx.setPriority(Priority.newInstance(priority));
     ctx.setResource(Resource.newInstance(256, 1));
     ctx.setAMContainerSpec(ContainerLaunchContext.newInstance(null, null, null, null, null, null));
     yarn.submitApplication(ctx);
@@ -106,6 +113,20 @@ public final class UnmanagedAm implements AutoCloseable {
     for (int i = 0; i < n; i++) {
       amrm.addContainerRequest(new ContainerRequest(capability, null, null, Priority.newInstance(1)));
     }
+  }
+
+  /** Asks for {@code n} containers only on {@code nodeName} (relaxLocality=false; priority 2). */
+  public void requestOnlyOn(int n, Resource capability, String nodeName) {
+    for (int i = 0; i < n; i++) {
+      amrm.addContainerRequest(new ContainerRequest(capability, new String[] {nodeName}, null,
+          Priority.newInstance(2), false));
+    }
+  }
+
+  /** Sends {@code requests} (placement-constraint scheduling requests) with the next heartbeat, which this makes. */
+  public AllocateResponse sendSchedulingRequests(List<SchedulingRequest> requests) throws Exception {
+    amrm.addSchedulingRequests(requests);
+    return ugi.doAs((PrivilegedExceptionAction<AllocateResponse>) () -> amrm.allocate(0.1f));
   }
 
   /** Heartbeats until {@code want} new containers arrived or {@code timeoutMs} passed; returns those that came. */

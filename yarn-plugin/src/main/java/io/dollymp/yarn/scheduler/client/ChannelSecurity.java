@@ -10,7 +10,7 @@ import java.io.File;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.nio.file.Path;
+import java.nio.file.Paths;
 
 /**
  * How the Java clients (the shim's {@link DecisionClient}, the AM helper's AmServiceClient) reach the
@@ -46,7 +46,7 @@ public final class ChannelSecurity {
 
   /** The shared secret in {@code path}, surrounding whitespace stripped; throws naming what is wrong. */
   public static String readSecret(String path) throws IOException {
-    String s = Files.readString(Path.of(path), StandardCharsets.US_ASCII).strip();
+    String s = new String(Files.readAllBytes(Paths.get(path)), StandardCharsets.US_ASCII).trim();
     if (s.length() < MIN_SECRET_BYTES || s.length() > MAX_SECRET_BYTES) {
       throw new IOException(path + " holds " + s.length() + " bytes; the secret must be " + MIN_SECRET_BYTES + ".."
           + MAX_SECRET_BYTES);

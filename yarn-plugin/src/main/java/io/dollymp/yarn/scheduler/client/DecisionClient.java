@@ -29,13 +29,77 @@ public final class DecisionClient implements Runnable {
   private static final Logger LOG = LoggerFactory.getLogger(DecisionClient.class);
 
   /** Settings the client needs (a subset of the shim's configuration). */
-  public record Settings(String host, int port, String rmId, String shimVersion, long tickMs, long planMaxAgeMs,
-      long rpcTimeoutMs, long reconnectBackoffMs, ChannelCredentials credentials, String secret) {
+  public static final class Settings {
+    private final String host;
+    private final int port;
+    private final String rmId;
+    private final String shimVersion;
+    private final long tickMs;
+    private final long planMaxAgeMs;
+    private final long rpcTimeoutMs;
+    private final long reconnectBackoffMs;
+    private final ChannelCredentials credentials;
+    private final String secret;
+
+    public Settings(String host, int port, String rmId, String shimVersion, long tickMs, long planMaxAgeMs,
+        long rpcTimeoutMs, long reconnectBackoffMs, ChannelCredentials credentials, String secret) {
+      this.host = host;
+      this.port = port;
+      this.rmId = rmId;
+      this.shimVersion = shimVersion;
+      this.tickMs = tickMs;
+      this.planMaxAgeMs = planMaxAgeMs;
+      this.rpcTimeoutMs = rpcTimeoutMs;
+      this.reconnectBackoffMs = reconnectBackoffMs;
+      this.credentials = credentials;
+      this.secret = secret;
+    }
+
     /** Plaintext, no secret (tests and loopback). */
     public Settings(String host, int port, String rmId, String shimVersion, long tickMs, long planMaxAgeMs,
         long rpcTimeoutMs, long reconnectBackoffMs) {
       this(host, port, rmId, shimVersion, tickMs, planMaxAgeMs, rpcTimeoutMs, reconnectBackoffMs,
           InsecureChannelCredentials.create(), "");
+    }
+
+    public String host() {
+      return host;
+    }
+
+    public int port() {
+      return port;
+    }
+
+    public String rmId() {
+      return rmId;
+    }
+
+    public String shimVersion() {
+      return shimVersion;
+    }
+
+    public long tickMs() {
+      return tickMs;
+    }
+
+    public long planMaxAgeMs() {
+      return planMaxAgeMs;
+    }
+
+    public long rpcTimeoutMs() {
+      return rpcTimeoutMs;
+    }
+
+    public long reconnectBackoffMs() {
+      return reconnectBackoffMs;
+    }
+
+    public ChannelCredentials credentials() {
+      return credentials;
+    }
+
+    public String secret() {
+      return secret;
     }
   }
 
@@ -118,10 +182,19 @@ public final class DecisionClient implements Runnable {
 
   private void step() {
     switch (session.state()) {
-      case NEW, FALLBACK -> register();
-      case REGISTERED -> openStreamAndResync();
-      case RECOVERING, RUNNING -> tick();
-      default -> throw new IllegalStateException("unknown state " + session.state());
+      case NEW:
+      case FALLBACK:
+        register();
+        break;
+      case REGISTERED:
+        openStreamAndResync();
+        break;
+      case RECOVERING:
+      case RUNNING:
+        tick();
+        break;
+      default:
+        throw new IllegalStateException("unknown state " + session.state());
     }
   }
 

@@ -1,5 +1,6 @@
 package io.dollymp.yarn.scheduler.client;
 
+import java.util.Collections;
 import java.util.EnumMap;
 import java.util.Map;
 import java.util.function.LongSupplier;
@@ -50,7 +51,7 @@ public final class SessionStateMachine {
 
   /** Applies {@code event}; returns the new state. Throws IllegalStateException on an illegal transition. */
   public synchronized SessionState fire(SessionEvent event) {
-    SessionState next = TABLE.getOrDefault(state, Map.of()).get(event);
+    SessionState next = TABLE.getOrDefault(state, Collections.<SessionEvent, SessionState>emptyMap()).get(event);
     if (next == null) {
       throw new IllegalStateException("illegal session transition: " + state + " on " + event);
     }

@@ -1,6 +1,7 @@
 package io.dollymp.yarn.scheduler.queue;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Set;

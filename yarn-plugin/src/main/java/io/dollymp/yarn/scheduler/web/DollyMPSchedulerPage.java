@@ -3,6 +3,7 @@ package io.dollymp.yarn.scheduler.web;
 import com.google.inject.Inject;
 import io.dollymp.yarn.scheduler.DollyMPScheduler;
 import java.util.Locale;
+import org.apache.hadoop.yarn.webapp.ResponseInfo;
 import org.apache.hadoop.yarn.server.resourcemanager.ResourceManager;
 import org.apache.hadoop.yarn.server.resourcemanager.webapp.MetricsOverviewTable;
 import org.apache.hadoop.yarn.server.resourcemanager.webapp.RmView;
@@ -40,12 +41,13 @@ public class DollyMPSchedulerPage extends RmView {
     @Override
     protected void render(Block html) {
       html.__(MetricsOverviewTable.class);
-      if (!(rm.getResourceScheduler() instanceof DollyMPScheduler shim)) {
+      if (!(rm.getResourceScheduler() instanceof DollyMPScheduler)) {
         html.p().__("The DollyMP scheduler is not the configured scheduler.").__();
         return;
       }
+      DollyMPScheduler shim = (DollyMPScheduler) rm.getResourceScheduler();
       DollyMPSchedulerInfo s = new DollyMPSchedulerInfo(rm, shim);
-      var block = info("DollyMP Scheduler");
+      ResponseInfo block = info("DollyMP Scheduler");
       String ui = shim.uiAddress();
       if (!ui.isEmpty()) {
         block.__("Decision service page:", ui + "/ui/", ui + "/ui/");
@@ -64,7 +66,7 @@ public class DollyMPSchedulerPage extends RmView {
           .__("Heartbeat handling p99 (ms):", String.format(Locale.ROOT, "%.3f", s.getHeartbeatP99Millis()));
       if (!ui.isEmpty()) {
         int shown = 0;
-        for (var app : rm.getRMContext().getRMApps().values()) {
+        for (org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp app : rm.getRMContext().getRMApps().values()) {
           if (app.isAppFinalStateStored() || shown++ >= MAX_APP_LINKS) {
             continue;
           }

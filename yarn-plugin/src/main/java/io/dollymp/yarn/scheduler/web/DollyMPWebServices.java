@@ -31,8 +31,8 @@ public class DollyMPWebServices extends RMWebServices {
   @Override
   public SchedulerTypeInfo getSchedulerInfo() {
     ResourceScheduler rs = resourceManager.getResourceScheduler();
-    if (rs instanceof DollyMPScheduler shim) {
-      return new SchedulerTypeInfo(new DollyMPSchedulerInfo(resourceManager, shim));
+    if (rs instanceof DollyMPScheduler) {
+      return new SchedulerTypeInfo(new DollyMPSchedulerInfo(resourceManager, (DollyMPScheduler) rs));
     }
     return super.getSchedulerInfo();
   }

@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.util.Collections;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -30,14 +31,22 @@ import org.slf4j.LoggerFactory;
 public class DollyMPShuffleScheduler<K, V> extends ShuffleSchedulerImpl<K, V> {
   private static final Logger LOG = LoggerFactory.getLogger(DollyMPShuffleScheduler.class);
 
-  private record Held(TaskCompletionEvent event, long firstSeenMs) {}
+  private static final class Held {
+    final TaskCompletionEvent event;
+    final long firstSeenMs;
+
+    Held(TaskCompletionEvent event, long firstSeenMs) {
+      this.event = event;
+      this.firstSeenMs = firstSeenMs;
+    }
+  }
 
   private final JobConf job;
   private final TaskAttemptID reduceId;
   private final Path copiesFile;
   private final Map<Integer, Held> held = new LinkedHashMap<>();
   private final Map<Integer, String> fetchRecord = new TreeMap<>();
-  private MapCopies copies = new MapCopies(0, Map.of(), Map.of());
+  private MapCopies copies = new MapCopies(0, Collections.emptyMap(), Collections.emptyMap());
   private long copiesReadMs;
 
   public DollyMPShuffleScheduler(JobConf job, TaskStatus status, TaskAttemptID reduceId, ExceptionReporter reporter,
@@ -75,15 +84,15 @@ public class DollyMPShuffleScheduler<K, V> extends ShuffleSchedulerImpl<K, V> {
       for (Iterator<Map.Entry<Integer, Held>> it = held.entrySet().iterator(); it.hasNext();) {
         Map.Entry<Integer, Held> e = it.next();
         Held h = e.getValue();
-        long waited = now - h.firstSeenMs();
+        long waited = now - h.firstSeenMs;
         DelayAssignment.Choice c = DelayAssignment.decide(copies, e.getKey(), reduceId.getTaskID().getId(),
             reduceId.getId(), waited);
         if (c.kind() == DelayAssignment.Kind.WAIT) {
           continue;
         }
         it.remove();
-        TaskAttemptID chosen = h.event().getTaskAttemptId();
-        String url = h.event().getTaskTrackerHttp();
+        TaskAttemptID chosen = h.event.getTaskAttemptId();
+        String url = h.event.getTaskTrackerHttp();
         if (c.kind() == DelayAssignment.Kind.OWN_COPY) {
           chosen = TaskAttemptID.forName(c.attemptId());
           url = c.url();
