@@ -5,7 +5,8 @@
 # - Hadoop is the project's own assembly (pyscheduler/deploy/artifacts.py): the jars of
 #   yarn-plugin/pom.xml's dependency tree from Maven Central, so HADOOP_VERSION must equal the pom's
 #   hadoop.version (the shim compiles against that release's @LimitedPrivate scheduler API) and
-#   JDK_VERSION its maven.compiler.release; the build stops if they differ.
+#   JDK_VERSION its maven.compiler.testRelease (the JDK the project builds and tests with; the plugin's
+#   own bytecode targets Java 8, maven.compiler.release); the build stops if they differ.
 # - The plugin jar is built from this checkout (as `make jar`).
 ARG BASE_IMAGE=debian:bookworm-slim
 
@@ -22,8 +23,8 @@ WORKDIR /src
 COPY yarn-plugin/pom.xml yarn-plugin/pom.xml
 RUN grep -q "<hadoop.version>${HADOOP_VERSION}</hadoop.version>" yarn-plugin/pom.xml \
    || { echo "HADOOP_VERSION=${HADOOP_VERSION} is not hadoop.version of yarn-plugin/pom.xml" >&2; exit 1; } \
- && grep -q "<maven.compiler.release>${JDK_VERSION}</maven.compiler.release>" yarn-plugin/pom.xml \
-   || { echo "JDK_VERSION=${JDK_VERSION} is not maven.compiler.release of yarn-plugin/pom.xml" >&2; exit 1; }
+ && grep -q "<maven.compiler.testRelease>${JDK_VERSION}</maven.compiler.testRelease>" yarn-plugin/pom.xml \
+   || { echo "JDK_VERSION=${JDK_VERSION} is not maven.compiler.testRelease of yarn-plugin/pom.xml" >&2; exit 1; }
 # Hadoop's jars, as `make demo`'s local cluster collects them, plus DistributedShell.
 RUN mvn -B -q -ntp -f yarn-plugin/pom.xml dependency:copy-dependencies -DincludeScope=test \
       -DoutputDirectory=/opt/hadoop/lib \

@@ -159,7 +159,8 @@ def test_hadoop_image_matches_the_pom() -> None:
     opts = re.search(r'HADOOP_OPTS="([^"]+)"', env)
     assert opts is not None and opts.group(1).split() == artifacts.jdk17_flags()
     jdk = [a for _, w, a in instructions if w == "ARG" and a.startswith("JDK_VERSION=")]
-    release = re.search(r"<maven\.compiler\.release>([^<]+)</maven\.compiler\.release>", pom)
+    # The image's JDK is the one the project builds and tests with; the plugin's bytecode targets Java 8.
+    release = re.search(r"<maven\.compiler\.testRelease>([^<]+)</maven\.compiler\.testRelease>", pom)
     assert release is not None and set(jdk) == {f"JDK_VERSION={release.group(1)}"}
     assert f'JDK_VERSION: "{release.group(1)}"' in COMPOSE_FILE.read_text()
     # The plugin jar and Hadoop's jars land in one folder, the daemons' and containers' class path.
