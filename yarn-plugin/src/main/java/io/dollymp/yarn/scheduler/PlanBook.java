@@ -75,6 +75,25 @@ final class PlanBook {
     String applicationId() {
       return applicationId;
     }
+
+    @Override
+    public boolean equals(Object o) {
+      if (!(o instanceof Kill)) {
+        return false;
+      }
+      Kill k = (Kill) o;
+      return containerId.equals(k.containerId) && applicationId.equals(k.applicationId);
+    }
+
+    @Override
+    public int hashCode() {
+      return 31 * containerId.hashCode() + applicationId.hashCode();
+    }
+
+    @Override
+    public String toString() {
+      return "Kill[" + containerId + " of " + applicationId + "]";
+    }
   }
 
   /** Kill requests (Plan.kill_container_ids with kill_application_ids), until the event thread takes them. */
