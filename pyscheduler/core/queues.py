@@ -12,8 +12,8 @@ there were no queues; this step then judges its placements, in the policy's orde
    preempting their clones first (a clone is redundant work; an original is not touched here).
 
 Shares are dominant shares (the largest fraction over the resource dimensions). Every refusal and
-every reclaim carries its reason. The service (pyscheduler/rpc/queueshare.py) and the simulator use
-these same functions.
+every reclaim carries its reason. The service runs these functions (pyscheduler/rpc/queueshare.py);
+the simulator does not model queues yet.
 """
 
 from __future__ import annotations
