@@ -7,7 +7,9 @@ anything is allocated in proportion to a number in it; a refusal names the field
 Not refused but bounded: a YARN ask's container count. It arrives through the ordinary AM-RM protocol,
 and refusing the batch that carries it would end the ResourceManager's one Sync stream (and the next
 resync would carry it again), so the core is handed at most `containers_per_ask` containers of an ask,
-and no more than the cluster's capacity can hold (`ask_bound`); the rest wait for a later round.
+and no more than `ASK_WAVES` times what the cluster's capacity holds (`ask_bound`); the rest wait for a
+later round. The waves keep a large job's remaining volume, which orders jobs (DollyMP Algorithm 1), as
+it is for any job of up to `ASK_WAVES` cluster-fulls of one ask.
 """
 
 from __future__ import annotations
@@ -73,12 +75,16 @@ def at_most(value: float, limit: float, field: str, key: str) -> None:
         raise Refusal(field, f"{value} is above the limit {limit} ({key})")
 
 
+ASK_WAVES = 64  # an ask's containers handed to a round: at most this many cluster-fulls
+
+
 def ask_bound(demand: Sequence[float], total: Sequence[float], hard_cap: int) -> int:
-    """Containers of size `demand` the cluster's total capacity `total` (same dimensions) holds, at most
-    `hard_cap`: the most an ask can use in a round (a zero-size demand is bounded by the cap alone). At
-    least 1: an ask the cluster cannot hold still reaches the core, which defers it with its reason."""
+    """`ASK_WAVES` times the containers of size `demand` the cluster's total capacity `total` (same
+    dimensions) holds, at most `hard_cap`: the most of an ask a round sees (a zero-size demand is bounded
+    by the cap alone). At least 1: an ask the cluster cannot hold still reaches the core, which defers it
+    with its reason."""
     bound = hard_cap
     for need, have in zip(demand, total, strict=True):
         if need > 0:
-            bound = min(bound, int(have // need))
+            bound = min(bound, ASK_WAVES * int(have // need))
     return max(1, bound)

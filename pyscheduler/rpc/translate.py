@@ -167,7 +167,7 @@ def _job(
 ) -> tuple[Job | None, list[tuple[str, AskRec]]]:
     """The core Job for an application's pending original containers (clone asks left out), or None
     when every pending container is a clone's; the same object while nothing changed. An ask's tasks
-    are at most `bound(capability)` (rpc/limits.py: what the cluster holds, at most a hard cap)."""
+    are at most `bound(capability)` (rpc/limits.py: 64 cluster-fulls, at most a hard cap)."""
     app = mirror.apps.get(app_id)
     asks = sorted(
         (a for a in asks if a.num_containers - a.outstanding > clones.get(a.key, 0)),

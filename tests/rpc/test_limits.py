@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from pyscheduler import config
-from pyscheduler.rpc.limits import DEFAULTS, Limits, ask_bound
+from pyscheduler.rpc.limits import ASK_WAVES, DEFAULTS, Limits, ask_bound
 
 GUIDE = Path(__file__).resolve().parents[2] / "docs" / "operators-guide.md"
 
@@ -33,7 +33,7 @@ def test_an_environment_value_out_of_range_names_its_key() -> None:
 
 
 def test_ask_bound_is_what_the_cluster_holds_at_most_the_cap_at_least_one() -> None:
-    assert ask_bound((1.0, 1024.0), (64.0, 65536.0), 100_000) == 64
+    assert ask_bound((1.0, 1024.0), (64.0, 65536.0), 100_000) == 64 * ASK_WAVES  # waves keep the volume
     assert ask_bound((0.0, 0.0), (64.0, 65536.0), 100_000) == 100_000
     assert ask_bound((1.0, 1024.0), (0.0, 0.0), 100_000) == 1  # none fits: the core defers it
     assert ask_bound((1.0, 1.0), (1e9, 1e9), 500) == 500
