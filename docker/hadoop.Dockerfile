@@ -28,7 +28,7 @@ RUN grep -q "<hadoop.version>${HADOOP_VERSION}</hadoop.version>" yarn-plugin/pom
 # Hadoop's jars, as `make demo`'s local cluster collects them, plus DistributedShell.
 RUN mvn -B -q -ntp -f yarn-plugin/pom.xml dependency:copy-dependencies -DincludeScope=test \
       -DoutputDirectory=/opt/hadoop/lib \
- && examples="$(sed -n 's:.*<hadoop.examples.version>\(.*\)</hadoop.examples.version>.*:\1:p' yarn-plugin/pom.xml)" \
+ && examples="$(sed -n 's:.*<hadoop.examples.version>\(.*\)</hadoop.examples.version>.*:\1:p' yarn-plugin/pom.xml | head -n 1)" \
  && for v in "${HADOOP_VERSION}" "${examples}"; do \
       mvn -B -q -ntp dependency:copy -DoutputDirectory=/opt/hadoop/lib \
         -Dartifact="org.apache.hadoop:hadoop-yarn-applications-distributedshell:${v}" && break; \
