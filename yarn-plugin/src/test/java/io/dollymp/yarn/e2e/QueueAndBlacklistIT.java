@@ -191,12 +191,35 @@ class QueueAndBlacklistIT {
       Thread.sleep(50);
     }
     long skipsBefore = shim.blacklistSkips();
-    am.request(8, SMALL);
-    List<Container> got = am.await(8, 60_000);
-    assertEquals(8, got.size(), "containers allocated by the fallback: " + got);
+    // Ask for two more containers than the allowed nodes can hold: the demand outlives the allowed nodes'
+    // heartbeats, so the fallback must meet a blacklisted node with demand pending, whatever the order in
+    // which the NodeManagers heartbeat (a smaller ask could be met before any blacklisted node heartbeats).
+    int fit = allowedNodesFit(SMALL);
+    am.request(fit + 2, SMALL);
+    List<Container> got = am.await(fit, 60_000);
+    assertEquals(fit, got.size(), "containers allocated by the fallback: " + got);
     assertOffBlacklist(got, DollyMPScheduler.Source.FALLBACK);
+    long until2 = System.currentTimeMillis() + 15_000;
+    while (shim.blacklistSkips() <= skipsBefore && System.currentTimeMillis() < until2) {
+      Thread.sleep(100);
+    }
     assertTrue(shim.blacklistSkips() > skipsBefore, "the fallback never met a blacklisted node");
+    assertEquals(List.of(), am.await(1, 3_000), "the fallback placed beyond the allowed nodes");
+    am.cancel(2, SMALL);
     am.releaseAll();
+  }
+
+  /** How many containers of {@code size} the nodes outside the blacklist can hold right now. */
+  private static int allowedNodesFit(Resource size) {
+    int fit = 0;
+    for (SchedulerNode n : shim.nodes()) {
+      if (!excludedIds.contains(n.getNodeID())) {
+        Resource free = n.getUnallocatedResource();
+        long byMemory = free.getMemorySize() / size.getMemorySize();
+        fit += (int) Math.min(byMemory, free.getVirtualCores() / size.getVirtualCores());
+      }
+    }
+    return fit;
   }
 
   @Test

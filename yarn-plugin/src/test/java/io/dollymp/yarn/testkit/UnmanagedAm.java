@@ -115,6 +115,13 @@ public final class UnmanagedAm implements AutoCloseable {
     }
   }
 
+  /** Withdraws {@code n} outstanding anywhere-requests of {@code capability} (priority 1). */
+  public void cancel(int n, Resource capability) {
+    for (int i = 0; i < n; i++) {
+      amrm.removeContainerRequest(new ContainerRequest(capability, null, null, Priority.newInstance(1)));
+    }
+  }
+
   /** Asks for {@code n} containers only on {@code nodeName} (relaxLocality=false; priority 2). */
   public void requestOnlyOn(int n, Resource capability, String nodeName) {
     for (int i = 0; i < n; i++) {
