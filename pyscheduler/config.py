@@ -160,8 +160,7 @@ SCHEMA: dict[str, tuple[Any, Parser]] = {
     "store.retention_max_age_s": (0.0, _float(0.0)),
     "store.retention_max_bytes": (0, _int(0)),
     "appmaster.plans_per_s": (50.0, _float(0.0, low_open=True)),
-    # Running clones yield their containers to waiting originals (rpc/yielding.py; bench-cluster run
-    # b41, docs/operators-guide.md).
+    # Running clones yield their containers to waiting originals (rpc/yielding.py, docs/operators-guide.md).
     "appmaster.clone_yield": (True, _bool),
     # Clones at launch that another copy of their task clearly beats are released at once (rpc/yielding.py,
     # beaten); only with appmaster.clone_yield, which supplies the running copies.
@@ -170,7 +169,8 @@ SCHEMA: dict[str, tuple[Any, Parser]] = {
     "policy.options": ({}, _options),
     "http.host": ("127.0.0.1", _host),
     "http.port": (8080, _int(-1, 65535)),  # -1: no HTTP API; 0: an ephemeral port
-    "http.token": ("", _str()),
+    "http.token": ("", _str()),  # the read role's bearer token (GET endpoints; pyscheduler/api/roles.py)
+    "http.admin_token": ("", _str()),  # the admin role's: also POST /v1/config/validate; empty: refused
     # Bounds on what callers can make the service hold (pyscheduler/rpc/limits.py; operator's guide)
     "limits.containers_per_ask": (100_000, _int(1, 10_000_000)),
     "limits.tasks_per_phase": (100_000, _int(1, 10_000_000)),
@@ -307,6 +307,10 @@ def _cross_check(v: Mapping[str, Any], src: Mapping[str, str]) -> None:
     if v["http.port"] >= 0 and not is_loopback(v["http.host"]) and not v["http.token"]:
         raise ConfigError(
             "http.token", src["http.token"], f"required when http.host {v['http.host']!r} is not loopback"
+        )
+    if v["http.admin_token"] and v["http.admin_token"] == v["http.token"]:
+        raise ConfigError(
+            "http.admin_token", src["http.admin_token"], "must differ from http.token (the read-only token)"
         )
     if not v["policy.name"]:
         raise ConfigError("policy.name", src["policy.name"], "must be non-empty")

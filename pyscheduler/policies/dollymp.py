@@ -89,7 +89,7 @@ REASON_NO_LAUNCH_CLONES = "no_launch_clones"
 REASON_PHASE_TAIL = "phase_tail_idle_capacity"
 # Grants that name a phase but are carried out per task, by the clones the core places this round (late
 # copies, the phase tail), not by cloning every task of the phase at its launch. The live AM plan
-# (rpc/appmaster.py) must not turn them into clones per phase.
+# (rpc/amplan.py) must not turn them into clones per phase.
 PER_TASK_REASONS = frozenset({REASON_RESIDUAL, REASON_PROGRESS, REASON_PHASE_TAIL})
 _RUNNING = int(TaskState.RUNNING)  # enum attribute access is slow in hot loops
 _PENDING, _FINISHED = int(TaskState.PENDING), int(TaskState.FINISHED)

@@ -1,4 +1,4 @@
-"""Bounds on what an ApplicationMaster helper reports (rpc/appmaster.py), checked before anything is kept.
+"""Checks of what an ApplicationMaster helper reports (rpc/amservice.py), made before anything is kept.
 
 A job profile's phases and tasks, an attempt report's size and durations, and the attempts kept per
 application are bounded by `Limits` (rpc/limits.py). Past `limits.attempts_per_app`, the oldest finished
@@ -13,11 +13,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from pyscheduler.rpc import validate
+from pyscheduler.rpc.amjob import FINAL, job_of
 from pyscheduler.rpc.limits import Limits, Refusal, at_most
 from pyscheduler.rpc.validate import InvalidMessage
 from pyscheduler.wire import pb
 
-_FINAL = (pb.ATTEMPT_SUCCEEDED, pb.ATTEMPT_FAILED, pb.ATTEMPT_KILLED)
 MAX_ID = 1024  # characters of an id in a report (Hadoop's are under 64)
 
 
@@ -56,7 +57,7 @@ def make_room(st: Any, incoming: Any, limits: Limits) -> int:
     over = len(st.attempts) + new - limits.attempts_per_app
     if over <= 0:
         return 0
-    done = [k for k, a in st.attempts.items() if a.state in _FINAL]
+    done = [k for k, a in st.attempts.items() if a.state in FINAL]
     if len(done) < over:
         raise Refusal(
             "attempts",
@@ -71,3 +72,46 @@ def make_room(st: Any, incoming: Any, limits: Limits) -> int:
         if len(ds) > limits.attempts_per_app:
             del ds[: len(ds) - limits.attempts_per_app]
     return over
+
+
+def check_profile(p: Any) -> None:
+    """The field checks of a JobProfile (after `profile`'s bounds)."""
+    validate.nonempty(p.application_id, "application_id")
+    validate.at_least(p.submit_time_ms, 0, "submit_time_ms")
+    if not p.phases:
+        raise InvalidMessage("phases", "must list at least one phase")
+    ids = [ph.phase_id for ph in p.phases]
+    for i, ph in enumerate(p.phases):
+        at = f"phases[{i}]"
+        validate.nonempty(ph.phase_id, f"{at}.phase_id")
+        if ph.phase_id in ids[:i]:
+            raise InvalidMessage(f"{at}.phase_id", f"duplicate phase {ph.phase_id!r}")
+        validate.at_least(ph.tasks, 1, f"{at}.tasks")
+        validate.resource(ph.demand, f"{at}.demand", ph, "demand")
+        if ph.demand.memory_mb == 0 and ph.demand.vcores == 0:
+            raise InvalidMessage(f"{at}.demand", "must be non-zero")
+        validate.at_least(ph.yarn_priority, 0, f"{at}.yarn_priority")
+        for j, parent in enumerate(ph.parents):
+            if parent not in ids or parent == ph.phase_id:
+                raise InvalidMessage(f"{at}.parents[{j}]", f"unknown phase {parent!r}")
+    try:  # the core rejects DAG cycles; say which field
+        job_of(p, {})
+    except ValueError as exc:
+        raise InvalidMessage("phases", str(exc)) from None
+
+
+def check_reports(r: Any) -> None:
+    """The field checks of an AttemptReports (after `reports`' bounds)."""
+    validate.nonempty(r.application_id, "application_id")
+    for i, a in enumerate(r.attempts):
+        at = f"attempts[{i}]"
+        validate.nonempty(a.task_id, f"{at}.task_id")
+        validate.nonempty(a.attempt_id, f"{at}.attempt_id")
+        validate.nonempty(a.phase_id, f"{at}.phase_id")
+        validate.enum_value(a.state, pb.AttemptState, f"{at}.state")
+        validate.finite_nonneg(a.duration_s, f"{at}.duration_s")
+        validate.at_least(a.time_ms, 0, f"{at}.time_ms")
+        validate.finite_nonneg(a.progress, f"{at}.progress")
+        if a.progress > 1.0:
+            raise InvalidMessage(f"{at}.progress", f"must be at most 1, got {a.progress!r}")
+        validate.at_least(a.launch_time_ms, 0, f"{at}.launch_time_ms")

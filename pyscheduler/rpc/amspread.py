@@ -1,4 +1,4 @@
-"""AM containers spread over the running nodes (rpc/translate.py's choice, documented there): each goes
+"""AM containers spread over the running nodes (rpc/coreround.py's choice, documented there): each goes
 to the node with the fewest AM containers that has room and suits its locality; and the locality check
 of every placement (`preferred`)."""
 

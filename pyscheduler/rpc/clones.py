@@ -11,15 +11,15 @@ capacity left idle afterwards).
 - clones are placed only when no original container of any application is still waiting this round
   (a deferral other than "infeasible"): idle capacity means capacity nobody's original task can use;
 - first-fit, each ask capped at its clone count: first the clones of tasks judged on their own (a late
-  copy, the phase tail) and of a job's last stage (`CloneAsks.alone`, rpc/appmaster.py `_waits_alone`;
-  the task is known to straggle, or it is what its job waits for), in FCFS order of the applications
-  (submit time); then the clones at launch that would be their task's first running clone, of a task not
-  covered (`CloneAsks.first`: a task's second copy is worth 1.5 x its base by the papers' model, a third
-  copy about 0.2 x; rpc/yielding.py `cheap`), newest ask first; then the other clones at launch, newest ask
-  first (the order its key appeared in the mirror,
+  copy, the phase tail) and of a job's last stage (`CloneAsks.alone`, rpc/amregistry.py
+  `AppState.waits_alone`; the task is known to straggle, or it is what its job waits for), in FCFS order of
+  the applications (submit time); then the clones at launch that would be their task's first running clone,
+  of a task not covered (`CloneAsks.first`: a task's second copy is worth 1.5 x its base by the papers'
+  model, a third copy about 0.2 x; rpc/yielding.py `cheap`), newest ask first; then the other clones at
+  launch, newest ask first (the order its key appeared in the mirror,
   latest first: `AskRec.arrival`). A clone at launch is a fresh draw raced against its task's original,
   which keeps running meanwhile: the longer it waited, the more head start it must make up, and an
-  original that turns out to straggle is named on its own (rpc/appmaster.py `_slow_waiting`) and served
+  original that turns out to straggle is named on its own (estimate/copies.py `slow_waiting`) and served
   first anyway. So a phase that has just asked (a new job's maps) goes before the clones an older phase
   still waits for. A choice on that argument: the cluster benchmark does not isolate it (the
   containers freed at a new job's arrival go mostly to older jobs' late copies, which go first either

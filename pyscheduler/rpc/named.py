@@ -1,9 +1,9 @@
 """Decision-log records of the tasks a clone plan names on their own (a late copy, the phase tail).
 
-The AM helper's clone plan (rpc/appmaster.py) names some tasks per task (`ClonePlan.task_clones`): the
+The AM helper's clone plan (rpc/amplan.py) names some tasks per task (`ClonePlan.task_clones`): the
 core's late rule (`Decisions.late`: a copy's time left t_rem above a fresh copy's t_new, Mantri's test as
 DollyMP applies it), a phase granted for its tail, or the service's own straggler test for a task whose
-clones wait (`appmaster._slow_waiting`). Such clones go before clones at launch and yield to originals
+clones wait (`estimate.copies.slow_waiting`). Such clones go before clones at launch and yield to originals
 only (rpc/clones.py, rpc/yielding.py), so which rule named a task, and on what figures, decides who gets
 the next free container; with the phase grants alone, a run's log could not tell a late copy from a
 phase tail's clone.
@@ -23,7 +23,7 @@ from pyscheduler.objects import Attempt, Decision, DecisionKind, Job
 from pyscheduler.wire import pb
 
 RULE_CORE = "core"  # named from the core's decisions: Decisions.late or a per-task grant's placement
-RULE_SLOW_WAITING = "slow_waiting"  # appmaster._slow_waiting
+RULE_SLOW_WAITING = "slow_waiting"  # estimate.copies.slow_waiting
 
 _REASONS = {pb.REASON_CLONE_LATE_COPY: "clone_late_copy", pb.REASON_CLONE_PHASE_TAIL: "clone_phase_tail"}
 

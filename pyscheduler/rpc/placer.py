@@ -95,7 +95,7 @@ def blacklisted(node: NodeRec, ask: AskRec) -> bool:
 
 def placer_only(ask: AskRec) -> bool:
     """Asks the decision core cannot place, as it knows no node constraints: strict locality or a
-    blacklist. The placer puts them, FCFS, in the room the core's round left (translate.core_round)."""
+    blacklist. The placer puts them, FCFS, in the room the core's round left (coreround.core_round)."""
     return strict_locality(ask) or bool(ask.blacklist)
 
 

@@ -1,7 +1,7 @@
 """Policies the service can decide with, by name: each a round function mirror -> RoundResult.
 
 Names are those of the decision core's registry (pyscheduler.policies: "fcfs", "dollymp", ...),
-reached through pyscheduler.rpc.translate, plus "yarn-fcfs": the service-side first-come-first-served
+reached through pyscheduler.rpc.coreround, plus "yarn-fcfs": the service-side first-come-first-served
 placer of the skeleton (issue 2), which also honours YARN locality preferences.
 """
 
@@ -11,11 +11,12 @@ from collections.abc import Callable
 from typing import Any
 
 from pyscheduler import policies
+from pyscheduler.rpc.coreround import core_round
 from pyscheduler.rpc.limits import DEFAULTS, Limits
 from pyscheduler.rpc.mirror import Mirror
 from pyscheduler.rpc.placer import RoundResult, fcfs_order, place
 from pyscheduler.rpc.queueshare import with_queue_shares
-from pyscheduler.rpc.translate import HintSource, core_round
+from pyscheduler.rpc.translate import HintSource
 from pyscheduler.rpc.yielding import CopySource
 from pyscheduler.wire import pb
 
@@ -23,7 +24,7 @@ RoundFn = Callable[[Mirror], RoundResult]
 YARN_FCFS = "yarn-fcfs"
 
 # Options the live service sets unless `policy.options` says otherwise. The AM helper acts on both kinds
-# of clones the core decides (rpc/appmaster.py): clones at launch per phase, and per-task clones of late
+# of clones the core decides (rpc/amplan.py): clones at launch per phase, and per-task clones of late
 # copies, judged by the progress the AM reports, as in the simulator. It does not kill a copy the core
 # names (the ClonePlan has no kill; the only kills the shim carries out are the service's preemptions of
 # clones for waiting originals, rpc/yielding.py), so the core's replacement of an all-late task's

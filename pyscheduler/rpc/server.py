@@ -10,7 +10,7 @@ from typing import Any
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
-from pyscheduler.rpc import appmaster
+from pyscheduler.rpc import amservice
 from pyscheduler.rpc.servicer import SERVICE_NAME, SchedulerServicer, generic_handler
 
 
@@ -39,7 +39,7 @@ class GrpcServer:
         self,
         servicer: SchedulerServicer,
         options: ServerOptions,
-        am_servicer: appmaster.AppMasterServicer | None = None,
+        am_servicer: amservice.AppMasterServicer | None = None,
         interceptors: Sequence[grpc.ServerInterceptor[Any, Any]] = (),
     ) -> None:
         self.servicer = servicer
@@ -57,11 +57,11 @@ class GrpcServer:
             interceptors=list(interceptors),  # pyscheduler.rpc.auth.Guard
         )
         if am_servicer is not None:
-            self.server.add_generic_rpc_handlers((appmaster.generic_handler(am_servicer),))
+            self.server.add_generic_rpc_handlers((amservice.generic_handler(am_servicer),))
         # The standard gRPC health checking protocol (grpc.health.v1.Health).
         self.health = health.HealthServicer(experimental_non_blocking=True)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
-        self._names = ("", SERVICE_NAME, *((appmaster.SERVICE_NAME,) if am_servicer is not None else ()))
+        self._names = ("", SERVICE_NAME, *((amservice.SERVICE_NAME,) if am_servicer is not None else ()))
         address = f"{_bracket(options.host)}:{options.port}"
         if options.tls is not None:
             creds = grpc.ssl_server_credentials(

@@ -16,7 +16,8 @@ from pyscheduler.config import Config, ConfigError
 from pyscheduler.objects.decision import Decision
 from pyscheduler.rpc import auth
 from pyscheduler.rpc import policy as rpc_policy
-from pyscheduler.rpc.appmaster import AppMasterServicer, PlanBudget
+from pyscheduler.rpc.amplan import PlanBudget
+from pyscheduler.rpc.amservice import AppMasterServicer
 from pyscheduler.rpc.durable import LogFirst
 from pyscheduler.rpc.gcpace import GcPacer
 from pyscheduler.rpc.limits import Limits

@@ -31,10 +31,25 @@ def inproc(tmp_path: Path) -> Iterator[DecisionService]:
         svc.stop()
 
 
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Fail the run when the hostile-tenant table's totals, over the attacks that ran, show a crash, a
+    hang, a cross-tenant effect, a lost record or an input without a clear error or a bound (issue 28)."""
+    import hostile
+
+    if hostile.failures(hostile.rows()) and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    """The hostile-tenant suite's table (tests/rpc/hostile.py), when any of it ran."""
+    """The hostile-tenant suite's table (tests/rpc/hostile.py), when any of it ran, and what fails it."""
     import hostile
 
     if hostile.TABLE:
         terminalreporter.write_sep("=", "hostile-tenant table")
-        terminalreporter.write_line(hostile.render(hostile.dump()))
+        table = hostile.dump()
+        terminalreporter.write_line(hostile.render(table))
+        problems = hostile.failures(table)
+        if problems:
+            terminalreporter.write_sep("!", "hostile-tenant totals FAILED (the run fails)", red=True)
+            for line in problems:
+                terminalreporter.write_line(line, red=True)

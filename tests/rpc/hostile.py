@@ -6,7 +6,9 @@ classifies the answer: a clear error (the expected status, its text naming the f
 acceptance. `GoodTenant` is a shim session on its own connection whose rounds must keep getting
 placements, at a bounded latency, while the attacks run; a failure there is a cross-tenant effect.
 The table is printed at the end of the run (tests/rpc/conftest.py) and written as JSON lines to
-$DOLLYMP_HOSTILE_TABLE when set.
+$DOLLYMP_HOSTILE_TABLE when set; `failures` is what its totals must not show (issue 28: 0 crashes, 0
+hangs, 0 cross-tenant effects, 0 records lost, every input a clear error or bounded), and the run fails
+when it shows any of it, for the attacks that ran.
 """
 
 from __future__ import annotations
@@ -74,14 +76,38 @@ def attempt(
     return None
 
 
+GATED = ("crashes", "hangs", "cross_tenant", "records_lost")  # must total 0
+
+
+def rows() -> list[dict[str, Any]]:
+    return [asdict(r) for r in TABLE.values()]
+
+
+def failures(table: list[dict[str, Any]]) -> list[str]:
+    """What the table shows that the suite must not: a nonzero total of a GATED column, or an attack
+    with inputs that got neither a clear error nor a bound. One line each, naming the attacks."""
+    out = []
+    for col in GATED:
+        hit = [(r["attack"], r[col]) for r in table if r[col]]
+        if hit:
+            where = "; ".join(f"{a}: {n}" for a, n in hit)
+            out.append(f"{col} total {sum(n for _, n in hit)}, must be 0 ({where})")
+    unclear = [(r["attack"], r["inputs"] - r["clear_errors"] - r["bounded"]) for r in table]
+    unclear = [(a, n) for a, n in unclear if n > 0]
+    if unclear:
+        where = "; ".join(f"{a}: {n}" for a, n in unclear)
+        out.append(f"inputs with neither a clear error nor a bound: {sum(n for _, n in unclear)} ({where})")
+    return out
+
+
 def dump() -> list[dict[str, Any]]:
-    rows = [asdict(r) for r in TABLE.values()]
+    table = rows()
     path = os.environ.get("DOLLYMP_HOSTILE_TABLE")
     if path:
         with open(path, "a", encoding="utf-8") as f:
-            for r in rows:
+            for r in table:
                 f.write(json.dumps(r) + "\n")
-    return rows
+    return table
 
 
 def render(rows: list[dict[str, Any]]) -> str:

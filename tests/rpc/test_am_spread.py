@@ -1,4 +1,4 @@
-"""AM containers are spread over the nodes (rpc/translate.py): the node with the fewest AM containers
+"""AM containers are spread over the nodes (rpc/coreround.py): the node with the fewest AM containers
 that has room, live ones and those placed earlier in the round counted; other containers stay where the
 core put them."""
 
@@ -9,8 +9,8 @@ from collections import Counter
 from rpc_harness import app, ask, attempt, full_batch, node
 
 from pyscheduler import policies
+from pyscheduler.rpc.coreround import core_round
 from pyscheduler.rpc.mirror import Mirror
-from pyscheduler.rpc.translate import core_round
 from pyscheduler.wire import pb
 
 

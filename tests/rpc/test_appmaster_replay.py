@@ -15,27 +15,48 @@ import pytest
 from rpc_harness import FORMER, am_session, app, ask, in_process_service, node
 
 from pyscheduler import metrics
-from pyscheduler.objects import DecisionKind, Job, Phase, Resources
-from pyscheduler.rpc.appmaster import (
+from pyscheduler.estimate.copies import (
     MAP_PHASE_SHARE,
     STALL_FRAC,
     STALL_MIN_S,
-    PlanBudget,
     StartupEstimate,
-    _finish_at_least_ms,
-    _finish_at_rate_ms,
-    _judge,
-    _last_stages,
-    _replay,
-    _slow_waiting,
-    _straggling,
+    finish_at_least,
+    finish_at_rate,
+    judge,
+    slow_waiting,
     work_progress,
     work_start,
 )
+from pyscheduler.objects import DecisionKind, Job, Phase, Resources
+from pyscheduler.rpc.amjob import copy_report, copy_reports, last_stages, replay
+from pyscheduler.rpc.amplan import PlanBudget
 from pyscheduler.rpc.service import DecisionService
 from pyscheduler.wire import pb
 
 APP = "application_1700000000000_0001"
+
+
+# The copy estimator (estimate/copies.py) on AttemptReports as the AM sends them, times in ms.
+def _finish_at_rate_ms(a: Any, first: tuple[float, float] | None) -> float | None:
+    at = finish_at_rate(copy_report(a, first))
+    return None if at is None else at * 1000.0
+
+
+def _finish_at_least_ms(a: Any, first: tuple[float, float] | None) -> float | None:
+    at = finish_at_least(copy_report(a, first))
+    return None if at is None else at * 1000.0
+
+
+def _judge(attempts: Any, first: Any, now_s: float, startup_s: float | None = None) -> Any:
+    return judge(copy_reports(attempts, first), now_s, startup_s)
+
+
+def _straggling(attempts: Any, first: Any, now_s: float, startup_s: float | None = None) -> set[str]:
+    return _judge(attempts, first, now_s, startup_s)[0]
+
+
+def _slow_waiting(attempts: Any, first: Any, now_s: float, skip: Any, startup_s: float | None = None) -> Any:
+    return slow_waiting(copy_reports(attempts, first), now_s, skip, startup_s)
 
 
 def _attempt(phase: str, task: int, copy: int, state: int, clone: bool = False) -> Any:
@@ -72,7 +93,7 @@ def _job() -> Job:
 
 def test_replay_finishes_tasks_and_keeps_the_copies_peak() -> None:
     job = _job()
-    _replay(
+    replay(
         job,
         [
             _attempt("map", 0, 0, pb.ATTEMPT_SUCCEEDED),
@@ -236,7 +257,7 @@ def test_a_late_running_task_is_named_in_the_plan_with_its_clone(tmp_path: Path)
         assert copies[0][1] == pytest.approx(20.0, abs=1.0), copies  # work began 20 s before the report
         assert per_task[0].inputs["t_new_s"] == pytest.approx(22.0), per_task[0].inputs
         # Each copy first showed progress 30 s after its launch: the start-up the service learned.
-        assert svc.appmaster.startups.median() == pytest.approx(30.0), "start-ups learned from reports"
+        assert svc.appmaster.am.startups.median() == pytest.approx(30.0), "start-ups learned from reports"
         bad = pb.AttemptReports(application_id=APP, attempts=[now[0]])
         bad.attempts[0].progress = 1.5
         with pytest.raises(grpc.RpcError) as err:
@@ -248,8 +269,9 @@ def test_a_late_running_task_is_named_in_the_plan_with_its_clone(tmp_path: Path)
 def test_a_maps_copy_is_timed_by_its_map_phase_when_its_job_has_reduces(tmp_path: Path) -> None:
     """Hadoop's MapTask score reaches 0.667 when its input is read (then its sort, 0.333), so the service
     times a map of a job with reduces by score / 0.667 (`work_progress`): a map that went from 0.0667 to
-    0.1333 in 10 s is 20% through 100 s of work, not 13% through 150 s (bench runs b61-b66: maps that drew
-    40-140 s were timed at 132-176 s). A reduce's score, and a map's in a job without reduces, are kept."""
+    0.1333 in 10 s is 20% through 100 s of work, not 13% through 150 s (on the cluster benchmark: maps that
+    drew 40-140 s were timed at 132-176 s). A reduce's score, and a map's in a job without reduces, are
+    kept."""
     with _late_rule_am(tmp_path) as (svc, am):
         phases = [_phase("map", 2, 20), _phase("reduce", 1, 10, ("map",))]
         am.ReportJobProfile(
@@ -276,8 +298,8 @@ def test_a_maps_copy_is_timed_by_its_map_phase_when_its_job_has_reduces(tmp_path
 def test_launch_clones_are_never_named_per_task_but_a_late_task_of_the_same_job_is(tmp_path: Path) -> None:
     """A small job (4 maps, small-job launch clones): the plan gives the phase its clones at launch, and
     the core places clones of its running maps, but names none of them per task (the AM would launch a
-    named task's clone again after it yielded its container: bench run b41, 10 clones started for one
-    map). Map 2, whose two launch clones yielded and whose original crawls, is late: it is named, with
+    named task's clone again after it yielded its container: on the cluster benchmark, 10 clones started for
+    one map). Map 2, whose two launch clones yielded and whose original crawls, is late: it is named, with
     REASON_CLONE_LATE_COPY (two clones: its job is small), and its running clones are per-task ones."""
     with _late_rule_am(tmp_path, small_job_clones=7) as (svc, am):
         profile = pb.JobProfile(
@@ -364,11 +386,11 @@ def test_a_waiting_clone_of_the_last_stage_waits_alone_and_a_clone_of_a_map_does
 
 def test_the_last_stage_is_the_phases_with_parents_that_no_phase_waits_for() -> None:
     two = pb.JobProfile(phases=[_phase("map", 2, 20), _phase("reduce", 1, 10, ("map",))])
-    assert _last_stages(two) == {"reduce"}
+    assert last_stages(two) == {"reduce"}
     three = pb.JobProfile(
         phases=[_phase("m", 2, 20), _phase("j", 2, 15, ("m",)), _phase("r", 1, 10, ("j",)), _phase("s", 1, 5)]
     )
-    assert _last_stages(three) == {"r"}  # "s" has no parents: a map-only job's tasks are not its last stage
+    assert last_stages(three) == {"r"}  # "s" has no parents: a map-only job's tasks are not its last stage
 
 
 def _late_plan(
@@ -403,7 +425,7 @@ def test_a_late_task_is_named_even_when_the_cluster_has_no_room_for_its_clone_no
 def test_a_late_first_task_gets_its_own_clone_not_clones_for_the_whole_phase(tmp_path: Path) -> None:
     """The progress rule names its grant `late_progress_rate` when the phase's first task is judged by
     progress. That grant is for the late tasks only: the plan names the late map, and no clones per phase
-    (they would clone every map of the job twice; seen in bench-cluster run b23, 53 clones for 34 tasks)."""
+    (they would clone every map of the job twice: 53 clones for 34 tasks on the cluster benchmark)."""
     with _late_rule_am(tmp_path) as (_svc, am):
         profile = pb.JobProfile(
             application_id=APP, job_name="late0", submit_time_ms=1, phases=[_phase("map", 4, 20)]
@@ -431,7 +453,7 @@ def test_a_clone_waiting_for_its_container_holds_off_the_next_clone(tmp_path: Pa
     """The late map gets one clone; while that clone waits for a container (ATTEMPT_WAITING) the task
     is not late again (a late task's next clone waits until its newest copy is late too, as in the
     simulator, where a placed clone runs at once). Before: the waiting clone counted for nothing and the
-    task got its second clone on the next plan (bench-cluster run b28)."""
+    task got its second clone on the next plan (on the cluster benchmark)."""
     with _late_rule_am(tmp_path) as (_svc, am):
         plan = _late_plan(am, "wait", 4, {2: 20.0, 3: 22.0}, {0: (0.025, 0.05), 1: (0.6, 0.9)})
         assert {t.task_id: t.clones for t in plan.task_clones} == {"task_1700000000000_0001_m_000000": 1}
@@ -443,9 +465,9 @@ def test_a_clone_waiting_for_its_container_holds_off_the_next_clone(tmp_path: Pa
 
 def test_a_lone_copy_with_nothing_to_compare_against_is_not_late(tmp_path: Path) -> None:
     """A phase with no finished task and no history is judged against its own copies' projected run
-    times (`_no_data_means`), not the 1 s placeholder: a task crawling at 2.5%/10 s whose sibling has no
-    rate yet gets no clone (before: it was late against 1 s and got clones at once, bench-cluster run
-    b24; a job's one reduce always did). Once the sibling finished in 20 s, the same crawl is late."""
+    times (`amjob.no_data_means`), not the 1 s placeholder: a task crawling at 2.5%/10 s whose sibling has no
+    rate yet gets no clone (against 1 s it would be late and get clones at once; a job's one reduce
+    always would). Once the sibling finished in 20 s, the same crawl is late."""
     with _late_rule_am(tmp_path) as (_svc, am):
         profile = pb.JobProfile(
             application_id=APP, job_name="lone", submit_time_ms=1, phases=[_phase("map", 2, 20)]
@@ -480,7 +502,7 @@ def test_a_copy_still_at_progress_0_after_the_usual_start_up_is_stalled_and_gets
         assert not first.task_clones, first  # no start-up learned yet: progress 0 says nothing
         siblings = [_running_map(i, now_ms, 10, 0.4) for i in range(3)]  # launched 40 s ago
         plan = am.ReportAttempts(pb.AttemptReports(application_id=APP, attempts=siblings), timeout=10)
-        assert svc.appmaster.startups.median() == pytest.approx(30.0)
+        assert svc.appmaster.am.startups.median() == pytest.approx(30.0)
         assert set({t.task_id: t.clones for t in plan.task_clones}) == {"task_1700000000000_0001_m_000003"}
 
 
@@ -503,8 +525,8 @@ def test_a_copys_finish_is_estimated_at_its_rate_since_its_work_began() -> None:
 
 def test_a_copys_earliest_finish_grows_while_its_progress_shows_no_new_step() -> None:
     """`_finish_at_least_ms`: work of D s that reached p1 by t1 and is below p + p1 at t takes more than
-    (t - t1) / p, and begins after the launch (bench run b55: a 752 s straggler's second step came 75 s
-    into its work, so it had no rate until then)."""
+    (t - t1) / p, and begins after the launch (on the cluster benchmark: a 752 s straggler's second step came
+    75 s into its work, so it had no rate until then)."""
     a = pb.AttemptReport(state=pb.ATTEMPT_RUNNING, progress=0.05, time_ms=260_000, launch_time_ms=209_000)
     assert _finish_at_least_ms(a, None) is None
     # first step (5%) reported at 251 s, still 5% at 260 s: the work takes more than 9 / 0.05 = 180 s
@@ -601,8 +623,8 @@ def test_a_task_is_covered_when_a_copy_timed_at_its_rate_has_at_most_a_fresh_cop
 
 
 def test_a_copy_stalled_at_progress_0_past_a_fraction_of_a_fresh_copys_run_straggles() -> None:
-    """Bench run b60: a map whose original drew 752 s shows its first step after 37.6 s of work, and
-    until then it had neither a rate nor an earliest finish. With the usual start-up known (5 s here), a
+    """On the cluster benchmark: a map whose original drew 752 s shows its first step after 37.6 s of work,
+    and until then it had neither a rate nor an earliest finish. With the usual start-up known (5 s here), a
     copy at progress 0 that has worked more than STALL_MIN_S and STALL_FRAC of a fresh copy's run time
     (the phase's other maps: 100 s) straggles: its young clone does not yield, and its waiting clones are
     named late."""
@@ -681,7 +703,7 @@ def test_a_spent_plan_budget_answers_the_last_plan_and_keeps_the_reports(tmp_pat
             cached = am.GetClonePlan(pb.ClonePlanRequest(application_id=APP), timeout=10)
             assert cached == fresh
             assert _cached_plans() == before + 1
-            st = svc.appmaster._apps[APP]
+            st = svc.appmaster.am.apps[APP]
             assert done.attempt_id in st.attempts and st.durations["map"] == [20.0]  # the report was kept
     finally:
         svc.stop()
@@ -690,7 +712,7 @@ def test_a_spent_plan_budget_answers_the_last_plan_and_keeps_the_reports(tmp_pat
 def test_a_waiting_clone_counts_as_a_tasks_first_only_without_a_running_clone_or_a_copy_about_to_finish(
     tmp_path: Path,
 ) -> None:
-    """`PhaseHint.waiting_first` (session 15): the waiting clones at launch that would be their task's
+    """`PhaseHint.waiting_first`: the waiting clones at launch that would be their task's
     first running clone, of a task not covered, one per task. Map 0 has a clone running already (its
     waiting clone is a third copy); map 1's two clones wait (one counts); map 2's original is timed to
     finish within a fresh copy's run time (covered); map 3 succeeded in 20 s."""

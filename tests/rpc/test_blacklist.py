@@ -8,9 +8,10 @@ import pytest
 from rpc_harness import app, ask, full_batch, node
 
 from pyscheduler import policies
+from pyscheduler.rpc.coreround import core_round
 from pyscheduler.rpc.mirror import Mirror
 from pyscheduler.rpc.policy import round_for
-from pyscheduler.rpc.translate import core_round, to_snapshot
+from pyscheduler.rpc.translate import to_snapshot
 from pyscheduler.rpc.validate import InvalidMessage, state_batch
 from pyscheduler.wire import pb
 

@@ -7,9 +7,10 @@ from rpc_harness import am_session, app, ask, attempt, full_batch, node, res
 
 from pyscheduler.policies import get_policy
 from pyscheduler.rpc.clones import clone_counts
+from pyscheduler.rpc.coreround import core_round
 from pyscheduler.rpc.mirror import Mirror
 from pyscheduler.rpc.service import DecisionService
-from pyscheduler.rpc.translate import PhaseHint, core_round, snapshot_and_clones
+from pyscheduler.rpc.translate import PhaseHint, snapshot_and_clones
 from pyscheduler.wire import pb
 
 APP1 = "application_1700000000000_0001"
@@ -178,7 +179,7 @@ def test_the_service_places_an_ams_waiting_clone_only_in_idle_capacity(inproc: D
 
 
 def test_a_tasks_first_clone_takes_idle_capacity_before_a_newer_asks_third_copy() -> None:
-    """`CloneAsks.first` (session 15): a clone at launch that would be its task's first running clone goes
+    """`CloneAsks.first`: a clone at launch that would be its task's first running clone goes
     before other clones at launch, whatever the asks' age; a late copy still goes before both."""
     # 5 cores: 4 originals, then one clone. App 1's ask is the newer one.
     m = _mirror(5, [ask(2, 20, 3), ask(1, 20, 3)])

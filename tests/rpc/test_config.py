@@ -51,6 +51,10 @@ def test_defaults_bind_loopback_and_layering(tmp_path: Path) -> None:
         ("", {"DOLLYMP_POLICY_OPTIONS": "{not json"}, "policy.options", "JSON"),
         ('[grpc]\ntls_cert = "/no/such/cert.pem"\n', {}, "grpc.tls_cert", "does not exist"),
         ('[http]\nhost = "0.0.0.0"\nport = 8080\n', {}, "http.token", "not loopback"),
+        ('[http]\nhost = "0.0.0.0"\nadmin_token = "a"\n', {}, "http.token", "not loopback"),
+        ('[http]\ntoken = "same"\nadmin_token = "same"\n', {}, "http.admin_token", "must differ"),
+        ("", {"DOLLYMP_HTTP_TOKEN": "t", "DOLLYMP_HTTP_ADMIN_TOKEN": "t"}, "http.admin_token", "must differ"),
+        ("[http]\nadmin_token = 5\n", {}, "http.admin_token", "string"),
         ("[grpc]\nport = 1\n[grpc]\n", {}, "--config", "not valid TOML"),
         ("[appmaster]\nclone_yield = 1\n", {}, "appmaster.clone_yield", "true or false"),
         ("", {"DOLLYMP_APPMASTER_CLONE_YIELD": "maybe"}, "appmaster.clone_yield", "true or false"),
@@ -65,6 +69,17 @@ def test_invalid_configuration_names_the_key(
         config.load(f, env=env)
     assert err.value.key == key
     assert str(err.value).startswith(f"config {key} (") and words in str(err.value)
+
+
+def test_http_admin_token(tmp_path: Path) -> None:
+    assert config.load(None, env={})["http.admin_token"] == ""
+    env = {"DOLLYMP_HTTP_TOKEN": "read", "DOLLYMP_HTTP_ADMIN_TOKEN": "admin"}
+    cfg = config.load(None, env=env)
+    assert cfg["http.token"] == "read" and cfg["http.admin_token"] == "admin"
+    assert cfg.sources["http.admin_token"] == "env DOLLYMP_HTTP_ADMIN_TOKEN"
+    f = tmp_path / "c.toml"
+    f.write_text('[http]\nhost = "0.0.0.0"\ntoken = "read"\nadmin_token = "admin"\n')
+    assert config.load(f, env={})["http.admin_token"] == "admin"
 
 
 def test_tls_cert_without_key(tmp_path: Path) -> None:

@@ -185,7 +185,7 @@ def test_fifty_thousand_attempts_do_not_slow_other_sessions(svc: DecisionService
     """60,000 reported attempts of one application: the oldest finished ones are dropped past
     limits.attempts_per_app (20,000), live ones over it are refused naming the limit, and another
     session's rounds keep their latency (the per-task medians were quadratic in a phase's attempts:
-    rpc/medians.py)."""
+    estimate/medians.py)."""
     attack = "attempt flood (attempts per application)"
     good = hostile.GoodTenant(svc.port)
     try:
@@ -218,8 +218,8 @@ def test_fifty_thousand_attempts_do_not_slow_other_sessions(svc: DecisionService
                 )
                 refused += err is not None
             assert refused == 1
-            with svc.appmaster._lock:
-                kept = len(svc.appmaster._apps[APP].attempts)
+            with svc.appmaster.am.lock:
+                kept = len(svc.appmaster.am.apps[APP].attempts)
             assert kept <= 20_000
         assert good.unaffected(attack, base), good.why
         print(f"other session's rounds after 60,000 reported attempts: {good.why}")

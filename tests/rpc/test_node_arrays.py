@@ -17,9 +17,9 @@ from collections import defaultdict
 import numpy as np
 from rpc_harness import app, ask, attempt, full_batch, node
 
+from pyscheduler.rpc.clusterview import cluster_of
 from pyscheduler.rpc.mirror import Mirror, OutstandingPlacement, application_of_attempt
 from pyscheduler.rpc.res import Res
-from pyscheduler.rpc.translate import cluster_of
 from pyscheduler.wire import pb
 
 NODES = [f"h{i:02d}:1" for i in range(16)]

@@ -7,9 +7,10 @@ import random
 import numpy as np
 from rpc_harness import app, ask, attempt, full_batch, node
 
+from pyscheduler.rpc.clusterview import cluster_of
 from pyscheduler.rpc.mirror import Mirror, OutstandingPlacement
 from pyscheduler.rpc.res import Res
-from pyscheduler.rpc.translate import cluster_of, to_snapshot
+from pyscheduler.rpc.translate import to_snapshot
 from pyscheduler.wire import pb
 
 

@@ -9,22 +9,14 @@ from rpc_harness import FORMER, am_session, app, ask, attempt, full_batch, in_pr
 
 from pyscheduler.policies import get_policy
 from pyscheduler.rpc.clones import CloneAsks
+from pyscheduler.rpc.coreround import core_round
 from pyscheduler.rpc.mirror import AskKey, Mirror
 from pyscheduler.rpc.placer import PlacementChoice
 from pyscheduler.rpc.res import Res
 from pyscheduler.rpc.session import Session
-from pyscheduler.rpc.translate import PhaseHint, core_round
-from pyscheduler.rpc.yielding import (
-    BEATEN_MARGIN_S,
-    STEADY_S,
-    Copy,
-    Waiting,
-    beaten,
-    choose,
-    preemptible,
-    steady,
-    waiting_first,
-)
+from pyscheduler.rpc.translate import PhaseHint
+from pyscheduler.rpc.waiting import STEADY_S, Waiting, steady, waiting_first
+from pyscheduler.rpc.yielding import BEATEN_MARGIN_S, Copy, beaten, choose, preemptible
 from pyscheduler.wire import pb
 
 APP1 = "application_1700000000000_0001"
@@ -101,13 +93,13 @@ def _held_back_mirror() -> tuple[Mirror, list[Copy]]:
 def test_clones_named_per_task_and_of_the_last_stage_yield_after_every_clone_at_launch() -> None:
     """A late copy or a phase tail's clone and a reduce clone are held back: they come after the clone at
     launch, though younger (youngest first among themselves), and never leave their task fewer than two
-    copies: c2b and c3b stay (bench run b60: two reduces lost both clones to waiting maps)."""
+    copies: c2b and c3b stay (on the cluster benchmark: two reduces lost both clones to waiting maps)."""
     m, copies = _held_back_mirror()
     assert [c.container_id for c in preemptible(copies, m, NOW_MS)] == ["c1", "c3", "c2"]
 
 
 def test_clones_held_back_yield_to_waiting_originals_but_never_to_a_clone_judged_alone() -> None:
-    """Bench runs b57-b59: a new job's maps or AM waited 13-28 s while every running clone was a late
+    """On the cluster benchmark: a new job's maps or AM waited 13-28 s while every running clone was a late
     copy, a phase tail's clone or a reduce clone. Now they yield to an original once the clones at launch
     are taken; a waiting clone judged alone gets clones at launch only."""
     one = Res(1024, 1)
@@ -182,7 +174,7 @@ def test_a_young_clone_without_a_rate_is_not_beaten_by_a_lead_timed_by_its_rate(
         _copy("o2", "t2", False, 0.0, 40_000),
         _copy("c2", "t2", True, 0.0, 95_000),  # younger, no estimate at all
     ]
-    # c1 is not taken for beaten (before: first, bench run b52): the younger c2 yields first
+    # c1 is not taken for beaten (before: first, on the cluster benchmark): the younger c2 yields first
     assert [c.container_id for c in preemptible(copies, m, NOW_MS)] == ["c2", "c1"]
     # once c1 is timed by its rate too, and later than its lead, it is beaten
     timed = [copies[0], _rated("c1", "t1", True, 0.3, 300.0), *copies[2:]]
@@ -213,7 +205,7 @@ def test_every_task_gives_up_one_clone_before_any_gives_up_its_second() -> None:
         _copy("c2b", "t2", True, 0.0, 70_000),
     ]
     assert [c.container_id for c in preemptible(copies, m, NOW_MS)] == ["c1b", "c2b", "c1", "c2"]
-    # two waiting originals: one clone of each task yields (before: both of t1's, bench run b49)
+    # two waiting originals: one clone of each task yields (before: both of t1's, on the cluster benchmark)
     assert sorted(k.container_id for k in choose(m, [Res(1024, 1)] * 2, copies, NOW_MS)) == ["c1b", "c2b"]
 
 
@@ -262,7 +254,7 @@ def test_a_preemption_in_flight_on_a_node_with_no_clone_left_still_counts_as_roo
     # waiting container will take c1's room, so c2 stays
     assert choose(m, [Res(1024, 1)], copies, NOW_MS + 100) == []
     # the shim completed c1: gone from the mirror, h1's allocated not yet down (its NodeManager has not
-    # reported); h1 still has the room coming, so c2 still stays (before: preempted, bench run b48)
+    # reported); h1 still has the room coming, so c2 still stays (before: preempted, on the cluster benchmark)
     _completed(m, "c1")
     left = [c for c in copies if c.container_id != "c1"]
     assert choose(m, [Res(1024, 1)], left, NOW_MS + 200) == []
@@ -282,7 +274,7 @@ def test_a_preempted_clone_the_shim_reported_gone_still_counts_as_room_until_its
     _completed(m, "c1")
     assert "c1" not in m.containers and m.free_of(["h1:1"])["h1:1"] == Res(0, 0)
     left = [c for c in copies if c.container_id != "c1"]
-    # the waiting original will take c1's room: c2 stays (before: preempted too, bench run b47)
+    # the waiting original will take c1's room: c2 stays (before: preempted too, on the cluster benchmark)
     assert choose(m, [Res(1024, 1)], left, NOW_MS + 100) == []
     # a second waiting original still takes c2
     assert [k.container_id for k in choose(m, [Res(1024, 1)] * 2, left, NOW_MS + 200)] == ["c2"]
@@ -372,7 +364,7 @@ def test_only_a_container_that_waited_steady_s_counts_and_as_few_as_waited_throu
 
 
 def test_an_am_containers_ask_counts_at_once_and_only_as_an_original() -> None:
-    """No clone asks for an AM's container, so it need not wait STEADY_S (bench runs b55-b59: 3 to 5 AMs
+    """No clone asks for an AM's container, so it need not wait STEADY_S (on the cluster benchmark: 3 to 5 AMs
     of 8 a run waited 3.2-3.8 s behind clones)."""
     m = _mirror([], [ask(2, 0, 1, am=True)])
     key = next(iter(m.asks))
@@ -409,8 +401,8 @@ def _rated(cid: str, task: str, clone: bool, progress: float, finish_s: float, *
 
 
 def test_a_clone_of_a_covered_task_yields_before_a_younger_clone_of_a_task_not_timed_yet() -> None:
-    """Bench run b64: a map's only clone yielded within a second of its launch, beside an original that
-    drew 603 s, while another job's map clone kept its container though that map's original was timed
+    """On the cluster benchmark: a map's only clone yielded within a second of its launch, beside an original
+    that drew 603 s, while another job's map clone kept its container though that map's original was timed
     to finish 37 s later. A clone of a task `covered` (a copy timed at its rate finishes within a fresh
     copy's run time) now yields first, and the node that gives one up wins."""
     m = _two_nodes()
@@ -429,9 +421,9 @@ def test_a_clone_of_a_covered_task_yields_before_a_younger_clone_of_a_task_not_t
 
 
 def test_the_last_clone_of_a_task_not_timed_yet_does_not_yield_to_a_last_stage_clone() -> None:
-    """`keeps_company` (bench run b69: a map's only clone, a 54.3 s draw, yielded 5 s after its start to
-    another job's reduce clone, its third copy; the map's original drew 140.1 s). Map t1's copies are not
-    timed: its one clone stays for a waiting reduce clone (of the ask of the running reduce r1, YARN
+    """`keeps_company` (on the cluster benchmark: a map's only clone, a 54.3 s draw, yielded 5 s after its
+    start to another job's reduce clone, its third copy; the map's original drew 140.1 s). Map t1's copies
+    are not timed: its one clone stays for a waiting reduce clone (of the ask of the running reduce r1, YARN
     priority 10), and goes to a late copy's waiting clone or to an original. Once t1 is covered, or
     with a second clone, it gives one up to the reduce clone too."""
     one = Res(1024, 1)
@@ -489,8 +481,8 @@ def test_a_clone_at_launch_clearly_beaten_by_its_tasks_lead_is_released_at_once(
 
 def test_a_known_stragglers_clones_at_launch_do_not_yield_unless_beaten() -> None:
     """A task whose timed copies all straggle keeps its clones at launch (`Copy.straggling`): only its
-    beaten ones may yield; another task's clone yields instead (bench run b54: a 752 s straggler's two
-    young clones yielded 3 s after their start, twice)."""
+    beaten ones may yield; another task's clone yields instead (on the cluster benchmark: a 752 s straggler's
+    two young clones yielded 3 s after their start, twice)."""
     m = _mirror([_container(c, 1) for c in ("o1", "c1", "c1b", "o2", "c2")], [], cores=5)
     copies = [
         _rated("o1", "t1", False, 0.05, 800.0, straggling=True),
@@ -603,7 +595,7 @@ def test_only_jobs_whose_am_lets_a_preempted_clone_go_offer_their_copies(tmp_pat
 
 
 def test_only_a_clone_worth_the_least_yields_to_a_waiting_tasks_first_clone() -> None:
-    """`cheap` (session 15; bench run b72: three jobs' first map clones started 13-20 s after their
+    """`cheap` (on the cluster benchmark: three jobs' first map clones started 13-20 s after their
     originals while other jobs' clones held the room): a clone at launch of a covered task, or beaten by
     its lead, yields to a waiting clone that would be its task's first running one (`Waiting.first`);
     a clone of a task not timed yet, or held back, does not."""

@@ -118,7 +118,7 @@ public final class CloneBook {
    * the order they asked, so when room is short the tasks with one copy get their second before any gets
    * a third: the least of two Pareto(1.5) draws keeps most of three's gain (its median 1.26 x the base,
    * against 1.17 x for three and 1.59 x for one). Added task by task, the first tasks took both their
-   * clones' containers (bench run b53: of a 6-map job, four maps ran two clones each and two maps none).
+   * clones' containers (of a 6-map job, four maps could run two clones each and two maps none).
    */
   public static List<String> roundRobin(Map<String, Integer> clones) {
     List<String> out = new ArrayList<>();
@@ -193,8 +193,7 @@ public final class CloneBook {
    * (unfinished tasks, not named on their own): a task's next clone at launch waits until every such task
    * has as many. A phase's originals get their containers one by one, and a task's clones are added once
    * it runs, so without this the first tasks to run asked for their second clones before the last ones
-   * asked for their first, and took the room first (bench run b55: one map's first clone started 25 s
-   * after another map's second one, and its original ran 126 s).
+   * asked for their first, and took the room first.
    */
   private Map<String, Integer> launchFloor(List<TaskView> views) {
     Map<String, Integer> floor = new HashMap<>();

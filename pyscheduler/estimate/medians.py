@@ -1,10 +1,10 @@
 """The median of a phase's run times without one task's own: O(k log n) per task, not O(n).
 
-`rpc/appmaster.py` judges each task against the median run time of the other tasks of its phase. Built
-per task from the whole list, that is quadratic in the phase's size: 20,000 reported attempts of one
-phase took minutes per report. `LeaveOut` sorts a phase's values once and answers each task's median
-from the sorted list by skipping the task's own few values (`statistics.median` semantics: the middle
-value, or the mean of the two middle values).
+The copy estimates (estimate/copies.py) judge each task against the median run time of the other tasks
+of its phase. Built per task from the whole list, that is quadratic in the phase's size: 20,000 reported
+attempts of one phase took minutes per report. `LeaveOut` sorts a phase's values once and answers each
+task's median from the sorted list by skipping the task's own few values (`statistics.median` semantics:
+the middle value, or the mean of the two middle values).
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
-"""rpc/medians.py against statistics.median of the list built per task (what appmaster.py did)."""
+"""estimate/medians.py against statistics.median of the list built per task."""
 
 from __future__ import annotations
 
 import random
 import statistics
 
-from pyscheduler.rpc.medians import LeaveOut
+from pyscheduler.estimate.medians import LeaveOut
 
 
 def test_leave_out_median_equals_the_median_of_the_others() -> None:

@@ -1,0 +1,221 @@
+"""The AM registry: what each application's AM helper reported (its job profile, its attempts as last
+reported, the phases' finished durations), kept per application under one lock, and what the RM rounds
+read of it: θ/σ hints per YARN priority (`hints`) and the running copies the service may preempt
+(`running_copies`), each judged by the copy estimator (estimate/copies.py).
+
+Bounded: at most `max_apps` profiles (the oldest forgotten), and the attempts per application by
+`limits.attempts_per_app` (rpc/ambounds.py)."""
+
+from __future__ import annotations
+
+import math
+import statistics
+import threading
+import time
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from typing import Any
+
+from pyscheduler.estimate.copies import Report, StartupEstimate, finish_at_rate, judge, work_progress
+from pyscheduler.rpc import ambounds
+from pyscheduler.rpc.amjob import copy_report, copy_reports, last_stages, upstream, waiting_clone
+from pyscheduler.rpc.limits import Limits
+from pyscheduler.rpc.named import NamedLog
+from pyscheduler.rpc.outcomes import outcome_records
+from pyscheduler.rpc.translate import PhaseHint
+from pyscheduler.rpc.yielding import Copy
+from pyscheduler.wire import pb
+
+# TaskClones reasons of tasks judged on their own (late, the phase tail): their clones never yield
+JUDGED_ALONE = frozenset({pb.REASON_CLONE_LATE_COPY, pb.REASON_CLONE_PHASE_TAIL})
+
+
+@dataclass
+class AppState:
+    profile: Any
+    durations: dict[str, list[float]] = field(default_factory=dict)
+    attempts: dict[str, Any] = field(default_factory=dict)  # attempt id -> last report
+    first_progress: dict[str, Report] = field(default_factory=dict)  # (time s, progress)
+    waiting: dict[str, int] = field(default_factory=dict)  # phase id -> clones waiting for a container
+    last_plan: str = ""
+    plan: Any = None  # the last ClonePlan sent (answered again when the plan budget is spent)
+    per_task: dict[str, int] = field(default_factory=dict)  # task id -> pb reason it was last named with
+    # waiting clones (ATTEMPT_WAITING) of tasks judged on their own or of the last stage (`waits_alone`):
+    # attempt id -> phase id
+    waiting_alone: dict[str, str] = field(default_factory=dict)
+    last_stages: frozenset[str] = frozenset()  # `amjob.last_stages` of the profile, which a job keeps
+    upstream: frozenset[str] = frozenset()  # `amjob.upstream`: phases whose progress is `work_progress`
+    named_log: NamedLog = field(default_factory=NamedLog)  # tasks named on their own, logged once each
+
+    def __post_init__(self) -> None:
+        self.last_stages = last_stages(self.profile)
+        self.upstream = upstream(self.profile)
+
+    def waits_alone(self, a: Any) -> bool:
+        """Whether attempt `a` is a clone waiting for its container that goes before clones at launch,
+        which yield their containers to it (rpc/clones.py, rpc/yielding.py): a clone of a task judged on
+        its own (a late copy, the phase tail), or of the job's last stage, which the job's finish waits
+        for, with the least work left of any running job's phase (a clone at launch of another job's map
+        is a fresh draw of one of its several tasks)."""
+        if not waiting_clone(a):
+            return False
+        return self.per_task.get(a.task_id) in JUDGED_ALONE or a.phase_id in self.last_stages
+
+
+class UnknownPhase(ValueError):
+    def __init__(self, index: int, phase_id: str) -> None:
+        super().__init__(f"attempts[{index}].phase_id: unknown phase {phase_id!r}")
+
+
+class AmRegistry:
+    """Per-application AM state; every read and write under `lock`."""
+
+    def __init__(self, history: Any | None = None, max_apps: int = 10_000) -> None:
+        self.history = history  # pyscheduler.store StatisticsHistory, or None
+        self.max_apps = max_apps
+        self.lock = threading.Lock()
+        self.apps: dict[str, AppState] = {}
+        self.startups = StartupEstimate()  # guarded by lock
+
+    def put_profile(self, profile: Any) -> None:
+        """A job profile, reported first or again (the durations seen so far are kept)."""
+        with self.lock:
+            old = self.apps.get(profile.application_id)
+            self.apps[profile.application_id] = AppState(profile, *(() if old is None else (old.durations,)))
+            while len(self.apps) > self.max_apps:  # bounded: forget the oldest profile
+                self.apps.pop(next(iter(self.apps)))
+
+    def record(self, request: Any, limits: Limits) -> tuple[dict[str, list[float]], str, list[Any]]:
+        """Keeps an AttemptReports: (durations finished now per phase, the job's name, the decision-log
+        records of the attempts' outcomes). Raises KeyError for an application without a profile,
+        UnknownPhase, or limits.Refusal (nothing kept)."""
+        finished: dict[str, list[float]] = {}
+        changes: list[tuple[Any, Any]] = []
+        with self.lock:
+            st = self.apps[request.application_id]
+            known = {ph.phase_id for ph in st.profile.phases}
+            for i, a in enumerate(request.attempts):
+                if a.phase_id not in known:
+                    raise UnknownPhase(i, a.phase_id)
+            ambounds.make_room(st, request.attempts, limits)
+            for a in request.attempts:
+                if a.phase_id in st.upstream:  # a map's map phase (`work_progress`)
+                    a.progress = work_progress(a.progress)
+                prev = st.attempts.get(a.attempt_id)
+                st.attempts[a.attempt_id] = a
+                changes.append((a, prev))
+                if a.state == pb.ATTEMPT_RUNNING and a.progress > 0 and a.attempt_id not in st.first_progress:
+                    st.first_progress[a.attempt_id] = (a.time_ms / 1000.0, a.progress)
+                    if a.launch_time_ms:
+                        self.startups.add((a.time_ms - a.launch_time_ms) / 1000.0)
+                was = prev is not None and waiting_clone(prev)
+                st.waiting[a.phase_id] = st.waiting.get(a.phase_id, 0) + waiting_clone(a) - was
+                if st.waits_alone(a):
+                    st.waiting_alone[a.attempt_id] = a.phase_id
+                else:
+                    st.waiting_alone.pop(a.attempt_id, None)
+                if a.state == pb.ATTEMPT_SUCCEEDED and (prev is None or prev.state != pb.ATTEMPT_SUCCEEDED):
+                    st.durations.setdefault(a.phase_id, []).append(a.duration_s)
+                    finished.setdefault(a.phase_id, []).append(a.duration_s)
+            return (
+                finished,
+                st.profile.job_name,
+                outcome_records(request.application_id, changes, st.attempts),
+            )
+
+    def stats(self, st: AppState) -> dict[str, tuple[float, float]]:
+        """θ and σ per phase in DollyMP Sec. 5.2's order (as estimate/stats.py): the recurring job's
+        history first, then the phase's own finished tasks (caller holds the lock)."""
+        out: dict[str, tuple[float, float]] = {}
+        for ph in st.profile.phases:
+            m = None
+            if self.history is not None and st.profile.job_name:
+                m = self.history.moments(st.profile.job_name, ph.phase_id)
+            seen = st.durations.get(ph.phase_id, [])
+            if m is not None and math.isfinite(m.mean):
+                out[ph.phase_id] = (m.mean, m.sd)
+            elif seen:
+                out[ph.phase_id] = (statistics.fmean(seen), statistics.pstdev(seen) if len(seen) > 1 else 0.0)
+        return out
+
+    # ---- what the RM rounds read --------------------------------------------------------------
+
+    def hints(self, app_id: str) -> dict[int, PhaseHint]:
+        """θ/σ and the waiting clones per YARN priority of the application's phases (rpc/translate.py)."""
+        with self.lock:
+            st = self.apps.get(app_id)
+            if st is None:
+                return {}
+            stats = self.stats(st)
+            alone: dict[str, int] = {}
+            for phase_id in st.waiting_alone.values():
+                alone[phase_id] = alone.get(phase_id, 0) + 1
+            first = self._waiting_first(st) if st.profile.clones_preemptible else {}
+            return {
+                ph.yarn_priority: PhaseHint(
+                    ph.phase_id,
+                    *stats.get(ph.phase_id, (1.0, 0.0)),
+                    st.waiting.get(ph.phase_id, 0),
+                    alone.get(ph.phase_id, 0),
+                    first.get(ph.phase_id, 0),
+                )
+                for ph in st.profile.phases
+            }
+
+    def _waiting_first(self, st: AppState) -> dict[str, int]:
+        """Per phase, the waiting clones at launch that would be their task's first running clone, of
+        tasks not covered (`judge`; `PhaseHint.waiting_first`; caller holds the lock)."""
+        attempts = list(st.attempts.values())
+        waiting = [a for a in attempts if waiting_clone(a) and a.attempt_id not in st.waiting_alone]
+        if not waiting:
+            return {}
+        cloned = {a.task_id for a in attempts if a.is_clone and a.state == pb.ATTEMPT_RUNNING}
+        _, covered = judge(copy_reports(attempts, st.first_progress), time.time(), self.startups.median())
+        out: dict[str, int] = {}
+        seen: set[str] = set()
+        for a in sorted(waiting, key=lambda a: a.attempt_id):
+            if a.task_id in cloned or a.task_id in covered or a.task_id in seen:
+                continue
+            seen.add(a.task_id)  # one per task: its second clone is a third copy
+            out[a.phase_id] = out.get(a.phase_id, 0) + 1
+        return out
+
+    def running_copies(self, apps: Collection[str] | None = None) -> list[Copy]:
+        """Every attempt the AM helpers last reported RUNNING in a container (rpc/yielding.py), of jobs
+        whose AM lets a preempted clone go unreplaced (JobProfile.clones_preemptible): Hadoop's own AM
+        would schedule a replacement attempt, which would wait for a container in its turn. Each copy says
+        whether its task was named per task, whether it is of the job's last stage, whether its task
+        straggles and whether it is covered by a copy about to finish (`judge`)."""
+        out: list[Copy] = []
+        with self.lock:
+            startup = self.startups.median()
+            chosen = (
+                self.apps.items() if apps is None else [(a, self.apps[a]) for a in apps if a in self.apps]
+            )
+            for app_id, st in chosen:  # of `apps` only (a session's: not other tenants')
+                if not st.profile.clones_preemptible:  # the project's AM: a preempted clone is not replaced
+                    continue
+                slow, covered = judge(
+                    copy_reports(list(st.attempts.values()), st.first_progress), time.time(), startup
+                )
+                for a in st.attempts.values():
+                    if a.state != pb.ATTEMPT_RUNNING or not a.container_id:
+                        continue
+                    ends = finish_at_rate(copy_report(a, st.first_progress.get(a.attempt_id)))
+                    out.append(
+                        Copy(
+                            app_id,
+                            a.task_id,
+                            a.attempt_id,
+                            a.container_id,
+                            a.is_clone,
+                            a.progress,
+                            a.launch_time_ms,
+                            per_task=a.task_id in st.per_task,
+                            last_stage=a.phase_id in st.last_stages,
+                            finish_est_ms=None if ends is None else ends * 1000.0,
+                            straggling=a.task_id in slow,
+                            covered=a.task_id in covered,
+                        )
+                    )
+        return out

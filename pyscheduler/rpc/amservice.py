@@ -1,0 +1,132 @@
+"""AppMasterService: the gRPC face of the AM helper's calls. It validates each message (rpc/ambounds.py,
+naming the field and its limit), keeps what it reports in the AM registry (rpc/amregistry.py), writes the
+attempts' outcomes and the recurring-job history, and answers with the AM plan (rpc/amplan.py). The AM
+asks again every `dollymp.am.plan-poll-ms`."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import grpc
+
+from pyscheduler.policies import Policy
+from pyscheduler.rpc import ambounds, validate
+from pyscheduler.rpc.amjob import FINAL, waiting_clone
+from pyscheduler.rpc.amplan import AmPlanner, PlanBudget
+from pyscheduler.rpc.amregistry import AmRegistry, UnknownPhase
+from pyscheduler.rpc.limits import DEFAULTS, Limits, Refusal
+from pyscheduler.rpc.servicer import Malformed, lenient
+from pyscheduler.rpc.session import DecisionRecorder, SessionRegistry
+from pyscheduler.wire import pb
+
+SERVICE_NAME = "dollymp.v1.AppMasterService"
+log = logging.getLogger("dollymp.appmaster")
+
+
+class AppMasterServicer:
+    def __init__(
+        self,
+        registry: SessionRegistry,
+        policy: Policy | None,
+        recorder: DecisionRecorder,
+        history: Any | None = None,
+        max_apps: int = 10_000,
+        budget: PlanBudget | None = None,
+        limits: Limits = DEFAULTS,
+    ) -> None:
+        self.limits = limits
+        self.recorder = recorder
+        self.am = AmRegistry(history, max_apps)
+        self.planner = AmPlanner(self.am, registry, policy, recorder, budget)
+        # The job name the RM knows an application by, None if it knows none (pyscheduler.rpc.auth): the
+        # recurring-job history is written only for such applications, under that name.
+        self.rm_job_name: Callable[[str], str | None] | None = None
+        self.hints = self.am.hints  # what the RM rounds read (rpc/policy.py)
+        self.running_copies = self.am.running_copies
+
+    def report_job_profile(self, request: Any, context: grpc.ServicerContext) -> Any:
+        self._check(request, lambda p: ambounds.profile(p, self.limits, ambounds.check_profile), context)
+        self.am.put_profile(request)
+        plan = self.planner.plan(request.application_id)
+        log.info(
+            "ReportJobProfile %s (%s): phases %s -> clones %s, omega %.3g s",
+            request.application_id,
+            request.job_name,
+            {ph.phase_id: ph.tasks for ph in request.phases},
+            dict(plan.clones_per_phase),
+            plan.delay_assignment_wait_s,
+        )
+        return plan
+
+    def report_attempts(self, request: Any, context: grpc.ServicerContext) -> Any:
+        self._check(request, lambda r: ambounds.reports(r, self.limits, ambounds.check_reports), context)
+        try:
+            finished, job_name, outcomes = self.am.record(request, self.limits)
+        except KeyError:
+            context.abort(
+                grpc.StatusCode.FAILED_PRECONDITION,
+                f"application_id: no job profile for {request.application_id!r}; report it first",
+            )
+        except UnknownPhase as exc:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        except Refusal as exc:
+            context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
+        if outcomes:
+            self.recorder.append(outcomes)
+        if self.rm_job_name is not None and self.rm_job_name(request.application_id) != job_name:
+            finished = {}  # an application the RM does not know, or by another name: no history
+        if self.am.history is not None and job_name:
+            for phase_id, ds in finished.items():
+                self.am.history.record(job_name, phase_id, ds)
+        log.info(
+            "ReportAttempts %s: %d attempt(s), %d clone(s) (%d waiting for a container), %d finished",
+            request.application_id,
+            len(request.attempts),
+            sum(1 for a in request.attempts if a.is_clone),
+            sum(1 for a in request.attempts if waiting_clone(a)),
+            sum(1 for a in request.attempts if a.state in FINAL),
+        )
+        return self.planner.plan(request.application_id)
+
+    def get_clone_plan(self, request: Any, context: grpc.ServicerContext) -> Any:
+        if isinstance(request, Malformed):
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, request.describe())
+        if not request.application_id:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, "application_id: must be non-empty")
+        with self.am.lock:
+            known = request.application_id in self.am.apps
+        if not known:
+            context.abort(
+                grpc.StatusCode.NOT_FOUND, f"application_id: no job profile for {request.application_id!r}"
+            )
+        return self.planner.plan(request.application_id)
+
+    @staticmethod
+    def _check(request: Any, check: Callable[[Any], None], context: grpc.ServicerContext) -> None:
+        if isinstance(request, Malformed):
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, request.describe())
+        try:
+            check(request)
+        except validate.InvalidMessage as exc:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+
+
+def generic_handler(servicer: AppMasterServicer) -> grpc.GenericRpcHandler[Any, Any]:
+    def unary(fn: Callable[[Any, grpc.ServicerContext], Any], req: Any, resp: Any) -> Any:
+        return grpc.unary_unary_rpc_method_handler(
+            fn, request_deserializer=lenient(req), response_serializer=resp.SerializeToString
+        )
+
+    return grpc.method_handlers_generic_handler(
+        SERVICE_NAME,
+        {
+            "ReportJobProfile": unary(servicer.report_job_profile, pb.JobProfile, pb.ClonePlan),
+            "ReportAttempts": unary(servicer.report_attempts, pb.AttemptReports, pb.ClonePlan),
+            "GetClonePlan": unary(servicer.get_clone_plan, pb.ClonePlanRequest, pb.ClonePlan),
+        },
+    )
+
+
+__all__: Sequence[str] = ("SERVICE_NAME", "AppMasterServicer", "generic_handler")

@@ -1,0 +1,219 @@
+"""The core's decisions -> the round's placements and deferrals (`from_decisions`), and the round function
+deciding with a core policy (`core_round`); the mirror -> the core's Snapshot is pyscheduler.rpc.translate.
+
+Core -> YARN: placements are grouped per (scheduler key, node) into one wire Placement with a count;
+clone placements are not sent on Sync (the AM helper requests clone containers itself, from the
+ClonePlan); every placement is re-checked against the mirror's free room and locality (relax_locality
+false: preferred hosts/racks only), and whatever fails the check is deferred instead.
+
+AM containers are spread (choice; the papers place tasks, not ApplicationMasters): an AM container
+goes to the running node with the fewest AM containers (live, and placed earlier in the round) that has
+room and suits its locality, the core's node first among equals. Packing them (best fit) put most of a
+job mix's AMs on one node; on a slow or failing node that slows or kills every job at once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Callable
+
+import numpy as np
+
+from pyscheduler import metrics
+from pyscheduler.policies import Decisions, Policy
+from pyscheduler.rpc import yielding
+from pyscheduler.rpc.amspread import preferred as _preferred
+from pyscheduler.rpc.amspread import spread_am_containers as _spread_am_containers
+from pyscheduler.rpc.clones import place_clones
+from pyscheduler.rpc.isolate import Isolation
+from pyscheduler.rpc.limits import DEFAULTS, Limits
+from pyscheduler.rpc.mirror import AskKey, AskRec, Mirror
+from pyscheduler.rpc.placer import (
+    DeferralChoice,
+    KillChoice,
+    PlacementChoice,
+    RoundResult,
+    fcfs_order,
+    place,
+    placer_only,
+)
+from pyscheduler.rpc.res import Res, fits_count, res_add
+from pyscheduler.rpc.translate import CLAMPED, HintSource, snapshot_and_clones
+from pyscheduler.rpc.waiting import steady, waiting_alone, waiting_first, waiting_originals
+from pyscheduler.rpc.yielding import Copy, CopySource
+from pyscheduler.wire import pb
+
+log = logging.getLogger("dollymp.translate")
+_PLACEMENT_REASONS = {
+    "first_fit": pb.REASON_FCFS_ORDER,
+    "fcfs_order": pb.REASON_FCFS_ORDER,
+    "best_fit": pb.REASON_BEST_FIT,
+    "priority_order": pb.REASON_PRIORITY_ORDER,
+}
+_DEFERRAL_REASONS = {
+    "waiting_for_resources": pb.REASON_WAITING_FOR_RESOURCES,
+    "infeasible": pb.REASON_INFEASIBLE,
+    "parent_phase_unfinished": pb.REASON_PARENT_PHASE_UNFINISHED,
+    "lower_priority": pb.REASON_LOWER_PRIORITY,
+    "am_share_cap": pb.REASON_AM_SHARE_CAP,
+}
+
+
+def from_decisions(
+    mirror: Mirror, decisions: Decisions, index: dict[tuple[str, str], AskRec], zero: list[AskRec]
+) -> RoundResult:
+    out = RoundResult()
+    counts: dict[tuple[AskKey, str, str], int] = {}
+    jobs, node_ids = decisions.jobs, decisions.node_ids
+    rows = max(len(node_ids), 1)
+    for c in decisions.chunks:  # grouped with numpy: a first round can place tens of thousands
+        keep = ~c.is_clone
+        if not keep.any():
+            continue
+        # One int64 key per (job, phase, node): a 1-D unique is much cheaper than unique(axis=0).
+        phases = int(c.phase_k.max()) + 1
+        codes = (c.job_pos[keep].astype(np.int64) * phases + c.phase_k[keep]) * rows + c.node_row[keep]
+        uniq, sizes = np.unique(codes, return_counts=True)
+        asks: dict[int, AskRec] = {}
+        for code, m in zip(uniq.tolist(), sizes.tolist(), strict=True):
+            jk, row = divmod(code, rows)
+            ask = asks.get(jk)
+            if ask is None:
+                j, k = divmod(jk, phases)
+                job = jobs[j]
+                ask = asks[jk] = index[(job.job_id, job.phases[k].phase_id)]
+            group = (ask.key, node_ids[row], c.reason)
+            counts[group] = counts.get(group, 0) + m
+    if any(mirror.asks[key].am_container for key, _, _ in counts):
+        counts = _spread_am_containers(mirror, counts)
+    room = mirror.free_of({node_id for _, node_id, _ in counts})
+    unplaced: dict[AskKey, int] = {}
+    for (key, node_id, reason), want in counts.items():
+        ask = mirror.asks[key]
+        r = room[node_id]
+        k = fits_count(ask.capability, r, want) if _preferred(mirror, ask, node_id) else 0
+        if k > 0:
+            cap = ask.capability
+            room[node_id] = (
+                Res(r.memory_mb - cap.memory_mb * k, r.vcores - cap.vcores * k)
+                if not (r.others or cap.others)
+                else res_add(r, cap, -k)
+            )
+            wire_reason = pb.REASON_AM_CONTAINER if ask.am_container else _PLACEMENT_REASONS.get(reason, 0)
+            detail = "AM container" if ask.am_container else reason
+            out.placements.append(
+                PlacementChoice(key, node_id, cap, k, wire_reason or pb.REASON_PRIORITY_ORDER, detail)
+            )
+        if k < want:
+            unplaced[key] = unplaced.get(key, 0) + want - k
+    for key, n in unplaced.items():
+        out.deferrals.append(
+            DeferralChoice(
+                key, pb.REASON_WAITING_FOR_RESOURCES, f"{n} unplaced: failed the fit/locality re-check"
+            )
+        )
+    for d in decisions.deferrals:
+        ask = index[(d.job_id, d.phase_id)]
+        out.deferrals.append(
+            DeferralChoice(
+                ask.key,
+                _DEFERRAL_REASONS.get(d.reason, pb.REASON_WAITING_FOR_RESOURCES),
+                d.detail or d.reason,
+            )
+        )
+    for a in zero:
+        out.deferrals.append(DeferralChoice(a.key, pb.REASON_INFEASIBLE, "zero-size ask"))
+    # Priorities, clone grants, ω, kills (placements and deferrals are logged by the session). A job's
+    # priority is passed on only when it differs from the last round's (the session logs changes only):
+    # not a thousand records per round for a thousand unchanged jobs.
+    last: dict[str, tuple[int, int, str]] = mirror.cache.get("priorities", {})
+    now: dict[str, tuple[int, int, str]] = {}
+    changed = []
+    for p in decisions.priorities:
+        value = now[p.job_id] = (p.priority, p.rank, p.reason)
+        if last.get(p.job_id) != value:
+            changed.append(p)
+    mirror.cache["priorities"] = now
+    out.records = dataclasses.replace(decisions, chunks=[], deferrals=[], priorities=changed).to_records()
+    return out
+
+
+def core_round(
+    policy: Policy,
+    hints: HintSource | None = None,
+    clock: Callable[[], float] | None = None,
+    copies: CopySource | None = None,
+    release_beaten: bool = True,
+    limits: Limits = DEFAULTS,
+    scoped: bool = False,
+) -> Callable[[Mirror], RoundResult]:
+    """A round function deciding with a core policy. With `copies` (the AM helper's running attempts),
+    running clones yield their containers to originals still waiting after the round, and with
+    `release_beaten` clones at launch that their task's lead clearly beats are released at once, every
+    round (rpc/yielding.py)."""
+    import time
+
+    now = clock or time.time
+
+    def running_of(mirror: Mirror) -> list[Copy]:
+        """`copies()`; `scoped`: of the mirror's applications only (not other sessions' tenants)."""
+        assert copies is not None
+        try:
+            return copies(mirror.apps.keys()) if scoped else copies()
+        except Exception:  # the AM reports' side fails: the round goes on without yielding
+            log.exception("running copies unavailable this round")
+            return []
+
+    def round_fn(mirror: Mirror) -> RoundResult:
+        released: list[KillChoice] = []
+        running = running_of(mirror) if copies is not None and release_beaten else None
+        if running is not None:
+            released = yielding.beaten(running, mirror, int(now() * 1000))
+            metrics.CLONES_BEATEN.inc(len(released))
+        if not any(a.num_containers > a.outstanding for a in mirror.asks.values()):
+            return RoundResult(kills=released)  # nothing pending: no round (changed rows stay dirty)
+        iso = Isolation(mirror)  # one application's error leaves it out, not the round (rpc/isolate.py)
+        snapshot, index, zero, clones = snapshot_and_clones(mirror, now(), hints, limits, iso)
+        result = from_decisions(mirror, iso.decide(policy, snapshot, index), index, zero)
+        result.deferrals.extend(iso.deferrals())
+        held = {d.key for d in result.deferrals}
+        for key, n in mirror.cache.get(CLAMPED, {}).items():  # beyond an ask's bound: a later round
+            if key not in held:
+                result.deferrals.append(
+                    DeferralChoice(key, pb.REASON_WAITING_FOR_RESOURCES, f"{n} beyond what the cluster holds")
+                )
+        result.records.extend(iso.records)
+        strict = [a for a in mirror.asks.values() if placer_only(a)]
+        if strict:
+            ordered = [a for a in fcfs_order(mirror) if placer_only(a)]
+            extra = place(mirror, ordered, pb.REASON_FCFS_ORDER, taken=result.placements)
+            result.placements.extend(extra.placements)
+            result.deferrals.extend(extra.deferrals)
+        originals = waiting_originals(mirror, result, clones) if copies is not None else {}
+        placed, deferred = place_clones(mirror, clones, result)  # last: only idle capacity is left
+        result.placements.extend(placed)
+        result.deferrals.extend(deferred)
+        if copies is not None:
+            alone = waiting_alone(mirror, clones.alone, placed)
+            first = waiting_first(clones, alone, placed)
+            now_ms = int(now() * 1000)
+            # at most as many waiting as containers could yield (an ask of 2^31 containers: a list each)
+            most = max(1, min(limits.containers_per_ask, len(mirror.containers)))
+            counts = {("original", k): min(n, most) for k, n in originals.items()}
+            counts.update({("alone", k): min(n, most) for k, n in alone.items()})
+            counts.update({("first", k): min(n, most) for k, n in first.items()})
+            waiting = steady(mirror, counts, now_ms)
+            if waiting:
+                result.kills = yielding.choose(
+                    mirror,
+                    waiting,
+                    running if running is not None else copies(mirror.apps.keys()),
+                    now_ms,
+                    result.placements,
+                )
+                metrics.CLONES_YIELDED.inc(len(result.kills))
+        result.kills[:0] = released
+        return result
+
+    return round_fn
