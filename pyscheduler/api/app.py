@@ -3,9 +3,11 @@
     app = create_app(store, state_provider, ApiSettings.from_config(cfg))
     server = ApiServer(app, host, port); server.start(); ...; server.stop()   # see pyscheduler.api.server
 
-Authentication: when `settings.token` is set every endpoint except /healthz and /readyz requires
-`Authorization: Bearer <token>`; a token is mandatory when the API is bound beyond loopback
-(`create_app` refuses otherwise). Invalid query parameters are answered 422 with the parameter named
+Authentication: when `settings.token` (the read role) is set every endpoint except /healthz and
+/readyz requires `Authorization: Bearer <token>`; a token is mandatory when the API is bound beyond
+loopback (`create_app` refuses otherwise). Endpoints that probe or change the server's state
+(roles.ADMIN_ENDPOINTS) need the admin role, `settings.admin_token`: a read token gets 403 there
+(pyscheduler.api.roles). Invalid query parameters are answered 422 with the parameter named
 in `detail[].loc`; a store that cannot be reached is 503; nothing a client sends causes a 5xx.
 
 The interactive docs (Swagger UI at /docs, ReDoc at /redoc) load their scripts and styles from this
@@ -15,16 +17,14 @@ air-gapped cluster. Like /openapi.json they need no token: they describe the API
 
 from __future__ import annotations
 
-import hmac
 import json
 import re
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-from fastapi import Depends, FastAPI, HTTPException, Path, Query, Request, Response
+from fastapi import FastAPI, HTTPException, Path, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, StreamingResponse
-from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from fastapi_offline import FastAPIOffline
 
 from pyscheduler import __version__, metrics
@@ -41,6 +41,7 @@ from pyscheduler.api.models import (
     WhyOut,
 )
 from pyscheduler.api.provider import StateProvider
+from pyscheduler.api.roles import Roles
 from pyscheduler.objects.decision import DecisionKind
 from pyscheduler.store import DecisionLog, StoreError
 
@@ -53,7 +54,8 @@ DOCS_ASSETS = "/docs/assets"  # Swagger UI's and ReDoc's JS, CSS and favicon, se
 @dataclass(frozen=True)
 class ApiSettings:
     host: str = "127.0.0.1"  # where the API is bound (decides whether a token is required)
-    token: str = ""  # bearer token; empty: no authentication (loopback only)
+    token: str = ""  # read role's bearer token; empty: no authentication (loopback only)
+    admin_token: str = ""  # admin role's bearer token; empty: admin endpoints refused when token is set
     stream_poll_s: float = 0.25  # how often the SSE stream looks for new decisions
     stream_keepalive_s: float = 15.0  # comment line sent on an idle stream
     why_decisions: int = 20  # decisions shown by /why
@@ -62,10 +64,11 @@ class ApiSettings:
 
     @classmethod
     def from_config(cls, cfg: Any) -> ApiSettings:
-        """From a pyscheduler.config.Config (keys http.host, http.token and the body limits)."""
+        """From a pyscheduler.config.Config (keys http.host, http.token, http.admin_token, body limits)."""
         return cls(
             host=str(cfg["http.host"]),
             token=str(cfg["http.token"]),
+            admin_token=str(cfg["http.admin_token"]),
             body_bytes=int(cfg["limits.http_body_bytes"]),
             json_depth=int(cfg["limits.json_depth"]),
         )
@@ -103,22 +106,10 @@ def create_app(
         # No validator badge: Swagger UI would fetch it from validator.swagger.io.
         swagger_ui_parameters={"validatorUrl": None},
     )
-    bearer = HTTPBearer(auto_error=False, description="Required when http.token is configured")
-
-    def authorised(creds: HTTPAuthorizationCredentials | None = Depends(bearer)) -> None:  # noqa: B008
-        if not settings.token:
-            return
-        given = creds.credentials if creds is not None else ""
-        if not hmac.compare_digest(given.encode(), settings.token.encode()):
-            raise HTTPException(
-                401, "missing or invalid bearer token", headers={"WWW-Authenticate": "Bearer"}
-            )
-
-    # Without a token the OpenAPI document declares no security scheme (nothing to authenticate).
-    auth = [Depends(authorised)] if settings.token else []
-    unauthorised: dict[int | str, dict[str, Any]] = (
-        {401: {"model": Problem, "description": "Missing or invalid bearer token"}} if settings.token else {}
-    )
+    roles = Roles(settings.token, settings.admin_token)
+    auth = roles.read()  # without a token: no dependency, no security scheme in the OpenAPI document
+    admin = roles.admin()
+    unauthorised = roles.read_responses()
     store_down: dict[int | str, dict[str, Any]] = {
         503: {"model": Problem, "description": "The decision log cannot be reached"}
     }
@@ -256,14 +247,14 @@ def create_app(
     @app.post(
         "/v1/config/validate",
         response_model=ConfigCheck,
-        dependencies=auth,
+        dependencies=admin,
         tags=["config"],
         responses={
             400: {"model": Problem, "description": "Not JSON / not UTF-8 text, or nested too deep"},
             413: {"model": Problem, "description": "The body is larger than limits.http_body_bytes"},
             415: {"model": Problem, "description": "Unsupported content type"},
             422: {"model": Problem, "description": "The JSON body is not an object"},
-            **unauthorised,
+            **roles.admin_responses(),
         },
         openapi_extra={
             "requestBody": {
@@ -277,7 +268,8 @@ def create_app(
     )
     async def validate_config(request: Request) -> ConfigCheck:
         """Validate a configuration: the TOML file as text/plain (or application/toml), or the same
-        document as a JSON object. Answers `valid` and, if not, the first invalid key and why."""
+        document as a JSON object. Answers `valid` and, if not, the first invalid key and why.
+        Admin role (http.admin_token) when tokens are configured."""
         raw = await read_body(request, settings.body_bytes)
         check_depth(raw, settings.json_depth)
         media = request.headers.get("content-type", "").split(";")[0].strip().lower()

@@ -16,7 +16,7 @@ from typing import Any
 
 from pyscheduler.api.models import ConfigCheck
 
-SECRET_KEYS = frozenset({"http.token"})
+SECRET_KEYS = frozenset({"http.token", "http.admin_token"})
 BODY = "request body"
 
 

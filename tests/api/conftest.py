@@ -118,3 +118,18 @@ def api(tmp_path: Path) -> Iterator[Api]:
 @pytest.fixture
 def api_with_token(tmp_path: Path) -> Iterator[Api]:
     yield from _serve(tmp_path, ApiSettings(token="s3cret-token"))
+
+
+READ_TOKEN = "r3ad-token"
+ADMIN_TOKEN = "adm1n-token"
+
+
+@pytest.fixture
+def api_with_roles(tmp_path: Path) -> Iterator[Api]:
+    yield from _serve(tmp_path, ApiSettings(token=READ_TOKEN, admin_token=ADMIN_TOKEN))
+
+
+@pytest.fixture
+def api_admin_only(tmp_path: Path) -> Iterator[Api]:
+    """Loopback, no read token: reads stay open, admin endpoints need the admin token."""
+    yield from _serve(tmp_path, ApiSettings(admin_token=ADMIN_TOKEN))
