@@ -165,6 +165,12 @@ SCHEMA: dict[str, tuple[Any, Parser]] = {
     # Clones at launch that another copy of their task clearly beats are released at once (rpc/yielding.py,
     # beaten); only with appmaster.clone_yield, which supplies the running copies.
     "appmaster.release_beaten_clones": (True, _bool),
+    # Which clones yield to waiting originals: "rules" (rpc/yielding.py) or "value" (rpc/yield_value.py,
+    # the value model of pyscheduler/value with the yield.* parameters; originals only).
+    "appmaster.yield_model": ("rules", _str(("rules", "value"))),
+    "yield.margin_s": (5.0, _float(0.0)),
+    "yield.min_wait_s": (3.0, _float(0.0)),
+    "yield.startup_s": (5.0, _float(0.0)),
     "policy.name": ("dollymp", _str()),
     "policy.options": ({}, _options),
     "http.host": ("127.0.0.1", _host),

@@ -192,12 +192,16 @@ def time_left(
 def judge(
     copies: Sequence[CopyReport], now_s: float, startup_s: float | None = None
 ) -> tuple[set[str], set[str]]:
-    """(tasks straggling, tasks covered), from `time_left`. A task straggles when a running copy has more
-    time left than a fresh copy of its phase takes and no copy timed at its rate has not (a young clone
-    without a rate whose earliest finish does not say it straggles is left out). A task is covered when a
-    copy timed at its rate has at most a fresh copy's run time left: it finishes about as soon as a clone
-    launched now could, so its clones are worth the least to its job."""
-    left, fresh = time_left(copies, now_s, startup_s)
+    """(tasks straggling, tasks covered), from `time_left` (`judge_left`)."""
+    return judge_left(*time_left(copies, now_s, startup_s))
+
+
+def judge_left(left: dict[str, list[Left]], fresh: dict[str, float]) -> tuple[set[str], set[str]]:
+    """(tasks straggling, tasks covered) from `time_left`'s answer. A task straggles when a running copy
+    has more time left than a fresh copy of its phase takes and no copy timed at its rate has not (a young
+    clone without a rate whose earliest finish does not say it straggles is left out). A task is covered
+    when a copy timed at its rate has at most a fresh copy's run time left: it finishes about as soon as a
+    clone launched now could, so its clones are worth the least to its job."""
     slow_tasks: set[str] = set()
     covered: set[str] = set()
     for t, mine in left.items():

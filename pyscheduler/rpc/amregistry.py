@@ -16,7 +16,15 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
-from pyscheduler.estimate.copies import Report, StartupEstimate, finish_at_rate, judge, work_progress
+from pyscheduler.estimate.copies import (
+    Report,
+    StartupEstimate,
+    finish_at_rate,
+    judge,
+    judge_left,
+    time_left,
+    work_progress,
+)
 from pyscheduler.rpc import ambounds
 from pyscheduler.rpc.amjob import copy_report, copy_reports, last_stages, upstream, waiting_clone
 from pyscheduler.rpc.limits import Limits
@@ -195,9 +203,11 @@ class AmRegistry:
             for app_id, st in chosen:  # of `apps` only (a session's: not other tenants')
                 if not st.profile.clones_preemptible:  # the project's AM: a preempted clone is not replaced
                     continue
-                slow, covered = judge(
+                left, fresh = time_left(
                     copy_reports(list(st.attempts.values()), st.first_progress), time.time(), startup
                 )
+                slow, covered = judge_left(left, fresh)
+                stats = self.stats(st)
                 for a in st.attempts.values():
                     if a.state != pb.ATTEMPT_RUNNING or not a.container_id:
                         continue
@@ -216,6 +226,9 @@ class AmRegistry:
                             finish_est_ms=None if ends is None else ends * 1000.0,
                             straggling=a.task_id in slow,
                             covered=a.task_id in covered,
+                            mean_s=stats.get(a.phase_id, (fresh.get(a.task_id, 0.0), 0.0))[0],
+                            sd_s=stats.get(a.phase_id, (0.0, 0.0))[1],
+                            startup_s=startup or 0.0,
                         )
                     )
         return out

@@ -41,6 +41,7 @@ from pyscheduler.rpc.placer import (
 from pyscheduler.rpc.res import Res, fits_count, res_add
 from pyscheduler.rpc.translate import CLAMPED, HintSource, snapshot_and_clones
 from pyscheduler.rpc.waiting import steady, waiting_alone, waiting_first, waiting_originals
+from pyscheduler.rpc.yield_value import Chooser
 from pyscheduler.rpc.yielding import Copy, CopySource
 from pyscheduler.wire import pb
 
@@ -147,11 +148,13 @@ def core_round(
     release_beaten: bool = True,
     limits: Limits = DEFAULTS,
     scoped: bool = False,
+    yield_by: Chooser | None = None,
 ) -> Callable[[Mirror], RoundResult]:
     """A round function deciding with a core policy. With `copies` (the AM helper's running attempts),
     running clones yield their containers to originals still waiting after the round, and with
     `release_beaten` clones at launch that their task's lead clearly beats are released at once, every
-    round (rpc/yielding.py)."""
+    round (rpc/yielding.py). `yield_by` chooses which clones yield (default rpc/yielding.py's rules; the
+    value model: rpc/yield_value.py)."""
     import time
 
     now = clock or time.time
@@ -205,7 +208,7 @@ def core_round(
             counts.update({("first", k): min(n, most) for k, n in first.items()})
             waiting = steady(mirror, counts, now_ms)
             if waiting:
-                result.kills = yielding.choose(
+                result.kills = (yield_by or yielding.choose)(
                     mirror,
                     waiting,
                     running if running is not None else copies(mirror.apps.keys()),

@@ -17,6 +17,7 @@ from pyscheduler.rpc.mirror import Mirror
 from pyscheduler.rpc.placer import RoundResult, fcfs_order, place
 from pyscheduler.rpc.queueshare import with_queue_shares
 from pyscheduler.rpc.translate import HintSource
+from pyscheduler.rpc.yield_value import Chooser
 from pyscheduler.rpc.yielding import CopySource
 from pyscheduler.wire import pb
 
@@ -62,11 +63,18 @@ def round_with(
     copies: CopySource | None = None,
     release_beaten: bool = True,
     limits: Limits = DEFAULTS,
+    yield_by: Chooser | None = None,
 ) -> RoundFn:
     # Every policy runs under the RM's queue shares (a no-op without a queue tree): rpc/queueshare.py
     if policy is None:
         return with_queue_shares(_yarn_fcfs_round)
     core = core_round(
-        policy, hints, copies=copies, release_beaten=release_beaten, limits=limits, scoped=copies is not None
+        policy,
+        hints,
+        copies=copies,
+        release_beaten=release_beaten,
+        limits=limits,
+        scoped=copies is not None,
+        yield_by=yield_by,
     )
     return with_queue_shares(core, copies)

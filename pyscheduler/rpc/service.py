@@ -24,6 +24,8 @@ from pyscheduler.rpc.limits import Limits
 from pyscheduler.rpc.server import GrpcServer, ServerOptions, TlsFiles
 from pyscheduler.rpc.servicer import SchedulerServicer, SyncOptions
 from pyscheduler.rpc.session import SessionRegistry
+from pyscheduler.rpc.yield_value import Chooser, chooser_by_value
+from pyscheduler.value import ValueOptions
 
 log = logging.getLogger("dollymp.service")
 
@@ -96,6 +98,7 @@ class DecisionService:
         from pyscheduler.store import BackgroundWriter, Retention, open_store
 
         self.cfg = cfg
+        yield_by = _yield_by(cfg)
         try:
             core_policy = rpc_policy.resolve(cfg["policy.name"], cfg["policy.options"])
         except ValueError as exc:
@@ -133,6 +136,7 @@ class DecisionService:
                 self.appmaster.hints,
                 self.appmaster.running_copies if cfg["appmaster.clone_yield"] else None,
                 release_beaten=cfg["appmaster.release_beaten_clones"],
+                yield_by=yield_by,
                 limits=self.limits,
             ),
             cfg["policy.name"],
@@ -233,3 +237,15 @@ class DecisionService:
                     "mirror": s.mirror.dump(),
                 }
         return out
+
+
+def _yield_by(cfg: Config) -> Chooser | None:
+    """The value model's chooser when `appmaster.yield_model` is "value" (None: rpc/yielding.py's rules)."""
+    if cfg["appmaster.yield_model"] != "value":
+        return None
+    try:
+        opts = ValueOptions(cfg["yield.margin_s"], cfg["yield.min_wait_s"], cfg["yield.startup_s"])
+    except ValueError as exc:
+        key = str(exc).split(" ", 1)[0]
+        raise ConfigError(key, cfg.sources[key], str(exc)) from None
+    return chooser_by_value(opts)

@@ -26,7 +26,7 @@ Which clone yields (the papers do not say; tests/rpc/test_yielding.py):
   waiting clone of a job's last stage (`keeps_company`); clones at launch yield to clones judged alone
   (a late copy, the phase tail, the last stage) still waiting after the clone pass;
 - per waiting container: nothing if a node has room for it once the preemptions in flight are done
-  (`_room`, counted from the mirrored containers), else the node giving up the fewest clones held back,
+  (`room_after`, counted from the mirrored containers), else the node giving up the fewest clones held back,
   then of tasks not covered, then the fewest clones.
 
 Beaten clones (`beaten`, `appmaster.release_beaten_clones`, default on): a clone at launch whose task's
@@ -83,13 +83,18 @@ class Copy:
     # its task is covered (estimate.copies.judge): a copy timed at its rate has at most a fresh copy's run
     # time of its phase left, so a clone of it is worth the least (its clones yield first among their kind)
     covered: bool = False
+    # the phase's run time as the value model reads it (pyscheduler/value): mean and SD, s (0: unknown),
+    # and the usual start-up before a copy works, s
+    mean_s: float = 0.0
+    sd_s: float = 0.0
+    startup_s: float = 0.0
 
 
 # the running copies (of the applications passed, when core_round is told `scoped`)
 CopySource = Callable[..., list[Copy]]
 
 
-def _by_task(copies: Iterable[Copy], mirror: Mirror) -> list[list[Copy]]:
+def by_task(copies: Iterable[Copy], mirror: Mirror) -> list[list[Copy]]:
     """The copies in live, non-ApplicationMaster containers, per task with at least two of them."""
     by_task: dict[tuple[str, str], list[Copy]] = {}
     for c in copies:
@@ -115,9 +120,9 @@ def held_back(c: Copy) -> bool:
 def beaten(copies: Iterable[Copy], mirror: Mirror, now_ms: int) -> list[KillChoice]:
     """Clones at launch that their task's lead copy has clearly beaten, released at once (module
     docstring, "Beaten clones"); remembered as in flight, so `choose` counts their room as coming."""
-    flight = _in_flight(mirror, now_ms)
+    flight = in_flight(mirror, now_ms)
     out: list[KillChoice] = []
-    for task in _by_task(copies, mirror):
+    for task in by_task(copies, mirror):
         lead = lead_of(task, now_ms)
         ends = lead.finish_est_ms
         if ends is None or lead.progress < BEATEN_MIN_PROGRESS:
@@ -139,7 +144,7 @@ def beaten(copies: Iterable[Copy], mirror: Mirror, now_ms: int) -> list[KillChoi
                 f"is beaten: at its rate it finishes {(mine - ends) / 1000.0:.1f} s after "
                 f"{lead.attempt_id} (margin {margin / 1000.0:.1f} s)"
             )
-            out.append(_preempt(mirror, flight, c, node_id, now_ms, REASON_CLONE_BEATEN, why))
+            out.append(preempt(mirror, flight, c, node_id, now_ms, REASON_CLONE_BEATEN, why))
     return out
 
 
@@ -158,7 +163,7 @@ def ranked(copies: Iterable[Copy], mirror: Mirror, now_ms: int) -> list[tuple[Co
     than two copies; container mirrored (live) and not an ApplicationMaster's. Each with whether it
     `keeps_company` and whether it is `cheap`."""
     out: list[tuple[bool, bool, bool, int, int, str, Copy]] = []
-    for task in _by_task(copies, mirror):
+    for task in by_task(copies, mirror):
         lead = lead_of(task, now_ms)
         ends = finish_ms(lead, now_ms)
         mine: list[tuple[bool, bool, int, str, Copy]] = []
@@ -212,7 +217,7 @@ def _covers(have: Res, need: Res) -> bool:
     return have.memory_mb >= need.memory_mb and have.vcores >= need.vcores
 
 
-def _in_flight(mirror: Mirror, now_ms: int) -> dict[str, tuple[int, str]]:
+def in_flight(mirror: Mirror, now_ms: int) -> dict[str, tuple[int, str]]:
     """The preemptions asked for in the last IN_FLIGHT_S: container id -> (when, its node). An entry
     outlives its container in the mirror, so its node's coming room is still looked at (`choose`); one
     still mirrored after IN_FLIGHT_S may be asked for again (the shim may have refused it)."""
@@ -222,7 +227,7 @@ def _in_flight(mirror: Mirror, now_ms: int) -> dict[str, tuple[int, str]]:
     return flight
 
 
-def _preempt(
+def preempt(
     mirror: Mirror,
     flight: dict[str, tuple[int, str]],
     c: Copy,
@@ -239,7 +244,7 @@ def _preempt(
     )
 
 
-def _room(
+def room_after(
     mirror: Mirror, nodes: Iterable[str], taken: Iterable[PlacementChoice], freeing: Iterable[str]
 ) -> dict[str, Res]:
     """Room per node after the round's placements `taken`, plus the containers `freeing` (preemptions in
@@ -272,7 +277,7 @@ def choose(
     Per waiting original container, in turn: none if some node's room (after the round's placements,
     with the in-flight preemptions' containers counted as free) already holds it; else the node where the
     fewest preemptible clones, youngest first, free enough room with what the node has free."""
-    flight = _in_flight(mirror, now_ms)
+    flight = in_flight(mirror, now_ms)
     copies = list(copies)
     last_stage_asks = {  # (application, YARN priority) of the running copies of jobs' last stages
         (c.app_id, rec.priority)
@@ -295,7 +300,7 @@ def choose(
     # gone: the waiting container may take the room a clone yields there (before: only nodes with clones
     # left to preempt, so a second and a third clone yielded to one waiting container)
     freeing = [cid for cid in flight if cid in mirror.containers]
-    room = _room(mirror, {*by_node, *(node for _, node in flight.values())}, taken, freeing)
+    room = room_after(mirror, {*by_node, *(node for _, node in flight.values())}, taken, freeing)
     out: list[KillChoice] = []
     for w in waiting:
         wait = w if isinstance(w, Waiting) else Waiting(w)
@@ -342,6 +347,6 @@ def choose(
             f"yields to a waiting {kind} ({need.memory_mb} MB, {need.vcores} vcores; {len(waiting)} waiting)"
         )
         for c in chosen:
-            out.append(_preempt(mirror, flight, c, node_id, now_ms, REASON_CLONE_YIELDS, why))
+            out.append(preempt(mirror, flight, c, node_id, now_ms, REASON_CLONE_YIELDS, why))
         by_node[node_id] = [c for c in by_node[node_id] if c not in chosen]
     return out
