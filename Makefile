@@ -89,7 +89,8 @@ bench-rm: venv
 
 # The cluster benchmark: RM + 4 NodeManagers as separate processes (file://), the same straggler job
 # mix under CapacityScheduler + stock speculation and under DollyMP (shim, service, AM helper).
-# Last line: one JSON object. Options: make bench-cluster BENCH_CLUSTER_ARGS="--nodes 5 --gap-s 10".
+# Last line: one JSON object (with --repeats N, the medians and min-max over N side-by-side pairs).
+# Options: make bench-cluster BENCH_CLUSTER_ARGS="--repeats 3 --seed 2 --yield-model value".
 BENCH_CLUSTER_ARGS ?=
 bench-cluster: venv jar
 	$(PY) -m pyscheduler.deploy.bench_cluster $(BENCH_CLUSTER_ARGS)

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pyscheduler.deploy import amrecords, artifacts, cds, jobs
+from pyscheduler.deploy import amrecords, artifacts, cds, jobs, repeats
 from pyscheduler.deploy.display import Display
 from pyscheduler.deploy.localcluster import LocalCluster
 
@@ -389,6 +389,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         action="store_false",
         help="start the task and AM JVMs without the bench's class-data archive (pyscheduler/deploy/cds.py)",
     )
+    p.add_argument(
+        "--repeats",
+        type=int,
+        default=1,
+        help="run the side-by-side pair this many times and print each figure's median and min-max "
+        "(deploy/repeats.py); the last line is then the summary",
+    )
+    p.add_argument(
+        "--yield-model",
+        choices=("rules", "value"),
+        default=None,
+        help="the service's appmaster.yield_model (default: the service's own, rules)",
+    )
     p.add_argument("--timeout-s", type=float, default=1200.0)
     p.add_argument("--work-dir", type=Path, default=artifacts.ROOT / "build" / "bench-cluster")
 
@@ -405,19 +418,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         artifacts.hadoop_lib(show.say)
         jar = artifacts.plugin_jar(show.say)
         show.say(f"plugin jar {jar.path} ({jar.origin})")
+        if args.yield_model is not None:  # the service reads DOLLYMP_<SECTION>_<NAME> (pyscheduler.config)
+            os.environ["DOLLYMP_APPMASTER_YIELD_MODEL"] = args.yield_model
         archive = ArchiveCache(args.cds, args.work_dir)
-        runs = {s: run_scheduler(s, args, show, archive=archive) for s in ("capacity", "dollymp")}
-        if args.floor:
-            runs["floor"] = run_scheduler("capacity", floor_args(args), show, label="floor", archive=archive)
+        outs: list[dict[str, object]] = []
+        for i in range(max(1, args.repeats)):
+            if args.repeats > 1:
+                show.say(f"repeat {i + 1} of {args.repeats}")
+            runs = {s: run_scheduler(s, args, show, archive=archive) for s in ("capacity", "dollymp")}
+            if args.floor:
+                runs["floor"] = run_scheduler(
+                    "capacity", floor_args(args), show, label="floor", archive=archive
+                )
+            text, out = report(runs, mix(args.mix, args.gap_s))
+            out["mix"] = args.mix
+            out["seed"] = args.seed
+            out["yield_model"] = args.yield_model or "rules"
+            print(text, flush=True)
+            print(json.dumps(out, sort_keys=True), flush=True)
+            outs.append(out)
     except KeyboardInterrupt:
         return 130
     except (artifacts.BuildError, OSError, RuntimeError) as exc:
         show.say(f"FAILED: {exc}")
         return 1
-    table, out = report(runs, mix(args.mix, args.gap_s))
-    out["mix"] = args.mix
-    print(table, flush=True)
-    print(json.dumps(out, sort_keys=True), flush=True)
+    if len(outs) > 1:
+        summary = {**repeats.summarise(outs), "mix": args.mix, "seed": args.seed}
+        print(repeats.table(summary), flush=True)
+        print(json.dumps(summary, sort_keys=True), flush=True)
     return 0
 
 
