@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from pyscheduler.core.queues import QueueBook, book_of_wire
+from pyscheduler.estimate.stats import RunningStats
 from pyscheduler.rpc.mirrorbook import MirrorBook
 from pyscheduler.rpc.nodearrays import ALLOC, CAP, USED
 from pyscheduler.rpc.records import (
@@ -80,6 +81,9 @@ class Mirror(MirrorBook):
         self._app_asks: dict[str, set[AskKey]] = {}  # keys of the asks, by application
         self.resource_types: set[str] = set()  # names beyond memory and vcores seen (until a resync)
         self.cache: dict[str, Any] = {}  # the translation's per-mirror caches (rows, jobs)
+        # Run times of the containers that succeeded, per (application, YARN priority): an application
+        # without an AM helper is profiled from its own containers (`record_run_times`)
+        self.run_times: dict[tuple[str, int], RunningStats] = {}
 
     # ---- applying a validated batch ------------------------------------------------------------
 
@@ -142,11 +146,13 @@ class Mirror(MirrorBook):
                 containers if containers is not None else records(batch.containers_allocated)
             )
         if batch.containers_completed:
+            self.record_run_times(batch.containers_completed)
             self._remove_containers([d.container_id for d in batch.containers_completed])
         for o in batch.outcomes:
             self._outcome(o)
         if batch.full_resync:
             self._recount()
+            self.run_times = {k: v for k, v in self.run_times.items() if k[0] in self.apps}
 
     def _upsert_node(self, n: Any, old: NodeRec | None, raw: bytes, allocs: _Allocs) -> None:
         """Mirror one upserted node. A new allocation of memory and vcores only (the usual change: the
@@ -217,11 +223,28 @@ class Mirror(MirrorBook):
         for pid in [p.placement_id for p in self.outstanding.values() if p.node_id in gone]:
             self._forget_placement(pid)
 
+    def record_run_times(self, completions: Iterable[Any]) -> None:
+        """The run time (finish - start) of each task container that exited successfully, into
+        `run_times` of its application and priority: θ and σ of a phase no AM helper describes (DollyMP
+        Sec. 5.2 estimates them from the first tasks of the phase). AM containers, failed, killed and
+        preempted ones say nothing of a task's run time and are left out."""
+        for d in completions:
+            rec = self.containers.get(d.container_id)
+            if rec is None or rec.am_container or d.exit_kind != pb.CONTAINER_EXIT_SUCCESS:
+                continue
+            if rec.start_time_ms > 0 and d.finish_time_ms >= rec.start_time_ms:
+                key = (application_of_attempt(rec.attempt_id), rec.priority)
+                self.run_times.setdefault(key, RunningStats()).add(
+                    (d.finish_time_ms - rec.start_time_ms) / 1000.0
+                )
+
     def _remove_apps(self, app_ids: Iterable[str]) -> None:
         """Forget applications, their asks and their containers (one array update for all)."""
         attempts, gone = self._attempt_containers, list[str]()
         for app_id in app_ids:
             self.apps.pop(app_id, None)
+            for k in [k for k in self.run_times if k[0] == app_id]:
+                del self.run_times[k]
             for key in self._app_asks.pop(app_id, set()):
                 self.asks.pop(key, None)
             gone.extend(c for a in list(self._app_attempts.get(app_id, ())) for c in attempts.get(a, ()))

@@ -86,7 +86,7 @@ def _job(
     )
     if not asks:
         return None, []
-    stats = [hint.get(a.key[1]) for a in asks]
+    stats = [hint.get(a.key[1]) or _measured(mirror, app_id, a.key[1]) for a in asks]
     pending = [a.num_containers - a.outstanding - clones.get(a.key, 0) for a in asks]
     tasks = [min(p, bound(a.capability)) for p, a in zip(pending, asks, strict=True)]
     clamped: dict[AskKey, int] = mirror.cache.setdefault(CLAMPED, {})  # deferred by core_round
@@ -193,6 +193,15 @@ def snapshot_and_clones(
     for app_id in [k for k in cached if k not in by_app]:
         del cached[app_id]
     return Snapshot(now_s, cluster, jobs), index, zero, clones
+
+
+def _measured(mirror: Mirror, app_id: str, priority: int) -> PhaseHint | None:
+    """θ and σ of an application's phase (its YARN priority) that no AM helper describes, from its own
+    containers that succeeded (`Mirror.run_times`); None before the first one ends (then 1 s and 0)."""
+    rs = mirror.run_times.get((app_id, priority))
+    if rs is None or rs.count == 0:
+        return None
+    return PhaseHint(f"p{priority}", rs.mean, rs.sd)
 
 
 def _app_job(

@@ -81,3 +81,34 @@ def test_jobs_are_reused_until_their_asks_change() -> None:
     snap4, _, _ = to_snapshot(m, 3.0)
     assert [j.job_id for j in snap4.jobs] == ["application_1700000000000_0002"]
     assert set(m.cache["jobs"]) == {"application_1700000000000_0002"}
+
+
+def test_an_application_without_an_am_helper_is_profiled_from_its_own_containers() -> None:
+    """No hint for app 1's priority 20 (no AM helper): θ is 1 s until one of its task containers ends
+    successfully, then the mean and SD of their run times; the AM's container, a killed container and
+    another priority's say nothing about it, and an application that leaves takes its figures along."""
+    m = Mirror()
+    m.apply(
+        full_batch("s", nodes_upserted=[node("h1:1", 8192, 8)], apps_upserted=[app(1)], asks=[ask(1, 20, 3)])
+    )
+    (job,) = to_snapshot(m, 0.0)[0].jobs
+    assert (job.phases[0].mean, job.phases[0].sd) == (1.0, 0.0)
+    b = pb.StateBatch(session_id="s", seq=2)
+    for cid, prio, am, start in (("am", 0, True, 1000), ("t1", 20, False, 2000), ("t2", 20, False, 2000),
+                                 ("k1", 20, False, 2000), ("o1", 30, False, 2000)):  # fmt: skip
+        b.containers_allocated.add(
+            container_id=cid, attempt_id=attempt(1), node_id="h1:1", priority=prio, am_container=am,
+            allocation_request_id=-1, resource=pb.Resource(memory_mb=512, vcores=1), start_time_ms=start,
+        )  # fmt: skip
+    m.apply(b)
+    done = pb.StateBatch(session_id="s", seq=3)
+    ok, killed = pb.CONTAINER_EXIT_SUCCESS, pb.CONTAINER_EXIT_KILLED
+    for cid, kind, end in (("am", ok, 90_000), ("t1", ok, 12_000), ("t2", ok, 22_000), ("k1", killed, 99_000),
+                           ("o1", ok, 99_000)):  # fmt: skip
+        done.containers_completed.add(container_id=cid, exit_kind=kind, finish_time_ms=end)
+    m.apply(done)
+    (job,) = to_snapshot(m, 0.0)[0].jobs
+    assert job.phases[0].mean == 15.0  # t1 ran 10 s, t2 20 s
+    assert job.phases[0].sd == np.std([10.0, 20.0], ddof=1)
+    m.apply(pb.StateBatch(session_id="s", seq=4, apps_removed=[app(1).application_id]))
+    assert m.run_times == {}
