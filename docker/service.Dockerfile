@@ -44,5 +44,7 @@ EXPOSE 50051 8080
 HEALTHCHECK --interval=10s --timeout=5s --start-period=60s --retries=3 \
   CMD ["python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8080/healthz', timeout=4)"]
 STOPSIGNAL SIGTERM
+# docker-compose.yml starts it as root through `python -m pyscheduler.deploy.shimsecret`, which makes the
+# shim's shared secret on first start and then runs `dollymp serve` as the user dollymp.
 ENTRYPOINT ["dollymp"]
 CMD ["serve", "--config", "/etc/dollymp/dollymp.toml"]

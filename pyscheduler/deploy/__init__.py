@@ -6,4 +6,5 @@ processes     child processes in their own process groups; nothing outlives the 
 localcluster  LocalCluster: RM + N NodeManagers (+ history server, + decision service)
 jobs          submitting Hadoop's wordcount and SleepJob, results from the RM REST API
 rest          a stdlib JSON-over-HTTP client
+shimsecret    the compose service's entrypoint: makes the shim's shared secret at first start
 """

@@ -1,6 +1,7 @@
 """The docker-compose cluster of docker/ driven as an operator drives it: `docker compose` commands on
 the host, jobs submitted from the `client` container, the decision log read over HTTP from the host
-with the bearer token. Used by test_compose_cluster.py (`make compose-test`)."""
+with the bearer token; and as a stranger would try it: gRPC calls without the shim's secret from a
+container of its own on the service's network. Used by test_compose_cluster.py (`make compose-test`)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,40 @@ EXAMPLES = "/opt/hadoop/hadoop-mapreduce-examples.jar"
 DSHELL = "/opt/hadoop/hadoop-yarn-applications-distributedshell.jar"
 PLUGIN = "/opt/hadoop/lib/dollymp-yarn-plugin.jar"
 PORT_VARS = ("DOLLYMP_API_PORT", "RM_UI_PORT", "JHS_UI_PORT", "NN_UI_PORT")
+SERVICE_IMAGE = "dollymp/service:0.1.0"  # the `dollymp` service's image in docker/docker-compose.yml
+SECRET_FILE = "/run/dollymp/shim.secret"  # dollymp.toml grpc.auth_secret_file, on the dollymp-secret volume
+RM_ID = "dollymp-compose"  # yarn-site.xml yarn.scheduler.dollymp.rm-id
+
+# Run with the service image's Python on the `scheduler` network, where YARN containers reach the service:
+# the calls a stranger without the shim's secret (or an AM without its AMRMToken) could make. Prints the
+# status code and details of each as JSON.
+STRANGER_PROBE = """
+import json, sys
+import grpc
+from pyscheduler.wire import pb, pb_grpc
+
+rm_id, app_id = sys.argv[1], sys.argv[2]
+ch = grpc.insecure_channel("dollymp:50051")
+grpc.channel_ready_future(ch).result(timeout=60)
+shim, am = pb_grpc.SchedulerServiceStub(ch), pb_grpc.AppMasterServiceStub(ch)
+register = pb.RegisterRequest(rm_id=rm_id, tick_ms=100)
+calls = {
+    "register": lambda: shim.Register(register, timeout=10),
+    "register_wrong_secret": lambda: shim.Register(
+        register, timeout=10, metadata=(("x-dollymp-secret", "not-the-secret-0123456789abcdef"),)
+    ),
+    "sync": lambda: list(shim.Sync(iter([pb.StateBatch(session_id="x", seq=1)]), timeout=10)),
+    "clone_plan": lambda: am.GetClonePlan(pb.ClonePlanRequest(application_id=app_id), timeout=10),
+}
+out = {}
+for name, call in calls.items():
+    try:
+        call()
+        out[name] = ["OK", ""]
+    except grpc.RpcError as exc:
+        out[name] = [exc.code().name, exc.details()]
+print(json.dumps(out))
+"""
 
 
 def smoke_test_block(guide: Path = GUIDE) -> str:
@@ -49,6 +84,7 @@ class ComposeCluster:
     project: str = field(default_factory=lambda: f"dollymp-test-{os.getpid()}")
     token: str = field(default_factory=lambda: secrets.token_hex(16))
     env: dict[str, str] = field(default_factory=dict)
+    apps: dict[str, str] = field(default_factory=dict)  # application ids the tests ran, by their role
 
     def __post_init__(self) -> None:
         ports = hadoopconf.free_ports(len(PORT_VARS))
@@ -98,6 +134,33 @@ class ComposeCluster:
         """`docker compose exec -T client ARGV...` (a job or HDFS command, as a user would run it)."""
         cmd = ["docker", "compose", "-f", COMPOSE_FILE, "exec", "-T", "client", *argv]
         return self.run(cmd, " ".join(argv), stdin=stdin, timeout=timeout, check=check)
+
+    def exec(self, service: str, *argv: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        """`docker compose exec -T SERVICE ARGV...` as the service's own user."""
+        return self.compose("exec", "-T", service, *argv, timeout=120, check=check)
+
+    def stranger(self, rm_id: str, app_id: str) -> dict[str, tuple[str, str]]:
+        """STRANGER_PROBE from a container of its own on the service's network (not a compose service,
+        no secret): {call: (status code name, details)}."""
+        proc = self.run(
+            [
+                "docker",
+                "run",
+                "--rm",
+                "--network",
+                f"{self.project}_scheduler",
+                "--entrypoint",
+                "python",
+                SERVICE_IMAGE,
+                "-c",
+                STRANGER_PROBE,
+                rm_id,
+                app_id,
+            ],
+            "the stranger's gRPC calls",
+            timeout=180,
+        )
+        return {k: (v[0], v[1]) for k, v in json.loads(proc.stdout.strip().splitlines()[-1]).items()}
 
     def client_bg(self, *argv: str) -> subprocess.Popen[str]:
         cmd = ["docker", "compose", "-f", COMPOSE_FILE, "exec", "-T", "client", *argv]

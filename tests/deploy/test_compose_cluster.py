@@ -1,13 +1,16 @@
 """The docker-compose cluster, built and run for real (`make compose-test`, part of `make test`).
 
 A Docker engine (docker/engine.sh), the images built from this checkout, HDFS + YARN with the shim +
-three NodeManagers + the history server + the decision service up; then, from the client container as
-a user would: the operator's guide's smoke test word for word, wordcount on HDFS with its counts
-checked, pi, teragen/terasort/teravalidate, DistributedShell, a straggler job whose clones win and whose
-losers are killed (decision log over HTTP with the token, and the AM's record), the service killed in
+three NodeManagers + the history server + the decision service up, secured as compose sets it up by
+default (the shim's secret made at the service's first start, shared with the RM only; AMs bound to
+their AMRMToken; the HTTP API behind its token); then, from the client container as a user would: the
+operator's guide's smoke test word for word, wordcount on HDFS with its counts checked, pi,
+teragen/terasort/teravalidate, DistributedShell, a straggler job whose clones win and whose losers are
+killed (decision log over HTTP with the token, and the AM's record), that job's clones and winner on the
+operator page in headless Chromium (screenshots in build/test-output/compose-ui/), the service killed in
 the middle of a job (the shim's fallback finishes it) and restarted (the RM resyncs), and finally
-`docker compose down -v` leaving no container, network or volume. The tests run in file order on one
-cluster."""
+`docker compose down -v` leaving no container, network or volume. A stranger on the service's network
+(a container of its own, without the secret) is refused. The tests run in file order on one cluster."""
 
 from __future__ import annotations
 
@@ -16,13 +19,17 @@ import re
 import time
 from collections import Counter
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
+from . import composeui as ui
 from .composecluster import (
     DSHELL,
     EXAMPLES,
     PLUGIN,
+    RM_ID,
+    SECRET_FILE,
     ComposeCluster,
     am_records,
     smoke_test_block,
@@ -62,6 +69,43 @@ def test_smoke_test_of_the_guide_ran_pi_and_read_the_decision_log(cluster: Compo
     assert m is not None, out[-3000:]
     assert 3.0 < float(m.group(1)) < 3.3
     assert '"kind":"placement"' in out.replace(" ", "")  # the curl of the guide, from the host
+
+
+def test_the_shim_authenticates_with_the_generated_secret_and_strangers_are_refused(
+    cluster: ComposeCluster,
+) -> None:
+    # The service made the secret at its first start: owned by its user, readable by the RM's group.
+    assert "wrote a new shim secret" in cluster.compose("logs", "dollymp").stdout
+    mode = cluster.exec("dollymp", "stat", "-c", "%a %U %g %s", SECRET_FILE).stdout.split()
+    assert mode == ["440", "dollymp", "1000", "65"], mode  # 64 hex digits and a newline
+    digest = cluster.exec("dollymp", "sha256sum", SECRET_FILE).stdout.split()[0]
+    # The RM (user hadoop) reads the same file from the shared volume, mounted read-only ...
+    assert cluster.exec("resourcemanager", "id", "-g").stdout.strip() == "1000"
+    assert cluster.exec("resourcemanager", "sha256sum", SECRET_FILE).stdout.split()[0] == digest
+    assert cluster.exec("resourcemanager", "touch", SECRET_FILE, check=False).returncode != 0
+    # ... and no container running users' code or their clients has it.
+    for service in ("nodemanager-1", "client"):
+        assert cluster.exec(service, "test", "-e", SECRET_FILE, check=False).returncode != 0, service
+    # /readyz is 200 only for a session an authenticated shim registered and resynced.
+    state = cluster.wait_ready()
+    assert len(state["nodes"]) == 3, state["nodes"]
+    placed = cluster.decisions("placement")
+    assert placed, "no placement in the log after the smoke test"
+    app = placed[0]["application_id"]
+    # A container of a stranger's own on the service's network (where YARN containers reach it): the
+    # RM's Register and Sync without the secret or with a wrong one, and an AM call without the
+    # application's AMRMToken, are refused ...
+    got = cluster.stranger(RM_ID, app)
+    assert {call: code for call, (code, _) in got.items()} == dict.fromkeys(
+        ("register", "register_wrong_secret", "sync", "clone_plan"), "UNAUTHENTICATED"
+    ), got
+    assert "x-dollymp-secret" in got["register"][1], got
+    assert app in got["clone_plan"][1] or "x-dollymp-amrm-sha256" in got["clone_plan"][1], got
+    # ... and the RM's session goes on: still ready, placements still come from the service.
+    assert cluster.api("/readyz")[0] == 200
+    last = cluster.decisions("placement")[-1]["id"]
+    cluster.client("yarn", "jar", EXAMPLES, "pi", "2", "100")
+    assert cluster.decisions("placement")[-1]["id"] > last
 
 
 def test_wordcount_on_hdfs_counts_every_word(cluster: ComposeCluster) -> None:
@@ -130,6 +174,7 @@ def test_straggler_clones_win_and_losers_are_killed(cluster: ComposeCluster) -> 
         timeout=600,
     )
     app = submitted_app(job.stderr)
+    cluster.apps["straggler"] = app
     assert "completed successfully" in job.stderr, job.stderr[-3000:]
     # The decision log (from the host, with the token) holds the clones granted to the job; the losers
     # are killed by the AM once a copy wins (a `kill` decision only when the service orders one).
@@ -142,6 +187,49 @@ def test_straggler_clones_win_and_losers_are_killed(cluster: ComposeCluster) -> 
     assert winners, f"no clone won: {records}"
     killed = [r for r in records if r["task_id"] in winners and r["winner"] != "true"]
     assert killed and all(r["state"] == "KILLED" for r in killed), records
+
+
+def _app_with_a_winning_clone(cluster: ComposeCluster) -> str:
+    """The straggler job if the log holds a clone of it that won, else any application whose does."""
+    by_app: dict[str, list[dict[str, Any]]] = {}
+    for d in cluster.decisions("attempt"):
+        by_app.setdefault(d["application_id"], []).append(d)
+    won = [a for a, ds in by_app.items() if ("true", "won") in ui.logged_copies(ds).values()]
+    assert won, f"no application with a clone that won in the log: {sorted(by_app)}"
+    return cluster.apps["straggler"] if cluster.apps.get("straggler") in won else won[0]
+
+
+def test_operator_page_shows_the_clones_and_winner_of_the_decision_log(cluster: ComposeCluster) -> None:
+    # Headless Chromium on the host loads the service's page through the published port, with the token.
+    app = _app_with_a_winning_clone(cluster)
+    expected = ui.logged_copies(cluster.decisions("attempt", app))  # the log over HTTP
+    clones = {a for a, (clone, _) in expected.items() if clone == "true"}
+    clone_winners = {a for a, (clone, outcome) in expected.items() if clone == "true" and outcome == "won"}
+    assert clones and clone_winners, expected
+    if app == cluster.apps.get("straggler"):  # the AM's own record names the same winning clones
+        records = am_records(cluster, app)
+        assert clone_winners <= {
+            r["attempt_id"] for r in records if r["is_clone"] == "true" and r["winner"] == "true"
+        }, (expected, records)
+    with ui.browser() as driver:
+        ui.login(driver, cluster.api_url, cluster.token)
+        ui.wait("the cluster's nodes", lambda: len(ui.texts(driver, "#nodes tbody tr")) == 3)
+        ui.shot(driver, "cluster")
+        driver.get(f"{cluster.api_url}/ui/#app={app}")
+        ui.wait(
+            f"the copies of {app} as the log has them ({expected})",
+            lambda: ui.page_copies(driver) == expected,
+            timeout=60,
+        )
+        won = ui.texts(driver, '#copies tr.copy[data-outcome="won"][data-clone="true"]', "attempt")
+        assert set(won) == clone_winners
+        assert ui.texts(driver, "#chart .bar.clone.won")  # the timeline draws the winning clone
+        summary = ui.texts(driver, "#app-summary")[0]
+        assert f"{len(clones)} clone(s), {len(clone_winners)} won by a clone" in summary, summary
+        ui.shot(driver, "application")
+        driver.get(f"{cluster.api_url}/ui/#economics")
+        ui.wait("the economics cards", lambda: ui.texts(driver, '[data-figure="clone_wins"] b'))
+        ui.shot(driver, "economics")
 
 
 def test_jobs_finish_without_the_service_and_the_rm_resyncs_after_restart(cluster: ComposeCluster) -> None:

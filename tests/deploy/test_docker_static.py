@@ -104,7 +104,8 @@ def test_topology_ports_health_checks_and_restart_policies(resolved: dict[str, A
     assert Path(hadoop_conf["source"]) == DOCKER / "hadoop" and hadoop_conf["read_only"]
     toml_mount = volumes["/etc/dollymp/dollymp.toml"]
     assert Path(toml_mount["source"]) == DOCKER / "dollymp.toml"
-    assert services["resourcemanager"]["depends_on"]["dollymp"]["condition"] == "service_started"
+    # The RM reads the shim's secret at start-up: it starts once the service (which makes it) is healthy.
+    assert services["resourcemanager"]["depends_on"]["dollymp"]["condition"] == "service_healthy"
     for nm in nms:
         assert services[nm]["depends_on"]["resourcemanager"]["condition"] == "service_healthy"
 
@@ -256,7 +257,8 @@ def test_scheduler_class_is_the_shim_and_rollback_config_exists() -> None:
 def test_service_configuration_is_accepted_by_config_py(resolved: dict[str, Any]) -> None:
     env = {k: str(v) for k, v in resolved["services"]["dollymp"]["environment"].items() if v is not None}
     assert all(k.startswith(config.ENV_PREFIX) for k in env)
-    cfg = config.load(DOCKER / "dollymp.toml", env=env)
+    # files=False: the shim's secret exists only in the cluster's volume (made at the service's first start)
+    cfg = config.load(DOCKER / "dollymp.toml", env=env, files=False)
     assert cfg["http.token"] == "test-token"
     assert cfg["grpc.port"] == 50051
     assert (
@@ -268,6 +270,32 @@ def test_service_configuration_is_accepted_by_config_py(resolved: dict[str, Any]
     health = " ".join(resolved["services"]["dollymp"]["healthcheck"]["test"])
     assert f":{cfg['http.port']}/healthz" in health
     assert cfg["store.url"].startswith("/var/lib/dollymp/")
+
+
+def test_the_shim_secret_is_the_compose_default_and_shared_with_the_rm_only(resolved: dict[str, Any]) -> None:
+    services = resolved["services"]
+    env = {k: str(v) for k, v in services["dollymp"]["environment"].items() if v is not None}
+    cfg = config.load(DOCKER / "dollymp.toml", env=env, files=False)
+    assert not cfg["grpc.insecure"] and not config.is_loopback(cfg["grpc.host"])
+    secret = cfg["grpc.auth_secret_file"]
+    yarn = sc.site_properties(DOCKER / "hadoop/yarn-site.xml")
+    assert yarn["yarn.scheduler.dollymp.auth.secret-file"][0] == secret
+    # The service makes it at first start (as root, then runs serve as dollymp) on a named volume that
+    # only the service (read-write) and the RM (read-only) mount.
+    entry = services["dollymp"]["entrypoint"]
+    assert entry[:3] == ["python", "-m", "pyscheduler.deploy.shimsecret"] and entry[-1] == "--"
+    assert services["dollymp"]["command"][:2] == ["dollymp", "serve"]
+    mounts = {
+        name: next((v for v in svc.get("volumes", []) if secret.startswith(v["target"] + "/")), None)
+        for name, svc in services.items()
+    }
+    assert mounts["dollymp"] is not None and mounts["resourcemanager"] is not None
+    assert mounts["dollymp"]["type"] == mounts["resourcemanager"]["type"] == "volume"
+    assert mounts["dollymp"]["source"] == mounts["resourcemanager"]["source"]
+    assert mounts["resourcemanager"].get("read_only") and not mounts["dollymp"].get("read_only")
+    volume = mounts["dollymp"]["source"]
+    users = {n for n, svc in services.items() for v in svc.get("volumes", []) if v.get("source") == volume}
+    assert users == {"dollymp", "resourcemanager"}  # no NodeManager (user code), client or HDFS
 
 
 def test_service_configuration_check_fails_on_an_unknown_key(tmp_path: Path) -> None:
