@@ -39,6 +39,7 @@ import org.apache.hadoop.yarn.api.records.ResourceRequest;
 import org.apache.hadoop.yarn.api.records.SchedulingRequest;
 import org.apache.hadoop.yarn.nodelabels.CommonNodeLabelsManager;
 import org.apache.hadoop.yarn.proto.YarnServiceProtos.SchedulerResourceTypes;
+import org.apache.hadoop.yarn.server.api.protocolrecords.NMContainerStatus;
 import org.apache.hadoop.yarn.server.resourcemanager.RMContext;
 import org.apache.hadoop.yarn.server.resourcemanager.recovery.RMStateStore.RMState;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppEvent;
@@ -98,6 +99,7 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   private final AtomicLong nodeUpdatesHandled = new AtomicLong();
   private final AtomicLong fallbackContainers = new AtomicLong();
   private final AtomicLong blacklistSkips = new AtomicLong();
+  private final AtomicLong containersRecovered = new AtomicLong();
   private final LatencyRecorder heartbeatLatency = new LatencyRecorder();
   private final Resource amUsed = Resource.newInstance(0, 0);
   private final Set<ContainerId> amContainers = ConcurrentHashMap.newKeySet();
@@ -254,8 +256,7 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     switch (event.getType()) {
       case NODE_ADDED: {
         NodeAddedSchedulerEvent e = (NodeAddedSchedulerEvent) event;
-        addNode(e.getAddedRMNode());
-        recoverContainersOnNode(e.getContainerReports(), e.getAddedRMNode());
+        addNodeAndRecover(e.getAddedRMNode(), e.getContainerReports());
         break;
       }
       case NODE_REMOVED:
@@ -313,10 +314,17 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     }
   }
 
-  private synchronized void addNode(RMNode rmNode) {
+  /**
+   * A node joined, or re-registered with a new ResourceManager after a restart or failover: with
+   * work-preserving recovery its containers come along (AbstractYarnScheduler.recoverContainersOnNode,
+   * which calls back {@link #containerRecovered} through the queue). Under the shim's lock, so the
+   * client thread's full resync sees the node with or without all of its containers, never half.
+   */
+  private synchronized void addNodeAndRecover(RMNode rmNode, List<NMContainerStatus> containerReports) {
     nodeTracker.addNode(new FiCaSchedulerNode(rmNode, usePortForNodeName));
     outbox.dirtyNodes.add(rmNode.getNodeID());
-    updateAvailableResourcesMetrics();
+    recoverContainersOnNode(containerReports, rmNode);
+    updateHeadroomAndMetrics();
   }
 
   private synchronized void removeNode(RMNode rmNode) {
@@ -343,7 +351,15 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     }
     ShimQueue leaf = queues.queue(placed);
     String rejection = queues.rejection(appId, user, placed);
-    if (rejection != null && (!recovering || leaf == null || !leaf.isLeaf())) {
+    if (recovering && (leaf == null || !leaf.isLeaf())) {
+      // Recovered from the state store into a queue that is gone: killed with the reason, as CapacityScheduler
+      // does with yarn.resourcemanager.fail-fast (a recovered application cannot be rejected any more).
+      String why = "Queue " + placed + " of application " + appId + " is missing during recovery";
+      LOG.error("DollyMP: {}", why);
+      rmContext.getDispatcher().getEventHandler().handle(new RMAppEvent(appId, RMAppEventType.KILL, why));
+      return;
+    }
+    if (rejection != null && !recovering) {
       // As CapacityScheduler does: the application fails at once with the reason, instead of running elsewhere.
       LOG.info("DollyMP: {}", rejection);
       rmContext.getDispatcher().getEventHandler().handle(new RMAppEvent(appId, RMAppEventType.APP_REJECTED, rejection));
@@ -355,7 +371,8 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     applications.put(appId, new SchedulerApplication<>(leaf, user, unmanagedAM));
     leaf.getMetrics().submitApp(user, unmanagedAM);
     outbox.dirtyApps.add(appId);
-    LOG.info("DollyMP accepted application {} from user {} into queue {}", appId, user, leaf.getQueuePath());
+    LOG.info("DollyMP {} application {} from user {} into queue {}", recovering ? "recovered" : "accepted", appId,
+        user, leaf.getQueuePath());
     if (!recovering) {
       rmContext.getDispatcher().getEventHandler().handle(new RMAppEvent(appId, RMAppEventType.APP_ACCEPTED));
     }
@@ -473,6 +490,13 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
 
   private void assignOnHeartbeat(FiCaSchedulerNode node, long now) {
     committer.expire(now, shimConfig.planMaxAgeMs());
+    if (rmContext.isWorkPreservingRecoveryEnabled() && !rmContext.isSchedulerReadyForAllocatingContainers()) {
+      // After an RM restart or failover, nothing new is placed until the NodeManagers had
+      // yarn.resourcemanager.work-preserving-recovery.scheduling-wait-ms to re-register with their
+      // containers (as CapacityScheduler waits): until then the cluster looks emptier than it is.
+      committer.dropAllFor(node);
+      return;
+    }
     if (session.acceptsPlans()) {
       committer.commitKills();
       committer.commitFor(node, now, shimConfig.planMaxAgeMs());
@@ -567,11 +591,36 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     blacklistSkips.incrementAndGet();
   }
 
-  /** A container reported by a (re-)registering NodeManager: account for it like a committed one. */
+  /**
+   * A live container reported by a NodeManager re-registering with this ResourceManager (work-preserving
+   * restart or failover), called back by the queue while AbstractYarnScheduler recovers it onto its node and
+   * attempt: accounted like a committed one (used resources, the AM share) and sent to the service in the
+   * next batch (a full resync sends it anyway, from the attempt's live containers).
+   */
   private synchronized void containerRecovered(RMContainer rmContainer) {
+    ContainerId id = rmContainer.getContainerId();
     Resources.addTo(usedResource, rmContainer.getAllocatedResource());
+    if (isMasterContainer(id) && amContainers.add(id)) {
+      Resources.addTo(amUsed, rmContainer.getAllocatedResource());
+    }
+    containersRecovered.incrementAndGet();
     outbox.allocated.add(PlanCommitter.containerInfo(rmContainer, ""));
-    updateHeadroomAndMetrics();
+    outbox.dirtyAsks.add(rmContainer.getApplicationAttemptId());
+  }
+
+  /** Whether {@code id} runs its application's current ApplicationMaster (known from the state store). */
+  private boolean isMasterContainer(ContainerId id) {
+    org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp app =
+        rmContext.getRMApps().get(id.getApplicationAttemptId().getApplicationId());
+    org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttempt attempt =
+        app == null ? null : app.getCurrentAppAttempt();
+    org.apache.hadoop.yarn.api.records.Container master = attempt == null ? null : attempt.getMasterContainer();
+    return master != null && master.getId().equals(id);
+  }
+
+  /** Live containers this ResourceManager took over from re-registering NodeManagers (work-preserving recovery). */
+  public long containersRecovered() {
+    return containersRecovered.get();
   }
 
   private void updateHeadroomAndMetrics() {
@@ -775,7 +824,7 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   }
 
   // ------------------------------------------------------------------------------------------
-  // The rest of YarnScheduler: queues, ACLs, no recovery
+  // The rest of YarnScheduler: queues, ACLs, recovery
   // ------------------------------------------------------------------------------------------
 
   /**
@@ -873,9 +922,16 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     return out;
   }
 
+  /**
+   * Nothing to read here, as in CapacityScheduler: work-preserving recovery reaches the shim as events. The
+   * RMAppManager re-adds each unfinished application and attempt from the state store (APP_ADDED and
+   * APP_ATTEMPT_ADDED with the recovering flag, synchronously, before the scheduler starts), and each
+   * NodeManager re-registers with its live containers (NODE_ADDED, {@link #addNodeAndRecover}). The new
+   * instance's client registers a new session with the decision service and sends a full resync.
+   */
   @Override
   public void recover(RMState state) {
-    // Work-preserving RM restart is not supported by the shim (see README): nothing to recover.
+    LOG.info("DollyMP: recovering; applications and containers follow from the state store and the NodeManagers");
   }
 
   @Override
