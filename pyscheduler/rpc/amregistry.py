@@ -207,7 +207,7 @@ class AmRegistry:
                     copy_reports(list(st.attempts.values()), st.first_progress), time.time(), startup
                 )
                 slow, covered = judge_left(left, fresh)
-                stats = self.stats(st)
+                own = _own_moments(st)  # not `stats`: no history read on the round's hot path
                 for a in st.attempts.values():
                     if a.state != pb.ATTEMPT_RUNNING or not a.container_id:
                         continue
@@ -226,9 +226,19 @@ class AmRegistry:
                             finish_est_ms=None if ends is None else ends * 1000.0,
                             straggling=a.task_id in slow,
                             covered=a.task_id in covered,
-                            mean_s=stats.get(a.phase_id, (fresh.get(a.task_id, 0.0), 0.0))[0],
-                            sd_s=stats.get(a.phase_id, (0.0, 0.0))[1],
+                            mean_s=own.get(a.phase_id, (fresh.get(a.task_id, 0.0), 0.0))[0],
+                            sd_s=own.get(a.phase_id, (0.0, 0.0))[1],
                             startup_s=startup or 0.0,
                         )
                     )
         return out
+
+
+def _own_moments(st: AppState) -> dict[str, tuple[float, float]]:
+    """Mean and SD of each phase's finished run times this job reported (what the value model reads of a
+    running copy's phase, rpc/yield_value.py; without any, the phase's fresh-copy estimate)."""
+    return {
+        phase_id: (statistics.fmean(ds), statistics.pstdev(ds) if len(ds) > 1 else 0.0)
+        for phase_id, ds in st.durations.items()
+        if ds
+    }
