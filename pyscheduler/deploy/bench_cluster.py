@@ -28,13 +28,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pyscheduler.deploy import amrecords, artifacts, cds, jobs, repeats
+from pyscheduler.deploy import amrecords, artifacts, jobs, repeats
+from pyscheduler.deploy.benchcds import AM_JVM_OPTS, TASK_JVM_OPTS, ArchiveCache
 from pyscheduler.deploy.display import Display
 from pyscheduler.deploy.localcluster import LocalCluster
 
 STRAGGLER_JOB = "io.dollymp.yarn.workload.StragglerJob"
-TASK_JVM_OPTS = "-Xmx256m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:CICompilerCount=1"
-AM_JVM_OPTS = "-Xmx384m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:CICompilerCount=1"
 # A container's memory as the RM rounds it (tasks and AMs alike), so that a NodeManager with --nm-vcores
 # vcores is given the memory for as many containers: vcores, not memory, set a node's container count.
 CONTAINER_MB = 512
@@ -180,47 +179,6 @@ def floor_args(args: argparse.Namespace) -> argparse.Namespace:
     flowtimes are what no straggler handling can go below on this machine: start-ups, commits, waiting.
     """
     return argparse.Namespace(**{**vars(args), "cap": 1.0})
-
-
-class ArchiveCache:
-    """The class-data archive of the bench's JVMs (``cds``), dumped once on the first cluster, shared."""
-
-    def __init__(self, enabled: bool, work_dir: Path) -> None:
-        self.enabled, self.dir = enabled, work_dir / "cds"
-        self.archive: cds.Archive | None = None
-
-    def opts(self, cluster: LocalCluster, show: Display) -> str:
-        if not self.enabled:
-            return ""
-        if self.archive is None:
-            self.archive = self._dump(cluster, show)
-        return self.archive.jvm_opts(cluster.conf_dir)
-
-    def _dump(self, cluster: LocalCluster, show: Display) -> cds.Archive:
-        shutil.rmtree(self.dir, ignore_errors=True)
-        self.dir.mkdir(parents=True)
-        jars = cluster.classpath_jars()
-        lists = cds.list_opts(jars, cluster.conf_dir, self.dir)
-        name = "cds-warmup"
-        props = {
-            "dollymp.straggler.maps": 1,
-            "dollymp.straggler.reduces": 1,
-            "dollymp.straggler.map.base-ms": 1000,
-            "dollymp.straggler.reduce.base-ms": 1000,
-            "dollymp.straggler.cap": 1,
-            "mapreduce.map.java.opts": f"{TASK_JVM_OPTS} {lists['map']}",
-            "mapreduce.reduce.java.opts": f"{TASK_JVM_OPTS} {lists['reduce']}",
-            "yarn.app.mapreduce.am.command-opts": f"{AM_JVM_OPTS} {lists['am']}",
-        }
-        show.say("  a warm-up job lists the classes the task and AM JVMs load (class-data archive)")
-        result = cluster.run_job(name, STRAGGLER_JOB, [*(f"-D{k}={v}" for k, v in props.items()), name])
-        if not result.ok:
-            raise RuntimeError(f"the class-list warm-up job failed: {result.final_status} (see {result.log})")
-        files = [self.dir / f"{k}.classlist" for k in cds.KINDS]
-        missing = [str(f) for f in files if not f.exists()]
-        if missing:
-            raise RuntimeError(f"the warm-up job wrote no class list: {', '.join(missing)}")
-        return cds.dump(cluster.java, jars, files, self.dir / "jvms.jsa", show.say)
 
 
 def run_scheduler(
@@ -420,7 +378,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         show.say(f"plugin jar {jar.path} ({jar.origin})")
         if args.yield_model is not None:  # the service reads DOLLYMP_<SECTION>_<NAME> (pyscheduler.config)
             os.environ["DOLLYMP_APPMASTER_YIELD_MODEL"] = args.yield_model
-        archive = ArchiveCache(args.cds, args.work_dir)
+        archive = ArchiveCache(args.cds, args.work_dir, STRAGGLER_JOB)
         outs: list[dict[str, object]] = []
         for i in range(max(1, args.repeats)):
             if args.repeats > 1:

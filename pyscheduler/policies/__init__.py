@@ -57,6 +57,7 @@ from pyscheduler.policies import (  # noqa: F401  (each import registers its pol
     capacity_late,
     carbyne,
     dollymp,
+    dollymp_variants,
     drf,
     fcfs,
     fifo,

@@ -79,6 +79,9 @@ from pyscheduler.policies.kernel import warm_up
 from pyscheduler.policies.late import LateTasks
 from pyscheduler.policies.model import job_order, transient_priorities
 from pyscheduler.policies.omega import OmegaChooser
+from pyscheduler.policies.optioncheck import choice as _choice
+from pyscheduler.policies.optioncheck import count as _count
+from pyscheduler.policies.optioncheck import flag as _flag
 from pyscheduler.policies.passes import defer, feasible, nodes_with_room, place_pass_of, record_late
 from pyscheduler.policies.replace import Replacements
 from pyscheduler.policies.residual import REASON_PROGRESS, REASON_RESIDUAL
@@ -414,50 +417,3 @@ def _upstream_limit(job: Job, k: int, clones: int, reason: str) -> tuple[int, st
         if limit < clones:
             return max(0, limit), REASON_UPSTREAM
     return clones, reason
-
-
-def _count(option: str, value: Any, least: int) -> int:
-    """`value` if it is an integer (not a bool) >= `least`; else a ValueError naming the option."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < least:
-        raise ValueError(f"dollymp option {option} must be an integer >= {least}, got {value!r}")
-    return value
-
-
-def _flag(option: str, value: Any) -> None:
-    if not isinstance(value, bool):
-        raise ValueError(f"dollymp option {option} must be true or false, got {value!r}")
-
-
-def _choice(option: str, value: Any, allowed: tuple[object, ...]) -> None:
-    if value not in allowed:
-        raise ValueError(f"dollymp option {option} must be one of {allowed}, got {value!r}")
-
-
-@register_policy("dolly")
-def dolly_policy(**options: Any) -> DollyMPPolicy:
-    """Dolly: arrival order, Pseudocode 1's budgeted cloning (beta, tau, epsilon, straggler_p options;
-    defaults the paper's, policies/dolly.py)."""
-    options.setdefault("max_clones", 2)
-    options.setdefault("tau", DollyBudget().tau)  # Dolly 5.2's 80% (DollyMPPolicy's own default differs)
-    policy = DollyMPPolicy(clone_rule="dolly", order="arrival", **options)
-    policy.name = "dolly"
-    return policy
-
-
-# The extensions of the module docstring, all on: what `dollymp-ext` adds to the paper's DollyMP.
-EXTENSIONS: dict[str, Any] = {
-    "late": True,
-    "late_first": True,
-    "replace": True,
-    "small_job_clones": 10,
-    "phase_tail": True,
-}
-
-
-@register_policy("dollymp-ext")
-def dollymp_ext_policy(**options: Any) -> DollyMPPolicy:
-    """The paper's DollyMP (the `dollymp` policy) with every extension of the module docstring on; any of
-    them can be turned off again by its option (e.g. replace=false)."""
-    policy = DollyMPPolicy(**{**EXTENSIONS, **options})
-    policy.name = "dollymp-ext"
-    return policy

@@ -141,8 +141,9 @@ def reference(snap: Snapshot, d: Decisions, max_clones: int) -> Counter[tuple[st
                     continue
                 cp = copies[(j.job_id, p.phase_id)]
                 state = p.state
-                # downstream copies never exceed the fewest copies a task of a parent phase had (Dolly 3.2)
-                limit = min([int(j.phases[q].peak.min()) for q in j.parent_idx[k]] + [1 + max_clones])
+                # No upstream limit: DollyMP Sec. 5.2 lets downstream copies outnumber upstream ones (the
+                # first finished upstream copy then feeds them all); Dolly 3.2's limit is the "dolly" rule's.
+                limit = 1 + max_clones
                 if have == 0:
                     tasks = [t for t in range(p.num_tasks) if state[t] == TaskState.PENDING]
                 elif have >= limit:
