@@ -7,12 +7,13 @@ queue, YARN priority), in the same database as the decision log and the AM helpe
     runs.moments("nightly-etl", "root.eng", 5)  -> AppRunMoments(runs, count, mean, m2) | None
 
 The queue is part of the key: an application can only add to the history of its own queue, so a tenant
-cannot move the θ and σ another queue's jobs are ordered by. Bounded: at most `max_keys` keys (the least
-recently updated are forgotten first), and each key's moments weigh at most `max_samples` run times (an
-earlier run's weight shrinks, its mean and variance kept, when a later run would pass the bound), so a
-recurring job that changes is followed. `moments` answers from memory (loaded when opened, updated by
-`fold`): the decision round reads it for every application without a database query. Bad arguments raise
-ValueError naming the argument.
+cannot move the θ and σ another queue's jobs are ordered by. Bounded: at most `max_keys` keys (beyond,
+the least recently updated key of the queue holding the most keys is forgotten, so that one queue's many
+names cannot push another queue's history out), and each key's moments weigh at most `max_samples` run
+times (an earlier run's weight shrinks, its mean and variance kept, when a later run would pass the
+bound), so a recurring job that changes is followed. `moments` answers from memory (loaded when opened,
+updated by `fold`): the decision round reads it for every application without a database query. Bad
+arguments raise ValueError naming the argument.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from pyscheduler.store.db import Database
+from pyscheduler.store.db import Cursor, Database
 from pyscheduler.store.history import merge_moments
 
 PG_LOCK_APP_RUNS = 0x444D5034  # "DMP4"
@@ -147,24 +148,37 @@ class AppRunHistory:
                 (*key, runs, n, mu, m2_, time.time()),
             )
             cur.execute("SELECT COUNT(*) FROM app_run_times")
-            extra = int(cur.fetchone()[0]) - self.max_keys
-            gone: list[RunKey] = []
-            if extra > 0:
-                cur.execute(
-                    db.sql(
-                        "SELECT app_name, queue, priority FROM app_run_times "
-                        "ORDER BY updated_at, app_name, queue, priority LIMIT ?"
-                    ),
-                    (extra,),
-                )
-                gone = [(str(r[0]), str(r[1]), int(r[2])) for r in cur.fetchall()]
-                cur.executemany(
-                    db.sql("DELETE FROM app_run_times WHERE app_name = ? AND queue = ? AND priority = ?"),
-                    gone,
-                )
+            gone = self._evict(cur, int(cur.fetchone()[0]) - self.max_keys)
             got = AppRunMoments(runs, n, mu, m2_)
             with self._lock:
                 self._cache[key] = got
                 for k in gone:
                     self._cache.pop(k, None)
         return got
+
+    def _evict(self, cur: Cursor, extra: int) -> list[RunKey]:
+        """Forget `extra` keys, each the least recently updated of the queue holding the most keys (of
+        those, the one with the oldest key): a queue's flood of names pushes out its own history first,
+        not another queue's."""
+        db, gone = self.db, list[RunKey]()
+        while extra > 0:
+            cur.execute(
+                "SELECT queue, COUNT(*) FROM app_run_times GROUP BY queue "
+                "ORDER BY COUNT(*) DESC, MIN(updated_at), queue LIMIT 2"
+            )
+            rows = cur.fetchall()
+            most, then = int(rows[0][1]), int(rows[1][1]) if len(rows) > 1 else 0
+            cur.execute(
+                db.sql(
+                    "SELECT app_name, queue, priority FROM app_run_times WHERE queue = ? "
+                    "ORDER BY updated_at, app_name, priority LIMIT ?"
+                ),
+                (str(rows[0][0]), min(extra, max(1, most - then))),
+            )
+            batch = [(str(r[0]), str(r[1]), int(r[2])) for r in cur.fetchall()]
+            cur.executemany(
+                db.sql("DELETE FROM app_run_times WHERE app_name = ? AND queue = ? AND priority = ?"), batch
+            )
+            gone.extend(batch)
+            extra -= len(batch)
+        return gone

@@ -59,14 +59,15 @@ _COMMON_V1 = (
     "CREATE INDEX decisions_time ON decisions (time)",
 )
 
-# pyscheduler.store.runhistory: moments only (no samples), bounded in keys by evicting the oldest update
+# pyscheduler.store.runhistory: moments only (no samples), bounded in keys by evicting, from the queue with
+# the most keys, its least recently updated one
 _APP_RUN_TIMES = (
     "CREATE TABLE app_run_times (app_name TEXT NOT NULL, queue TEXT NOT NULL, priority INTEGER NOT NULL, "
     "runs {count} NOT NULL, count {count} NOT NULL, mean DOUBLE PRECISION NOT NULL, "
     "m2 DOUBLE PRECISION NOT NULL, updated_at DOUBLE PRECISION NOT NULL, "
     "PRIMARY KEY (app_name, queue, priority))"
 )
-_APP_RUN_TIMES_INDEX = "CREATE INDEX app_run_times_updated ON app_run_times (updated_at)"
+_APP_RUN_TIMES_INDEX = "CREATE INDEX app_run_times_queue ON app_run_times (queue, updated_at)"
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(

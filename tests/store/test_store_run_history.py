@@ -50,6 +50,24 @@ def test_keys_are_bounded_the_least_recently_updated_forgotten(store_url: str) -
         assert len(AppRunHistory(s.db, max_keys=3)) == 3
 
 
+def test_a_queue_flooding_names_pushes_out_its_own_history_not_another_queues(store_url: str) -> None:
+    with open_store(store_url) as s:
+        h = AppRunHistory(s.db, max_keys=4)
+        h.fold("nightly", "root.b", 1, 5, 30.0, 0.0)  # the oldest key of all
+        for i in range(10):
+            h.fold(f"flood{i}", "root.a", 1, 1, 1.0, 0.0)
+        assert h.moments("nightly", "root.b", 1) is not None
+        assert [i for i in range(10) if h.moments(f"flood{i}", "root.a", 1) is not None] == [7, 8, 9]
+        # a store written with a larger bound is trimmed at the next fold: the largest queue down to the
+        # others' size first, then, among queues of equal size, the one holding the oldest key
+        small = AppRunHistory(s.db, max_keys=2)
+        small.fold("late", "root.c", 1, 1, 2.0, 0.0)
+        with s.db.read() as cur:
+            cur.execute("SELECT queue, app_name FROM app_run_times ORDER BY queue")
+            assert cur.fetchall() == [("root.a", "flood9"), ("root.c", "late")]
+        assert len(small) == 2 and small.moments("nightly", "root.b", 1) is None
+
+
 def test_each_key_weighs_at_most_max_samples_run_times(store_url: str) -> None:
     with open_store(store_url) as s:
         h = AppRunHistory(s.db, max_samples=10)
