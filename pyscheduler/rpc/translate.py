@@ -229,9 +229,15 @@ def _measured(
     """θ and σ of an application's phase (its YARN priority) that no AM helper describes: the history of
     its name in its queue, else its own containers that succeeded (`Mirror.run_times`); None when neither
     holds a run time (then 1 s and 0)."""
-    app = mirror.apps.get(app_id)
-    past = history.moments(app.name, app.queue, priority) if history and app and app.name else None
-    est = theta_sigma(past, mirror.run_times.get((app_id, priority)))
+    own = mirror.run_times.get((app_id, priority))
+    past = None
+    if history is not None:
+        app = mirror.apps.get(app_id)
+        if app is not None and app.name:
+            past = history.moments(app.name, app.queue, priority)
+    if past is None and own is None:  # the usual case on a busy round: nothing measured, no lookup more
+        return None
+    est = theta_sigma(past, own)
     if est is PRIOR_ESTIMATE:
         return None
     return PhaseHint(f"p{priority}", est.mean, est.sd, source=est.source, samples=est.samples)

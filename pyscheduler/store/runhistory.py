@@ -104,9 +104,9 @@ class AppRunHistory:
         }
 
     def moments(self, app_name: str, queue: str, priority: int) -> AppRunMoments | None:
-        """The key's moments from memory; None when no run of it was recorded."""
-        with self._lock:
-            return self._cache.get((app_name, queue, priority))
+        """The key's moments from memory; None when no run of it was recorded. No lock: a dict lookup is
+        atomic, and `fold` replaces a key's value whole (read on every round, for every ask)."""
+        return self._cache.get((app_name, queue, priority))
 
     def __len__(self) -> int:
         with self._lock:
