@@ -194,3 +194,20 @@ def test_the_services_bound_on_keys_forgets_the_least_recently_updated(tmp_path:
         assert svc.run_history.moments("etl", "root.b", PRIO) == AppRunMoments(1, 1, 5.0, 0.0)
         assert len(svc.run_history) == 1
         shim.close()
+
+
+def test_a_tenant_in_another_queue_can_neither_poison_nor_push_out_a_queues_history(tmp_path: Path) -> None:
+    """Applications in root.evil named like root.a's job, with 1000 s run times, and a flood of other
+    names (more than the key bound): etl in root.a keeps its θ 15 s and its key."""
+    with _service(tmp_path, **{"store.run_history_max_keys": 3}) as (svc, ch):
+        shim = _first_run(ch)
+        for n, name in enumerate(["etl", "f1", "f2", "f3", "f4"], start=10):
+            shim.send(apps_upserted=[_app(n, name, "root.evil")], asks=[ask(n, PRIO, 1)])
+            shim.run_containers(n, [1000.0])
+            shim.send(apps_removed=[app(n).application_id])
+        assert svc.run_history.moments("etl", "root.a", PRIO) == AppRunMoments(1, 2, 15.0, 50.0)
+        assert svc.run_history.moments("etl", "root.evil", PRIO) is None  # its own queue's oldest, pushed out
+        shim.send(apps_upserted=[_app(20, "etl", "root.a")])
+        (detail,) = _details(shim.send(asks=[ask(20, PRIO, 1)]), 20)
+        assert "θ 15 s, σ 7.07 s from the recurring-job history (2 run times)" in detail
+        shim.close()
