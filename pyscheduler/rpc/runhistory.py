@@ -18,7 +18,7 @@ from pyscheduler.estimate.runtimes import Moments
 from pyscheduler.rpc.mirror import FinishedRuns
 
 if TYPE_CHECKING:
-    from pyscheduler.store.runhistory import AppRunHistory
+    from pyscheduler.store.runhistory import AppRunHistory, RunTimes
 
 log = logging.getLogger("dollymp.runhistory")
 
@@ -39,17 +39,19 @@ class RecordFinished:
         self.recorded = 0  # (application, priority) pairs folded in so far
 
     def __call__(self, finished: Sequence[FinishedRuns]) -> None:
+        """Fold in the finished applications' run times, all in one transaction."""
+        runs: list[RunTimes] = []
+        apps: list[str] = []
         for f in finished:
             if self.described(f.application_id):
                 continue
-            for priority, rs in sorted(f.run_times.items()):
-                if rs.count > 0:
-                    self.history.fold(f.name, f.queue, priority, rs.count, rs.mean, max(rs.m2, 0.0))
-                    self.recorded += 1
-            log.info(
-                "run times of %s (%r in queue %r) recorded for priorities %s",
-                f.application_id,
-                f.name,
-                f.queue,
-                sorted(f.run_times),
+            apps.append(f"{f.application_id} ({f.name!r} in {f.queue!r}, priorities {sorted(f.run_times)})")
+            runs.extend(
+                (f.name, f.queue, priority, rs.count, rs.mean, max(rs.m2, 0.0))
+                for priority, rs in sorted(f.run_times.items())
+                if rs.count > 0
             )
+        self.history.fold_many(runs)
+        self.recorded += len(runs)
+        if apps:
+            log.info("run times recorded in the recurring-job history: %s", "; ".join(apps))

@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pyscheduler.store.db import Cursor, Database
@@ -30,6 +31,7 @@ PG_LOCK_APP_RUNS = 0x444D5034  # "DMP4"
 DEFAULT_MAX_KEYS = 10_000
 DEFAULT_MAX_SAMPLES = 2_000
 RunKey = tuple[str, str, int]  # (application name, queue, YARN priority)
+RunTimes = tuple[str, str, int, int, float, float]  # RunKey, then count, mean and M2 of the run times
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,45 +118,61 @@ class AppRunHistory:
         self, app_name: str, queue: str, priority: int, count: int, mean: float, m2: float
     ) -> AppRunMoments:
         """Add one finished application's run times of one YARN priority (count, mean, M2); return the
-        key's moments. The oldest keys beyond `max_keys` are forgotten."""
-        _check(app_name, queue, priority, count, mean, m2)
-        key: RunKey = (app_name, queue, priority)
-        db, cap = self.db, self.max_samples
-        new = _weighed(count, float(mean), float(m2), cap)
+        key's moments (`fold_many` of one)."""
+        return self.fold_many([(app_name, queue, priority, count, mean, m2)])[0]
+
+    def fold_many(self, runs: Sequence[RunTimes]) -> list[AppRunMoments]:
+        """`fold` each (app name, queue, priority, count, mean, M2), in order, in one transaction (one
+        commit for all the applications a batch removed); return each key's moments after its fold. Every
+        item is checked before anything is written. Beyond `max_keys`, keys are forgotten (`_evict`)."""
+        for r in runs:
+            _check(*r)
+        if not runs:
+            return []
+        db, out = self.db, list[AppRunMoments]()
+        keys: list[RunKey] = [(r[0], r[1], r[2]) for r in runs]
         with db.write() as cur:  # folds are serialised by the writer; reads wait only for the dict update
             db.lock(cur, PG_LOCK_APP_RUNS)
-            cur.execute(
-                db.sql(
-                    "SELECT runs, count, mean, m2 FROM app_run_times "
-                    "WHERE app_name = ? AND queue = ? AND priority = ?"
-                ),
-                key,
-            )
-            old = cur.fetchone()
-            runs = 1
-            n, mu, m2_ = new
-            if old is not None:
-                runs = int(old[0]) + 1
-                kept = _weighed(int(old[1]), float(old[2]), float(old[3]), cap - new[0])
-                n, mu, m2_ = merge_moments(kept, new)
-            cur.execute(
-                db.sql(
-                    "INSERT INTO app_run_times (app_name, queue, priority, runs, count, mean, m2, "
-                    "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
-                    "ON CONFLICT (app_name, queue, priority) DO UPDATE SET "
-                    "runs = excluded.runs, count = excluded.count, mean = excluded.mean, m2 = excluded.m2, "
-                    "updated_at = excluded.updated_at"
-                ),
-                (*key, runs, n, mu, m2_, time.time()),
-            )
+            for key, (*_, count, mean, m2) in zip(keys, runs, strict=True):
+                out.append(
+                    self._fold_one(cur, key, _weighed(count, float(mean), float(m2), self.max_samples))
+                )
             cur.execute("SELECT COUNT(*) FROM app_run_times")
             gone = self._evict(cur, int(cur.fetchone()[0]) - self.max_keys)
-            got = AppRunMoments(runs, n, mu, m2_)
             with self._lock:
-                self._cache[key] = got
+                self._cache.update(zip(keys, out, strict=True))
                 for k in gone:
                     self._cache.pop(k, None)
-        return got
+        return out
+
+    def _fold_one(self, cur: Cursor, key: RunKey, new: tuple[int, float, float]) -> AppRunMoments:
+        """Merge `new` (count, mean, M2, already weighed) into the key's row; the earlier runs weigh at
+        most max_samples - count."""
+        db = self.db
+        cur.execute(
+            db.sql(
+                "SELECT runs, count, mean, m2 FROM app_run_times "
+                "WHERE app_name = ? AND queue = ? AND priority = ?"
+            ),
+            key,
+        )
+        old = cur.fetchone()
+        runs = 1
+        n, mu, m2 = new
+        if old is not None:
+            runs = int(old[0]) + 1
+            kept = _weighed(int(old[1]), float(old[2]), float(old[3]), self.max_samples - new[0])
+            n, mu, m2 = merge_moments(kept, new)
+        cur.execute(
+            db.sql(
+                "INSERT INTO app_run_times (app_name, queue, priority, runs, count, mean, m2, updated_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (app_name, queue, priority) DO UPDATE SET "
+                "runs = excluded.runs, count = excluded.count, mean = excluded.mean, m2 = excluded.m2, "
+                "updated_at = excluded.updated_at"
+            ),
+            (*key, runs, n, mu, m2, time.time()),
+        )
+        return AppRunMoments(runs, n, mu, m2)
 
     def _evict(self, cur: Cursor, extra: int) -> list[RunKey]:
         """Forget `extra` keys, each the least recently updated of the queue holding the most keys (of

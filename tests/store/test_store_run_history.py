@@ -34,6 +34,20 @@ def test_runs_fold_per_name_queue_and_priority_and_survive_a_reopen(store_url: s
         assert again == got
 
 
+def test_fold_many_folds_in_order_in_one_transaction_or_not_at_all(store_url: str) -> None:
+    with open_store(store_url) as s:
+        h = AppRunHistory(s.db)
+        got = h.fold_many(
+            [("etl", "q", 1, 2, 15.0, 50.0), ("etl", "q", 1, 1, 30.0, 0.0), ("etl", "q", 2, 1, 3.0, 0.0)]
+        )
+        assert [(g.runs, g.count) for g in got] == [(1, 2), (2, 3), (1, 1)]
+        assert got[1].mean == pytest.approx(20.0) and h.moments("etl", "q", 1) == got[1]
+        with pytest.raises(ValueError, match="count"):
+            h.fold_many([("new", "q", 1, 1, 1.0, 0.0), ("bad", "q", 1, 0, 1.0, 0.0)])
+        assert h.moments("new", "q", 1) is None and AppRunHistory(s.db).moments("new", "q", 1) is None
+        assert h.fold_many([]) == []
+
+
 def test_keys_are_bounded_the_least_recently_updated_forgotten(store_url: str) -> None:
     with open_store(store_url) as s:
         h = AppRunHistory(s.db, max_keys=3)
