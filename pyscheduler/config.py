@@ -159,6 +159,10 @@ SCHEMA: dict[str, tuple[Any, Parser]] = {
     "store.url": ("dollymp-decisions.db", _str()),
     "store.retention_max_age_s": (0.0, _float(0.0)),
     "store.retention_max_bytes": (0, _int(0)),
+    # Recurring-job history of applications without an AM helper (pyscheduler.store.runhistory): at most
+    # this many (application name, queue, YARN priority) keys, each weighing at most this many run times.
+    "store.run_history_max_keys": (10_000, _int(1, 1_000_000)),
+    "store.run_history_max_samples": (2_000, _int(1, 1_000_000)),
     "appmaster.plans_per_s": (50.0, _float(0.0, low_open=True)),
     # Running clones yield their containers to waiting originals (rpc/yielding.py, docs/operators-guide.md).
     "appmaster.clone_yield": (True, _bool),

@@ -93,6 +93,11 @@ class AmRegistry:
             while len(self.apps) > self.max_apps:  # bounded: forget the oldest profile
                 self.apps.pop(next(iter(self.apps)))
 
+    def described(self, app_id: str) -> bool:
+        """Whether an AM helper reported a job profile for `app_id` (still kept)."""
+        with self.lock:
+            return app_id in self.apps
+
     def record(self, request: Any, limits: Limits) -> tuple[dict[str, list[float]], str, list[Any]]:
         """Keeps an AttemptReports: (durations finished now per phase, the job's name, the decision-log
         records of the attempts' outcomes). Raises KeyError for an application without a profile,

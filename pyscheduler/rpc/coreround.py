@@ -21,6 +21,8 @@ from collections.abc import Callable
 import numpy as np
 
 from pyscheduler import metrics
+from pyscheduler.objects import Job
+from pyscheduler.objects.decision import Decision, DecisionKind
 from pyscheduler.policies import Decisions, Policy
 from pyscheduler.rpc import yielding
 from pyscheduler.rpc.amspread import preferred as _preferred
@@ -39,7 +41,8 @@ from pyscheduler.rpc.placer import (
     placer_only,
 )
 from pyscheduler.rpc.res import Res, fits_count, res_add
-from pyscheduler.rpc.translate import CLAMPED, HintSource, snapshot_and_clones
+from pyscheduler.rpc.runhistory import RunHistorySource
+from pyscheduler.rpc.translate import CLAMPED, HintSource, snapshot_and_clones, theta_source
 from pyscheduler.rpc.waiting import steady, waiting_alone, waiting_first, waiting_originals
 from pyscheduler.rpc.yield_value import Chooser
 from pyscheduler.rpc.yielding import Copy, CopySource
@@ -59,6 +62,28 @@ _DEFERRAL_REASONS = {
     "lower_priority": pb.REASON_LOWER_PRIORITY,
     "am_share_cap": pb.REASON_AM_SHARE_CAP,
 }
+
+
+def _sourced(mirror: Mirror, key: AskKey, text: str) -> str:
+    """A decision's detail followed by where its ask's θ/σ came from (rpc/translate.py)."""
+    src = theta_source(mirror, key)
+    return f"{text}; {src}" if src else text
+
+
+def _with_sources(
+    mirror: Mirror, records: list[Decision], jobs: list[Job], index: dict[tuple[str, str], AskRec]
+) -> list[Decision]:
+    """Priority records whose detail says where each of the job's phases got its θ/σ."""
+    by_id = {j.job_id: j for j in jobs}
+    out = []
+    for r in records:
+        job = by_id.get(r.job_id) if r.kind is DecisionKind.PRIORITY else None
+        if job is not None:
+            keys = [index[(job.job_id, ph.phase_id)].key for ph in job.phases]
+            said = dict.fromkeys(f"priority {k[1]}: {theta_source(mirror, k)}" for k in keys)
+            r = dataclasses.replace(r, detail="; ".join(said))
+        out.append(r)
+    return out
 
 
 def from_decisions(
@@ -102,7 +127,7 @@ def from_decisions(
                 else res_add(r, cap, -k)
             )
             wire_reason = pb.REASON_AM_CONTAINER if ask.am_container else _PLACEMENT_REASONS.get(reason, 0)
-            detail = "AM container" if ask.am_container else reason
+            detail = _sourced(mirror, key, "AM container" if ask.am_container else reason)
             out.placements.append(
                 PlacementChoice(key, node_id, cap, k, wire_reason or pb.REASON_PRIORITY_ORDER, detail)
             )
@@ -111,7 +136,9 @@ def from_decisions(
     for key, n in unplaced.items():
         out.deferrals.append(
             DeferralChoice(
-                key, pb.REASON_WAITING_FOR_RESOURCES, f"{n} unplaced: failed the fit/locality re-check"
+                key,
+                pb.REASON_WAITING_FOR_RESOURCES,
+                _sourced(mirror, key, f"{n} unplaced: failed the fit/locality re-check"),
             )
         )
     for d in decisions.deferrals:
@@ -120,7 +147,7 @@ def from_decisions(
             DeferralChoice(
                 ask.key,
                 _DEFERRAL_REASONS.get(d.reason, pb.REASON_WAITING_FOR_RESOURCES),
-                d.detail or d.reason,
+                _sourced(mirror, ask.key, d.detail or d.reason),
             )
         )
     for a in zero:
@@ -136,7 +163,8 @@ def from_decisions(
         if last.get(p.job_id) != value:
             changed.append(p)
     mirror.cache["priorities"] = now
-    out.records = dataclasses.replace(decisions, chunks=[], deferrals=[], priorities=changed).to_records()
+    records = dataclasses.replace(decisions, chunks=[], deferrals=[], priorities=changed).to_records()
+    out.records = _with_sources(mirror, records, list(decisions.jobs), index) if changed else records
     return out
 
 
@@ -149,12 +177,14 @@ def core_round(
     limits: Limits = DEFAULTS,
     scoped: bool = False,
     yield_by: Chooser | None = None,
+    history: RunHistorySource | None = None,
 ) -> Callable[[Mirror], RoundResult]:
     """A round function deciding with a core policy. With `copies` (the AM helper's running attempts),
     running clones yield their containers to originals still waiting after the round, and with
     `release_beaten` clones at launch that their task's lead clearly beats are released at once, every
     round (rpc/yielding.py). `yield_by` chooses which clones yield (default rpc/yielding.py's rules; the
-    value model: rpc/yield_value.py)."""
+    value model: rpc/yield_value.py). `history`: the recurring-job history of applications without an AM
+    helper, θ/σ of their asks before their own containers end (rpc/runhistory.py)."""
     import time
 
     now = clock or time.time
@@ -177,7 +207,7 @@ def core_round(
         if not any(a.num_containers > a.outstanding for a in mirror.asks.values()):
             return RoundResult(kills=released)  # nothing pending: no round (changed rows stay dirty)
         iso = Isolation(mirror)  # one application's error leaves it out, not the round (rpc/isolate.py)
-        snapshot, index, zero, clones = snapshot_and_clones(mirror, now(), hints, limits, iso)
+        snapshot, index, zero, clones = snapshot_and_clones(mirror, now(), hints, limits, iso, history)
         result = from_decisions(mirror, iso.decide(policy, snapshot, index), index, zero)
         result.deferrals.extend(iso.deferrals())
         held = {d.key for d in result.deferrals}

@@ -21,9 +21,10 @@ The containers and outstanding placements, and the sums they move, are kept by `
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -58,6 +59,19 @@ __all__ = [
 ]
 
 
+FINISHED_KEPT = 10_000  # finished applications' run times awaiting `take_finished` (the oldest dropped)
+
+
+class FinishedRuns(NamedTuple):
+    """An application that left the RM with containers that succeeded: its name and queue as the RM knows
+    them, and its run times per YARN priority (the recurring-job history's input, rpc/runhistory.py)."""
+
+    application_id: str
+    name: str
+    queue: str
+    run_times: dict[int, RunningStats]
+
+
 @dataclass(slots=True)
 class _Allocs:
     """New allocations (memory, vcores) of a batch's nodes, by row: one array write for the lot."""
@@ -84,6 +98,7 @@ class Mirror(MirrorBook):
         # Run times of the containers that succeeded, per (application, YARN priority): an application
         # without an AM helper is profiled from its own containers (`record_run_times`)
         self.run_times: dict[tuple[str, int], RunningStats] = {}
+        self.finished: deque[FinishedRuns] = deque(maxlen=FINISHED_KEPT)  # apps_removed with run times
 
     # ---- applying a validated batch ------------------------------------------------------------
 
@@ -242,13 +257,20 @@ class Mirror(MirrorBook):
         """Forget applications, their asks and their containers (one array update for all)."""
         attempts, gone = self._attempt_containers, list[str]()
         for app_id in app_ids:
-            self.apps.pop(app_id, None)
-            for k in [k for k in self.run_times if k[0] == app_id]:
-                del self.run_times[k]
+            rec = self.apps.pop(app_id, None)
+            runs = {k[1]: self.run_times.pop(k) for k in [k for k in self.run_times if k[0] == app_id]}
+            if rec is not None and rec.name and runs:
+                self.finished.append(FinishedRuns(app_id, rec.name, rec.queue, runs))
             for key in self._app_asks.pop(app_id, set()):
                 self.asks.pop(key, None)
             gone.extend(c for a in list(self._app_attempts.get(app_id, ())) for c in attempts.get(a, ()))
         self._remove_containers(gone)
+
+    def take_finished(self) -> list[FinishedRuns]:
+        """The applications removed since the last call that had containers succeed (then forgotten)."""
+        out = list(self.finished)
+        self.finished.clear()
+        return out
 
     def _replace_ask(self, ask: Any) -> None:
         key: AskKey = (ask.attempt_id, ask.priority, ask.allocation_request_id)

@@ -16,6 +16,7 @@ from pyscheduler.rpc.limits import DEFAULTS, Limits
 from pyscheduler.rpc.mirror import Mirror
 from pyscheduler.rpc.placer import RoundResult, fcfs_order, place
 from pyscheduler.rpc.queueshare import with_queue_shares
+from pyscheduler.rpc.runhistory import RunHistorySource
 from pyscheduler.rpc.translate import HintSource
 from pyscheduler.rpc.yield_value import Chooser
 from pyscheduler.rpc.yielding import CopySource
@@ -64,6 +65,7 @@ def round_with(
     release_beaten: bool = True,
     limits: Limits = DEFAULTS,
     yield_by: Chooser | None = None,
+    history: RunHistorySource | None = None,
 ) -> RoundFn:
     # Every policy runs under the RM's queue shares (a no-op without a queue tree): rpc/queueshare.py
     if policy is None:
@@ -76,5 +78,6 @@ def round_with(
         limits=limits,
         scoped=copies is not None,
         yield_by=yield_by,
+        history=history,
     )
     return with_queue_shares(core, copies)

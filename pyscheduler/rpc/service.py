@@ -21,6 +21,7 @@ from pyscheduler.rpc.amservice import AppMasterServicer
 from pyscheduler.rpc.durable import LogFirst
 from pyscheduler.rpc.gcpace import GcPacer
 from pyscheduler.rpc.limits import Limits
+from pyscheduler.rpc.runhistory import RecordFinished
 from pyscheduler.rpc.server import GrpcServer, ServerOptions, TlsFiles
 from pyscheduler.rpc.servicer import SchedulerServicer, SyncOptions
 from pyscheduler.rpc.session import SessionRegistry
@@ -95,7 +96,7 @@ class DecisionService:
     (policy name and options, store URL, TLS files, the port) and raises ConfigError naming the key."""
 
     def __init__(self, cfg: Config) -> None:
-        from pyscheduler.store import BackgroundWriter, Retention, open_store
+        from pyscheduler.store import AppRunHistory, BackgroundWriter, Retention, open_store
 
         self.cfg = cfg
         yield_by = _yield_by(cfg)
@@ -116,6 +117,10 @@ class DecisionService:
         size = cfg["store.retention_max_bytes"] or None
         retention = Retention(max_age_s=age, max_bytes=size) if (age or size) else None
         self.writer = BackgroundWriter(self.store, retention=retention, max_queue=20_000)
+        # applications without an AM helper: run times by name, queue and YARN priority, in the same store
+        self.run_history = AppRunHistory(
+            self.store.db, cfg["store.run_history_max_keys"], cfg["store.run_history_max_samples"]
+        )
         recorder = _WriterRecorder(self.writer)
         self.limits = Limits.from_config(cfg)
         self.registry = SessionRegistry(self.limits)
@@ -138,6 +143,7 @@ class DecisionService:
                 release_beaten=cfg["appmaster.release_beaten_clones"],
                 yield_by=yield_by,
                 limits=self.limits,
+                history=self.run_history,
             ),
             cfg["policy.name"],
             recorder,
@@ -149,6 +155,7 @@ class DecisionService:
                 cfg["grpc.max_workers"],
             ),
         )
+        self.servicer.on_finished = RecordFinished(self.run_history, self.appmaster.am.described)
         self.log_first = LogFirst(self.writer, recorder, self.limits.log_wait_s)
         self.servicer.before_send = self.log_first
         options = ServerOptions(

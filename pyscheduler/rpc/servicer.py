@@ -13,6 +13,7 @@ become `Malformed`, answered with INVALID_ARGUMENT (gRPC's own deserializer path
 
 from __future__ import annotations
 
+import logging
 import queue
 import threading
 import time
@@ -26,13 +27,14 @@ from pyscheduler import __version__, metrics
 from pyscheduler.rpc import validate
 from pyscheduler.rpc.gcpace import GcPacer
 from pyscheduler.rpc.limits import DEFAULTS, Limits, Refusal
-from pyscheduler.rpc.mirror import ContainerRec
+from pyscheduler.rpc.mirror import ContainerRec, FinishedRuns
 from pyscheduler.rpc.session import DecisionRecorder, RoundFn, RoundRecords, Session, SessionRegistry
 from pyscheduler.rpc.stats import ServiceStats
 from pyscheduler.rpc.streams import StreamGate
 from pyscheduler.wire import pb
 
 SERVICE_NAME = "dollymp.v1.SchedulerService"
+log = logging.getLogger("dollymp.sync")
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +101,9 @@ class SchedulerServicer:
         self.gate = StreamGate(self.options.limits, self.options.workers)
         # called with a round's records before its plan is sent (DecisionService: log, then send)
         self.before_send: Callable[[list[RoundRecords]], None] | None = None
+        # called with the applications the RM removed (their run times), before the next round, off the
+        # session's lock (DecisionService: the recurring-job history, rpc/runhistory.py)
+        self.on_finished: Callable[[list[FinishedRuns]], None] | None = None
 
     # ---- Register ----------------------------------------------------------------------------
 
@@ -301,6 +306,14 @@ class SchedulerServicer:
         return plans, None, False
 
     def _round(self, s: Session, t0: float, c0_batches: float, records: list[RoundRecords]) -> Any:
+        if s.mirror.finished:
+            with s.lock:
+                finished = s.mirror.take_finished()
+            if self.on_finished is not None:
+                try:
+                    self.on_finished(finished)
+                except Exception:  # the history's database fails: the decisions go on without it
+                    log.exception("run times of %d finished application(s) not recorded", len(finished))
         c0 = time.thread_time()
         with s.lock:
             plan, decisions = s.decide(self.round_fn, time.monotonic(), self.options.outstanding_ttl_s)

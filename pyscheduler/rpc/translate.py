@@ -7,7 +7,11 @@ YARN -> core (choices documented here, tested in tests/rpc/test_translate.py):
 - each application is a Job (arrival = submit time in seconds); each pending scheduler key
   (attempt, priority, allocation id) with containers still to place is a Phase whose tasks are those
   containers. When the AM helper reported a job profile, a key whose YARN priority matches a profile
-  phase takes that phase's statistics; otherwise mean 1 s, sd 0 (no data). DAG parents are NOT passed
+  phase takes that phase's statistics; otherwise θ and σ come, in DollyMP Sec. 5.2's order
+  (estimate/runtimes.py), from the recurring-job history of the application's name in its queue at that
+  YARN priority (rpc/runhistory.py), else from its own containers of that priority that succeeded, else
+  1 s and 0 (nothing measured). The source of each ask's θ/σ is kept for the round's decisions' details
+  (`THETA_SOURCES`, read by rpc/coreround.py). DAG parents are NOT passed
   for YARN asks: an ask exists only once the AM decided to ask (MapReduce's reduce slow-start overlaps
   maps on purpose), so holding it back for an unfinished parent could only deadlock;
 - containers of an ask that the AM helper says are for clones still waiting (ATTEMPT_WAITING reports)
@@ -27,6 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from pyscheduler.estimate.runtimes import AM_HELPER, PRIOR_ESTIMATE, describe, theta_sigma
 from pyscheduler.objects import Job, Phase, Resources
 from pyscheduler.policies import Snapshot
 from pyscheduler.rpc.clones import CloneAsks, clone_counts
@@ -36,6 +41,7 @@ from pyscheduler.rpc.limits import DEFAULTS, Limits, ask_bound
 from pyscheduler.rpc.mirror import AskKey, AskRec, Mirror, application_of_attempt
 from pyscheduler.rpc.placer import placer_only
 from pyscheduler.rpc.res import Res
+from pyscheduler.rpc.runhistory import RunHistorySource
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +56,11 @@ class PhaseHint:
     # of the others (clones at launch), those that would be their task's first running clone, of a task not
     # covered: clones worth the least (beaten or covered) yield to them (rpc/yielding.py)
     waiting_first: int = 0
+    source: str = AM_HELPER  # where θ/σ came from (estimate/runtimes.py)
+    samples: int = 0  # run times behind θ/σ (0: the AM helper's figures)
+
+    def describe(self) -> str:
+        return describe(self.mean, self.sd, self.source, self.samples)
 
 
 # application_id -> {yarn priority -> hint}; filled by the AppMasterService.
@@ -57,6 +68,7 @@ HintSource = Callable[[str], dict[int, PhaseHint]]
 
 
 CLAMPED = "clamped"  # mirror.cache: ask -> containers beyond its bound this round (rpc/limits.py)
+THETA_SOURCES = "theta_sources"  # mirror.cache: ask -> its PhaseHint (None: the prior), for `theta_source`
 
 
 def _vector(r: Res, dims: tuple[str, ...]) -> tuple[float, ...]:
@@ -75,6 +87,7 @@ def _job(
     now_s: float,
     clones: dict[AskKey, int],
     bound: Callable[[Res], int],
+    history: RunHistorySource | None = None,
 ) -> tuple[Job | None, list[tuple[str, AskRec]]]:
     """The core Job for an application's pending original containers (clone asks left out), or None
     when every pending container is a clone's; the same object while nothing changed. An ask's tasks
@@ -86,7 +99,9 @@ def _job(
     )
     if not asks:
         return None, []
-    stats = [hint.get(a.key[1]) or _measured(mirror, app_id, a.key[1]) for a in asks]
+    stats = [hint.get(a.key[1]) or _measured(mirror, app_id, a.key[1], history) for a in asks]
+    sources: dict[AskKey, PhaseHint | None] = mirror.cache.setdefault(THETA_SOURCES, {})
+    sources.update(zip([a.key for a in asks], stats, strict=True))
     pending = [a.num_containers - a.outstanding - clones.get(a.key, 0) for a in asks]
     tasks = [min(p, bound(a.capability)) for p, a in zip(pending, asks, strict=True)]
     clamped: dict[AskKey, int] = mirror.cache.setdefault(CLAMPED, {})  # deferred by core_round
@@ -124,10 +139,10 @@ def _job(
 
 
 def to_snapshot(
-    mirror: Mirror, now_s: float, hints: HintSource | None = None
+    mirror: Mirror, now_s: float, hints: HintSource | None = None, history: RunHistorySource | None = None
 ) -> tuple[Snapshot, dict[tuple[str, str], AskRec], list[AskRec]]:
     """The core's view of the mirror, the (job id, phase id) -> ask map, and the zero-size asks."""
-    snapshot, index, zero, _ = snapshot_and_clones(mirror, now_s, hints)
+    snapshot, index, zero, _ = snapshot_and_clones(mirror, now_s, hints, history=history)
     return snapshot, index, zero
 
 
@@ -137,14 +152,17 @@ def snapshot_and_clones(
     hints: HintSource | None = None,
     limits: Limits = DEFAULTS,
     isolation: Isolation | None = None,
+    history: RunHistorySource | None = None,
 ) -> tuple[Snapshot, dict[tuple[str, str], AskRec], list[AskRec], CloneAsks]:
     """`to_snapshot`, plus the clone containers among the pending ones (rpc/clones.py), which the
     snapshot leaves out. With `isolation`, an application whose translation raises is left out of the
-    round (rpc/isolate.py) and so is one excluded earlier that has not changed since."""
+    round (rpc/isolate.py) and so is one excluded earlier that has not changed since. `history`: the
+    recurring-job history of applications without an AM helper (rpc/runhistory.py)."""
     dims = dims_of(mirror)
     cluster = cluster_of(mirror)
     total = cluster.capacity.sum(axis=0).tolist() if len(cluster.node_ids) else [0.0] * len(dims)
     mirror.cache[CLAMPED] = {}
+    mirror.cache[THETA_SOURCES] = {}
     sizes: dict[Res, int] = {}
 
     def bound(cap: Res) -> int:
@@ -172,7 +190,7 @@ def snapshot_and_clones(
     for app_id, asks in sorted(by_app.items()):
 
         def one(hint: dict[int, PhaseHint], app_id: str = app_id, asks: list[AskRec] = asks) -> Any:
-            return _app_job(mirror, app_id, asks, hint, dims, now_s, bound)
+            return _app_job(mirror, app_id, asks, hint, dims, now_s, bound, history)
 
         if isolation is not None:
             got = isolation.translate(app_id, asks, hints, one)
@@ -195,13 +213,34 @@ def snapshot_and_clones(
     return Snapshot(now_s, cluster, jobs), index, zero, clones
 
 
-def _measured(mirror: Mirror, app_id: str, priority: int) -> PhaseHint | None:
-    """θ and σ of an application's phase (its YARN priority) that no AM helper describes, from its own
-    containers that succeeded (`Mirror.run_times`); None before the first one ends (then 1 s and 0)."""
-    rs = mirror.run_times.get((app_id, priority))
-    if rs is None or rs.count == 0:
+def theta_source(mirror: Mirror, key: AskKey) -> str:
+    """Where the θ/σ of an ask in this round's core Jobs came from, for a decision's detail ("" for an
+    ask the core was not given)."""
+    sources: dict[AskKey, PhaseHint | None] = mirror.cache.get(THETA_SOURCES, {})
+    if key not in sources:
+        return ""
+    h = sources[key]
+    return h.describe() if h is not None else PRIOR_ESTIMATE.describe()
+
+
+def _measured(
+    mirror: Mirror, app_id: str, priority: int, history: RunHistorySource | None = None
+) -> PhaseHint | None:
+    """θ and σ of an application's phase (its YARN priority) that no AM helper describes: the history of
+    its name in its queue, else its own containers that succeeded (`Mirror.run_times`); None when neither
+    holds a run time (then 1 s and 0)."""
+    own = mirror.run_times.get((app_id, priority))
+    past = None
+    if history is not None:
+        app = mirror.apps.get(app_id)
+        if app is not None and app.name:
+            past = history.moments(app.name, app.queue, priority)
+    if past is None and own is None:  # the usual case on a busy round: nothing measured, no lookup more
         return None
-    return PhaseHint(f"p{priority}", rs.mean, rs.sd)
+    est = theta_sigma(past, own)
+    if est is PRIOR_ESTIMATE:
+        return None
+    return PhaseHint(f"p{priority}", est.mean, est.sd, source=est.source, samples=est.samples)
 
 
 def _app_job(
@@ -212,6 +251,7 @@ def _app_job(
     dims: tuple[str, ...],
     now_s: float,
     bound: Callable[[Res], int],
+    history: RunHistorySource | None = None,
 ) -> tuple[Job | None, list[tuple[str, AskRec]], CloneAsks]:
     """One application's core Job (`_job`) and its clone containers (rpc/clones.py)."""
     clones = CloneAsks()
@@ -224,5 +264,5 @@ def _app_job(
     first = {prio: h.waiting_first for prio, h in hint.items() if h.waiting_first > 0}
     if first and app_clones:
         clones.first.update(clone_counts([a for a in asks if a.key in app_clones], first, app_clones))
-    job, names = _job(mirror, app_id, asks, hint, dims, now_s, app_clones, bound)
+    job, names = _job(mirror, app_id, asks, hint, dims, now_s, app_clones, bound, history)
     return job, names, clones

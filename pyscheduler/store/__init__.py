@@ -7,17 +7,21 @@
     store.history.record("wordcount", "map", [30.1, 28.4])
 
 Modules: db (connections, durability), schema (migrations), codec (row encoding), names (the id
-dictionary of application, job and node names), log (DecisionLog,
-queries, retention), writer (BackgroundWriter), history (StatisticsHistory), bench (size benchmark).
+dictionary of application, job and node names), log (DecisionLog, queries, retention), writer
+(BackgroundWriter), history (StatisticsHistory), runhistory (AppRunHistory: applications without an AM
+helper, by name, queue and YARN priority), bench (size benchmark).
 """
 
 from pyscheduler.store.db import StoreError
 from pyscheduler.store.history import PhaseMoments, StatisticsHistory
 from pyscheduler.store.log import MAX_PAGE, DecisionLog, Page, StoredDecision, open_store
+from pyscheduler.store.runhistory import AppRunHistory, AppRunMoments
 from pyscheduler.store.writer import BackgroundWriter, QueueFull, Retention
 
 __all__ = [
     "MAX_PAGE",
+    "AppRunHistory",
+    "AppRunMoments",
     "BackgroundWriter",
     "DecisionLog",
     "Page",

@@ -59,6 +59,16 @@ _COMMON_V1 = (
     "CREATE INDEX decisions_time ON decisions (time)",
 )
 
+# pyscheduler.store.runhistory: moments only (no samples), bounded in keys by evicting, from the queue with
+# the most keys, its least recently updated one
+_APP_RUN_TIMES = (
+    "CREATE TABLE app_run_times (app_name TEXT NOT NULL, queue TEXT NOT NULL, priority INTEGER NOT NULL, "
+    "runs {count} NOT NULL, count {count} NOT NULL, mean DOUBLE PRECISION NOT NULL, "
+    "m2 DOUBLE PRECISION NOT NULL, updated_at DOUBLE PRECISION NOT NULL, "
+    "PRIMARY KEY (app_name, queue, priority))"
+)
+_APP_RUN_TIMES_INDEX = "CREATE INDEX app_run_times_queue ON app_run_times (queue, updated_at)"
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         1,
@@ -107,6 +117,12 @@ MIGRATIONS: tuple[Migration, ...] = (
             "job_name TEXT NOT NULL, phase_id TEXT NOT NULL, duration DOUBLE PRECISION NOT NULL)",
             "CREATE INDEX phase_samples_key ON phase_samples (job_name, phase_id, id)",
         ),
+    ),
+    Migration(
+        3,
+        "run times of applications without an AM helper, by name, queue and YARN priority",
+        sqlite=(_APP_RUN_TIMES.format(count="INTEGER"), _APP_RUN_TIMES_INDEX),
+        postgresql=(_APP_RUN_TIMES.format(count="BIGINT"), _APP_RUN_TIMES_INDEX),
     ),
 )
 
