@@ -61,10 +61,13 @@ jar:
 # The docker-compose cluster of docker/, built and run for real (tests/deploy/test_compose_cluster.py):
 # docker/engine.sh starts a Docker engine if none runs (and this target stops it again afterwards unless
 # KEEP_ENGINE=1), makes the Debian base image if no registry serves it, and provides `docker compose`.
+# Then, with the engine up and the compose test's PostgreSQL image built, the decision-log tests again,
+# their PostgreSQL half through testcontainers (tests/store/conftest.py; `make pytest` used a local server).
 KEEP_ENGINE ?=
 compose-test: venv
 	@started=$$(PY=$(PY) docker/engine.sh --env | sed -n 's/^DOLLYMP_ENGINE_STARTED=//p'); rc=0; \
 	  $(VENV)/bin/pytest -q -m compose tests/deploy/test_compose_cluster.py || rc=$$?; \
+	  if [ $$rc -eq 0 ]; then DOLLYMP_PG_BACKEND=container $(VENV)/bin/pytest -q tests/store || rc=$$?; fi; \
 	  if [ -n "$$started" ] && [ -z "$(KEEP_ENGINE)" ]; then docker/engine.sh --stop "$$started"; fi; \
 	  exit $$rc
 

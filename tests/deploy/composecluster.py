@@ -201,6 +201,7 @@ class ComposeCluster:
                     status, state = self.api("/v1/state")
                     if status == 200:
                         return dict(state)
+                    last = f"/readyz answers 200 but /v1/state {status}: {state}"
             except (OSError, ValueError) as exc:
                 last = exc
             time.sleep(1)

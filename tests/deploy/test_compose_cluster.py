@@ -8,14 +8,17 @@ operator's guide's smoke test word for word, wordcount on HDFS with its counts c
 teragen/terasort/teravalidate, DistributedShell, a straggler job whose clones win and whose losers are
 killed (decision log over HTTP with the token, and the AM's record), that job's clones and winner on the
 operator page in headless Chromium (screenshots in build/test-output/compose-ui/), the service killed in
-the middle of a job (the shim's fallback finishes it) and restarted (the RM resyncs), and finally
-`docker compose down -v` leaving no container, network or volume. A stranger on the service's network
-(a container of its own, without the secret) is refused. The tests run in file order on one cluster."""
+the middle of a job (the shim's fallback finishes it) and restarted (the RM resyncs), the `postgres`
+profile (refused without a password, naming it; with one, the service's decision log in PostgreSQL, the
+rows the API serves), and finally `docker compose down -v` leaving no container, network or volume. A
+stranger on the service's network (a container of its own, without the secret) is refused. The tests
+run in file order on one cluster."""
 
 from __future__ import annotations
 
 import random
 import re
+import secrets
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -57,6 +60,7 @@ def cluster() -> Iterator[ComposeCluster]:
         # The guide's block exports its own token: keep it for the API calls of the later tests.
         out = c.bash(smoke_test_block() + '\necho "token=$DOLLYMP_HTTP_TOKEN"\n', timeout=900).stdout
         c.token = out.rsplit("token=", 1)[1].strip()
+        c.env["DOLLYMP_HTTP_TOKEN"] = c.token  # what a later `up` recreating the service must pass again
         c.smoke = out  # type: ignore[attr-defined]
         yield c
     finally:
@@ -264,6 +268,32 @@ def test_jobs_finish_without_the_service_and_the_rm_resyncs_after_restart(cluste
     last = cluster.decisions("placement")[-1]["id"] if cluster.decisions("placement") else 0
     cluster.client("yarn", "jar", EXAMPLES, "pi", "2", "100")
     assert cluster.decisions("placement")[-1]["id"] > last
+
+
+def test_postgres_profile_needs_a_password_then_holds_the_decision_log(cluster: ComposeCluster) -> None:
+    # Without a password the database container stops at once and says which variable is missing.
+    assert not cluster.env.get("POSTGRES_PASSWORD")
+    refused = cluster.compose("--profile", "postgres", "run", "--rm", "--no-deps", "postgres", check=False)
+    assert refused.returncode != 0, refused.stdout[-2000:]
+    assert "POSTGRES_PASSWORD is required" in refused.stdout + refused.stderr, refused.stderr[-2000:]
+    # With one, as the guide says: the service's decision log moves to PostgreSQL.
+    password = secrets.token_hex(12)
+    cluster.env["POSTGRES_PASSWORD"] = password
+    cluster.env["DOLLYMP_STORE_URL"] = f"postgresql://dollymp:{password}@postgres:5432/dollymp"
+    cluster.compose(
+        "--profile", "postgres", "up", "-d", "--build", "--wait", "--wait-timeout", "600", timeout=1500
+    )
+    cluster.wait_ready(timeout_s=240)
+    job = cluster.client("yarn", "jar", EXAMPLES, "pi", "2", "100")
+    app = submitted_app(job.stdout + job.stderr)
+    served = cluster.decisions("placement", app)
+    assert served, f"no placement of {app} in the decision log"
+    query = (
+        "SELECT count(*) FROM decisions d JOIN names n ON n.id = d.application "
+        f"WHERE n.name = '{app}' AND d.kind = 'placement'"
+    )
+    stored = cluster.exec("postgres", "psql", "-U", "dollymp", "-d", "dollymp", "-tAc", query)
+    assert int(stored.stdout.strip()) == len(served), (stored.stdout, len(served))
 
 
 def test_down_leaves_no_container_network_or_volume(cluster: ComposeCluster) -> None:

@@ -8,7 +8,11 @@ asked for anything, and testcontainers' reaper image is not used: TESTCONTAINERS
 otherwise the fixture starts a throw-away server from the Debian packages (initdb/pg_ctl of
 `postgresql-15`, installed by `.ci/run`), listening on a Unix socket only, as user `postgres` when the
 tests run as root (initdb refuses root).
-Each test gets its own PostgreSQL schema (selected through the URL's search_path), which is dropped after.
+`DOLLYMP_PG_BACKEND=container` requires the testcontainers path (the test session errors, naming the
+image, when no engine answers or the image is missing): `make compose-test` runs the store tests so once
+its engine is up and the compose test has built the image. `DOLLYMP_PG_BACKEND=local` forces the local
+server. Each test gets its own PostgreSQL schema (selected through the URL's search_path), which is
+dropped after.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ _counter = itertools.count()
 
 
 PG_IMAGE = os.environ.get("DOLLYMP_PG_IMAGE", "dollymp/postgres:15")
+PG_BACKEND = os.environ.get("DOLLYMP_PG_BACKEND", "")  # "", "container" or "local"
 
 
 def _engine_has_pg_image() -> bool:
@@ -95,7 +100,16 @@ def _local_server() -> Iterator[str]:
 @pytest.fixture(scope="session")
 def postgres_server() -> Iterator[str]:
     """A connection URL of a real PostgreSQL server for this test session."""
-    if _engine_has_pg_image():
+    if PG_BACKEND not in ("", "container", "local"):
+        raise RuntimeError(f"DOLLYMP_PG_BACKEND={PG_BACKEND!r}: expected 'container', 'local' or unset")
+    use_container = PG_BACKEND != "local" and _engine_has_pg_image()
+    if PG_BACKEND == "container" and not use_container:
+        raise RuntimeError(
+            f"DOLLYMP_PG_BACKEND=container: no Docker engine answers or it has no image {PG_IMAGE} "
+            "(built by docker/postgres.Dockerfile: docker compose -f docker/docker-compose.yml "
+            "--profile postgres build postgres)"
+        )
+    if use_container:
         from testcontainers.community.postgres import PostgresContainer
         from testcontainers.core.config import testcontainers_config
 
