@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 
 RoundFn = Callable[["Mirror"], RoundResult]
 _LIMIT_PREFIXES = (f"{REASON_USER_LIMIT}:", f"{REASON_AM_LIMIT}:")
+# Deferrals for want of room: a user or AM limit, when one holds, is the reason to name instead.
+_ROOM_REASONS = frozenset({pb.REASON_WAITING_FOR_RESOURCES, pb.REASON_LOWER_PRIORITY, pb.REASON_QUEUE_SHARE})
 
 
 def _app_of_attempt(attempt_id: str) -> str:
@@ -124,10 +126,14 @@ def _apply(mirror: Mirror, book: QueueBook, result: RoundResult, copies: CopySou
         q = book.resolve(_queue_of(mirror, a.key[0])) if limits is not None else None
         if limits is None or q is None:
             return left
-        n = 0
-        while n < left and limits.check(q, _candidate(mirror, a.key, a.capability, n + 1)) is None:
-            n += 1
-        return n
+        lo, hi = 0, left  # the check is monotone in the count: the largest count it passes
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if limits.check(q, _candidate(mirror, a.key, a.capability, mid)) is None:
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo
 
     def can_take(a: Any) -> bool:
         return room(a, 1) == 1
@@ -205,9 +211,12 @@ def _named_limits(
     out = []
     for d in deferrals:
         a = mirror.asks.get(d.key)
-        if a is not None and a.num_containers <= a.outstanding + placed.get(d.key, 0):
+        if a is None or d.reason not in _ROOM_REASONS or d.detail.startswith(_LIMIT_PREFIXES):
+            out.append(d)
+            continue
+        if a.num_containers <= a.outstanding + placed.get(d.key, 0):
             continue  # placed in full by a later pass of this round
-        why = refusal(a) if a is not None and not d.detail.startswith(_LIMIT_PREFIXES) else None
+        why = refusal(a)
         if why is not None:
             reason = pb.REASON_AM_SHARE_CAP if why[0] == REASON_AM_LIMIT else pb.REASON_QUEUE_SHARE
             d = DeferralChoice(d.key, reason, f"{why[0]}: {why[1]}")

@@ -13,6 +13,8 @@ import grpc
 import pytest
 from rpc_harness import Stream, app, ask, full_batch, in_process_service, node, register
 
+from pyscheduler.rpc.mirror import Mirror
+from pyscheduler.rpc.policy import round_for
 from pyscheduler.rpc.service import DecisionService
 from pyscheduler.wire import pb
 
@@ -104,4 +106,34 @@ def test_the_ams_of_one_queue_stop_at_its_percent_and_other_queues_are_unaffecte
         d.reason == pb.REASON_AM_SHARE_CAP
         for d in plan.deferrals
         if not d.attempt_id.endswith("_0003_000001")
+    )
+
+
+@pytest.mark.parametrize("round_name", ["yarn-fcfs", "dollymp"])
+def test_room_a_user_at_the_limit_leaves_goes_to_the_next_user_in_the_same_round(round_name: str) -> None:
+    # FCFS gives alice (first) every slot; the user limit (2 slots) cuts her, and bob gets the room she left
+    queues = [
+        pb.QueueShareInfo(path="root.a", guaranteed=0.5, maximum=1.0, user_limit_factor=0.5),
+        pb.QueueShareInfo(path="root.b", guaranteed=0.5, maximum=1.0, user_limit_factor=0.5),
+    ]
+    m = Mirror()
+    apps = [_app(1, "a", "alice"), _app(2, "a", "bob"), _app(3, "a", "alice")]
+    m.apply(
+        full_batch(
+            "s",
+            nodes_upserted=NODES,
+            apps_upserted=apps,
+            asks=[ask(n, 20, 8) for n in (1, 2, 3)],
+            queues=queues,
+            queues_set=True,
+        )
+    )
+    result = round_for(round_name)(m)
+    placed = {
+        n: sum(p.count for p in result.placements if p.key[0].endswith(f"_{n:04d}_000001")) for n in (1, 2, 3)
+    }
+    assert placed[1] + placed[3] == 2 and placed[2] == 2  # alice's two jobs share her limit; bob gets his
+    waiting = [d for d in result.deferrals if d.key[0].endswith("_0003_000001")]
+    assert waiting and all(
+        d.reason == pb.REASON_QUEUE_SHARE and "user alice in root.a" in d.detail for d in waiting
     )
