@@ -43,7 +43,8 @@ def _vec(memory_mb: float, vcores: float, n: int = 1) -> tuple[float, float]:
 
 
 def with_queue_shares(inner: RoundFn, copies: CopySource | None = None) -> RoundFn:
-    """`inner` under the queue shares of the mirror's book (unchanged when the book is inactive)."""
+    """`inner` under the queue shares and limits of the mirror's book (unchanged when it has neither: no
+    tree, or one leaf with the whole cluster and no user or AM limit)."""
 
     def round_fn(mirror: Mirror) -> RoundResult:
         result = inner(mirror)
