@@ -11,9 +11,10 @@ there were no queues; this step then judges its placements, in the policy's orde
 3. what is left waiting in a queue below its guarantee is reclaimed from queues above theirs by
    preempting their clones first (a clone is redundant work; an original is not touched here).
 
-Shares are dominant shares (the largest fraction over the resource dimensions). Every refusal and
-every reclaim carries its reason. The service runs these functions (pyscheduler/rpc/queueshare.py);
-the simulator does not model queues yet.
+Shares are dominant shares (the largest fraction over the resource dimensions). Within a leaf, the
+user limit (user-limit-factor) and the ApplicationMaster limit (maximum-am-resource-percent) are judged
+first (pyscheduler/core/queue_limits.py). Every refusal and every reclaim carries its reason. The
+service runs these functions (pyscheduler/rpc/queueshare.py); the simulator does not model queues yet.
 """
 
 from __future__ import annotations
@@ -21,7 +22,10 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pyscheduler.core.queue_limits import LimitTracker
 
 MAX_QUEUES = 1024
 REASON_BELOW_GUARANTEE = "queue_below_guarantee"
@@ -34,11 +38,14 @@ DEFAULT_QUEUE = "root.default"
 
 @dataclass(frozen=True, slots=True)
 class QueueShare:
-    """One leaf queue: guaranteed and maximum share of the cluster (fractions in [0, 1])."""
+    """One leaf queue: guaranteed and maximum share of the cluster (fractions in [0, 1]), its
+    user-limit-factor (-1 or 0: no user limit) and maximum-am-resource-percent (0: no AM limit)."""
 
     path: str
     guaranteed: float
     maximum: float
+    user_limit_factor: float = -1.0
+    am_percent: float = 0.0
 
     def __post_init__(self) -> None:
         if not self.path or len(self.path) > 1024:
@@ -50,6 +57,14 @@ class QueueShare:
             raise ValueError(
                 f"QueueShare[{self.path!r}].maximum {self.maximum} is below guaranteed {self.guaranteed}"
             )
+        ulf = self.user_limit_factor
+        if not (math.isfinite(ulf) and (ulf == -1.0 or 0.0 <= ulf <= 1e6)):
+            raise ValueError(
+                f"QueueShare[{self.path!r}].user_limit_factor must be -1 or in [0, 1e6], got {ulf!r}"
+            )
+        if not (math.isfinite(self.am_percent) and 0.0 <= self.am_percent <= 1.0):
+            name = f"QueueShare[{self.path!r}].maximum_am_resource_percent"
+            raise ValueError(f"{name} must be in [0, 1], got {self.am_percent!r}")
 
 
 class QueueBook:
@@ -89,7 +104,11 @@ def book_of_wire(queues: Sequence[Any]) -> QueueBook:
     leaves = []
     for i, q in enumerate(queues):
         try:
-            leaves.append(QueueShare(q.path, q.guaranteed, q.maximum))
+            leaves.append(
+                QueueShare(
+                    q.path, q.guaranteed, q.maximum, q.user_limit_factor, q.maximum_am_resource_percent
+                )
+            )
         except ValueError as e:
             raise ValueError(f"queues[{i}]: {e}") from e
     return QueueBook(leaves)
@@ -97,11 +116,14 @@ def book_of_wire(queues: Sequence[Any]) -> QueueBook:
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
-    """A placement the policy proposed: its queue, its resources, whether it is a clone."""
+    """A placement the policy proposed: its queue, its resources, whether it is a clone, its
+    application's user (empty: no user limit applies) and whether it is an ApplicationMaster."""
 
     queue: str
     demand: tuple[float, ...]
     is_clone: bool = False
+    user: str = ""
+    is_am: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +138,7 @@ def dominant(used: Sequence[float], capacity: Sequence[float]) -> float:
     return max((u / c for u, c in zip(used, capacity, strict=True) if c > 0), default=0.0)
 
 
-def _add(a: Sequence[float], b: Sequence[float]) -> tuple[float, ...]:
+def add(a: Sequence[float], b: Sequence[float]) -> tuple[float, ...]:
     return tuple(x + y for x, y in zip(a, b, strict=True))
 
 
@@ -128,7 +150,7 @@ def _by_leaf(
     for name, u in usage.items():
         q = book.resolve(name)
         if q is not None:
-            used[q.path] = _add(used.get(q.path, zero), u)
+            used[q.path] = add(used.get(q.path, zero), u)
     return used
 
 
@@ -138,13 +160,15 @@ def admit(
     usage: Mapping[str, Sequence[float]],
     waiting: Mapping[str, bool],
     candidates: Sequence[Candidate],
+    limits: LimitTracker | None = None,
 ) -> list[Verdict]:
     """Judge `candidates` (in the policy's order): one verdict each, in the same order.
 
     `usage` is what each queue's containers hold now; `waiting` says which queues have work pending.
     Pass 1 admits the placements of queues below their guarantee (within their maximum); pass 2 lends
     what is left: a placement that takes its queue above its guarantee is admitted only if, after it,
-    the idle capacity still covers what waiting queues below their guarantee are owed.
+    the idle capacity still covers what waiting queues below their guarantee are owed. With `limits`, a
+    placement above its user's limit or its queue's AM limit is refused first (queue_limits.py).
     """
     zero = (0.0,) * len(capacity)
     used = _by_leaf(book, usage, zero)
@@ -159,14 +183,14 @@ def admit(
                 continue
             u = used.get(path, zero)
             if dominant(u, capacity) < q.guaranteed:
-                out = _add(
+                out = add(
                     out, tuple(max(0.0, q.guaranteed * c - x) for c, x in zip(capacity, u, strict=True))
                 )
         return out
 
     total_used = zero
     for u in used.values():
-        total_used = _add(total_used, u)
+        total_used = add(total_used, u)
     for first in (True, False):
         for i, (c, q) in enumerate(zip(candidates, shares, strict=True)):
             if verdicts[i] is not None:
@@ -176,9 +200,13 @@ def admit(
                     verdicts[i] = Verdict(True, REASON_LENT, "no queue tree entry: unconstrained")
                 continue
             u = used.get(q.path, zero)
-            after = _add(u, c.demand)
+            after = add(u, c.demand)
             below = dominant(after, capacity) <= q.guaranteed + 1e-9
             if first and not below:
+                continue
+            refusal = limits.check(q, c) if limits is not None else None
+            if refusal is not None:
+                verdicts[i] = Verdict(False, *refusal)
                 continue
             if dominant(after, capacity) > q.maximum + 1e-9:
                 verdicts[i] = Verdict(
@@ -200,7 +228,9 @@ def admit(
                     )
                     continue
             used[q.path] = after
-            total_used = _add(total_used, c.demand)
+            total_used = add(total_used, c.demand)
+            if limits is not None:
+                limits.take(q, c)
             reason = REASON_BELOW_GUARANTEE if below else REASON_LENT
             verdicts[i] = Verdict(True, reason, f"{q.path} at {dominant(after, capacity):.3f} of the cluster")
     return [v if v is not None else Verdict(True, REASON_LENT, "") for v in verdicts]
@@ -235,7 +265,7 @@ def reclaim(
             continue
         u = used.get(q.path, zero)
         room = tuple(max(0.0, q.guaranteed * c - x) for c, x in zip(capacity, u, strict=True))
-        owed = _add(owed, tuple(min(r, w) for r, w in zip(room, want, strict=True)))
+        owed = add(owed, tuple(min(r, w) for r, w in zip(room, want, strict=True)))
     if dominant(owed, capacity) <= 0:
         return []
     out: list[tuple[Running, str]] = []
@@ -249,7 +279,7 @@ def reclaim(
         out.append(
             (r, f"{q.path} is above its guarantee {q.guaranteed:.3f}: its clone yields to a queue below")
         )
-        freed = _add(freed, r.resource)
+        freed = add(freed, r.resource)
         used[q.path] = tuple(x - y for x, y in zip(used[q.path], r.resource, strict=True))
         if all(f >= o for f, o in zip(freed, owed, strict=True)):
             break

@@ -5,7 +5,11 @@ names its leaf (ApplicationInfo.queue). After the policy's round this step admit
 queue order (queues below their guarantee first, borrowing only idle room no waiting queue is owed,
 never above a queue's maximum), places asks of queues still below their guarantee that the policy left
 waiting (submit order), and preempts clones of queues above their guarantee for what is still owed.
-Every refused placement becomes a deferral with REASON_QUEUE_SHARE and its detail.
+Within a leaf, each user's containers stay within the queue's user limit and its ApplicationMasters
+within its AM limit (pyscheduler/core/queue_limits.py); these apply even with a single leaf. Every
+refused placement becomes a deferral with its detail: REASON_AM_SHARE_CAP for the AM limit,
+REASON_QUEUE_SHARE otherwise. Placements are judged container by container, so a placement of several
+containers may be cut to the ones that fit.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from pyscheduler.core.queue_limits import REASON_AM_LIMIT, REASON_USER_LIMIT, LimitTracker, limited
 from pyscheduler.core.queues import Candidate, QueueBook, Running, admit, reclaim
 from pyscheduler.rpc.placer import DeferralChoice, KillChoice, PlacementChoice, RoundResult, fcfs_order, place
 from pyscheduler.rpc.yielding import CopySource
@@ -23,6 +28,9 @@ if TYPE_CHECKING:
     from pyscheduler.rpc.mirror import Mirror
 
 RoundFn = Callable[["Mirror"], RoundResult]
+_LIMIT_PREFIXES = (f"{REASON_USER_LIMIT}:", f"{REASON_AM_LIMIT}:")
+# Deferrals for want of room: a user or AM limit, when one holds, is the reason to name instead.
+_ROOM_REASONS = frozenset({pb.REASON_WAITING_FOR_RESOURCES, pb.REASON_LOWER_PRIORITY, pb.REASON_QUEUE_SHARE})
 
 
 def _app_of_attempt(attempt_id: str) -> str:
@@ -35,12 +43,13 @@ def _vec(memory_mb: float, vcores: float, n: int = 1) -> tuple[float, float]:
 
 
 def with_queue_shares(inner: RoundFn, copies: CopySource | None = None) -> RoundFn:
-    """`inner` under the queue shares of the mirror's book (unchanged when the book is inactive)."""
+    """`inner` under the queue shares and limits of the mirror's book (unchanged when it has neither: no
+    tree, or one leaf with the whole cluster and no user or AM limit)."""
 
     def round_fn(mirror: Mirror) -> RoundResult:
         result = inner(mirror)
         book = mirror.queue_book
-        if book is None or not book.active:
+        if book is None or not (book.active or limited(book)):
             return result
         return _apply(mirror, book, result, copies)
 
@@ -52,55 +61,129 @@ def _queue_of(mirror: Mirror, attempt_id: str) -> str:
     return app.queue if app is not None else ""
 
 
+def _user_of(mirror: Mirror, attempt_id: str) -> str:
+    app = mirror.apps.get(_app_of_attempt(attempt_id))
+    return app.user if app is not None else ""
+
+
+def _candidate(mirror: Mirror, key: Any, capability: Any, n: int = 1, is_clone: bool = False) -> Candidate:
+    """One container (or `n`) of the ask at `key`, with its queue, user and whether it is an AM."""
+    a = mirror.asks.get(key)
+    return Candidate(
+        _queue_of(mirror, key[0]),
+        _vec(capability.memory_mb, capability.vcores, n),
+        is_clone,
+        _user_of(mirror, key[0]),
+        bool(a is not None and a.am_container),
+    )
+
+
+def _held(mirror: Mirror) -> tuple[dict[str, Any], dict[tuple[str, str], Any], dict[str, Any]]:
+    """What each queue, each (queue, user) and each queue's AMs hold: containers, and placements not yet
+    confirmed (they hold room too)."""
+    usage: dict[str, tuple[float, float]] = {}
+    users: dict[tuple[str, str], tuple[float, float]] = {}
+    ams: dict[str, tuple[float, float]] = {}
+
+    def hold(attempt_id: str, vec: tuple[float, float], am: bool) -> None:
+        q = _queue_of(mirror, attempt_id)
+        u = usage.get(q, (0.0, 0.0))
+        usage[q] = (u[0] + vec[0], u[1] + vec[1])
+        k = (q, _user_of(mirror, attempt_id))
+        u = users.get(k, (0.0, 0.0))
+        users[k] = (u[0] + vec[0], u[1] + vec[1])
+        if am:
+            u = ams.get(q, (0.0, 0.0))
+            ams[q] = (u[0] + vec[0], u[1] + vec[1])
+
+    for c in mirror.containers.values():
+        hold(c.attempt_id, _vec(c.resource.memory_mb, c.resource.vcores), c.am_container)
+    for o in mirror.outstanding.values():
+        n = max(0, o.count - o.by_containers - o.by_outcomes - o.dropped)
+        if n:
+            a = mirror.asks.get(o.key)
+            hold(o.key[0], _vec(o.capability.memory_mb, o.capability.vcores, n), bool(a and a.am_container))
+    return usage, users, ams
+
+
 def _apply(mirror: Mirror, book: QueueBook, result: RoundResult, copies: CopySource | None) -> RoundResult:
     running_nodes = [n for n in mirror.nodes.values() if n.state == pb.NODE_STATE_RUNNING]
     capacity = (
         float(sum(n.capacity.memory_mb for n in running_nodes)),
         float(sum(n.capacity.vcores for n in running_nodes)),
     )
-    usage: dict[str, tuple[float, float]] = {}
-    for c in mirror.containers.values():
-        q = _queue_of(mirror, c.attempt_id)
-        u = usage.get(q, (0.0, 0.0))
-        usage[q] = (u[0] + c.resource.memory_mb, u[1] + c.resource.vcores)
-    for o in mirror.outstanding.values():  # placed earlier, not yet confirmed: it holds room too
-        n = max(0, o.count - o.by_containers - o.by_outcomes - o.dropped)
-        if n:
-            q = _queue_of(mirror, o.key[0])
-            u = usage.get(q, (0.0, 0.0))
-            usage[q] = (u[0] + o.capability.memory_mb * n, u[1] + o.capability.vcores * n)
+    usage, users, ams = _held(mirror)
+    limits = LimitTracker(book, capacity, usage, users, ams) if limited(book) else None
+
+    def refusal(a: Any) -> tuple[str, str] | None:
+        """Why one more container of ask `a` would break its user's or its queue's AM limit, or None."""
+        q = book.resolve(_queue_of(mirror, a.key[0])) if limits is not None else None
+        return (
+            None if limits is None or q is None else limits.check(q, _candidate(mirror, a.key, a.capability))
+        )
+
+    def room(a: Any, left: int) -> int:
+        """How many of `left` more containers of ask `a` its user's limit and its queue's AM limit allow."""
+        q = book.resolve(_queue_of(mirror, a.key[0])) if limits is not None else None
+        if limits is None or q is None:
+            return left
+        lo, hi = 0, left  # the check is monotone in the count: the largest count it passes
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if limits.check(q, _candidate(mirror, a.key, a.capability, mid)) is None:
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo
+
+    def can_take(a: Any) -> bool:
+        return room(a, 1) == 1
+
     waiting: dict[str, bool] = {}
     for a in mirror.asks.values():
-        if a.num_containers > a.outstanding:
+        if a.num_containers > a.outstanding and can_take(a):
             s = book.resolve(_queue_of(mirror, a.key[0]))
             if s is not None:
                 waiting[s.path] = True
-    kept = _judge(mirror, book, capacity, usage, waiting, result.placements, result.deferrals)
-    # Asks of queues below their guarantee that the policy left waiting: placed now, in submit order.
-    placed: dict[Any, int] = {}
-    now = dict(usage)  # with this round's admitted placements
-    for p in kept:
-        placed[p.key] = placed.get(p.key, 0) + p.count
-        q = _queue_of(mirror, p.key[0])
-        u = now.get(q, (0.0, 0.0))
-        now[q] = (u[0] + p.capability.memory_mb * p.count, u[1] + p.capability.vcores * p.count)
-    starved_asks = [  # what the policy already placed this round counts as outstanding
-        dataclasses.replace(a, outstanding=a.outstanding + placed.get(a.key, 0))
-        for a in fcfs_order(mirror)
-        if a.num_containers > a.outstanding + placed.get(a.key, 0) and _below(book, mirror, now, capacity, a)
-    ]
-    if starved_asks:
-        extra = place(mirror, starved_asks, pb.REASON_QUEUE_GUARANTEE, taken=kept)
-        kept += _judge(mirror, book, capacity, now, waiting, extra.placements, [])
+    kept = _judge(mirror, book, capacity, usage, waiting, result.placements, result.deferrals, limits)
+    if book.active:
+        # Asks of queues below their guarantee that the policy left waiting: placed now, in submit order.
+        now, placed = _after(mirror, usage, kept)
+        starved_asks = [  # what the policy already placed this round counts as outstanding
+            dataclasses.replace(a, outstanding=a.outstanding + placed.get(a.key, 0))
+            for a in fcfs_order(mirror)
+            if a.num_containers > a.outstanding + placed.get(a.key, 0)
+            and _below(book, mirror, now, capacity, a)
+            and can_take(a)
+        ]
+        if starved_asks:
+            extra = place(mirror, starved_asks, pb.REASON_QUEUE_GUARANTEE, taken=kept)
+            kept += _judge(mirror, book, capacity, now, waiting, extra.placements, [], limits)
+    if any(d.detail.startswith(_LIMIT_PREFIXES) for d in result.deferrals):
+        # The room that placements refused for a user or AM limit left: other asks, in submit order, each
+        # cut to what its own limits allow (work-conserving within and across queues).
+        now, placed = _after(mirror, usage, kept)
+        refill = []
+        for a in fcfs_order(mirror):
+            left = a.num_containers - a.outstanding - placed.get(a.key, 0)
+            n = room(a, left) if left > 0 else 0
+            if n > 0:
+                refill.append(dataclasses.replace(a, num_containers=a.outstanding + n))
+        if refill:
+            extra = place(mirror, refill, pb.REASON_FCFS_ORDER, taken=kept)
+            kept += _judge(mirror, book, capacity, now, waiting, extra.placements, [], limits)
     result.placements = kept
-    # What queues below their guarantee still wait for: reclaimed from clones of queues above theirs.
-    placed_now: dict[Any, int] = {}
-    for p in kept:
-        placed_now[p.key] = placed_now.get(p.key, 0) + p.count
+    if limits is not None:  # an ask left waiting at its user's or AM limit is deferred for that reason
+        result.deferrals = _named_limits(mirror, result.deferrals, refusal, _after(mirror, usage, kept)[1])
+    if not book.active:  # one leaf with the whole cluster: only its limits apply
+        return result
+    # What queues below their guarantee still wait for: reclaimed from clones of queues above theirs
+    # (not for users at their limit, nor for AMs beyond their queue's AM limit: they could not take it).
+    _, placed_now = _after(mirror, usage, kept)
     unmet: dict[str, tuple[float, float]] = {}
     for a in mirror.asks.values():
         left = a.num_containers - a.outstanding - placed_now.get(a.key, 0)
-        if left > 0 and not a.am_container:
+        if left > 0 and not a.am_container and can_take(a):
             q = _queue_of(mirror, a.key[0])
             u = unmet.get(q, (0.0, 0.0))
             unmet[q] = (u[0] + a.capability.memory_mb * left, u[1] + a.capability.vcores * left)
@@ -117,6 +200,43 @@ def _apply(mirror: Mirror, book: QueueBook, result: RoundResult, copies: CopySou
                 app = _app_of_attempt(mirror.containers[r.container_id].attempt_id)
                 result.kills.append(KillChoice(r.container_id, app, "queue_reclaim", why))
     return result
+
+
+def _named_limits(
+    mirror: Mirror,
+    deferrals: list[DeferralChoice],
+    refusal: Callable[[Any], tuple[str, str] | None],
+    placed: dict[Any, int],
+) -> list[DeferralChoice]:
+    """The deferrals of asks still waiting after this round; one at its user's or AM limit says so."""
+    out = []
+    for d in deferrals:
+        a = mirror.asks.get(d.key)
+        if a is None or d.reason not in _ROOM_REASONS or d.detail.startswith(_LIMIT_PREFIXES):
+            out.append(d)
+            continue
+        if a.num_containers <= a.outstanding + placed.get(d.key, 0):
+            continue  # placed in full by a later pass of this round
+        why = refusal(a)
+        if why is not None:
+            reason = pb.REASON_AM_SHARE_CAP if why[0] == REASON_AM_LIMIT else pb.REASON_QUEUE_SHARE
+            d = DeferralChoice(d.key, reason, f"{why[0]}: {why[1]}")
+        out.append(d)
+    return out
+
+
+def _after(
+    mirror: Mirror, usage: dict[str, tuple[float, float]], kept: list[PlacementChoice]
+) -> tuple[dict[str, tuple[float, float]], dict[Any, int]]:
+    """`usage` with this round's admitted placements, and the containers placed per ask key."""
+    now = dict(usage)
+    placed: dict[Any, int] = {}
+    for p in kept:
+        placed[p.key] = placed.get(p.key, 0) + p.count
+        q = _queue_of(mirror, p.key[0])
+        u = now.get(q, (0.0, 0.0))
+        now[q] = (u[0] + p.capability.memory_mb * p.count, u[1] + p.capability.vcores * p.count)
+    return now, placed
 
 
 def _below(
@@ -143,22 +263,34 @@ def _judge(
     waiting: dict[str, bool],
     placements: list[PlacementChoice],
     deferrals: list[DeferralChoice],
+    limits: LimitTracker | None = None,
 ) -> list[PlacementChoice]:
-    cands = [
-        Candidate(
-            _queue_of(mirror, p.key[0]),
-            _vec(p.capability.memory_mb, p.capability.vcores, p.count),
-            p.reason == pb.REASON_CLONE_IDLE_CAPACITY,
-        )
-        for p in placements
-    ]
-    kept: list[PlacementChoice] = []
-    for p, v in zip(placements, admit(book, capacity, usage, waiting, cands), strict=True):
+    """The placements admitted (a placement of n containers is judged one container at a time and cut to
+    the ones admitted); each refused container's placement gets one deferral with the first refusal."""
+    cands: list[Candidate] = []
+    owner: list[int] = []
+    for i, p in enumerate(placements):
+        one = _candidate(mirror, p.key, p.capability, 1, p.reason == pb.REASON_CLONE_IDLE_CAPACITY)
+        cands.extend([one] * p.count)
+        owner.extend([i] * p.count)
+    admitted = [0] * len(placements)
+    first_yes: list[Any] = [None] * len(placements)
+    first_no: list[Any] = [None] * len(placements)
+    for i, v in zip(owner, admit(book, capacity, usage, waiting, cands, limits), strict=True):
         if v.admitted:
-            if v.detail:
-                why = f"{p.detail}; {v.reason}: {v.detail}" if p.detail else f"{v.reason}: {v.detail}"
-                p = dataclasses.replace(p, detail=why)
-            kept.append(p)
+            admitted[i] += 1
+            first_yes[i] = first_yes[i] or v
         else:
-            deferrals.append(DeferralChoice(p.key, pb.REASON_QUEUE_SHARE, f"{v.reason}: {v.detail}"))
+            first_no[i] = first_no[i] or v
+    kept: list[PlacementChoice] = []
+    for i, p in enumerate(placements):
+        yes, no = first_yes[i], first_no[i]
+        if admitted[i]:
+            if yes.detail:
+                why = f"{p.detail}; {yes.reason}: {yes.detail}" if p.detail else f"{yes.reason}: {yes.detail}"
+                p = dataclasses.replace(p, detail=why)
+            kept.append(p if admitted[i] == p.count else dataclasses.replace(p, count=admitted[i]))
+        if no is not None:
+            reason = pb.REASON_AM_SHARE_CAP if no.reason == REASON_AM_LIMIT else pb.REASON_QUEUE_SHARE
+            deferrals.append(DeferralChoice(p.key, reason, f"{no.reason}: {no.detail}"))
     return kept

@@ -3,8 +3,6 @@ maximum but not the room a waiting queue below its guarantee is owed, reclaim by
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import pytest
 
 from pyscheduler.core.queues import (
@@ -20,6 +18,7 @@ from pyscheduler.core.queues import (
     book_of_wire,
     reclaim,
 )
+from pyscheduler.wire import pb
 
 CAP = (100.0, 100.0)
 BOOK = QueueBook([QueueShare("root.a", 0.5, 1.0), QueueShare("root.b", 0.5, 0.6)])
@@ -79,8 +78,8 @@ def test_invalid_books_are_refused_naming_the_field() -> None:
     with pytest.raises(ValueError, match=r"queues\[1\]: .*maximum 0.1 is below guaranteed 0.5"):
         book_of_wire(
             [
-                SimpleNamespace(path="root.a", guaranteed=0.5, maximum=1.0),
-                SimpleNamespace(path="root.b", guaranteed=0.5, maximum=0.1),
+                pb.QueueShareInfo(path="root.a", guaranteed=0.5, maximum=1.0),
+                pb.QueueShareInfo(path="root.b", guaranteed=0.5, maximum=0.1),
             ]
         )
     with pytest.raises(ValueError, match="guaranteed must be in"):

@@ -17,10 +17,10 @@ from pyscheduler.wire import pb
 NODES = [node(f"h{i}:1", 4096, 4) for i in range(2)]  # 8 GiB, 8 vcores in all
 
 
-def _queues(b_max: float = 1.0) -> list[Any]:
+def _queues(b_max: float = 1.0, ulf: float = 1.0) -> list[Any]:
     return [
-        pb.QueueShareInfo(path="root.a", guaranteed=0.5, maximum=1.0, user_limit_factor=1),
-        pb.QueueShareInfo(path="root.b", guaranteed=0.5, maximum=b_max, user_limit_factor=1),
+        pb.QueueShareInfo(path="root.a", guaranteed=0.5, maximum=1.0, user_limit_factor=ulf),
+        pb.QueueShareInfo(path="root.b", guaranteed=0.5, maximum=b_max, user_limit_factor=ulf),
     ]
 
 
@@ -62,8 +62,12 @@ def test_two_queues_under_contention_each_get_their_guarantee_in_one_round(round
 
 @pytest.mark.parametrize("round_name", ["yarn-fcfs", "dollymp"])
 def test_an_idle_queues_share_is_lent(round_name: str) -> None:
-    result = round_for(round_name)(_mirror([ask(1, 20, 8, mem=1024, cores=1)], _queues()))
+    # one user borrows above the guarantee only with user-limit-factor > 1, as under CapacityScheduler
+    result = round_for(round_name)(_mirror([ask(1, 20, 8, mem=1024, cores=1)], _queues(ulf=2)))
     assert _placed(result, 1) == 8  # b has no demand: a borrows it all (work-conserving)
+    capped = round_for(round_name)(_mirror([ask(1, 20, 8, mem=1024, cores=1)], _queues(ulf=1)))
+    assert _placed(capped, 1) == 4  # user-limit-factor 1: the user stops at the queue's guarantee
+    assert any("user u in root.a" in d.detail for d in capped.deferrals if d.reason == pb.REASON_QUEUE_SHARE)
 
 
 def test_a_queue_never_exceeds_its_maximum() -> None:

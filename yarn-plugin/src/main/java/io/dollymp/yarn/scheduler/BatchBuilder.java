@@ -240,12 +240,23 @@ final class BatchBuilder implements ClusterView {
   private void addQueues(StateBatch.Builder batch) {
     batch.setQueuesSet(true);
     for (io.dollymp.yarn.scheduler.queue.ShimQueue q : scheduler.queues().leaves()) {
-      batch.addQueues(io.dollymp.proto.v1.QueueShareInfo.newBuilder()
-          .setPath(q.getQueuePath())
-          .setGuaranteed(q.absoluteCapacity())
-          .setMaximum(Math.max(q.absoluteCapacity(), q.absoluteMaximumCapacity()))
-          .setUserLimitFactor(q.settings().userLimitFactor()));
+      batch.addQueues(shareInfo(q));
     }
+  }
+
+  /**
+   * One leaf on the wire: absolute shares, user-limit-factor as configured (-1: no limit) and the AM percent the
+   * leaf has (its own key, else the global one; 0 when neither is set: no per-queue AM limit).
+   */
+  static io.dollymp.proto.v1.QueueShareInfo shareInfo(io.dollymp.yarn.scheduler.queue.ShimQueue q) {
+    float am = q.settings().maximumAmResourcePercent();
+    return io.dollymp.proto.v1.QueueShareInfo.newBuilder()
+        .setPath(q.getQueuePath())
+        .setGuaranteed(q.absoluteCapacity())
+        .setMaximum(Math.max(q.absoluteCapacity(), q.absoluteMaximumCapacity()))
+        .setUserLimitFactor(q.settings().userLimitFactor())
+        .setMaximumAmResourcePercent(Float.isNaN(am) ? 0.0 : am)
+        .build();
   }
 
   private static String nullToEmpty(String s) {

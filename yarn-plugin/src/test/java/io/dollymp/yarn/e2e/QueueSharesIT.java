@@ -45,6 +45,8 @@ class QueueSharesIT {
     Files.write(queues, ("<?xml version=\"1.0\"?>\n<configuration>\n"
         + "<property><name>" + cs + "queues</name><value>a,b</value></property>\n"
         + "<property><name>" + cs + "a.capacity</name><value>50</value></property>\n"
+        // one user holds all of a: as under CapacityScheduler, borrowing past the guarantee needs a factor > 1
+        + "<property><name>" + cs + "a.user-limit-factor</name><value>2</value></property>\n"
         + "<property><name>" + cs + "b.capacity</name><value>50</value></property>\n"
         + "</configuration>\n").getBytes(StandardCharsets.UTF_8));
     int grpcPort;

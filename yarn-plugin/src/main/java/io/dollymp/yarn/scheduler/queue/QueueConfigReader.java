@@ -23,6 +23,12 @@ public final class QueueConfigReader {
   public static final String ROOT = "root";
   public static final String MAPPINGS = PREFIX + "queue-mappings";
   public static final String MAPPINGS_OVERRIDE = PREFIX + "queue-mappings-override.enable";
+  /**
+   * CapacityScheduler's cluster-wide default of every leaf's {@code maximum-am-resource-percent}. Unset, a leaf
+   * without its own key has no per-queue AM limit (CapacityScheduler would use 0.1): the shim's cluster-wide
+   * {@code yarn.scheduler.dollymp.am-share.max} alone applies, as before the per-queue limit existed.
+   */
+  public static final String MAX_AM_PERCENT = PREFIX + "maximum-am-resource-percent";
   /** Bounds on what a configuration may declare (a hostile or mistaken file cannot exhaust the RM). */
   static final int MAX_QUEUES = 1024;
   static final int MAX_DEPTH = 16;
@@ -31,7 +37,10 @@ public final class QueueConfigReader {
   private static final Set<String> QUEUE_KEYS = new HashSet<String>(Arrays.asList("queues", "capacity",
       "maximum-capacity", "user-limit-factor", "maximum-am-resource-percent", "acl_submit_applications",
       "acl_administer_queue", "state"));
-  /** Global CapacityScheduler keys that are harmless to leave in a migrated file (the shim has its own). */
+  /**
+   * Global CapacityScheduler keys not warned about: read (the mappings, maximum-am-resource-percent) or harmless
+   * to leave in a migrated file (the shim has its own).
+   */
   private static final Set<String> IGNORED_GLOBAL = new HashSet<String>(Arrays.asList("maximum-applications",
       "maximum-am-resource-percent", "resource-calculator", "node-locality-delay",
       "queue-mappings-override.enable", "queue-mappings"));
@@ -41,6 +50,8 @@ public final class QueueConfigReader {
   private final List<String> warnings = new ArrayList<String>();
   private final Map<String, QueueSettings> queues = new LinkedHashMap<String, QueueSettings>();
   private boolean stock;
+  /** The global maximum-am-resource-percent, or NaN when unset. */
+  private float globalAm = Float.NaN;
 
   private QueueConfigReader(Configuration conf) {
     this.conf = conf;
@@ -49,6 +60,7 @@ public final class QueueConfigReader {
   /** The tree's queues, root first then depth-first; throws IllegalArgumentException naming each bad key. */
   public static QueueConfig read(Configuration conf) {
     QueueConfigReader r = new QueueConfigReader(conf);
+    r.globalAm = r.amPercent(MAX_AM_PERCENT, Float.NaN);
     r.readQueue(ROOT, 0, 100f);
     List<QueueMapping> mappings = r.readMappings();
     r.checkUnsupportedKeys();
@@ -98,10 +110,7 @@ public final class QueueConfigReader {
     if (ulf != -1f && !(ulf > 0f) || ulf > 1_000_000f) {
       errors.add(prefix + "user-limit-factor=" + ulf + ": must be > 0 (or -1 for no limit)");
     }
-    float am = number(prefix + "maximum-am-resource-percent", Float.NaN);
-    if (!Float.isNaN(am) && !(am > 0f && am <= 1f)) {
-      errors.add(prefix + "maximum-am-resource-percent=" + am + ": must be in (0, 1]");
-    }
+    float am = amPercent(prefix + "maximum-am-resource-percent", globalAm);
     QueueState state = QueueState.RUNNING;
     String rawState = conf.getTrimmed(prefix + "state");
     if (rawState != null && !rawState.isEmpty()) {
@@ -130,6 +139,16 @@ public final class QueueConfigReader {
       errors.add(prefix + "queues=" + String.join(",", children) + ": the children's capacities sum to " + sum
           + ", must sum to 100");
     }
+  }
+
+  /** A maximum-am-resource-percent: a fraction in (0, 1], or {@code dflt} when unset or invalid. */
+  private float amPercent(String key, float dflt) {
+    float am = number(key, dflt);
+    if (!Float.isNaN(am) && !(am > 0f && am <= 1f)) {
+      errors.add(key + "=" + am + ": must be in (0, 1]");
+      return dflt;
+    }
+    return am;
   }
 
   /** A percentage in [0, 100]; CapacityScheduler's -1 for "maximum" means 100. */

@@ -16,7 +16,11 @@ public final class QueueSettings {
   final float capacity;
   final float maximumCapacity;
   final float userLimitFactor;
-  /** Largest share of the queue's maximum capacity its ApplicationMasters may hold; NaN when not set. */
+  /**
+   * Largest fraction of the queue's usable share (the larger of its guaranteed share and what it can reach now)
+   * its ApplicationMasters may hold: the queue's own {@code maximum-am-resource-percent}, else the global
+   * {@code yarn.scheduler.capacity.maximum-am-resource-percent}; NaN when neither is set (no per-queue AM limit).
+   */
   final float maximumAmResourcePercent;
   final AccessControlList submitAcl;
   final AccessControlList administerAcl;
@@ -69,6 +73,7 @@ public final class QueueSettings {
     return userLimitFactor;
   }
 
+  /** See the field: a fraction in (0, 1], or NaN for no per-queue AM limit. */
   public float maximumAmResourcePercent() {
     return maximumAmResourcePercent;
   }

@@ -9,12 +9,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.io.IOException;
 import java.util.Collections;
 import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.metrics2.lib.DefaultMetricsSystem;
 import org.apache.hadoop.security.UserGroupInformation;
 import org.apache.hadoop.yarn.api.records.QueueACL;
 import org.apache.hadoop.yarn.api.records.QueueInfo;
-import org.apache.hadoop.yarn.api.records.Resource;
-import org.apache.hadoop.yarn.server.resourcemanager.scheduler.QueueMetrics;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -26,8 +23,7 @@ class QueueTreeTest {
   @BeforeEach
   @AfterEach
   void resetMetrics() {
-    QueueMetrics.clearQueueMetrics();
-    DefaultMetricsSystem.shutdown();
+    QueueTrees.resetMetrics();
   }
 
   /** root -> eng (60%, max 80%) -> {batch 50%, adhoc 50%}; root -> ops (40%). */
@@ -49,13 +45,10 @@ class QueueTreeTest {
   }
 
   private static QueueTree tree(Configuration c, boolean acls) throws IOException {
-    QueueTree t = new QueueTree(new Configuration(false), () -> Resource.newInstance(10240, 10), x -> { });
     Configuration aclConf = new Configuration(false);
     aclConf.setBoolean("yarn.acl.enable", acls);
     aclConf.set("yarn.admin.acl", "admin");
-    t.setAcls(aclConf);
-    t.apply(QueueConfigReader.read(c), Collections.<String, Integer>emptyMap());
-    return t;
+    return QueueTrees.of(c, aclConf);
   }
 
   private static String error(Configuration c) {
@@ -108,6 +101,30 @@ class QueueTreeTest {
     c = twoLevels();
     c.set(P + "root.queues", "eng,bad.name");
     assertTrue(error(c).contains("queue name 'bad.name'"), error(c));
+  }
+
+  @Test
+  void amPercentIsTheQueuesOwnElseTheGlobalKeyElseUnsetAndIsValidated() throws IOException {
+    Configuration c = twoLevels();
+    c.set(P + "root.eng.batch.maximum-am-resource-percent", "0.3");
+    QueueTree t = tree(c, false);
+    assertEquals(0.3f, t.queue("batch").settings().maximumAmResourcePercent(), 1e-6);
+    assertTrue(Float.isNaN(t.queue("adhoc").settings().maximumAmResourcePercent()), "no key: no per-queue limit");
+    c.set(QueueConfigReader.MAX_AM_PERCENT, "0.1");
+    QueueConfig read = QueueConfigReader.read(c);
+    assertEquals(0.3f, read.queues().get("root.eng.batch").maximumAmResourcePercent(), 1e-6, "its own key wins");
+    assertEquals(0.1f, read.queues().get("root.eng.adhoc").maximumAmResourcePercent(), 1e-6, "the global key");
+    assertFalse(read.warnings().stream().anyMatch(w -> w.contains("maximum-am-resource-percent")), "read, not ignored");
+    c.set(QueueConfigReader.MAX_AM_PERCENT, "1.5");
+    assertTrue(error(c).contains(QueueConfigReader.MAX_AM_PERCENT + "=1.5: must be in (0, 1]"), error(c));
+    c = twoLevels();
+    c.set(P + "root.ops.maximum-am-resource-percent", "0");
+    assertTrue(error(c).contains(P + "root.ops.maximum-am-resource-percent=0.0: must be in (0, 1]"), error(c));
+    c.set(P + "root.ops.maximum-am-resource-percent", "ten");
+    assertTrue(error(c).contains(P + "root.ops.maximum-am-resource-percent=ten: not a number"), error(c));
+    c = twoLevels();
+    c.set(P + "root.ops.user-limit-factor", "-2");
+    assertTrue(error(c).contains(P + "root.ops.user-limit-factor=-2.0: must be > 0 (or -1 for no limit)"), error(c));
   }
 
   @Test
