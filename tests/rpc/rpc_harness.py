@@ -233,3 +233,14 @@ def attempt_report(
         time_ms=int(time.time() * 1000),
         launch_time_ms=launch_ms,
     )
+
+
+def phase_profile(phase_id: str, tasks: int, priority: int, parents: tuple[str, ...] = ()) -> Any:
+    """A job profile's phase of `tasks` tasks of 1 GB and 1 vcore each, asked at YARN `priority`."""
+    return pb.PhaseProfile(
+        phase_id=phase_id,
+        tasks=tasks,
+        demand=pb.Resource(memory_mb=1024, vcores=1),
+        parents=parents,
+        yarn_priority=priority,
+    )

@@ -13,7 +13,16 @@ from typing import Any
 
 import httpx
 import pytest
-from rpc_harness import FORMER, am_session, app, ask, attempt_report, in_process_service, node
+from rpc_harness import (
+    FORMER,
+    am_session,
+    app,
+    ask,
+    attempt_report,
+    in_process_service,
+    node,
+    phase_profile,
+)
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from ui_browser import chromium, not_blank, output_dir
@@ -28,16 +37,6 @@ T0_MS = int(time.time() * 1000) - 60_000
 
 def _attempt(phase: str, task: int, copy: int, state: int, **kw: Any) -> Any:
     return attempt_report(phase, task, copy, state, launch_ms=T0_MS + 1000 * copy, **kw)
-
-
-def _phase(phase_id: str, tasks: int, priority: int, parents: tuple[str, ...] = ()) -> Any:
-    return pb.PhaseProfile(
-        phase_id=phase_id,
-        tasks=tasks,
-        demand=pb.Resource(memory_mb=1024, vcores=1),
-        parents=parents,
-        yarn_priority=priority,
-    )
 
 
 def _wait(what: str, check: Callable[[], Any], timeout: float = 20.0) -> Any:
@@ -116,7 +115,7 @@ def test_page_shows_the_logs_clones_and_winner_and_follows_the_stream(
                 application_id=APP,
                 job_name="straggler",
                 submit_time_ms=1,
-                phases=[_phase("map", 2, 20), _phase("reduce", 1, 10, ("map",))],
+                phases=[phase_profile("map", 2, 20), phase_profile("reduce", 1, 10, ("map",))],
             ),
             timeout=10,
         )
