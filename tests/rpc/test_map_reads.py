@@ -13,7 +13,7 @@ from typing import Any
 import grpc
 import httpx
 import pytest
-from rpc_harness import am_session, attempt_report, in_process_service, node, phase_profile
+from rpc_harness import am_session, attempt_report, in_process_service, map_read, node, phase_profile
 
 from pyscheduler.rpc.mapreads import read_records
 from pyscheduler.rpc.service import DecisionService
@@ -21,17 +21,6 @@ from pyscheduler.wire import pb
 
 APP = "application_1700000000000_0001"
 TOKEN = "map-reads-token"
-
-
-def _read(map_task: int, copy: int, kind: int, waited_s: float, reason: str) -> Any:
-    return pb.MapRead(
-        map_task_id=f"task_1700000000000_0001_m_{map_task:06d}",
-        map_attempt_id=f"attempt_1700000000000_0001_m_{map_task:06d}_{copy}",
-        kind=kind,
-        waited_s=waited_s,
-        reason=reason,
-        time_ms=1_700_000_000_000,
-    )
 
 
 def _reduce(copy: int, *reads: Any, clone: bool = False) -> Any:
@@ -83,9 +72,9 @@ def _logged(service: DecisionService) -> list[dict[str, Any]]:
 
 
 def test_reads_reach_the_log_once_each_with_their_reason(service: DecisionService) -> None:
-    own = _read(0, 1, pb.MAP_READ_OWN_COPY, 1.5, "own copy 1")
-    late = _read(1, 0, pb.MAP_READ_FIRST_COPY, 20.25, "omega elapsed")
-    first = _read(0, 0, pb.MAP_READ_OWN_COPY, 0.0, "own copy 0")
+    own = map_read(0, 1, pb.MAP_READ_OWN_COPY, 1.5, "own copy 1")
+    late = map_read(1, 0, pb.MAP_READ_FIRST_COPY, 20.25, "omega elapsed")
+    first = map_read(0, 0, pb.MAP_READ_OWN_COPY, 0.0, "own copy 0")
     with am_session(service.port, nodes_upserted=[node("h0:1", 4096, 4)]) as (_reg, _stream, am):
         am.ReportJobProfile(_profile(), timeout=10)
         am.ReportAttempts(
@@ -122,7 +111,7 @@ def test_reads_reach_the_log_once_each_with_their_reason(service: DecisionServic
 
 
 def test_reports_over_the_bounds_are_refused_naming_field_and_limit(service: DecisionService) -> None:
-    ok = _read(0, 1, pb.MAP_READ_OWN_COPY, 1.0, "own copy 1")
+    ok = map_read(0, 1, pb.MAP_READ_OWN_COPY, 1.0, "own copy 1")
     bad: list[tuple[Any, str]] = [
         ([ok] * 5, "attempts[].map_reads (all): 5 is above the limit 4 (limits.map_reads_per_report)"),
         ([pb.MapRead(**{**_fields(ok), "reason": "x" * 257})], "map_reads[0].reason (length): 257 is above"),
@@ -154,7 +143,7 @@ def test_reports_over_the_bounds_are_refused_naming_field_and_limit(service: Dec
 
 def test_records_name_the_copy_read_and_how_long_it_waited() -> None:
     seen: dict[str, set[str]] = {}
-    a = _reduce(2, _read(1, 2, pb.MAP_READ_OWN_COPY, 3.0, "own copy 2"), clone=True)
+    a = _reduce(2, map_read(1, 2, pb.MAP_READ_OWN_COPY, 3.0, "own copy 2"), clone=True)
     (d,) = read_records(APP, [a], seen, now=7.0)
     assert d.kind == "map_read" and d.reason == "own_copy" and d.time == 7.0
     assert d.detail == (

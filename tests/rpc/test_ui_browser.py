@@ -20,6 +20,7 @@ from rpc_harness import (
     ask,
     attempt_report,
     in_process_service,
+    map_read,
     node,
     phase_profile,
 )
@@ -87,6 +88,15 @@ def _texts(driver: WebDriver, selector: str, data: str = "") -> list[str]:
         ".map(e => arguments[1] ? e.dataset[arguments[1]] : e.textContent)"
     )
     return [str(x) for x in driver.execute_script(script, selector, data)]
+
+
+def _reads(driver: WebDriver) -> set[tuple[str, str, str]]:
+    """The map reads table as (reduce attempt, map copy read, own_copy/first_copy), read in one script."""
+    rows = driver.execute_script(
+        "return [...document.querySelectorAll('#reads tr.read')].map(r => "
+        "[r.dataset.attempt, r.dataset.map, r.dataset.kind])"
+    )
+    return {(str(a), str(m), str(k)) for a, m, k in rows}
 
 
 def _copies(driver: WebDriver) -> set[tuple[str, str, str]]:
@@ -196,6 +206,40 @@ def test_page_shows_the_logs_clones_and_winner_and_follows_the_stream(
             lambda: ("attempt_1700000000000_0001_r_000000_1", "true", "running") in _copies(browser),
             timeout=15,
         )
+
+        # Delay assignment: the reduce copies' map reads, as the AM sends them, appear as marks on the
+        # reduce task's row and as rows of the map reads table, as the log has them.
+        clone_reads = _attempt("reduce", 0, 1, pb.ATTEMPT_RUNNING, clone=True, progress=0.2)
+        clone_reads.map_reads.extend(
+            [
+                map_read(0, 1, pb.MAP_READ_OWN_COPY, 2.0, "own copy 1", T0_MS + 30_000),
+                map_read(1, 0, pb.MAP_READ_FIRST_COPY, 20.0, "omega elapsed", T0_MS + 50_000),
+            ]
+        )
+        original_reads = _attempt("reduce", 0, 0, pb.ATTEMPT_RUNNING, progress=0.3)
+        original_reads.map_reads.append(
+            map_read(0, 0, pb.MAP_READ_OWN_COPY, 0.5, "own copy 0", T0_MS + 29_000)
+        )
+        am.ReportAttempts(
+            pb.AttemptReports(application_id=APP, attempts=[clone_reads, original_reads]), timeout=10
+        )
+        reads = _wait("map reads in the log", lambda: len(logged("map_read")) >= 3 and logged("map_read"))
+        want_reads = {(d["inputs"]["attempt_id"], d["inputs"]["map_attempt_id"], d["reason"]) for d in reads}
+        assert (
+            "attempt_1700000000000_0001_r_000000_1",
+            "attempt_1700000000000_0001_m_000001_0",
+            "first_copy",
+        ) in (want_reads)
+        _wait("the map reads on the page", lambda: _reads(browser) == want_reads, timeout=15)
+        fell_back = _texts(browser, '#reads tr.read[data-kind="first_copy"]')
+        assert len(fell_back) == 1 and "omega elapsed" in fell_back[0] and "clone" in fell_back[0], fell_back
+        task = "task_1700000000000_0001_r_000000"
+        assert len(_texts(browser, f'#chart .row[data-task="{task}"] .read.own_copy', "attempt")) == 2
+        assert _texts(browser, f'#chart .row[data-task="{task}"] .read.first_copy', "map") == [
+            "attempt_1700000000000_0001_m_000001_0"
+        ]
+        _shot(browser, "map-reads")
+
         latencies = browser.execute_script("return window.dollymp.latencies")
         assert latencies and all(-2000 < x < 15000 for x in latencies), latencies
 
