@@ -233,6 +233,8 @@ def test_page_shows_the_logs_clones_and_winner_and_follows_the_stream(
         _wait("the map reads on the page", lambda: _reads(browser) == want_reads, timeout=15)
         fell_back = _texts(browser, '#reads tr.read[data-kind="first_copy"]')
         assert len(fell_back) == 1 and "omega elapsed" in fell_back[0] and "clone" in fell_back[0], fell_back
+        within = _texts(browser, "#reads tr.read td:nth-child(8)")  # the "within ω" column, oldest first
+        assert within == ["yes", "yes", "no"], within
         task = "task_1700000000000_0001_r_000000"
         assert len(_texts(browser, f'#chart .row[data-task="{task}"] .read.own_copy', "attempt")) == 2
         assert _texts(browser, f'#chart .row[data-task="{task}"] .read.first_copy', "map") == [

@@ -34,7 +34,15 @@ function readMarks(chart, reads, x) {
   }
 }
 
-// The "Map reads" table; `omega` is the job's latest ω (s) or null.
+// Whether the read came within ω by the reduce copy's own clock (the AM may cap or pin the service's ω):
+// its own copy always does; the first copy after "omega elapsed" does not; other first-copy reads never
+// waited (no reduce clones, too few map copies, own copy lost).
+function withinOmega(r) {
+  if (r.kind === "own_copy") return "yes";
+  return r.why === "omega elapsed" ? "no" : "–";
+}
+
+// The "Map reads" table; `omega` is the job's latest ω from the service (s) or null.
 function renderReads(reads, t0, omega) {
   $("reads-note").textContent = reads.length
     ? `${reads.length} read(s): ${reads.filter((r) => r.kind === "own_copy").length} of the reduce copy's own map copy, ` +
@@ -45,5 +53,5 @@ function renderReads(reads, t0, omega) {
       el("td", { class: "num" }, (r.at - t0).toFixed(1)), el("td", {}, r.task),
       el("td", {}, `${r.attempt} (${r.clone ? "clone" : "original"})`), el("td", {}, r.mapTask), el("td", {}, r.mapCopy),
       el("td", {}, READ_KIND[r.kind] || r.kind), el("td", { class: "num" }, r.waited.toFixed(1)),
-      el("td", {}, omega == null ? "–" : r.waited <= omega ? "yes" : "no"), el("td", {}, r.why))));
+      el("td", {}, withinOmega(r)), el("td", {}, r.why))));
 }
