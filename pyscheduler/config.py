@@ -188,6 +188,7 @@ SCHEMA: dict[str, tuple[Any, Parser]] = {
     "limits.max_duration_s": (31_536_000.0, _float(0.0, low_open=True)),
     "limits.attempts_per_app": (20_000, _int(1, 10_000_000)),
     "limits.attempts_per_report": (10_000, _int(1, 10_000_000)),
+    "limits.map_reads_per_report": (100_000, _int(1, 10_000_000)),
     "limits.sessions": (64, _int(1, 100_000)),
     "limits.session_idle_s": (600.0, _float(0.0, low_open=True)),
     "limits.streams_per_peer": (4, _int(1, 1024)),

@@ -28,7 +28,7 @@ from pyscheduler.api.provider import StateProvider
 from pyscheduler.objects.decision import DecisionKind
 from pyscheduler.store import DecisionLog
 
-ASSETS = ("ui.css", "ui.js")
+ASSETS = ("ui.css", "ui.js", "ui_reads.js")
 _TYPES = {".css": "text/css; charset=utf-8", ".js": "text/javascript; charset=utf-8"}
 ECONOMICS_MAX_ROWS = 50_000
 TIMELINE_MAX_PAGE = 1000

@@ -4,8 +4,9 @@ Builds what it needs (Hadoop's jars from Maven, the plugin jar), then runs the s
 Hadoop jobs on a local multi-process YARN cluster twice, side by side: once with CapacityScheduler and
 once with the DollyMP shim and the decision service. One NodeManager runs at ``nice 19``: a slow,
 contended machine, so tasks placed there straggle. Prints each job's flowtime under both schedulers,
-then where to look (RM UI, the decision-log API, a query that explains one decision). Ctrl-C stops
-everything; no process is left behind.
+then where to look (RM UI, the decision-log API, a query that explains one decision); the summary
+ends with the operator page's address and the timeline there of each job that got clones (``--hold``
+keeps the cluster, and so the page, up after it). Ctrl-C stops everything; no process is left behind.
 """
 
 from __future__ import annotations
@@ -13,41 +14,27 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import statistics
 import sys
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from pyscheduler.deploy import amrecords, artifacts, bench_cluster, jobs
+from pyscheduler.deploy.demomix import (
+    MIX,
+    SCHEDULER_NAMES,
+    STRAGGLER_BASE_MS,
+    STRAGGLER_CAP,
+    STRAGGLER_SHAPE,
+    MixJob,
+    Run,
+    fmt_s,
+    page_url,
+    summary,
+)
 from pyscheduler.deploy.display import Display
 from pyscheduler.deploy.localcluster import LocalCluster
 from pyscheduler.deploy.rest import get_json
-
-SCHEDULER_NAMES = {"capacity": "CapacityScheduler", "dollymp": "DollyMP"}
-
-
-@dataclass(frozen=True)
-class MixJob:
-    name: str
-    kind: str  # "wordcount" or "straggler" (io.dollymp.yarn.workload.StragglerJob)
-    maps: int
-    reduces: int
-    delay_s: float = 0.0  # arrival after the first job
-
-
-# A short mix, arriving 3 s apart: Hadoop's wordcount, and two jobs whose tasks sleep for heavy-tailed
-# times (the papers' straggler model; SleepJob cannot clone: it turns speculation off, and the AM
-# helper launches clones through the speculator).
-MIX = (
-    MixJob("wordcount", "wordcount", maps=3, reduces=1),
-    MixJob("straggler-large", "straggler", maps=6, reduces=1, delay_s=3.0),
-    MixJob("straggler-small", "straggler", maps=2, reduces=1, delay_s=6.0),
-)
-# The straggler jobs' task base times (maps; reduces half), the Pareto shape and cap of their factor.
-STRAGGLER_BASE_MS = 4000
-STRAGGLER_SHAPE, STRAGGLER_CAP = 1.5, 20.0
 
 
 def straggler_options(j: MixJob, seed: int = 1) -> list[str]:
@@ -66,17 +53,6 @@ def straggler_options(j: MixJob, seed: int = 1) -> list[str]:
         "mapreduce.job.reduce.slowstart.completedmaps": "1.0",
     }
     return [f"-D{k}={v}" for k, v in opts.items()]
-
-
-@dataclass
-class Run:
-    scheduler: str
-    results: dict[str, jobs.JobResult] = field(default_factory=dict)
-    placements: dict[str, int] = field(default_factory=dict)  # job -> placements logged by the service
-    containers: dict[str, int] = field(default_factory=dict)  # job -> containers that ran (NM log dirs)
-    missions: dict[str, amrecords.Mission] = field(default_factory=dict)  # job -> what the AM helper did
-    records: Path | None = None  # the AM helper's record directory
-    wall_s: float = 0.0
 
 
 def _metrics(cluster: LocalCluster) -> str:
@@ -148,11 +124,12 @@ def run_scheduler(
     nodes: int,
     root: Path,
     show: Display,
-    hold: bool,
+    hold: Callable[[Run], None] | None,
     policy: tuple[str, str | None],
     rounds: int = 1,
 ) -> Run:
-    """The mix `rounds` times on one cluster under `scheduler`; the last round's results.
+    """The mix `rounds` times on one cluster under `scheduler`; the last round's results. Under DollyMP,
+    `hold` (if any) is called with them while the cluster is still up (`--hold`: it never returns).
 
     DollyMP estimates a phase's task time and spread from the job's earlier runs (recurring jobs,
     Sec. 5.2), so a first round of the same jobs is what gives it the spread its clone counts need."""
@@ -179,6 +156,7 @@ def run_scheduler(
         progress=lambda m: show.say(f"  {m}"),
     )
     with cluster:
+        run.api = cluster.service_api_url
         if cluster.service_api_url:
             show.say(f"  decision service: gRPC 127.0.0.1:{cluster.grpc_port}, API {cluster.service_api_url}")
             show.say(f"  operator page: {page_url(cluster.service_api_url)}")
@@ -193,20 +171,13 @@ def run_scheduler(
             run.containers[name] = _containers_ran(cluster, r.app_id)
             if run.records is not None and r.app_id:
                 run.missions[name] = amrecords.read_app(run.records, r.app_id)
-            show.say(f"  {name}: {r.final_status} in {_fmt(r.rm_elapsed_s)} ({r.app_id})")
+            show.say(f"  {name}: {r.final_status} in {fmt_s(r.rm_elapsed_s)} ({r.app_id})")
         if scheduler == "dollymp":
             explain(cluster, run, show)
-            if hold:
-                show.say("cluster kept running; press Ctrl-C to stop it")
-                while True:
-                    time.sleep(1)
+            if hold is not None:
+                hold(run)
     run.wall_s = time.monotonic() - t0
     return run
-
-
-def page_url(api: str, application_id: str | None = None) -> str:
-    """The service's operator page (pyscheduler.api.ui), or one application's timeline on it."""
-    return f"{api}/ui/" + (f"#app={application_id}" if application_id else "")
 
 
 def explain(cluster: LocalCluster, run: Run, show: Display) -> None:
@@ -227,6 +198,7 @@ def explain(cluster: LocalCluster, run: Run, show: Display) -> None:
     show.say(f"  decision log file    {cluster.service_db}")
     show.say(f"  clones granted       {api}/v1/decisions?application={app}&kind=clone_grant")
     show.say(f"  copies killed        {api}/v1/decisions?kind=kill")
+    show.say(f"  reduce map reads     {api}/v1/decisions?kind=map_read   (own or first map copy)")
     if run.records is not None:
         show.say(f"  AM helper records    {run.records}/<application>.tsv, reduce fetches in fetch/")
     page = get_json(f"{api}/v1/decisions?application={app}&kind=placement&limit=50") or {}
@@ -239,82 +211,6 @@ def explain(cluster: LocalCluster, run: Run, show: Display) -> None:
             f"  one decision: {d['kind']} of {what} on {d['node_id']}, reason {d['reason']!r}: {d['detail']}"
         )
         show.say(f"  its inputs: {json.dumps(d['inputs'], sort_keys=True)[:300]}")
-
-
-def _fmt(seconds: float | None) -> str:
-    return f"{seconds:6.1f} s" if seconds is not None else "     n/a"
-
-
-def summary(runs: Sequence[Run]) -> str:
-    """Side-by-side flowtime table (the RM's elapsed time per application) with medians and ratios."""
-    head = f"{'job':<16}" + "".join(f"{SCHEDULER_NAMES[r.scheduler]:>20}" for r in runs)
-    if len(runs) == 2:
-        head += f"{'ratio':>9}"
-    lines = [head, "-" * len(head)]
-    for j in MIX:
-        row = f"{j.name:<16}"
-        vals = [r.results.get(j.name) for r in runs]
-        for v in vals:
-            row += f"{(_fmt(v.rm_elapsed_s) + ('' if v.ok else ' FAILED')) if v else 'n/a':>20}"
-        if len(runs) == 2 and all(v and v.rm_elapsed_s for v in vals):
-            a, b = (v.rm_elapsed_s for v in vals if v)
-            row += f"{(b or 0) / (a or 1):9.2f}"
-        lines.append(row)
-    for label, fn in (("mean", statistics.fmean), ("median", statistics.median)):
-        row = f"{label + ' flowtime':<16}"
-        agg = []
-        for r in runs:
-            xs = [x.rm_elapsed_s for x in r.results.values() if x.rm_elapsed_s is not None]
-            agg.append(fn(xs) if xs else None)
-            row += f"{_fmt(agg[-1]):>20}"
-        if len(runs) == 2 and all(agg):
-            row += f"{(agg[1] or 0) / (agg[0] or 1):9.2f}"
-        lines.append(row)
-    for r in runs:
-        ran = sum(r.containers.values())
-        if r.scheduler == "dollymp":
-            placed = sum(r.placements.values())
-            lines.append(
-                f"DollyMP: {ran} containers ran; {placed} placements decided by the decision service"
-            )
-            lines.extend(mission_lines(r))
-    lines.append(
-        "One run per scheduler, same jobs and cluster shape, one after the other on this machine: "
-        "background load differs between the runs, so treat small differences as noise."
-    )
-    return "\n".join(lines)
-
-
-def _mission_row(name: str, m: amrecords.Mission) -> str:
-    cells = (m.clones, m.clones_won, m.losers_killed, m.reduce_clone_reads, m.own_copy_reads, m.omega_elapsed)
-    return f"{name:<16}" + "".join(f"{c:>{w}}" for c, w in zip(cells, _MISSION_WIDTHS, strict=True))
-
-
-_MISSION_HEAD = ("clones", "won", "killed", "reduce-clone reads", "own copy", "ω elapsed")
-_MISSION_WIDTHS = (8, 6, 8, 20, 10, 11)
-
-
-def mission_lines(run: Run) -> list[str]:
-    """Per job: clones launched, clones that won, losers killed, and the map outputs reduce clones read
-    (from their own map copy within ω, or from the first copy after ω), from the AM helper's records."""
-    if not run.missions:
-        return []
-    head = f"{'job':<16}" + "".join(f"{h:>{w}}" for h, w in zip(_MISSION_HEAD, _MISSION_WIDTHS, strict=True))
-    lines = [f"DollyMP's clones (AM helper records in {run.records}):", head]
-    total = amrecords.Mission()
-    for j in MIX:
-        m = run.missions.get(j.name)
-        if m is not None:
-            total.add(m)
-            lines.append(_mission_row(j.name, m))
-    lines.append(_mission_row("all", total))
-    if total.attempt_s > 0:
-        lines.append(
-            f"clones took {total.clone_s:.0f} of {total.attempt_s:.0f} container-seconds "
-            f"({total.clone_s / total.attempt_s:.0%}); the decision log's `clone_grant` and `kill` records "
-            "say why each was granted or killed"
-        )
-    return lines
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -368,24 +264,39 @@ def run(args: argparse.Namespace) -> int:
         jar = artifacts.plugin_jar(show.say)
         show.say(f"  Hadoop jars: {lib}; plugin jar: {jar.path} ({jar.origin})")
         policy = (args.policy, args.policy_options)
-        runs = [
-            run_scheduler(s, args.nodes, args.work_dir, show, args.hold, policy, args.rounds) for s in names
-        ]
+        runs: list[Run] = []
+
+        def hold(last: Run) -> None:  # the summary, then the cluster stays up for its pages
+            _print_summary([*runs, last])
+            show.say("cluster kept running; press Ctrl-C to stop it")
+            while True:
+                time.sleep(1)
+
+        for s in names:
+            runs.append(
+                run_scheduler(
+                    s, args.nodes, args.work_dir, show, hold if args.hold else None, policy, args.rounds
+                )
+            )
     except KeyboardInterrupt:
         show.say("interrupted: every process stopped")
         return 130
     except (artifacts.BuildError, OSError, RuntimeError) as exc:
         show.say(f"FAILED: {exc}")
         return 1
-    print()
-    print(summary(runs))
-    print()
+    _print_summary(runs)
     ok = all(r.ok for run_ in runs for r in run_.results.values())
     ok = ok and all(sum(r.placements.values()) > 0 for r in runs if r.scheduler == "dollymp")
     show.say(
         f"demo {'OK' if ok else 'FAILED'} in {time.monotonic() - show.t0:.0f} s; logs in {args.work_dir}"
     )
     return 0 if ok else 1
+
+
+def _print_summary(runs: Sequence[Run]) -> None:
+    print()
+    print(summary(runs))
+    print()
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ class DecisionKind(enum.StrEnum):
     OMEGA = "omega"  # delay-assignment wait per job (Dolly Section 4.4)
     FALLBACK = "fallback"  # the shim scheduled without the service
     ATTEMPT = "attempt"  # a task copy as the AM helper reports it: clone launched, won, lost the race
+    MAP_READ = "map_read"  # which map copy a reduce copy read under delay assignment (Dolly Section 4.4)
 
 
 @dataclass(frozen=True, slots=True)

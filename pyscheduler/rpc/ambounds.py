@@ -1,10 +1,11 @@
 """Checks of what an ApplicationMaster helper reports (rpc/amservice.py), made before anything is kept.
 
-A job profile's phases and tasks, an attempt report's size and durations, and the attempts kept per
-application are bounded by `Limits` (rpc/limits.py). Past `limits.attempts_per_app`, the oldest finished
-attempts (succeeded, failed, killed: insertion order, which is report order) are dropped to make room;
-when the live ones alone are over the limit the report is refused, naming the limit, and nothing of it
-is kept. Durations are finite and at most `limits.max_duration_s`, so no mean or deviation of them can
+A job profile's phases and tasks, an attempt report's size, durations and reduce copies' map reads
+(`limits.map_reads_per_report` in one report, ids and reasons of bounded length), and the attempts kept
+per application are bounded by `Limits` (rpc/limits.py). Past `limits.attempts_per_app`, the oldest
+finished attempts (succeeded, failed, killed: insertion order, which is report order) are dropped to make
+room; when the live ones alone are over the limit the report is refused, naming the limit, and nothing of
+it is kept. Durations are finite and at most `limits.max_duration_s`, so no mean or deviation of them can
 overflow.
 """
 
@@ -20,6 +21,7 @@ from pyscheduler.rpc.validate import InvalidMessage
 from pyscheduler.wire import pb
 
 MAX_ID = 1024  # characters of an id in a report (Hadoop's are under 64)
+MAX_REASON = 256  # characters of a map read's reason (the reduce copy's words, e.g. "omega elapsed")
 
 
 def profile(p: Any, limits: Limits, then: Callable[[Any], None]) -> None:
@@ -37,6 +39,10 @@ def profile(p: Any, limits: Limits, then: Callable[[Any], None]) -> None:
 def reports(r: Any, limits: Limits, then: Callable[[Any], None]) -> None:
     try:
         at_most(len(r.attempts), limits.attempts_per_report, "attempts", "limits.attempts_per_report")
+        reads = sum(len(a.map_reads) for a in r.attempts)
+        at_most(
+            reads, limits.map_reads_per_report, "attempts[].map_reads (all)", "limits.map_reads_per_report"
+        )
         for i, a in enumerate(r.attempts):
             for name in ("task_id", "attempt_id", "phase_id", "container_id", "node_id"):
                 at_most(len(getattr(a, name)), MAX_ID, f"attempts[{i}].{name} (length)", "characters")
@@ -44,6 +50,13 @@ def reports(r: Any, limits: Limits, then: Callable[[Any], None]) -> None:
                 at_most(
                     a.duration_s, limits.max_duration_s, f"attempts[{i}].duration_s", "limits.max_duration_s"
                 )
+            for j, m in enumerate(a.map_reads):
+                at = f"attempts[{i}].map_reads[{j}]"
+                for name in ("map_task_id", "map_attempt_id"):
+                    at_most(len(getattr(m, name)), MAX_ID, f"{at}.{name} (length)", "characters")
+                at_most(len(m.reason), MAX_REASON, f"{at}.reason (length)", "characters")
+                if m.waited_s > limits.max_duration_s:
+                    at_most(m.waited_s, limits.max_duration_s, f"{at}.waited_s", "limits.max_duration_s")
     except Refusal as exc:
         raise InvalidMessage(exc.field, exc.problem) from None
     then(r)
@@ -68,6 +81,7 @@ def make_room(st: Any, incoming: Any, limits: Limits) -> int:
         del st.attempts[k]
         st.first_progress.pop(k, None)
         st.waiting_alone.pop(k, None)
+        st.map_reads.pop(k, None)
     for ds in st.durations.values():  # the phase statistics keep the latest durations only
         if len(ds) > limits.attempts_per_app:
             del ds[: len(ds) - limits.attempts_per_app]
@@ -115,3 +129,17 @@ def check_reports(r: Any) -> None:
         if a.progress > 1.0:
             raise InvalidMessage(f"{at}.progress", f"must be at most 1, got {a.progress!r}")
         validate.at_least(a.launch_time_ms, 0, f"{at}.launch_time_ms")
+        for j, m in enumerate(a.map_reads):
+            check_map_read(m, f"{at}.map_reads[{j}]")
+
+
+def check_map_read(m: Any, at: str) -> None:
+    """The field checks of one MapRead: ids set, the map copy one of the map task's, a known kind."""
+    validate.nonempty(m.map_task_id, f"{at}.map_task_id")
+    validate.nonempty(m.map_attempt_id, f"{at}.map_attempt_id")
+    stem = m.map_task_id.removeprefix("task_")
+    if not m.map_attempt_id.startswith(f"attempt_{stem}_"):
+        raise InvalidMessage(f"{at}.map_attempt_id", f"{m.map_attempt_id!r} is no copy of {m.map_task_id!r}")
+    validate.enum_value(m.kind, pb.MapReadKind, f"{at}.kind")
+    validate.finite_nonneg(m.waited_s, f"{at}.waited_s")
+    validate.at_least(m.time_ms, 0, f"{at}.time_ms")

@@ -28,6 +28,7 @@ from pyscheduler.estimate.copies import (
 from pyscheduler.rpc import ambounds
 from pyscheduler.rpc.amjob import copy_report, copy_reports, last_stages, upstream, waiting_clone
 from pyscheduler.rpc.limits import Limits
+from pyscheduler.rpc.mapreads import read_records
 from pyscheduler.rpc.named import NamedLog
 from pyscheduler.rpc.outcomes import outcome_records
 from pyscheduler.rpc.translate import PhaseHint
@@ -54,6 +55,7 @@ class AppState:
     last_stages: frozenset[str] = frozenset()  # `amjob.last_stages` of the profile, which a job keeps
     upstream: frozenset[str] = frozenset()  # `amjob.upstream`: phases whose progress is `work_progress`
     named_log: NamedLog = field(default_factory=NamedLog)  # tasks named on their own, logged once each
+    map_reads: dict[str, set[str]] = field(default_factory=dict)  # reduce attempt -> map tasks read (logged)
 
     def __post_init__(self) -> None:
         self.last_stages = last_stages(self.profile)
@@ -111,7 +113,9 @@ class AmRegistry:
                 if a.phase_id not in known:
                     raise UnknownPhase(i, a.phase_id)
             ambounds.make_room(st, request.attempts, limits)
+            reads = read_records(request.application_id, request.attempts, st.map_reads)
             for a in request.attempts:
+                del a.map_reads[:]  # logged (`reads`): the attempt is kept as last reported, without them
                 if a.phase_id in st.upstream:  # a map's map phase (`work_progress`)
                     a.progress = work_progress(a.progress)
                 prev = st.attempts.get(a.attempt_id)
@@ -133,7 +137,7 @@ class AmRegistry:
             return (
                 finished,
                 st.profile.job_name,
-                outcome_records(request.application_id, changes, st.attempts),
+                outcome_records(request.application_id, changes, st.attempts) + reads,
             )
 
     def stats(self, st: AppState) -> dict[str, tuple[float, float]]:

@@ -11,6 +11,7 @@ from typing import Any
 
 import grpc
 
+from pyscheduler.objects.decision import DecisionKind
 from pyscheduler.policies import Policy
 from pyscheduler.rpc import ambounds, validate
 from pyscheduler.rpc.amjob import FINAL, waiting_clone
@@ -81,12 +82,14 @@ class AppMasterServicer:
             for phase_id, ds in finished.items():
                 self.am.history.record(job_name, phase_id, ds)
         log.info(
-            "ReportAttempts %s: %d attempt(s), %d clone(s) (%d waiting for a container), %d finished",
+            "ReportAttempts %s: %d attempt(s), %d clone(s) (%d waiting for a container), %d finished, "
+            "%d map read(s)",
             request.application_id,
             len(request.attempts),
             sum(1 for a in request.attempts if a.is_clone),
             sum(1 for a in request.attempts if waiting_clone(a)),
             sum(1 for a in request.attempts if a.state in FINAL),
+            sum(1 for d in outcomes if d.kind is DecisionKind.MAP_READ),
         )
         return self.planner.plan(request.application_id)
 

@@ -37,6 +37,7 @@ class Limits:
     max_duration_s: float = 31_536_000.0  # an attempt's duration_s (one year)
     attempts_per_app: int = 20_000  # attempts kept per application (the oldest finished ones go first)
     attempts_per_report: int = 10_000  # AttemptReports.attempts in one call
+    map_reads_per_report: int = 100_000  # AttemptReports.attempts[].map_reads in one call, all attempts
     sessions: int = 64  # live registered sessions
     session_idle_s: float = 600.0  # a session without a batch or a stream for this long is reaped
     streams_per_peer: int = 4  # Sync streams open from one client connection

@@ -58,17 +58,22 @@ def outcome_records(
             detail = f"{copy} {a.attempt_id} of {a.task_id}: {reason} after {a.duration_s:.1f} s"
         else:
             continue
-        out.append(
-            Decision(
-                wall,
-                DecisionKind.ATTEMPT,
-                reason,
-                application_id=app_id,
-                job_id=app_id,
-                task_id=a.task_id,
-                node_id=a.node_id,
-                detail=detail,
-                inputs=_inputs(a, prev),
-            )
-        )
+        out.append(about_attempt(wall, DecisionKind.ATTEMPT, reason, app_id, a, detail, _inputs(a, prev)))
     return out
+
+
+def about_attempt(
+    wall: float, kind: DecisionKind, reason: str, app_id: str, a: Any, detail: str, inputs: dict[str, Any]
+) -> Decision:
+    """A decision about attempt `a` of application `app_id` (its task and node), as the AM reported it."""
+    return Decision(
+        wall,
+        kind,
+        reason,
+        application_id=app_id,
+        job_id=app_id,
+        task_id=a.task_id,
+        node_id=a.node_id,
+        detail=detail,
+        inputs=inputs,
+    )

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pyscheduler.deploy import demo
+from pyscheduler.deploy import amrecords, demo
 from pyscheduler.deploy.jobs import JobResult
 from pyscheduler.deploy.localcluster import LocalCluster
 from pyscheduler.deploy.processes import pid_alive, processes_under
@@ -81,3 +81,19 @@ def test_demo_points_at_the_operator_page() -> None:
     assert page_url("http://127.0.0.1:8080") == "http://127.0.0.1:8080/ui/"
     app = "application_1700000000000_0001"
     assert page_url("http://127.0.0.1:8080", app) == f"http://127.0.0.1:8080/ui/#app={app}"
+
+
+def test_summary_ends_with_the_operator_page_and_the_cloned_jobs_timelines() -> None:
+    api = "http://127.0.0.1:8080"
+    dmp = demo.Run("dollymp", {j.name: _result(j.name, 30.0) for j in demo.MIX}, api=api)
+    dmp.missions = {
+        "wordcount": amrecords.Mission(attempts=4),  # no clone: no timeline line
+        "straggler-large": amrecords.Mission(attempts=9, clones=3, clones_won=1),
+    }
+    lines = demo.summary([dmp]).splitlines()
+    page = next(i for i, line in enumerate(lines) if line.startswith("Operator page: "))
+    assert lines[page].split()[2] == f"{api}/ui/"
+    timelines = [line.split() for line in lines[page + 1 :] if "timeline" in line]
+    assert timelines == [["straggler-large", "timeline", f"{api}/ui/#app=application_1_straggler-large"]]
+    cap = demo.Run("capacity", {j.name: _result(j.name, 40.0) for j in demo.MIX})
+    assert "Operator page" not in demo.summary([cap])  # no service, no page

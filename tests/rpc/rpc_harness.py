@@ -233,3 +233,26 @@ def attempt_report(
         time_ms=int(time.time() * 1000),
         launch_time_ms=launch_ms,
     )
+
+
+def phase_profile(phase_id: str, tasks: int, priority: int, parents: tuple[str, ...] = ()) -> Any:
+    """A job profile's phase of `tasks` tasks of 1 GB and 1 vcore each, asked at YARN `priority`."""
+    return pb.PhaseProfile(
+        phase_id=phase_id,
+        tasks=tasks,
+        demand=pb.Resource(memory_mb=1024, vcores=1),
+        parents=parents,
+        yarn_priority=priority,
+    )
+
+
+def map_read(map_task: int, copy: int, kind: int, waited_s: float, reason: str, time_ms: int = 0) -> Any:
+    """A reduce copy's read of copy `copy` of application 1's map task `map_task` (a MapRead)."""
+    return pb.MapRead(
+        map_task_id=f"task_1700000000000_0001_m_{map_task:06d}",
+        map_attempt_id=f"attempt_1700000000000_0001_m_{map_task:06d}_{copy}",
+        kind=kind,
+        waited_s=waited_s,
+        reason=reason,
+        time_ms=time_ms or 1_700_000_000_000,
+    )

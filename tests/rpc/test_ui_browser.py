@@ -13,7 +13,17 @@ from typing import Any
 
 import httpx
 import pytest
-from rpc_harness import FORMER, am_session, app, ask, attempt_report, in_process_service, node
+from rpc_harness import (
+    FORMER,
+    am_session,
+    app,
+    ask,
+    attempt_report,
+    in_process_service,
+    map_read,
+    node,
+    phase_profile,
+)
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from ui_browser import chromium, not_blank, output_dir
@@ -28,16 +38,6 @@ T0_MS = int(time.time() * 1000) - 60_000
 
 def _attempt(phase: str, task: int, copy: int, state: int, **kw: Any) -> Any:
     return attempt_report(phase, task, copy, state, launch_ms=T0_MS + 1000 * copy, **kw)
-
-
-def _phase(phase_id: str, tasks: int, priority: int, parents: tuple[str, ...] = ()) -> Any:
-    return pb.PhaseProfile(
-        phase_id=phase_id,
-        tasks=tasks,
-        demand=pb.Resource(memory_mb=1024, vcores=1),
-        parents=parents,
-        yarn_priority=priority,
-    )
 
 
 def _wait(what: str, check: Callable[[], Any], timeout: float = 20.0) -> Any:
@@ -90,6 +90,15 @@ def _texts(driver: WebDriver, selector: str, data: str = "") -> list[str]:
     return [str(x) for x in driver.execute_script(script, selector, data)]
 
 
+def _reads(driver: WebDriver) -> set[tuple[str, str, str]]:
+    """The map reads table as (reduce attempt, map copy read, own_copy/first_copy), read in one script."""
+    rows = driver.execute_script(
+        "return [...document.querySelectorAll('#reads tr.read')].map(r => "
+        "[r.dataset.attempt, r.dataset.map, r.dataset.kind])"
+    )
+    return {(str(a), str(m), str(k)) for a, m, k in rows}
+
+
 def _copies(driver: WebDriver) -> set[tuple[str, str, str]]:
     """The copies table as (attempt, clone flag, outcome), read in one script (the page redraws it live)."""
     rows = driver.execute_script(
@@ -116,7 +125,7 @@ def test_page_shows_the_logs_clones_and_winner_and_follows_the_stream(
                 application_id=APP,
                 job_name="straggler",
                 submit_time_ms=1,
-                phases=[_phase("map", 2, 20), _phase("reduce", 1, 10, ("map",))],
+                phases=[phase_profile("map", 2, 20), phase_profile("reduce", 1, 10, ("map",))],
             ),
             timeout=10,
         )
@@ -197,6 +206,42 @@ def test_page_shows_the_logs_clones_and_winner_and_follows_the_stream(
             lambda: ("attempt_1700000000000_0001_r_000000_1", "true", "running") in _copies(browser),
             timeout=15,
         )
+
+        # Delay assignment: the reduce copies' map reads, as the AM sends them, appear as marks on the
+        # reduce task's row and as rows of the map reads table, as the log has them.
+        clone_reads = _attempt("reduce", 0, 1, pb.ATTEMPT_RUNNING, clone=True, progress=0.2)
+        clone_reads.map_reads.extend(
+            [
+                map_read(0, 1, pb.MAP_READ_OWN_COPY, 2.0, "own copy 1", T0_MS + 30_000),
+                map_read(1, 0, pb.MAP_READ_FIRST_COPY, 20.0, "omega elapsed", T0_MS + 50_000),
+            ]
+        )
+        original_reads = _attempt("reduce", 0, 0, pb.ATTEMPT_RUNNING, progress=0.3)
+        original_reads.map_reads.append(
+            map_read(0, 0, pb.MAP_READ_OWN_COPY, 0.5, "own copy 0", T0_MS + 29_000)
+        )
+        am.ReportAttempts(
+            pb.AttemptReports(application_id=APP, attempts=[clone_reads, original_reads]), timeout=10
+        )
+        reads = _wait("map reads in the log", lambda: len(logged("map_read")) >= 3 and logged("map_read"))
+        want_reads = {(d["inputs"]["attempt_id"], d["inputs"]["map_attempt_id"], d["reason"]) for d in reads}
+        assert (
+            "attempt_1700000000000_0001_r_000000_1",
+            "attempt_1700000000000_0001_m_000001_0",
+            "first_copy",
+        ) in (want_reads)
+        _wait("the map reads on the page", lambda: _reads(browser) == want_reads, timeout=15)
+        fell_back = _texts(browser, '#reads tr.read[data-kind="first_copy"]')
+        assert len(fell_back) == 1 and "omega elapsed" in fell_back[0] and "clone" in fell_back[0], fell_back
+        within = _texts(browser, "#reads tr.read td:nth-child(8)")  # the "within ω" column, oldest first
+        assert within == ["yes", "yes", "no"], within
+        task = "task_1700000000000_0001_r_000000"
+        assert len(_texts(browser, f'#chart .row[data-task="{task}"] .read.own_copy', "attempt")) == 2
+        assert _texts(browser, f'#chart .row[data-task="{task}"] .read.first_copy', "map") == [
+            "attempt_1700000000000_0001_m_000001_0"
+        ]
+        _shot(browser, "map-reads")
+
         latencies = browser.execute_script("return window.dollymp.latencies")
         assert latencies and all(-2000 < x < 15000 for x in latencies), latencies
 

@@ -128,7 +128,7 @@ function copiesOf(decisions) {
   return [...copies.values()].sort((a, b) => (a.task < b.task ? -1 : a.task > b.task ? 1 : (a.start || 0) - (b.start || 0)));
 }
 
-function renderChart(copies, t0, t1) {
+function renderChart(copies, reads, t0, t1) {
   const chart = $("chart");
   const span = Math.max(t1 - t0, 1e-3);
   const x = (t) => ((t - t0) / span) * 100;
@@ -154,6 +154,7 @@ function renderChart(copies, t0, t1) {
     rows.push(row);
   }
   chart.replaceChildren(...nodes, ...rows);
+  readMarks(chart, reads, x);
 }
 
 function renderEvents(decisions, t0) {
@@ -208,6 +209,7 @@ function renderApp(reload) {
     const ds = dmp.app.decisions;
     $("app-title").textContent = appId;
     const copies = copiesOf(ds);
+    const reads = mapReadsOf(ds);
     let t0 = Infinity;
     let t1 = -Infinity;
     for (const d of ds) { t0 = Math.min(t0, d.time); t1 = Math.max(t1, d.time); }
@@ -215,6 +217,7 @@ function renderApp(reload) {
       if (c.start != null) t0 = Math.min(t0, c.start);
       if (c.end != null) t1 = Math.max(t1, c.end);
     }
+    for (const r of reads) { t0 = Math.min(t0, r.at); t1 = Math.max(t1, r.at); }
     if (!isFinite(t0)) { t0 = 0; t1 = 1; }
     const clones = copies.filter((c) => c.clone);
     const won = copies.filter((c) => c.outcome === "won");
@@ -224,12 +227,13 @@ function renderApp(reload) {
       `${won.filter((c) => c.clone).length} won by a clone, ${copies.filter((c) => c.outcome === "lost_race").length} loser(s) killed; ` +
       `${ds.filter((d) => d.kind === "placement").length} placement(s), ${ds.filter((d) => d.kind === "deferral").length} deferral(s)` +
       (omega.length ? `; ω (reduce clones read their own map copy for up to) ${omega[omega.length - 1]} s` : "");
-    renderChart(copies, t0, t1);
+    renderChart(copies, reads, t0, t1);
     fill(document.querySelector("#copies tbody"), copies.map((c) =>
       el("tr", { class: "copy", "data-attempt": c.attempt, "data-clone": String(c.clone), "data-outcome": c.outcome },
         el("td", {}, c.task), el("td", {}, c.phase), el("td", {}, c.attempt), el("td", {}, c.clone ? "clone" : "original"),
         el("td", {}, c.node), el("td", {}, OUTCOME[c.outcome] || c.outcome),
         el("td", { class: "num" }, c.duration == null ? "" : Number(c.duration).toFixed(1)))));
+    renderReads(reads, t0, omega.length ? omega[omega.length - 1] : null);
     renderEvents(ds, t0);
     if (dmp.firstRenderMs == null) dmp.firstRenderMs = performance.now();
   };

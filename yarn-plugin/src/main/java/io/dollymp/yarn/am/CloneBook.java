@@ -225,6 +225,11 @@ public final class CloneBook {
 
   /** Attempts whose state or container changed since the last call, as reports for the service. */
   public List<AttemptReport> changes(List<TaskView> views, long nowMs) {
+    return changes(views, nowMs, Collections.emptySet());
+  }
+
+  /** As {@link #changes(List, long)}, and the attempts in {@code due} (in containers) even if unchanged. */
+  public List<AttemptReport> changes(List<TaskView> views, long nowMs, Set<String> due) {
     List<AttemptReport> out = new ArrayList<>();
     for (TaskView t : views) {
       TaskBook b = tasks.computeIfAbsent(t.taskId(), k -> new TaskBook());
@@ -246,7 +251,8 @@ public final class CloneBook {
         boolean running = st == AttemptState.ATTEMPT_RUNNING;
         double p = running ? clamp01(a.progress()) : 0.0;
         String key = st + "|" + a.containerId() + "|" + (running ? (int) Math.floor(10 * p) : 0);
-        if (key.equals(lastReported.put(a.attemptId(), key)) && !(running && progressDue(a.attemptId(), p, nowMs))) {
+        if (key.equals(lastReported.put(a.attemptId(), key)) && !(running && progressDue(a.attemptId(), p, nowMs))
+            && !due.contains(a.attemptId())) {
           continue;
         }
         if (running) {

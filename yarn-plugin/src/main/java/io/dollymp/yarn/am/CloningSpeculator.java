@@ -53,6 +53,8 @@ public class CloningSpeculator extends AbstractService implements Speculator {
   private volatile double omegaS;
   private final boolean delay;
   private String publishedCopies = "";
+  private final MapReadBook reads = new MapReadBook();
+  private long readsPolledMs;
 
   public CloningSpeculator(Configuration conf, AppContext context) {
     super(CloningSpeculator.class.getName());
@@ -175,7 +177,12 @@ public class CloningSpeculator extends AbstractService implements Speculator {
       byId.put(t.getID().toString(), t);
       views.add(view(t));
     }
-    List<AttemptReport> reports = book.changes(views, System.currentTimeMillis());
+    long now = System.currentTimeMillis();
+    if (delay && (stopping || now - readsPolledMs >= planPollMs)) {
+      reads.poll(conf); // the reduce copies' map reads (MapReads), at most once per plan poll
+      readsPolledMs = now;
+    }
+    List<AttemptReport> reports = reads.attach(book.changes(views, now, reads.pending()));
     if (!reports.isEmpty()) {
       Optional<ClonePlan> plan = profileSent
           ? client.reportAttempts(AttemptReports.newBuilder().setApplicationId(appId).addAllAttempts(reports).build())
@@ -184,6 +191,7 @@ public class CloningSpeculator extends AbstractService implements Speculator {
         adopt(plan.get());
       } else {
         book.unreport(reports);
+        reads.unreport(reports);
       }
     } else if (profileSent && !stopping && System.currentTimeMillis() - lastPlanMs >= planPollMs) {
       client.getClonePlan(appId).ifPresent(this::adopt); // a task may have become late meanwhile
@@ -191,6 +199,7 @@ public class CloningSpeculator extends AbstractService implements Speculator {
     if (client.takeUnknownApplication()) { // the service restarted: profile and every attempt again
       profileSent = false;
       book.unreportAll();
+      reads.unreportAll();
       resends++;
     }
     if (!stopping) {

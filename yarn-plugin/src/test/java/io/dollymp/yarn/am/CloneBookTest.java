@@ -182,6 +182,19 @@ class CloneBookTest {
   }
 
   @Test
+  void anAttemptWithMapReadsDueIsReportedAgainUnchanged() {
+    CloneBook b = new CloneBook(2);
+    b.setPlan(plan(0, 0));
+    List<TaskView> views = List.of(t("task_1_r_0", "RUNNING", running("r0", "c0", 0.05f)));
+    assertEquals(1, b.changes(views, 1).size());
+    assertTrue(b.changes(views, 2).isEmpty(), "nothing changed, nothing due");
+    List<AttemptReport> due = b.changes(views, 3, java.util.Set.of("r0", "not-an-attempt-here"));
+    assertEquals(1, due.size(), "its reduce copy's reads are due: reported again");
+    assertEquals("r0", due.get(0).getAttemptId());
+    assertEquals(AttemptState.ATTEMPT_RUNNING, due.get(0).getState());
+  }
+
+  @Test
   void aRunningAttemptWhoseProgressGrewIsReportedAgainAfterTheReportInterval() {
     CloneBook b = new CloneBook(2, 3000);
     b.setPlan(plan(0, 0));

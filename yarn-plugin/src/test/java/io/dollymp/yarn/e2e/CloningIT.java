@@ -203,7 +203,6 @@ class CloningIT {
     // After ω either the reducer's own clock ran out or the AM killed the slow copy at its ω (the
     // AM's clock starts at the map's success, the reducer's when it learns of it, a moment later).
     assertTrue(Set.of("omega elapsed", "own copy lost").contains(clone1.get("1")[2]), clone1.get("1")[2]);
-    assertTrue(Long.parseLong(clone1.get("1")[3]) >= (OMEGA_S - 3) * 1000L, "fell back before ω");
     Map<String, String[]> orig = fetchRows(fetch.resolve("attempt_" + jobNo + "_r_000000_0.tsv"));
     assertEquals("attempt_" + jobNo + "_m_000000_0", orig.get("0")[1], "reduce copy 0 did not read map copy 0");
 
@@ -214,10 +213,42 @@ class CloningIT {
     assertEquals("KILLED", state.get("attempt_" + jobNo + "_m_000001_1"), "the slow map copy outlived ω");
     Map<String, Row> byAttempt = new java.util.HashMap<>();
     rows.values().stream().flatMap(List::stream).forEach(r -> byAttempt.put(r.attempt(), r));
+    // The fallback comes ω after map 1's success whichever clock ran out: the AM's (its kill of the slow
+    // copy, ω after the success) or the reducer's (from when it learned of the success, which is later by
+    // as much as the reduce clone launched after it): the read's own time against the AM's record.
+    long fellBackAfter = Long.parseLong(clone1.get("1")[5])
+        - byAttempt.get("attempt_" + jobNo + "_m_000001_0").finishMs();
+    assertTrue(fellBackAfter >= (OMEGA_S - 2) * 1000L, "fell back " + fellBackAfter + " ms after the success");
     long keptFor = byAttempt.get("attempt_" + jobNo + "_m_000001_1").finishMs()
         - byAttempt.get("attempt_" + jobNo + "_m_000001_0").finishMs();
     assertTrue(keptFor >= OMEGA_S * 1000L, "the losing map copy was killed " + keptFor + " ms after the win, before ω");
     assertTrue(rows.values().stream().allMatch(as -> launched(as) <= 3), "more than three copies: " + rows);
+
+    // The reads reach the service through the AM (AttemptReport.map_reads), logged as map_read decisions.
+    String r1 = "attempt_" + jobNo + "_r_000000_1";
+    String ownRead = awaitDecision("map_read", "own_copy", r1 + " read attempt_" + jobNo + "_m_000000_1");
+    assertTrue(ownRead.contains("MAP_READ_OWN_COPY") && ownRead.contains("task_" + jobNo + "_r_000000"), ownRead);
+    String fallback = awaitDecision("map_read", "first_copy", r1 + " read attempt_" + jobNo + "_m_000001_0");
+    assertTrue(fallback.contains(clone1.get("1")[2]), "the reduce copy's reason is logged: " + fallback);
+    String r0 = "attempt_" + jobNo + "_r_000000_0";
+    awaitDecision("map_read", "own_copy", r0 + " read attempt_" + jobNo + "_m_000000_0");
+  }
+
+  /** The decision-log row of that kind and reason whose text contains {@code text} (waits up to 30 s). */
+  private static String awaitDecision(String kind, String reason, String text) throws Exception {
+    long deadline = System.currentTimeMillis() + 30_000;
+    String dump = "";
+    while (System.currentTimeMillis() < deadline) {
+      dump = ServiceQueries.dumpDecisions(service.db);
+      for (String line : dump.split("\n")) {
+        if (line.contains("'" + kind + "'") && line.contains("'" + reason + "'") && line.contains(text)) {
+          return line;
+        }
+      }
+      Thread.sleep(500);
+    }
+    throw new AssertionError("no " + kind + "/" + reason + " decision with " + text + " in the log:\n"
+        + dump.lines().filter(l -> l.contains(kind)).collect(java.util.stream.Collectors.joining("\n")));
   }
 
   private static final int OMEGA_S = 20;

@@ -3,6 +3,7 @@ package org.apache.hadoop.mapreduce.task.reduce;
 import io.dollymp.yarn.am.AmConfig;
 import io.dollymp.yarn.am.DelayAssignment;
 import io.dollymp.yarn.am.MapCopies;
+import io.dollymp.yarn.am.MapReads;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.URI;
@@ -45,7 +46,7 @@ public class DollyMPShuffleScheduler<K, V> extends ShuffleSchedulerImpl<K, V> {
   private final TaskAttemptID reduceId;
   private final Path copiesFile;
   private final Map<Integer, Held> held = new LinkedHashMap<>();
-  private final Map<Integer, String> fetchRecord = new TreeMap<>();
+  private final Map<Integer, MapReads.Read> fetchRecord = new TreeMap<>();
   private MapCopies copies = new MapCopies(0, Collections.emptyMap(), Collections.emptyMap());
   private long copiesReadMs;
 
@@ -97,7 +98,8 @@ public class DollyMPShuffleScheduler<K, V> extends ShuffleSchedulerImpl<K, V> {
           chosen = TaskAttemptID.forName(c.attemptId());
           url = c.url();
         }
-        fetchRecord.put(e.getKey(), chosen + "\t" + c.reason() + "\t" + waited);
+        fetchRecord.put(e.getKey(),
+            new MapReads.Read(e.getKey(), chosen.toString(), c.reason(), waited, c.kind(), now));
         writeFetchRecord(); // at every decision: a reduce copy killed later still leaves its record
         LOG.info("DollyMP delay assignment: map {} -> copy {} ({}, waited {} ms)", e.getKey(), chosen, c.reason(),
             waited);
@@ -107,10 +109,17 @@ public class DollyMPShuffleScheduler<K, V> extends ShuffleSchedulerImpl<K, V> {
     }
   }
 
-  /** Writes this reduce copy's fetch record to {@code dollymp.am.record.dir/fetch/<attempt>.tsv}. */
+  /**
+   * Writes this reduce copy's reads where its AM reads them ({@link MapReads}: the job's directory) and,
+   * when set, as its fetch record in {@code dollymp.am.record.dir/fetch/<attempt>.tsv}.
+   */
   public synchronized void writeFetchRecord() {
-    StringBuilder sb = new StringBuilder("map_index\tcopy\treason\twaited_ms\n");
-    fetchRecord.forEach((m, v) -> sb.append(m).append('\t').append(v).append('\n'));
+    String sb = MapReads.render(fetchRecord);
+    try {
+      MapReads.write(job, reduceId.toString(), sb);
+    } catch (IOException e) {
+      LOG.warn("DollyMP: could not write the reads of {} for its AM", reduceId, e);
+    }
     String dir = job.getTrimmed(AmConfig.RECORD_DIR, "");
     if (dir.isEmpty()) {
       LOG.info("DollyMP fetch record of {}:\n{}", reduceId, sb);
@@ -121,7 +130,7 @@ public class DollyMPShuffleScheduler<K, V> extends ShuffleSchedulerImpl<K, V> {
       FileSystem fs = d.getFileSystem(job);
       fs.mkdirs(d);
       try (OutputStream out = fs.create(new Path(d, reduceId + ".tsv"), true)) {
-        out.write(sb.toString().getBytes(StandardCharsets.UTF_8));
+        out.write(sb.getBytes(StandardCharsets.UTF_8));
       }
     } catch (IOException e) {
       LOG.warn("DollyMP: could not write the fetch record to {}", dir, e);
