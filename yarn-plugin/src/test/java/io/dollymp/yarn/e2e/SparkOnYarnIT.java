@@ -142,6 +142,10 @@ class SparkOnYarnIT {
       // Released while the application still had work to do, then allocated anew for that work.
       assertTrue(job.driverOutput.contains("RELEASED="), job.driverOutput);
       assertFalse(events.removedBeforeLastJob().isEmpty(), "no executor released while idle: " + events);
+      for (SparkEventLog.Event e : events.removedBeforeLastJob()) {
+        // Spark's reason when the driver gives an executor back (dynamic allocation), not a failure.
+        assertEquals("Executor killed by driver.", e.reason(), "not an idle release: " + events);
+      }
       assertTrue(events.addedAfterFirstRemoval() >= 1, "no executor added after a release: " + events);
       assertTrue(events.maxLive() <= MAX_EXECUTORS, "more than " + MAX_EXECUTORS + " at once: " + events);
       assertTrue(job.executors.size() > events.removedBeforeLastJob().size(), "containers: " + job.executors);
@@ -229,7 +233,7 @@ class SparkOnYarnIT {
     sparkConf.addAll(conf);
     List<String> args = new ArrayList<>(List.of(Long.toString(N), "12"));
     args.addAll(extraArgs);
-    Run run = spark.submit(name, mode, "io.dollymp.it.spark.SumJob", sparkConf, args, 150);
+    Run run = spark.submit(name, mode, "io.dollymp.it.spark.SumJob", sparkConf, args, 300);
     assertTrue(run.appId() != null, "no application submitted:\n" + run.describe());
     assertEquals(0, run.exit(), run.describe());
     ApplicationReport report = awaitFinished(run.appId(), 30_000);

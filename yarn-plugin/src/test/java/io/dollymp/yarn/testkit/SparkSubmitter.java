@@ -83,8 +83,12 @@ public final class SparkSubmitter {
         "spark.yarn.maxAppAttempts=1",
         "spark.eventLog.enabled=true",
         "spark.eventLog.dir=" + eventLogDir().toUri(),
+        // Everything on loopback. In cluster mode Spark drops spark.driver.host and the driver in the AM
+        // advertises its local address, which must then be the one it binds (SPARK_LOCAL_IP).
         "spark.driver.host=127.0.0.1",
         "spark.driver.bindAddress=127.0.0.1",
+        "spark.yarn.appMasterEnv.SPARK_LOCAL_IP=127.0.0.1",
+        "spark.executorEnv.SPARK_LOCAL_IP=127.0.0.1",
         "spark.ui.enabled=false"));
     conf.addAll(sparkConf);
     for (String c : conf) {
@@ -99,6 +103,7 @@ public final class SparkSubmitter {
     env.put("HADOOP_CONF_DIR", hadoopConf.toString());
     env.put("YARN_CONF_DIR", hadoopConf.toString());
     env.put("SPARK_CONF_DIR", Files.createDirectories(work.resolve("spark-conf")).toString());
+    env.put("SPARK_LOCAL_IP", "127.0.0.1");
     env.remove("SPARK_HOME");
     long t0 = System.currentTimeMillis();
     Process p = pb.start();
