@@ -1,6 +1,7 @@
 package io.dollymp.yarn.e2e;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.dollymp.yarn.scheduler.DollyMPScheduler;
@@ -8,14 +9,12 @@ import io.dollymp.yarn.scheduler.client.SessionState;
 import io.dollymp.yarn.testkit.ContainerLogs;
 import io.dollymp.yarn.testkit.DecisionServiceProcess;
 import io.dollymp.yarn.testkit.MiniClusters;
-import java.io.File;
-import java.io.IOException;
+import io.dollymp.yarn.testkit.SparkEventLog;
+import io.dollymp.yarn.testkit.SparkSubmitter;
+import io.dollymp.yarn.testkit.SparkSubmitter.DeployMode;
+import io.dollymp.yarn.testkit.SparkSubmitter.Run;
 import java.io.OutputStream;
-import java.lang.reflect.Method;
 import java.net.ServerSocket;
-import java.net.URL;
-import java.net.URLClassLoader;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
@@ -25,11 +24,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import java.util.stream.Collectors;
-import java.util.stream.Stream;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileUtil;
 import org.apache.hadoop.mapreduce.v2.MiniMRYarnCluster;
@@ -48,14 +43,20 @@ import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
- * Issue 30, part 5: Spark on YARN (3.5, client mode) through a real RM with the shim (4 NodeManagers) and
- * the real decision service. The driver is Spark's own SparkSubmit in a separate JVM on Spark's own jars
- * (target/spark, built by maven-invoker-plugin from src/it/spark-jars: Spark runs on the shaded Hadoop
- * 3.3 client, which must not meet Hadoop 3.4 on this classpath), with the mini cluster's configuration as
- * HADOOP_CONF_DIR, as a user submits. The application's answers are checked, and its executors must stay
- * off the nodes named in {@code spark.yarn.exclude.nodes} (the AM's blacklist), as under CapacityScheduler.
+ * Issue 30, part 5: Spark on YARN (3.5) through a real RM with the shim (4 NodeManagers, one mini cluster
+ * for every case) and the real decision service, in client and cluster mode, with dynamic allocation
+ * off and on. The driver is Spark's own SparkSubmit in a separate JVM on Spark's own jars (target/spark,
+ * built by maven-invoker-plugin from src/it/spark-jars: Spark runs on the shaded Hadoop 3.3 client, which
+ * must not meet Hadoop 3.4 on this classpath), with the mini cluster's configuration as HADOOP_CONF_DIR,
+ * as a user submits. The application's answers are checked where its driver printed them (spark-submit's
+ * stdout in client mode, the AM container's in cluster mode); Spark's event log and the NodeManagers'
+ * containers show its executors, which with dynamic allocation must be released when idle and allocated
+ * anew; and its executors must stay off the nodes named in {@code spark.yarn.exclude.nodes} (the AM's
+ * blacklist), as under CapacityScheduler.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class SparkOnYarnIT {
@@ -63,9 +64,11 @@ class SparkOnYarnIT {
   private static final Path WORK = Paths.get("target", "spark-it").toAbsolutePath();
   private static final Path SPARK = Paths.get(System.getProperty("dollymp.spark.dir", "target/spark"))
       .toAbsolutePath();
-  private static final Pattern SUBMITTED = Pattern.compile("Submitted application (application_\\d+_\\d+)");
   private static final int NODES = 4;
+  /** Executors with dynamic allocation off (spark.executor.instances). */
   private static final int EXECUTORS = 3;
+  /** The most executors dynamic allocation may hold at once (spark.dynamicAllocation.maxExecutors). */
+  private static final int MAX_EXECUTORS = 2;
   private static final long N = 1_000_000L;
   private static final String SUM = "SUM=" + (N * (N + 1) / 2);
   /** What SumJob's word count must print (see SumJob). */
@@ -73,8 +76,8 @@ class SparkOnYarnIT {
   private static DecisionServiceProcess service;
   private static MiniMRYarnCluster cluster;
   private static DollyMPScheduler shim;
-  private static Path confDir;
   private static YarnClient yarn;
+  private static SparkSubmitter spark;
 
   @BeforeAll
   static void start() throws Exception {
@@ -99,12 +102,13 @@ class SparkOnYarnIT {
     }
     assertEquals(NODES, shim.nodes().size());
     // The client's view of the cluster, where spark-submit looks for it (HADOOP_CONF_DIR).
-    confDir = Files.createDirectories(WORK.resolve("hadoop-conf"));
+    Path confDir = Files.createDirectories(WORK.resolve("hadoop-conf"));
     for (String site : List.of("core-site.xml", "yarn-site.xml")) {
       try (OutputStream out = Files.newOutputStream(confDir.resolve(site))) {
         cluster.getConfig().writeXml(out);
       }
     }
+    spark = new SparkSubmitter(SPARK, WORK, confDir);
     yarn = YarnClient.createYarnClient();
     yarn.init(new Configuration(cluster.getConfig()));
     yarn.start();
@@ -123,12 +127,36 @@ class SparkOnYarnIT {
     }
   }
 
-  @Test
+  @ParameterizedTest(name = "deploy mode {0}, dynamic allocation {1}")
+  @CsvSource({"CLIENT, false", "CLUSTER, false", "CLIENT, true", "CLUSTER, true"})
   @Order(1)
-  void sparkJobSucceedsWithCorrectResults() throws Exception {
-    Run run = submit("dollymp-spark-sum", List.of());
-    List<ContainerLogs.Entry> executors = assertSucceeded(run);
-    System.out.printf("Spark %s: executors on %s in %d ms%n", run.appId, nodes(executors), run.ms);
+  void sparkJobSucceedsWithCorrectResults(DeployMode mode, boolean dynamic) throws Exception {
+    String name = "dollymp-spark-" + mode.flag() + (dynamic ? "-dynamic" : "-static");
+    Finished job = dynamic ? submitDynamic(name, mode) : submitStatic(name, mode, List.of());
+    SparkEventLog events = SparkEventLog.of(spark.eventLogDir(), job.run.appId(), 30_000);
+    long added = events.count(SparkEventLog.EXECUTOR_ADDED);
+    if (dynamic) {
+      // A container the allocator was still starting when the application stopped never registers.
+      assertTrue(added >= 2 && added <= job.executors.size(), added + " executors added, in containers "
+          + job.executors + ": " + events);
+      // Released while the application still had work to do, then allocated anew for that work.
+      assertTrue(job.driverOutput.contains("RELEASED="), job.driverOutput);
+      assertFalse(events.removedBeforeLastJob().isEmpty(), "no executor released while idle: " + events);
+      for (SparkEventLog.Event e : events.removedBeforeLastJob()) {
+        // Spark's reason when the driver gives an executor back (dynamic allocation), not a failure.
+        assertEquals("Executor killed by driver.", e.reason(), "not an idle release: " + events);
+      }
+      assertTrue(events.addedAfterFirstRemoval() >= 1, "no executor added after a release: " + events);
+      assertTrue(events.maxLive() <= MAX_EXECUTORS, "more than " + MAX_EXECUTORS + " at once: " + events);
+      assertTrue(job.executors.size() > events.removedBeforeLastJob().size(), "containers: " + job.executors);
+    } else {
+      assertAllExecutors(job.executors);
+      assertEquals(EXECUTORS, added, "executors the driver saw: " + events);
+      assertEquals(List.of(), events.removedBeforeLastJob(), "an executor left before the last job: " + events);
+    }
+    System.out.printf("Spark %s (%s mode, dynamic allocation %s): %d executors on %s, %d released while idle,"
+        + " in %d ms%n", job.run.appId(), mode.flag(), dynamic, job.executors.size(), nodes(job.executors),
+        events.removedBeforeLastJob().size(), job.run.ms());
   }
 
   @Test
@@ -139,55 +167,103 @@ class SparkOnYarnIT {
         .sorted(Comparator.comparing(SchedulerNode::getNodeName)).limit(2).toList();
     Set<NodeId> excludedIds = first.stream().map(SchedulerNode::getNodeID).collect(Collectors.toSet());
     String excluded = first.stream().map(SchedulerNode::getNodeName).collect(Collectors.joining(","));
-    Run run = submit("dollymp-spark-exclude", List.of("spark.yarn.exclude.nodes=" + excluded));
-    List<ContainerLogs.Entry> executors = assertSucceeded(run);
-    for (ContainerLogs.Entry e : executors) {
+    Finished job = submitStatic("dollymp-spark-exclude", DeployMode.CLIENT,
+        List.of("spark.yarn.exclude.nodes=" + excluded));
+    assertAllExecutors(job.executors);
+    for (ContainerLogs.Entry e : job.executors) {
       assertTrue(!excludedIds.contains(e.node()), "executor " + e.container() + " ran on excluded node " + e.node()
-          + " (excluded: " + excluded + "; executors on " + nodes(executors) + ")");
+          + " (excluded: " + excluded + "; executors on " + nodes(job.executors) + ")");
     }
-    System.out.printf("Spark %s excluding %s: executors on %s in %d ms%n", run.appId, excluded, nodes(executors),
-        run.ms);
+    System.out.printf("Spark %s excluding %s: executors on %s in %d ms%n", job.run.appId(), excluded,
+        nodes(job.executors), job.run.ms());
+  }
+
+  /** The static case's containers besides the AM: exactly EXECUTORS, each a Spark executor. */
+  private static void assertAllExecutors(List<ContainerLogs.Entry> containers) throws Exception {
+    assertEquals(EXECUTORS, containers.size(), "executor containers: " + containers);
+    for (ContainerLogs.Entry e : containers) {
+      assertTrue(e.read("stderr").contains("YarnCoarseGrainedExecutorBackend"),
+          e.container() + " is no Spark executor:\n" + e.read("stderr"));
+    }
   }
 
   private static Set<String> nodes(List<ContainerLogs.Entry> entries) {
     return entries.stream().map(e -> e.node().toString()).collect(Collectors.toCollection(TreeSet::new));
   }
 
-  /** A finished spark-submit: its exit code, stdout, stderr and the YARN application it submitted. */
-  private record Run(int exit, String stdout, String stderr, ApplicationId appId, long ms) {
-    String describe() {
-      return "spark-submit exited " + exit + "\n--- stdout\n" + stdout + "\n--- stderr (tail)\n"
-          + stderr.substring(Math.max(0, stderr.length() - 8000));
-    }
+  /** A Spark application that succeeded: what its driver printed and its executors' containers. */
+  private record Finished(Run run, String driverOutput, List<ContainerLogs.Entry> executors) {}
+
+  /** A fixed number of executors, all up before the first task (spark.scheduler.minRegisteredResourcesRatio). */
+  private static Finished submitStatic(String name, DeployMode mode, List<String> extraConf) throws Exception {
+    List<String> conf = new ArrayList<>(List.of(
+        "spark.executor.instances=" + EXECUTORS,
+        "spark.scheduler.minRegisteredResourcesRatio=1.0",
+        "spark.scheduler.maxRegisteredResourcesWaitingTime=90s"));
+    conf.addAll(extraConf);
+    return submit(name, mode, conf, List.of());
   }
 
-  /** The job succeeded in Spark and in YARN with the right answers; returns its executors' containers. */
-  private static List<ContainerLogs.Entry> assertSucceeded(Run run) throws Exception {
-    assertTrue(run.appId != null, "no application submitted:\n" + run.describe());
-    assertEquals(0, run.exit, run.describe());
-    assertTrue(run.stdout.contains(SUM), run.describe());
-    assertTrue(run.stdout.contains(WORDS), run.describe());
-    ApplicationReport report = awaitFinished(run.appId, 30_000);
+  /**
+   * Dynamic allocation with shuffle tracking (no external shuffle service): none at start, at most
+   * MAX_EXECUTORS, released after 2 s idle; SumJob waits up to 60 s between its jobs for the release.
+   */
+  private static Finished submitDynamic(String name, DeployMode mode) throws Exception {
+    return submit(name, mode, List.of(
+        "spark.dynamicAllocation.enabled=true",
+        "spark.dynamicAllocation.shuffleTracking.enabled=true",
+        "spark.dynamicAllocation.minExecutors=0",
+        "spark.dynamicAllocation.maxExecutors=" + MAX_EXECUTORS,
+        "spark.dynamicAllocation.executorIdleTimeout=2s",
+        "spark.dynamicAllocation.schedulerBacklogTimeout=1s"), List.of("60000"));
+  }
+
+  /**
+   * Runs SumJob and checks it succeeded in Spark and in YARN with the right answers, read where its driver
+   * ran: spark-submit's stdout (client mode) or the AM container's (cluster mode); every executor's
+   * container was placed by the decision service.
+   */
+  private static Finished submit(String name, DeployMode mode, List<String> conf, List<String> extraArgs)
+      throws Exception {
+    List<String> sparkConf = new ArrayList<>(List.of(
+        "spark.yarn.am.memory=512m", // client mode's AM
+        "spark.driver.memory=512m", // cluster mode's AM, which is the driver
+        "spark.executor.cores=1",
+        "spark.executor.memory=512m"));
+    sparkConf.addAll(conf);
+    List<String> args = new ArrayList<>(List.of(Long.toString(N), "12"));
+    args.addAll(extraArgs);
+    Run run = spark.submit(name, mode, "io.dollymp.it.spark.SumJob", sparkConf, args, 300);
+    assertTrue(run.appId() != null, "no application submitted:\n" + run.describe());
+    assertEquals(0, run.exit(), run.describe());
+    ApplicationReport report = awaitFinished(run.appId(), 30_000);
     assertEquals(YarnApplicationState.FINISHED, report.getYarnApplicationState(), report.getDiagnostics());
     assertEquals(FinalApplicationStatus.SUCCEEDED, report.getFinalApplicationStatus(), report.getDiagnostics());
 
     ContainerId am = yarn.getApplicationAttemptReport(report.getCurrentApplicationAttemptId()).getAMContainerId();
     List<ContainerLogs.Entry> executors = new ArrayList<>();
-    for (ContainerLogs.Entry e : ContainerLogs.of(cluster, NODES, run.appId)) {
-      if (!e.container().equals(am)) {
-        assertTrue(e.read("stderr").contains("YarnCoarseGrainedExecutorBackend"),
-            e.container() + " is no Spark executor:\n" + e.read("stderr"));
+    String amStdout = null;
+    for (ContainerLogs.Entry e : ContainerLogs.of(cluster, NODES, run.appId())) {
+      if (e.container().equals(am)) {
+        amStdout = e.read("stdout");
+      } else {
         executors.add(e);
       }
     }
-    assertEquals(EXECUTORS, executors.size(), "executor containers: " + executors + "\n" + run.describe());
+    assertTrue(amStdout != null, "no log of the AM container " + am);
+    // Where the driver ran: only there are its answers printed.
+    String driverOutput = mode == DeployMode.CLUSTER ? amStdout : run.stdout();
+    String elsewhere = mode == DeployMode.CLUSTER ? run.stdout() : amStdout;
+    assertTrue(driverOutput.contains(SUM) && driverOutput.contains(WORDS),
+        "no answers from the driver (" + mode + " mode):\n" + driverOutput + "\n" + run.describe());
+    assertFalse(elsewhere.contains("SUM="), "the driver did not run in " + mode + " mode:\n" + elsewhere);
     Map<ContainerId, DollyMPScheduler.Source> sources = shim.containerSources();
     for (ContainerLogs.Entry e : executors) {
       assertEquals(DollyMPScheduler.Source.SERVICE, sources.get(e.container()),
           e.container() + " was placed by " + sources.get(e.container()));
     }
     assertEquals(SessionState.RUNNING, shim.sessionState());
-    return executors;
+    return new Finished(run, driverOutput, executors);
   }
 
   private static ApplicationReport awaitFinished(ApplicationId id, long timeoutMs) throws Exception {
@@ -199,74 +275,5 @@ class SparkOnYarnIT {
       r = yarn.getApplicationReport(id);
     }
     return r;
-  }
-
-  /** Runs SumJob with spark-submit in client mode, in its own JVM, and waits for it (up to 150 s). */
-  private static Run submit(String name, List<String> extraConf) throws Exception {
-    Path jars = SPARK.resolve("jars");
-    Path out = WORK.resolve(name + ".out");
-    Path err = WORK.resolve(name + ".err");
-    List<String> cmd = new ArrayList<>();
-    cmd.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
-    cmd.addAll(javaModuleOptions(jars)); // what bin/spark-submit gives the driver; Spark adds them to its AM and executors
-    // As bin/spark-submit builds it: the configuration directory, then Spark's jars.
-    String classpath = confDir + File.pathSeparator + jars + File.separator + "*";
-    cmd.addAll(List.of("-Xmx768m", "-cp", classpath, "org.apache.spark.deploy.SparkSubmit",
-        "--master", "yarn", "--deploy-mode", "client", "--name", name,
-        "--class", "io.dollymp.it.spark.SumJob"));
-    List<String> sparkConf = new ArrayList<>(List.of(
-        // Spark's jars are already on every node (one host): no upload, used in place.
-        "spark.yarn.jars=local:" + jars + File.separator + "*",
-        "spark.yarn.populateHadoopClasspath=false",
-        "spark.yarn.stagingDir=" + WORK.resolve("staging").toUri(),
-        "spark.yarn.maxAppAttempts=1",
-        "spark.yarn.am.memory=512m",
-        "spark.executor.instances=" + EXECUTORS,
-        "spark.executor.cores=1",
-        "spark.executor.memory=512m",
-        "spark.driver.host=127.0.0.1",
-        "spark.driver.bindAddress=127.0.0.1",
-        "spark.ui.enabled=false",
-        // Tasks start once every executor is up, so all of them are placed before the job runs.
-        "spark.scheduler.minRegisteredResourcesRatio=1.0",
-        "spark.scheduler.maxRegisteredResourcesWaitingTime=90s"));
-    sparkConf.addAll(extraConf);
-    for (String c : sparkConf) {
-      cmd.add("--conf");
-      cmd.add(c);
-    }
-    cmd.addAll(List.of(SPARK.resolve("spark-app.jar").toString(), Long.toString(N), "12"));
-    ProcessBuilder pb = new ProcessBuilder(cmd).directory(WORK.toFile())
-        .redirectOutput(out.toFile()).redirectError(err.toFile());
-    Map<String, String> env = pb.environment();
-    env.put("HADOOP_CONF_DIR", confDir.toString());
-    env.put("YARN_CONF_DIR", confDir.toString());
-    env.put("SPARK_CONF_DIR", Files.createDirectories(WORK.resolve("spark-conf")).toString());
-    env.remove("SPARK_HOME");
-    long t0 = System.currentTimeMillis();
-    Process p = pb.start();
-    if (!p.waitFor(150, TimeUnit.SECONDS)) {
-      p.destroyForcibly();
-      p.waitFor();
-    }
-    long ms = System.currentTimeMillis() - t0;
-    String stdout = Files.readString(out, StandardCharsets.UTF_8);
-    String stderr = Files.readString(err, StandardCharsets.UTF_8);
-    Matcher m = SUBMITTED.matcher(stderr);
-    ApplicationId appId = m.find() ? ApplicationId.fromString(m.group(1)) : null;
-    return new Run(p.exitValue(), stdout, stderr, appId, ms);
-  }
-
-  /** Spark's own JVM flags for Java 17 (spark-launcher's JavaModuleOptions), read from the Spark build. */
-  private static List<String> javaModuleOptions(Path jars) throws IOException, ReflectiveOperationException {
-    Path launcher;
-    try (Stream<Path> s = Files.list(jars)) {
-      launcher = s.filter(p -> p.getFileName().toString().startsWith("spark-launcher_")).findFirst()
-          .orElseThrow(() -> new IOException("no spark-launcher jar in " + jars));
-    }
-    try (URLClassLoader loader = new URLClassLoader(new URL[] {launcher.toUri().toURL()}, null)) {
-      Method m = loader.loadClass("org.apache.spark.launcher.JavaModuleOptions").getMethod("defaultModuleOptions");
-      return List.of(((String) m.invoke(null)).trim().split("\\s+"));
-    }
   }
 }
