@@ -27,13 +27,14 @@ from pyscheduler.store.log import open_store
 # Share of each kind in the synthetic log (placements and deferrals dominate a busy cluster's rounds).
 MIX: tuple[tuple[DecisionKind, float, str], ...] = (
     (DecisionKind.PLACEMENT, 0.50, "best_fit"),
-    (DecisionKind.DEFERRAL, 0.19, "waiting_for_resources"),
+    (DecisionKind.DEFERRAL, 0.18, "waiting_for_resources"),
     (DecisionKind.PRIORITY, 0.10, "priority_order"),
     (DecisionKind.CLONE_GRANT, 0.10, "clone_idle_capacity"),
     (DecisionKind.KILL, 0.08, "lost_race"),
     (DecisionKind.OMEGA, 0.01, "delay_assignment"),
     (DecisionKind.FALLBACK, 0.01, "service_unreachable"),
     (DecisionKind.ATTEMPT, 0.01, "won"),
+    (DecisionKind.MAP_READ, 0.01, "own_copy"),
 )
 CLUSTER_TS = 1763700000000
 
@@ -68,6 +69,14 @@ def synthetic(n: int, seed: int = 1, nodes: int = 1000, apps: int = 5000) -> Ite
                 "is_clone": rng.random() < 0.3,
                 "duration_s": round(rng.uniform(5, 120), 1),
                 "progress": 1.0,
+            }
+        elif kind is DecisionKind.MAP_READ:
+            inputs = {
+                "attempt_id": f"attempt_{CLUSTER_TS}_{app:04d}_r_{task % 50:06d}_1",
+                "map_task_id": f"task_{CLUSTER_TS}_{app:04d}_m_{task:06d}",
+                "map_attempt_id": f"attempt_{CLUSTER_TS}_{app:04d}_m_{task:06d}_1",
+                "kind": "MAP_READ_OWN_COPY",
+                "waited_s": round(rng.uniform(0, 10), 3),
             }
         yield Decision(
             time=1.0e9 + i * 0.001,

@@ -55,8 +55,14 @@ def test_ctrl_c_on_local_cluster_leaves_no_process(tmp_path: Path) -> None:
     argv = [sys.executable, "-m", "pyscheduler", "local-cluster", "--nodes", "1", "--base-dir", str(base)]
     log = tmp_path / "out.log"
     with open(log, "wb") as out:
+        # SIGINT as in a terminal: a test run started in the background inherits it ignored, and Python
+        # then installs no KeyboardInterrupt handler (Ctrl-C would do nothing).
         proc = subprocess.Popen(
-            argv, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"}
+            argv,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         )
     try:
         deadline = time.monotonic() + 240
