@@ -16,6 +16,7 @@ import java.util.Map;
 import java.util.Set;
 import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
+import org.apache.hadoop.yarn.api.records.ContainerId;
 import org.apache.hadoop.yarn.api.records.NodeId;
 import org.apache.hadoop.yarn.api.records.ResourceRequest;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
@@ -65,7 +66,9 @@ final class BatchBuilder implements ClusterView {
           batch.addAppsUpserted(appInfo(appId, attempt));
           addAsks(batch, attempt);
           for (RMContainer c : attempt.getLiveContainers()) {
-            batch.addContainersAllocated(PlanCommitter.containerInfo(c, scheduler.placementOf(c.getContainerId())));
+            ContainerId cid = c.getContainerId();
+            batch.addContainersAllocated(
+                PlanCommitter.containerInfo(c, scheduler.placementOf(cid), scheduler.isAmContainer(cid)));
           }
         }
         return null;

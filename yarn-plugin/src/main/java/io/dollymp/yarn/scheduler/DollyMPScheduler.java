@@ -539,7 +539,7 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     }
     containerSources.put(rmContainer.getContainerId(), source);
     placementOfContainer.put(rmContainer.getContainerId(), placementId);
-    outbox.allocated.add(PlanCommitter.containerInfo(rmContainer, placementId));
+    outbox.allocated.add(PlanCommitter.containerInfo(rmContainer, placementId, am));
     outbox.dirtyNodes.add(node.getNodeID());
     outbox.dirtyAsks.add(rmContainer.getApplicationAttemptId());
   }
@@ -604,7 +604,7 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
       Resources.addTo(amUsed, rmContainer.getAllocatedResource());
     }
     containersRecovered.incrementAndGet();
-    outbox.allocated.add(PlanCommitter.containerInfo(rmContainer, ""));
+    outbox.allocated.add(PlanCommitter.containerInfo(rmContainer, "", amContainers.contains(id)));
     outbox.dirtyAsks.add(rmContainer.getApplicationAttemptId());
   }
 
@@ -758,6 +758,11 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
 
   SchedulerApplication<ShimAppAttempt> application(ApplicationId appId) {
     return applications.get(appId);
+  }
+
+  /** Whether the shim committed or recovered {@code id} as an ApplicationMaster's container. */
+  boolean isAmContainer(ContainerId id) {
+    return amContainers.contains(id);
   }
 
   /** The service placement a live container came from ("" for fallback or recovered containers). */

@@ -168,7 +168,12 @@ final class PlanCommitter {
     return attempt.commitContainer(node, key, container);
   }
 
-  static ContainerInfo containerInfo(RMContainer c, String placementId) {
+  /**
+   * The wire's view of a live container. {@code am} comes from the shim's own record: the RM marks its
+   * RMContainer as the AM only later, when the attempt's CONTAINER_ALLOCATED event is handled, so at commit
+   * time {@code c.isAMContainer()} is still false.
+   */
+  static ContainerInfo containerInfo(RMContainer c, String placementId, boolean am) {
     return ContainerInfo.newBuilder()
         .setContainerId(c.getContainerId().toString())
         .setAttemptId(c.getApplicationAttemptId().toString())
@@ -177,7 +182,7 @@ final class PlanCommitter {
         .setAllocationRequestId(c.getAllocatedSchedulerKey().getAllocationRequestId())
         .setResource(ProtoResources.toProto(c.getAllocatedResource()))
         .setPlacementId(placementId)
-        .setAmContainer(c.isAMContainer())
+        .setAmContainer(am || c.isAMContainer())
         .setStartTimeMs(c.getCreationTime())
         .build();
   }

@@ -143,17 +143,18 @@ public final class RmBench {
     conf.set(YarnConfiguration.RM_SCHEDULER_MAXIMUM_ALLOCATION_MB, "16384");
     conf.setBoolean(YarnConfiguration.RECOVERY_ENABLED, false);
     conf.setBoolean(YarnConfiguration.RM_SCHEDULER_INCLUDE_PORT_IN_NODE_NAME, true);
+    // The same queue settings for both schedulers (set in code, they win over any capacity-scheduler.xml).
+    conf.set("yarn.scheduler.capacity.root.queues", "default");
+    conf.set("yarn.scheduler.capacity.root.default.capacity", "100");
+    conf.set("yarn.scheduler.capacity.maximum-am-resource-percent", "0.5");
+    conf.set("yarn.scheduler.capacity.resource-calculator",
+        "org.apache.hadoop.yarn.util.resource.DominantResourceCalculator");
     return conf;
   }
 
   private Configuration capacityConf() {
     Configuration conf = baseConf();
     conf.setClass(YarnConfiguration.RM_SCHEDULER, TimedCapacityScheduler.class, ResourceScheduler.class);
-    conf.set("yarn.scheduler.capacity.root.queues", "default");
-    conf.set("yarn.scheduler.capacity.root.default.capacity", "100");
-    conf.set("yarn.scheduler.capacity.maximum-am-resource-percent", "0.5");
-    conf.set("yarn.scheduler.capacity.resource-calculator",
-        "org.apache.hadoop.yarn.util.resource.DominantResourceCalculator");
     return conf;
   }
 

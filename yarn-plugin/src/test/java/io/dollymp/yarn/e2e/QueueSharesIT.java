@@ -10,17 +10,22 @@ import io.dollymp.yarn.scheduler.client.SessionState;
 import io.dollymp.yarn.scheduler.queue.QueueLoader;
 import io.dollymp.yarn.testkit.DecisionServiceProcess;
 import io.dollymp.yarn.testkit.MiniClusters;
+import io.dollymp.yarn.testkit.ServiceQueries;
 import io.dollymp.yarn.testkit.UnmanagedAm;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.util.List;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileUtil;
 import org.apache.hadoop.mapreduce.v2.MiniMRYarnCluster;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
+import org.apache.hadoop.yarn.api.records.ApplicationSubmissionContext;
+import org.apache.hadoop.yarn.api.records.ContainerLaunchContext;
 import org.apache.hadoop.yarn.api.records.Resource;
+import org.apache.hadoop.yarn.client.api.YarnClient;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplication;
 import org.junit.jupiter.api.Test;
@@ -29,7 +34,8 @@ import org.junit.jupiter.api.Test;
  * Guaranteed shares under contention through a real RM with the shim and the real decision service:
  * queues a and b are guaranteed 50% each. Queue a holds the whole cluster (b's idle share lent to it)
  * and asks for more, b asks for its share; when half the cluster frees up, it goes to b (below its
- * guarantee, with demand) and not to a's earlier ask, within one NodeManager heartbeat interval.
+ * guarantee, with demand) and not to a's earlier ask, within one NodeManager heartbeat interval. And each
+ * queue's maximum-am-resource-percent bounds its ApplicationMasters.
  */
 class QueueSharesIT {
   private static final Path WORK = Paths.get("target", "queue-shares-it").toAbsolutePath();
@@ -107,6 +113,91 @@ class QueueSharesIT {
         cluster.stop();
       }
     }
+  }
+
+  /**
+   * Queue a's ApplicationMasters may hold 10% of the cluster (room for one 512 MB AM of the 6 GB), queue b's
+   * all of it. Two applications submitted to each: both of b's AMs start, one of a's waits while the other
+   * runs, though the cluster has room for it, and the service's log says why. The AM containers run
+   * {@code sleep}, so the RM sees real AM containers without any AM registering.
+   */
+  @Test
+  void aQueuesApplicationMastersStayWithinItsAmResourcePercent() throws Exception {
+    FileUtil.fullyDelete(WORK.toFile());
+    Files.createDirectories(WORK);
+    Path queues = WORK.resolve("capacity-scheduler.xml");
+    String cs = "yarn.scheduler.capacity.root.";
+    Files.write(queues, ("<?xml version=\"1.0\"?>\n<configuration>\n"
+        + "<property><name>" + cs + "queues</name><value>a,b</value></property>\n"
+        + "<property><name>" + cs + "a.capacity</name><value>50</value></property>\n"
+        + "<property><name>" + cs + "a.maximum-am-resource-percent</name><value>0.1</value></property>\n"
+        + "<property><name>" + cs + "b.capacity</name><value>50</value></property>\n"
+        + "<property><name>" + cs + "b.maximum-am-resource-percent</name><value>1.0</value></property>\n"
+        + "</configuration>\n").getBytes(StandardCharsets.UTF_8));
+    int grpcPort;
+    try (ServerSocket s = new ServerSocket(0)) {
+      grpcPort = s.getLocalPort();
+    }
+    try (DecisionServiceProcess service = new DecisionServiceProcess(WORK.resolve("service"), "dollymp", grpcPort)) {
+      service.awaitGrpcPort(60_000);
+      Configuration conf = MiniClusters.shimConf(grpcPort);
+      conf.unset("yarn.scheduler.capacity.maximum-am-resource-percent");
+      conf.set(QueueLoader.QUEUES_FILE, queues.toString());
+      conf.set(ShimConfig.FALLBACK_POLICY, "none");
+      conf.setLong(ShimConfig.PLAN_MAX_AGE_MS, 30_000);
+      MiniMRYarnCluster cluster = MiniClusters.startWithShim("dollymp-queue-am", 2, conf, 30_000);
+      YarnClient yc = YarnClient.createYarnClient();
+      try {
+        DollyMPScheduler shim = (DollyMPScheduler) cluster.getResourceManager().getResourceScheduler();
+        assertEquals(SessionState.RUNNING, shim.sessionState(), "shim never reached RUNNING:\n" + service.logText());
+        yc.init(new Configuration(cluster.getConfig()));
+        yc.start();
+        ApplicationId a1 = submitSleepingAm(yc, "a");
+        ApplicationId b1 = submitSleepingAm(yc, "b");
+        long until = System.currentTimeMillis() + 60_000;
+        while ((live(shim, a1) < 1 || live(shim, b1) < 1) && System.currentTimeMillis() < until) {
+          Thread.sleep(100);
+        }
+        assertEquals(1, live(shim, a1), "a's first AM: a queue running no AM may always start one");
+        ApplicationId a2 = submitSleepingAm(yc, "a");
+        ApplicationId b2 = submitSleepingAm(yc, "b");
+        until = System.currentTimeMillis() + 60_000;
+        while (live(shim, b2) < 1 && System.currentTimeMillis() < until) {
+          Thread.sleep(100);
+        }
+        assertEquals(1, live(shim, b2), "b's second AM (b's AMs may hold the whole cluster)");
+        Thread.sleep(2 * HEARTBEAT_MS); // a's second AM had every chance b's had
+        assertEquals(1, live(shim, a1), "a's first AM still runs");
+        assertEquals(0, live(shim, a2), "a's second AM would put a's AMs above 10% of the cluster");
+        String decisions = ServiceQueries.dumpDecisions(service.db);
+        assertTrue(decisions.contains("queue_am_limit") && decisions.contains(a2.toString()),
+            "the service's log names the AM limit for " + a2 + ":\n" + decisions);
+        yc.killApplication(a1);
+        until = System.currentTimeMillis() + 60_000;
+        while (live(shim, a2) < 1 && System.currentTimeMillis() < until) {
+          Thread.sleep(100);
+        }
+        assertEquals(1, live(shim, a2), "a's second AM starts once the first has gone");
+        for (ApplicationId id : new ApplicationId[] {a2, b1, b2}) {
+          yc.killApplication(id);
+        }
+      } finally {
+        yc.stop();
+        cluster.stop();
+      }
+    }
+  }
+
+  /** An application whose AM container runs {@code sleep} for a minute: an AM container that never registers. */
+  private static ApplicationId submitSleepingAm(YarnClient yc, String queue) throws Exception {
+    ApplicationSubmissionContext ctx = yc.createApplication().getApplicationSubmissionContext();
+    ctx.setApplicationName("sleeping-am-" + queue);
+    ctx.setQueue(queue);
+    ctx.setMaxAppAttempts(1);
+    ctx.setResource(SLOT);
+    ctx.setAMContainerSpec(ContainerLaunchContext.newInstance(null, null, List.of("sleep 60"), null, null, null));
+    yc.submitApplication(ctx);
+    return ctx.getApplicationId();
   }
 
   private static int live(DollyMPScheduler shim, ApplicationId appId) {

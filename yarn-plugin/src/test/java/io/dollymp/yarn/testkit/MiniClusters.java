@@ -34,6 +34,10 @@ public final class MiniClusters {
     conf.setInt("yarn.app.mapreduce.am.scheduler.heartbeat.interval-ms", 250);
     conf.setFloat("yarn.nodemanager.disk-health-checker.max-disk-utilization-per-disk-percentage", 99.5f);
     conf.set("fs.defaultFS", "file:///");
+    // A 6 GB test cluster under CapacityScheduler's default AM percent (0.1, from the capacity-scheduler.xml
+    // on the test classpath) runs one 512 MB AM at a time; tests that run jobs side by side need more, as an
+    // operator of so small a cluster would set. Set in code, it wins over that file, as in CapacityScheduler.
+    conf.set("yarn.scheduler.capacity.maximum-am-resource-percent", "0.5");
     return conf;
   }
 

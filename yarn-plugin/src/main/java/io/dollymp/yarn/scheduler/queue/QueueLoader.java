@@ -3,6 +3,7 @@ package io.dollymp.yarn.scheduler.queue;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
+import java.util.Arrays;
 import java.util.Map;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
@@ -13,7 +14,8 @@ import org.apache.hadoop.yarn.exceptions.YarnException;
 /**
  * Where the shim's configuration comes from. At start-up: the RM's configuration, with
  * {@code capacity-scheduler.xml} over it (read through the RM's configuration provider, as
- * CapacityScheduler reads it, or from {@value #QUEUES_FILE} when set). On {@code -refreshQueues}
+ * CapacityScheduler reads it, or from {@value #QUEUES_FILE} when set; keys set in code on the RM's
+ * configuration win over the file, as in CapacityScheduler). On {@code -refreshQueues}
  * the RM hands over a freshly read {@code yarn-site.xml}; its scheduler and ACL keys replace the
  * start-up values (a key it no longer has keeps its start-up value) and the queue file is read again.
  */
@@ -38,9 +40,21 @@ public final class QueueLoader {
       }
     }
     for (Map.Entry<String, String> e : queueFile(out, provider)) {
-      out.set(e.getKey(), e.getValue());
+      if (!programmatic(base, e.getKey())) {
+        out.set(e.getKey(), e.getValue());
+      }
     }
     return out;
+  }
+
+  /**
+   * Whether {@code key} was set in code on the RM's configuration (an embedded or test RM), not read from a
+   * file. Such a key beats the queue file, as it does in CapacityScheduler's configuration, where the file is a
+   * resource under the configuration's programmatic overlay.
+   */
+  private static boolean programmatic(Configuration base, String key) {
+    String[] sources = base.getPropertySources(key);
+    return sources != null && Arrays.asList(sources).contains("programmatically");
   }
 
   private static Configuration queueFile(Configuration conf, ConfigurationProvider provider) throws IOException {
