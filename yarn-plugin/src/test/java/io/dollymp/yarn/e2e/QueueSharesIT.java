@@ -44,21 +44,9 @@ class QueueSharesIT {
 
   @Test
   void aQueueBelowItsGuaranteeGetsFreedRoomWithinOneHeartbeatInterval() throws Exception {
-    FileUtil.fullyDelete(WORK.toFile());
-    Files.createDirectories(WORK);
-    Path queues = WORK.resolve("capacity-scheduler.xml");
-    String cs = "yarn.scheduler.capacity.root.";
-    Files.write(queues, ("<?xml version=\"1.0\"?>\n<configuration>\n"
-        + "<property><name>" + cs + "queues</name><value>a,b</value></property>\n"
-        + "<property><name>" + cs + "a.capacity</name><value>50</value></property>\n"
-        // one user holds all of a: as under CapacityScheduler, borrowing past the guarantee needs a factor > 1
-        + "<property><name>" + cs + "a.user-limit-factor</name><value>2</value></property>\n"
-        + "<property><name>" + cs + "b.capacity</name><value>50</value></property>\n"
-        + "</configuration>\n").getBytes(StandardCharsets.UTF_8));
-    int grpcPort;
-    try (ServerSocket s = new ServerSocket(0)) {
-      grpcPort = s.getLocalPort();
-    }
+    // one user holds all of a: as under CapacityScheduler, borrowing past the guarantee needs a factor > 1
+    Path queues = queueFile("a.user-limit-factor", "2");
+    int grpcPort = freePort();
     try (DecisionServiceProcess service = new DecisionServiceProcess(WORK.resolve("service"), "dollymp", grpcPort)) {
       service.awaitGrpcPort(60_000);
       Configuration conf = MiniClusters.shimConf(grpcPort);
@@ -123,21 +111,8 @@ class QueueSharesIT {
    */
   @Test
   void aQueuesApplicationMastersStayWithinItsAmResourcePercent() throws Exception {
-    FileUtil.fullyDelete(WORK.toFile());
-    Files.createDirectories(WORK);
-    Path queues = WORK.resolve("capacity-scheduler.xml");
-    String cs = "yarn.scheduler.capacity.root.";
-    Files.write(queues, ("<?xml version=\"1.0\"?>\n<configuration>\n"
-        + "<property><name>" + cs + "queues</name><value>a,b</value></property>\n"
-        + "<property><name>" + cs + "a.capacity</name><value>50</value></property>\n"
-        + "<property><name>" + cs + "a.maximum-am-resource-percent</name><value>0.1</value></property>\n"
-        + "<property><name>" + cs + "b.capacity</name><value>50</value></property>\n"
-        + "<property><name>" + cs + "b.maximum-am-resource-percent</name><value>1.0</value></property>\n"
-        + "</configuration>\n").getBytes(StandardCharsets.UTF_8));
-    int grpcPort;
-    try (ServerSocket s = new ServerSocket(0)) {
-      grpcPort = s.getLocalPort();
-    }
+    Path queues = queueFile("a.maximum-am-resource-percent", "0.1", "b.maximum-am-resource-percent", "1.0");
+    int grpcPort = freePort();
     try (DecisionServiceProcess service = new DecisionServiceProcess(WORK.resolve("service"), "dollymp", grpcPort)) {
       service.awaitGrpcPort(60_000);
       Configuration conf = MiniClusters.shimConf(grpcPort);
@@ -185,6 +160,30 @@ class QueueSharesIT {
         yc.stop();
         cluster.stop();
       }
+    }
+  }
+
+  /** A fresh work directory with a queue file: root -> a (50%), b (50%), plus {@code extra} keys under root. */
+  private static Path queueFile(String... extra) throws Exception {
+    FileUtil.fullyDelete(WORK.toFile());
+    Files.createDirectories(WORK);
+    String cs = "yarn.scheduler.capacity.root.";
+    StringBuilder xml = new StringBuilder("<?xml version=\"1.0\"?>\n<configuration>\n");
+    String[] kv = {"queues", "a,b", "a.capacity", "50", "b.capacity", "50"};
+    for (String[] pairs : new String[][] {kv, extra}) {
+      for (int i = 0; i < pairs.length; i += 2) {
+        xml.append("<property><name>").append(cs).append(pairs[i]).append("</name><value>").append(pairs[i + 1])
+            .append("</value></property>\n");
+      }
+    }
+    Path queues = WORK.resolve("capacity-scheduler.xml");
+    Files.write(queues, xml.append("</configuration>\n").toString().getBytes(StandardCharsets.UTF_8));
+    return queues;
+  }
+
+  private static int freePort() throws Exception {
+    try (ServerSocket s = new ServerSocket(0)) {
+      return s.getLocalPort();
     }
   }
 
