@@ -63,13 +63,14 @@ FINISHED_KEPT = 10_000  # finished applications' run times awaiting `take_finish
 
 
 class FinishedRuns(NamedTuple):
-    """An application that left the RM with containers that succeeded: its name and queue as the RM knows
-    them, and its run times per YARN priority (the recurring-job history's input, rpc/runhistory.py)."""
+    """An application that left the RM with containers that succeeded: its name, queue and type as the RM
+    knows them, and its run times per YARN priority (the recurring-job history's input, rpc/runhistory.py)."""
 
     application_id: str
     name: str
     queue: str
     run_times: dict[int, RunningStats]
+    application_type: str = ""
 
 
 @dataclass(slots=True)
@@ -259,8 +260,8 @@ class Mirror(MirrorBook):
         for app_id in app_ids:
             rec = self.apps.pop(app_id, None)
             runs = {k[1]: self.run_times.pop(k) for k in [k for k in self.run_times if k[0] == app_id]}
-            if rec is not None and rec.name and runs:
-                self.finished.append(FinishedRuns(app_id, rec.name, rec.queue, runs))
+            if rec is not None and runs:
+                self.finished.append(FinishedRuns(app_id, rec.name, rec.queue, runs, rec.application_type))
             for key in self._app_asks.pop(app_id, set()):
                 self.asks.pop(key, None)
             gone.extend(c for a in list(self._app_attempts.get(app_id, ())) for c in attempts.get(a, ()))

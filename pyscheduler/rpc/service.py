@@ -21,7 +21,7 @@ from pyscheduler.rpc.amservice import AppMasterServicer
 from pyscheduler.rpc.durable import LogFirst
 from pyscheduler.rpc.gcpace import GcPacer
 from pyscheduler.rpc.limits import Limits
-from pyscheduler.rpc.runhistory import RecordFinished
+from pyscheduler.rpc.runhistory import RecordFinished, RunHistories
 from pyscheduler.rpc.server import GrpcServer, ServerOptions, TlsFiles
 from pyscheduler.rpc.servicer import SchedulerServicer, SyncOptions
 from pyscheduler.rpc.session import SessionRegistry
@@ -97,6 +97,7 @@ class DecisionService:
 
     def __init__(self, cfg: Config) -> None:
         from pyscheduler.store import AppRunHistory, BackgroundWriter, Retention, open_store
+        from pyscheduler.store.runhistory import FRAMEWORKS
 
         self.cfg = cfg
         yield_by = _yield_by(cfg)
@@ -117,10 +118,12 @@ class DecisionService:
         size = cfg["store.retention_max_bytes"] or None
         retention = Retention(max_age_s=age, max_bytes=size) if (age or size) else None
         self.writer = BackgroundWriter(self.store, retention=retention, max_queue=20_000)
-        # applications without an AM helper: run times by name, queue and YARN priority, in the same store
-        self.run_history = AppRunHistory(
-            self.store.db, cfg["store.run_history_max_keys"], cfg["store.run_history_max_samples"]
-        )
+        # applications without an AM helper: run times by name (and by type: the framework-wide prior),
+        # queue and YARN priority, in the same store
+        bounds = (cfg["store.run_history_max_keys"], cfg["store.run_history_max_samples"])
+        self.run_history = AppRunHistory(self.store.db, *bounds)
+        self.framework_history = AppRunHistory(self.store.db, *bounds, table=FRAMEWORKS)
+        histories = RunHistories(self.run_history, self.framework_history)
         recorder = _WriterRecorder(self.writer)
         self.limits = Limits.from_config(cfg)
         self.registry = SessionRegistry(self.limits)
@@ -143,7 +146,7 @@ class DecisionService:
                 release_beaten=cfg["appmaster.release_beaten_clones"],
                 yield_by=yield_by,
                 limits=self.limits,
-                history=self.run_history,
+                history=histories,
             ),
             cfg["policy.name"],
             recorder,
@@ -155,7 +158,7 @@ class DecisionService:
                 cfg["grpc.max_workers"],
             ),
         )
-        self.servicer.on_finished = RecordFinished(self.run_history, self.appmaster.am.described)
+        self.servicer.on_finished = RecordFinished(histories, self.appmaster.am.described)
         self.log_first = LogFirst(self.writer, recorder, self.limits.log_wait_s)
         self.servicer.before_send = self.log_first
         options = ServerOptions(

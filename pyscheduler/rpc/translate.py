@@ -10,6 +10,7 @@ YARN -> core (choices documented here, tested in tests/rpc/test_translate.py):
   phase takes that phase's statistics; otherwise θ and σ come, in DollyMP Sec. 5.2's order
   (estimate/runtimes.py), from the recurring-job history of the application's name in its queue at that
   YARN priority (rpc/runhistory.py), else from its own containers of that priority that succeeded, else
+  from the framework-wide prior (earlier applications of its type in its queue at that priority), else
   1 s and 0 (nothing measured). The source of each ask's θ/σ is kept for the round's decisions' details
   (`THETA_SOURCES`, read by rpc/coreround.py). DAG parents are NOT passed
   for YARN asks: an ask exists only once the AM decided to ask (MapReduce's reduce slow-start overlaps
@@ -227,17 +228,19 @@ def _measured(
     mirror: Mirror, app_id: str, priority: int, history: RunHistorySource | None = None
 ) -> PhaseHint | None:
     """θ and σ of an application's phase (its YARN priority) that no AM helper describes: the history of
-    its name in its queue, else its own containers that succeeded (`Mirror.run_times`); None when neither
-    holds a run time (then 1 s and 0)."""
+    its name in its queue, else its own containers that succeeded (`Mirror.run_times`), else its
+    framework's prior in its queue; None when none holds a run time (then 1 s and 0)."""
     own = mirror.run_times.get((app_id, priority))
-    past = None
+    past = prior = None
     if history is not None:
         app = mirror.apps.get(app_id)
-        if app is not None and app.name:
-            past = history.moments(app.name, app.queue, priority)
-    if past is None and own is None:  # the usual case on a busy round: nothing measured, no lookup more
+        if app is not None:
+            past = history.moments(app.name, app.queue, priority) if app.name else None
+            if past is None and own is None:
+                prior = history.framework(app.application_type, app.queue, priority)
+    if past is None and own is None and prior is None:  # nothing measured
         return None
-    est = theta_sigma(past, own)
+    est = theta_sigma(past, own, prior)
     if est is PRIOR_ESTIMATE:
         return None
     return PhaseHint(f"p{priority}", est.mean, est.sd, source=est.source, samples=est.samples)

@@ -1,10 +1,13 @@
 """Recurring-job history of applications without an AM helper: run-time moments per (application name,
 queue, YARN priority), in the same database as the decision log and the AM helper's history
-(pyscheduler.store.history, keyed by the helper's job name and phase).
+(pyscheduler.store.history, keyed by the helper's job name and phase). The same class keeps DollyMP Sec.
+5.2's framework-wide prior in its own table (`FRAMEWORKS`): moments per (application type, queue, YARN
+priority), every application of that framework in the queue folded in.
 
     runs = AppRunHistory(db, max_keys=10_000, max_samples=2_000)
     runs.fold("nightly-etl", "root.eng", 5, count=40, mean=31.2, m2=812.0)  # one finished run's containers
     runs.moments("nightly-etl", "root.eng", 5)  -> AppRunMoments(runs, count, mean, m2) | None
+    priors = AppRunHistory(db, table=FRAMEWORKS)  # keyed by application type ("SPARK") instead of name
 
 The queue is part of the key: an application can only add to the history of its own queue, so a tenant
 cannot move the θ and σ another queue's jobs are ordered by. Bounded: at most `max_keys` keys (beyond,
@@ -28,10 +31,24 @@ from pyscheduler.store.db import Cursor, Database
 from pyscheduler.store.history import merge_moments
 
 PG_LOCK_APP_RUNS = 0x444D5034  # "DMP4"
+PG_LOCK_FRAMEWORK_RUNS = 0x444D5035  # "DMP5"
 DEFAULT_MAX_KEYS = 10_000
 DEFAULT_MAX_SAMPLES = 2_000
 RunKey = tuple[str, str, int]  # (application name, queue, YARN priority)
 RunTimes = tuple[str, str, int, int, float, float]  # RunKey, then count, mean and M2 of the run times
+
+
+@dataclass(frozen=True, slots=True)
+class RunTable:
+    """Where one kind of history lives: its table, the column of the key's first part, its lock."""
+
+    table: str
+    name_column: str
+    pg_lock: int
+
+
+APPS = RunTable("app_run_times", "app_name", PG_LOCK_APP_RUNS)  # by application name
+FRAMEWORKS = RunTable("framework_run_times", "app_type", PG_LOCK_FRAMEWORK_RUNS)  # by application type
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,9 +76,9 @@ def _weighed(n: int, mean: float, m2: float, k: int) -> tuple[int, float, float]
     return k, mean, m2 * (k - 1) / (n - 1) if n > 1 else 0.0
 
 
-def _check(app_name: str, queue: str, priority: int, count: int, mean: float, m2: float) -> None:
+def _check(column: str, app_name: str, queue: str, priority: int, count: int, mean: float, m2: float) -> None:
     if not isinstance(app_name, str) or not app_name:
-        raise ValueError("app_name must be a non-empty string")
+        raise ValueError(f"{column} must be a non-empty string")
     if not isinstance(queue, str):
         raise ValueError(f"queue must be a string, got {queue!r}")
     if isinstance(priority, bool) or not isinstance(priority, int):
@@ -77,7 +94,11 @@ class AppRunHistory:
     """Run-time moments of applications without an AM helper, kept in the database and in memory."""
 
     def __init__(
-        self, db: Database, max_keys: int = DEFAULT_MAX_KEYS, max_samples: int = DEFAULT_MAX_SAMPLES
+        self,
+        db: Database,
+        max_keys: int = DEFAULT_MAX_KEYS,
+        max_samples: int = DEFAULT_MAX_SAMPLES,
+        table: RunTable = APPS,
     ) -> None:
         for name, v in (("max_keys", max_keys), ("max_samples", max_samples)):
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
@@ -85,16 +106,18 @@ class AppRunHistory:
         self.db = db
         self.max_keys = max_keys
         self.max_samples = max_samples
+        self.t = table
         self._lock = threading.Lock()
         self._cache = self._load()
 
     def _load(self) -> dict[RunKey, AppRunMoments]:
         """The newest `max_keys` keys (a store written with a larger bound keeps the rest on disk until
         the next fold trims them)."""
+        t = self.t
         with self.db.read() as cur:
             cur.execute(
                 self.db.sql(
-                    "SELECT app_name, queue, priority, runs, count, mean, m2 FROM app_run_times "
+                    f"SELECT {t.name_column}, queue, priority, runs, count, mean, m2 FROM {t.table} "
                     "ORDER BY updated_at DESC LIMIT ?"
                 ),
                 (self.max_keys,),
@@ -126,18 +149,18 @@ class AppRunHistory:
         commit for all the applications a batch removed); return each key's moments after its fold. Every
         item is checked before anything is written. Beyond `max_keys`, keys are forgotten (`_evict`)."""
         for r in runs:
-            _check(*r)
+            _check(self.t.name_column, *r)
         if not runs:
             return []
         db, out = self.db, list[AppRunMoments]()
         keys: list[RunKey] = [(r[0], r[1], r[2]) for r in runs]
         with db.write() as cur:  # folds are serialised by the writer; reads wait only for the dict update
-            db.lock(cur, PG_LOCK_APP_RUNS)
+            db.lock(cur, self.t.pg_lock)
             for key, (*_, count, mean, m2) in zip(keys, runs, strict=True):
                 out.append(
                     self._fold_one(cur, key, _weighed(count, float(mean), float(m2), self.max_samples))
                 )
-            cur.execute("SELECT COUNT(*) FROM app_run_times")
+            cur.execute(f"SELECT COUNT(*) FROM {self.t.table}")
             gone = self._evict(cur, int(cur.fetchone()[0]) - self.max_keys)
             with self._lock:
                 self._cache.update(zip(keys, out, strict=True))
@@ -148,11 +171,11 @@ class AppRunHistory:
     def _fold_one(self, cur: Cursor, key: RunKey, new: tuple[int, float, float]) -> AppRunMoments:
         """Merge `new` (count, mean, M2, already weighed) into the key's row; the earlier runs weigh at
         most max_samples - count."""
-        db = self.db
+        db, t = self.db, self.t
         cur.execute(
             db.sql(
-                "SELECT runs, count, mean, m2 FROM app_run_times "
-                "WHERE app_name = ? AND queue = ? AND priority = ?"
+                f"SELECT runs, count, mean, m2 FROM {t.table} "
+                f"WHERE {t.name_column} = ? AND queue = ? AND priority = ?"
             ),
             key,
         )
@@ -165,8 +188,9 @@ class AppRunHistory:
             n, mu, m2 = merge_moments(kept, new)
         cur.execute(
             db.sql(
-                "INSERT INTO app_run_times (app_name, queue, priority, runs, count, mean, m2, updated_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (app_name, queue, priority) DO UPDATE SET "
+                f"INSERT INTO {t.table} ({t.name_column}, queue, priority, runs, count, mean, m2, "
+                "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+                f"ON CONFLICT ({t.name_column}, queue, priority) DO UPDATE SET "
                 "runs = excluded.runs, count = excluded.count, mean = excluded.mean, m2 = excluded.m2, "
                 "updated_at = excluded.updated_at"
             ),
@@ -178,24 +202,25 @@ class AppRunHistory:
         """Forget `extra` keys, each the least recently updated of the queue holding the most keys (of
         those, the one with the oldest key): a queue's flood of names pushes out its own history first,
         not another queue's."""
-        db, gone = self.db, list[RunKey]()
+        db, t, gone = self.db, self.t, list[RunKey]()
         while extra > 0:
             cur.execute(
-                "SELECT queue, COUNT(*) FROM app_run_times GROUP BY queue "
+                f"SELECT queue, COUNT(*) FROM {t.table} GROUP BY queue "
                 "ORDER BY COUNT(*) DESC, MIN(updated_at), queue LIMIT 2"
             )
             rows = cur.fetchall()
             most, then = int(rows[0][1]), int(rows[1][1]) if len(rows) > 1 else 0
             cur.execute(
                 db.sql(
-                    "SELECT app_name, queue, priority FROM app_run_times WHERE queue = ? "
-                    "ORDER BY updated_at, app_name, priority LIMIT ?"
+                    f"SELECT {t.name_column}, queue, priority FROM {t.table} WHERE queue = ? "
+                    f"ORDER BY updated_at, {t.name_column}, priority LIMIT ?"
                 ),
                 (str(rows[0][0]), min(extra, max(1, most - then))),
             )
             batch = [(str(r[0]), str(r[1]), int(r[2])) for r in cur.fetchall()]
             cur.executemany(
-                db.sql("DELETE FROM app_run_times WHERE app_name = ? AND queue = ? AND priority = ?"), batch
+                db.sql(f"DELETE FROM {t.table} WHERE {t.name_column} = ? AND queue = ? AND priority = ?"),
+                batch,
             )
             gone.extend(batch)
             extra -= len(batch)

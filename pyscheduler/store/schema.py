@@ -68,6 +68,16 @@ _APP_RUN_TIMES = (
     "PRIMARY KEY (app_name, queue, priority))"
 )
 _APP_RUN_TIMES_INDEX = "CREATE INDEX app_run_times_queue ON app_run_times (queue, updated_at)"
+# The same shape keyed by application type: DollyMP Sec. 5.2's framework-wide prior (store/runhistory.py)
+_FRAMEWORK_RUN_TIMES = (
+    "CREATE TABLE framework_run_times (app_type TEXT NOT NULL, queue TEXT NOT NULL, "
+    "priority INTEGER NOT NULL, runs {count} NOT NULL, count {count} NOT NULL, "
+    "mean DOUBLE PRECISION NOT NULL, m2 DOUBLE PRECISION NOT NULL, updated_at DOUBLE PRECISION NOT NULL, "
+    "PRIMARY KEY (app_type, queue, priority))"
+)
+_FRAMEWORK_RUN_TIMES_INDEX = (
+    "CREATE INDEX framework_run_times_queue ON framework_run_times (queue, updated_at)"
+)
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
@@ -123,6 +133,12 @@ MIGRATIONS: tuple[Migration, ...] = (
         "run times of applications without an AM helper, by name, queue and YARN priority",
         sqlite=(_APP_RUN_TIMES.format(count="INTEGER"), _APP_RUN_TIMES_INDEX),
         postgresql=(_APP_RUN_TIMES.format(count="BIGINT"), _APP_RUN_TIMES_INDEX),
+    ),
+    Migration(
+        4,
+        "framework-wide run times of applications without an AM helper, by type, queue and YARN priority",
+        sqlite=(_FRAMEWORK_RUN_TIMES.format(count="INTEGER"), _FRAMEWORK_RUN_TIMES_INDEX),
+        postgresql=(_FRAMEWORK_RUN_TIMES.format(count="BIGINT"), _FRAMEWORK_RUN_TIMES_INDEX),
     ),
 )
 

@@ -1,4 +1,5 @@
-"""Applications without an AM helper, ordered on their recurring-job history (issue 30 item 5): the
+"""Applications without an AM helper, ordered on their recurring-job history (issue 30 item 5) and their
+framework's prior (DollyMP Sec. 5.2, issue 25): the
 assembled service on a real loopback socket, driven by StateBatch streams as the shim sends them.
 
 A first run of `etl` in queue root.a has two containers succeed (10 s and 20 s) and leaves the RM; a
@@ -32,9 +33,9 @@ PRIO = 20
 SD = float(np.std([10.0, 20.0], ddof=1))
 
 
-def _app(n: int, name: str, queue: str) -> Any:
+def _app(n: int, name: str, queue: str, kind: str = "MAPREDUCE") -> Any:
     a = app(n)
-    a.name, a.queue = name, queue
+    a.name, a.queue, a.application_type = name, queue, kind
     return a
 
 
@@ -93,9 +94,10 @@ def _cluster_with(a: Any) -> dict[str, Any]:
     return {"nodes_upserted": [node("h1:1", 65536, 64)], "apps_upserted": [a]}
 
 
-def _first_run(ch: grpc.Channel) -> _Shim:
-    """`etl` in root.a runs two task containers (10 s, 20 s) and its AM's, then leaves the RM."""
-    shim = _Shim(ch, _cluster_with(_app(1, "etl", "root.a")))
+def _first_run(ch: grpc.Channel, kind: str = "MAPREDUCE") -> _Shim:
+    """`etl` (of type `kind`) in root.a runs two task containers (10 s, 20 s) and its AM's, then leaves
+    the RM."""
+    shim = _Shim(ch, _cluster_with(_app(1, "etl", "root.a", kind)))
     plan = shim.send(asks=[ask(1, PRIO, 2)])
     assert any("prior, nothing measured" in d for d in _details(plan, 1)), _details(plan, 1)
     shim.run_containers(1, [10.0, 20.0], am_first=True)
@@ -132,6 +134,36 @@ def test_a_second_run_in_the_same_queue_is_ordered_on_the_first_runs_history(tmp
         assert prios and said in prios[0].decision.detail
 
 
+def test_a_new_application_of_a_known_type_is_ordered_on_its_frameworks_prior(tmp_path: Path) -> None:
+    """Sec. 5.2's third source: `report` has no history of its own name, but a Spark application ran in its
+    queue before; a Spark application in another queue, or a MapReduce one, has no prior; the
+    application's own first task then comes before the prior."""
+    with _service(tmp_path) as (svc, ch):
+        shim = _first_run(ch, kind="SPARK")
+        got = svc.framework_history.moments("SPARK", "root.a", PRIO)
+        assert got is not None and (got.runs, got.count, got.mean) == (1, 2, pytest.approx(15.0))
+        shim.send(
+            apps_upserted=[
+                _app(2, "report", "root.a", " spark"),  # YARN compares types without case
+                _app(3, "report", "root.b", "SPARK"),
+                _app(4, "report", "root.a", "MAPREDUCE"),
+            ]
+        )
+        plan = shim.send(asks=[ask(2, PRIO, 1), ask(3, PRIO, 1), ask(4, PRIO, 1)])
+        prior = "θ 15 s, σ 7.07 s from the framework-wide prior (2 run times of earlier applications of its"
+        assert prior in _details(plan, 2)[0]
+        assert "prior, nothing measured" in _details(plan, 3)[0]
+        assert "prior, nothing measured" in _details(plan, 4)[0]
+        shim.run_containers(2, [40.0])
+        plan = shim.send(asks=[ask(2, PRIO, 2)])
+        assert "θ 40 s, σ 0 s from the phase's first tasks (1 run time)" in _details(plan, 2)[0]
+        shim.send(apps_removed=[app(2).application_id])
+        folded = svc.framework_history.moments("SPARK", "root.a", PRIO)
+        assert folded is not None and (folded.runs, folded.count) == (2, 3)
+        assert folded.mean == pytest.approx(70.0 / 3)
+        shim.close()
+
+
 def test_an_application_with_an_am_helper_adds_nothing_and_a_restart_keeps_the_history(
     tmp_path: Path,
 ) -> None:
@@ -149,6 +181,8 @@ def test_an_application_with_an_am_helper_adds_nothing_and_a_restart_keeps_the_h
         shim.run_containers(4, [99.0])
         shim.send(apps_removed=[app(4).application_id])
         assert svc.run_history.moments("wordcount", "root.a", PRIO) is None
+        mr = svc.framework_history.moments("MAPREDUCE", "root.a", PRIO)
+        assert mr is not None and mr.count == 2  # etl's run times, not wordcount's
         shim.close()
     with _service(tmp_path) as (again, ch):  # the same store, a new process's worth of state
         assert again.run_history.moments("etl", "root.a", PRIO) == AppRunMoments(1, 2, 15.0, 50.0)
@@ -176,6 +210,9 @@ def test_sources_in_sec_5_2_order() -> None:
     class _History:
         def moments(self, app_name: str, queue: str, priority: int) -> AppRunMoments | None:
             return past if (app_name, queue, priority) == ("job1", "default", PRIO) else None
+
+        def framework(self, app_type: str, queue: str, priority: int) -> AppRunMoments | None:
+            return None
 
     (job,) = to_snapshot(m, 0.0, history=_History())[0].jobs
     assert (job.phases[0].mean, job.phases[0].sd) == (12.0, pytest.approx(2.0))

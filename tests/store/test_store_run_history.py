@@ -10,6 +10,7 @@ import pytest
 
 from pyscheduler import config
 from pyscheduler.store import AppRunHistory, open_store
+from pyscheduler.store.runhistory import FRAMEWORKS, AppRunMoments
 
 
 def _m2(xs: list[float]) -> float:
@@ -127,3 +128,22 @@ def test_config_bounds_name_the_key_and_the_limit(key: str) -> None:
     with pytest.raises(config.ConfigError, match=key.replace(".", r"\.")):
         config.load(None, env=env)
     assert config.load(None, env={}, overrides={key: 7})[key] == 7
+
+
+def test_the_framework_prior_is_a_table_of_its_own_bounded_the_same_way(store_url: str) -> None:
+    """FRAMEWORKS keeps moments by application type: the same key in both tables stays apart, the bound on
+    keys evicts within the flooding queue, and errors name the type's column."""
+    with open_store(store_url) as s:
+        apps, kinds = AppRunHistory(s.db), AppRunHistory(s.db, max_keys=3, table=FRAMEWORKS)
+        apps.fold("SPARK", "root.a", 1, 1, 10.0, 0.0)
+        kinds.fold("SPARK", "root.a", 1, 2, 40.0, 8.0)
+        assert apps.moments("SPARK", "root.a", 1) == AppRunMoments(1, 1, 10.0, 0.0)
+        assert kinds.moments("SPARK", "root.a", 1) == AppRunMoments(1, 2, 40.0, 8.0)
+        for t in ("T1", "T2", "T3"):  # root.b floods types: its own oldest goes, root.a's stays
+            kinds.fold(t, "root.b", 1, 1, 1.0, 0.0)
+        assert kinds.moments("SPARK", "root.a", 1) is not None and kinds.moments("T1", "root.b", 1) is None
+        with pytest.raises(ValueError, match="app_type must be a non-empty string"):
+            kinds.fold("", "root.a", 1, 1, 1.0, 0.0)
+    with open_store(store_url) as s:
+        again = AppRunHistory(s.db, table=FRAMEWORKS).moments("SPARK", "root.a", 1)
+        assert again == AppRunMoments(1, 2, 40.0, 8.0)
