@@ -9,7 +9,9 @@ there were no queues; this step then judges its placements, in the policy's orde
 2. the rest is lent: a queue may borrow idle capacity above its guarantee (work-conserving), up to its
    maximum share, but not the room that queues still below their guarantee are waiting for;
 3. what is left waiting in a queue below its guarantee is reclaimed from queues above theirs by
-   preempting their clones first (a clone is redundant work; an original is not touched here).
+   preempting their clones first (a clone is redundant work; an original is not touched here), then,
+   where the operator turned preemption on and the queue has waited long enough, their newest original
+   containers down to their guarantee (pyscheduler/core/preempt.py).
 
 Shares are dominant shares (the largest fraction over the resource dimensions). Within a leaf, the
 user limit (user-limit-factor) and the ApplicationMaster limit (maximum-am-resource-percent) are judged
@@ -28,6 +30,7 @@ if TYPE_CHECKING:
     from pyscheduler.core.queue_limits import LimitTracker
 
 MAX_QUEUES = 1024
+MAX_PREEMPT_AFTER_S = 86_400.0  # a day: longer is no preemption in practice
 REASON_BELOW_GUARANTEE = "queue_below_guarantee"
 REASON_LENT = "queue_lent_idle_capacity"
 REASON_MAX_CAPACITY = "queue_max_capacity"
@@ -39,13 +42,16 @@ DEFAULT_QUEUE = "root.default"
 @dataclass(frozen=True, slots=True)
 class QueueShare:
     """One leaf queue: guaranteed and maximum share of the cluster (fractions in [0, 1]), its
-    user-limit-factor (-1 or 0: no user limit) and maximum-am-resource-percent (0: no AM limit)."""
+    user-limit-factor (-1 or 0: no user limit), maximum-am-resource-percent (0: no AM limit), and after how
+    many seconds of another queue's unmet guarantee its originals may be preempted (0: never;
+    pyscheduler/core/preempt.py)."""
 
     path: str
     guaranteed: float
     maximum: float
     user_limit_factor: float = -1.0
     am_percent: float = 0.0
+    preempt_after_s: float = 0.0
 
     def __post_init__(self) -> None:
         if not self.path or len(self.path) > 1024:
@@ -65,6 +71,10 @@ class QueueShare:
         if not (math.isfinite(self.am_percent) and 0.0 <= self.am_percent <= 1.0):
             name = f"QueueShare[{self.path!r}].maximum_am_resource_percent"
             raise ValueError(f"{name} must be in [0, 1], got {self.am_percent!r}")
+        if not (math.isfinite(self.preempt_after_s) and 0.0 <= self.preempt_after_s <= MAX_PREEMPT_AFTER_S):
+            name = f"QueueShare[{self.path!r}].preempt_originals_after_ms"
+            got = self.preempt_after_s * 1000
+            raise ValueError(f"{name} must be in [0, {MAX_PREEMPT_AFTER_S * 1000:.0f}], got {got!r}")
 
 
 class QueueBook:
@@ -106,7 +116,12 @@ def book_of_wire(queues: Sequence[Any]) -> QueueBook:
         try:
             leaves.append(
                 QueueShare(
-                    q.path, q.guaranteed, q.maximum, q.user_limit_factor, q.maximum_am_resource_percent
+                    q.path,
+                    q.guaranteed,
+                    q.maximum,
+                    q.user_limit_factor,
+                    q.maximum_am_resource_percent,
+                    q.preempt_originals_after_ms / 1000.0,
                 )
             )
         except ValueError as e:

@@ -4,7 +4,8 @@ The shim sends the RM's leaf queues with their absolute shares (StateBatch.queue
 names its leaf (ApplicationInfo.queue). After the policy's round this step admits its placements in
 queue order (queues below their guarantee first, borrowing only idle room no waiting queue is owed,
 never above a queue's maximum), places asks of queues still below their guarantee that the policy left
-waiting (submit order), and preempts clones of queues above their guarantee for what is still owed.
+waiting (submit order), and preempts clones of queues above their guarantee for what is still owed, then
+their originals where preemption is on (rpc/queuereclaim.py).
 Within a leaf, each user's containers stay within the queue's user limit and its ApplicationMasters
 within its AM limit (pyscheduler/core/queue_limits.py); these apply even with a single leaf. Every
 refused placement becomes a deferral with its detail: REASON_AM_SHARE_CAP for the AM limit,
@@ -15,12 +16,14 @@ containers may be cut to the ones that fit.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from pyscheduler.core.queue_limits import REASON_AM_LIMIT, REASON_USER_LIMIT, LimitTracker, limited
-from pyscheduler.core.queues import Candidate, QueueBook, Running, admit, reclaim
-from pyscheduler.rpc.placer import DeferralChoice, KillChoice, PlacementChoice, RoundResult, fcfs_order, place
+from pyscheduler.core.queues import Candidate, QueueBook, admit
+from pyscheduler.rpc.placer import DeferralChoice, PlacementChoice, RoundResult, fcfs_order, place
+from pyscheduler.rpc.queuereclaim import Waits, reclaim_kills
 from pyscheduler.rpc.yielding import CopySource
 from pyscheduler.wire import pb
 
@@ -42,16 +45,20 @@ def _vec(memory_mb: float, vcores: float, n: int = 1) -> tuple[float, float]:
     return (float(memory_mb) * n, float(vcores) * n)
 
 
-def with_queue_shares(inner: RoundFn, copies: CopySource | None = None) -> RoundFn:
+def with_queue_shares(
+    inner: RoundFn, copies: CopySource | None = None, waits: Waits | None = None
+) -> RoundFn:
     """`inner` under the queue shares and limits of the mirror's book (unchanged when it has neither: no
-    tree, or one leaf with the whole cluster and no user or AM limit)."""
+    tree, or one leaf with the whole cluster and no user or AM limit). `waits`: since when each queue
+    has waited (a new one on the monotonic clock by default)."""
+    waited = waits if waits is not None else Waits()
 
     def round_fn(mirror: Mirror) -> RoundResult:
         result = inner(mirror)
         book = mirror.queue_book
         if book is None or not (book.active or limited(book)):
             return result
-        return _apply(mirror, book, result, copies)
+        return _apply(mirror, book, result, copies, waited)
 
     return round_fn
 
@@ -106,7 +113,9 @@ def _held(mirror: Mirror) -> tuple[dict[str, Any], dict[tuple[str, str], Any], d
     return usage, users, ams
 
 
-def _apply(mirror: Mirror, book: QueueBook, result: RoundResult, copies: CopySource | None) -> RoundResult:
+def _apply(
+    mirror: Mirror, book: QueueBook, result: RoundResult, copies: CopySource | None, waits: Waits
+) -> RoundResult:
     running_nodes = [n for n in mirror.nodes.values() if n.state == pb.NODE_STATE_RUNNING]
     capacity = (
         float(sum(n.capacity.memory_mb for n in running_nodes)),
@@ -178,27 +187,23 @@ def _apply(mirror: Mirror, book: QueueBook, result: RoundResult, copies: CopySou
     if not book.active:  # one leaf with the whole cluster: only its limits apply
         return result
     # What queues below their guarantee still wait for: reclaimed from clones of queues above theirs
-    # (not for users at their limit, nor for AMs beyond their queue's AM limit: they could not take it).
+    # (not for users at their limit, nor for AMs beyond their queue's AM limit: they could not take it),
+    # then, where preemption is on, from their originals (for AMs too): rpc/queuereclaim.py.
     _, placed_now = _after(mirror, usage, kept)
     unmet: dict[str, tuple[float, float]] = {}
+    with_ams: dict[str, tuple[float, float]] = {}
     for a in mirror.asks.values():
         left = a.num_containers - a.outstanding - placed_now.get(a.key, 0)
-        if left > 0 and not a.am_container and can_take(a):
+        if left > 0 and can_take(a):
             q = _queue_of(mirror, a.key[0])
-            u = unmet.get(q, (0.0, 0.0))
-            unmet[q] = (u[0] + a.capability.memory_mb * left, u[1] + a.capability.vcores * left)
-    if unmet and copies is not None:
-        running = []
-        for cp in copies():
-            rec = mirror.containers.get(cp.container_id)
-            if rec is not None and cp.is_clone:
-                vec = _vec(rec.resource.memory_mb, rec.resource.vcores)
-                running.append(Running(rec.container_id, _queue_of(mirror, rec.attempt_id), vec, True))
-        already = {k.container_id for k in result.kills}
-        for r, why in reclaim(book, capacity, usage, unmet, running):
-            if r.container_id not in already:
-                app = _app_of_attempt(mirror.containers[r.container_id].attempt_id)
-                result.kills.append(KillChoice(r.container_id, app, "queue_reclaim", why))
+            want = (a.capability.memory_mb * left, a.capability.vcores * left)
+            u = with_ams.get(q, (0.0, 0.0))
+            with_ams[q] = (u[0] + want[0], u[1] + want[1])
+            if not a.am_container:
+                u = unmet.get(q, (0.0, 0.0))
+                unmet[q] = (u[0] + want[0], u[1] + want[1])
+    queue_of = functools.partial(_queue_of, mirror)
+    reclaim_kills(mirror, book, capacity, usage, unmet, with_ams, waits, copies, queue_of, result)
     return result
 
 

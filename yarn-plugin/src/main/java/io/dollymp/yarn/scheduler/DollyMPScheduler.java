@@ -6,6 +6,7 @@ import io.dollymp.yarn.scheduler.client.ChannelSecurity;
 import io.dollymp.yarn.scheduler.client.DecisionClient;
 import io.dollymp.yarn.scheduler.client.SessionState;
 import io.dollymp.yarn.scheduler.client.SessionStateMachine;
+import io.dollymp.yarn.scheduler.queue.PreemptionKeys;
 import io.dollymp.yarn.scheduler.queue.QueueConfigReader;
 import io.dollymp.yarn.scheduler.queue.QueueLoader;
 import io.dollymp.yarn.scheduler.queue.QueueTree;
@@ -154,7 +155,9 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     this.shimMetrics = new ShimMetrics(session, planBook, heartbeatLatency, nodeUpdatesHandled::get,
         fallbackContainers::get, blacklistSkips::get);
     super.serviceInit(configuration);
-    schedulingMonitorManager.initialize(rmContext, configuration);
+    // CapacityScheduler's preemption policy would refuse this scheduler and stop the RM: the service does its
+    // work (PreemptionKeys); any other monitor policy runs as configured.
+    schedulingMonitorManager.initialize(rmContext, PreemptionKeys.forMonitors(configuration));
   }
 
   /**
@@ -229,7 +232,7 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     ShimConfig next;
     synchronized (this) {
       next = QueueRefresh.refresh(startConf, configuration, context, queues, applicationsByQueue());
-      super.reinitialize(configuration, context);
+      super.reinitialize(PreemptionKeys.forMonitors(configuration), context);
       outbox.queuesChanged = true;
     }
     if (!next.sameConnection(shimConfig) && client != null && isInState(STATE.STARTED)) {
@@ -973,7 +976,8 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
           + applicationId + "'";
     }
     completedContainer(c, SchedulerUtils.createPreemptedContainerStatus(id,
-        "Preempted by DollyMP: a clone yields its container to a waiting original task"), RMContainerEventType.KILL);
+        "Preempted by DollyMP at the decision service's request (a clone yielding to a waiting task, or a queue "
+            + "taking back its guarantee; the decision log has the reason)"), RMContainerEventType.KILL);
     return null;
   }
 

@@ -7,6 +7,7 @@ import io.dollymp.yarn.scheduler.DollyMPScheduler;
 import io.dollymp.yarn.scheduler.ShimAppAttempt;
 import io.dollymp.yarn.scheduler.ShimConfig;
 import io.dollymp.yarn.scheduler.client.SessionState;
+import io.dollymp.yarn.scheduler.queue.PreemptionKeys;
 import io.dollymp.yarn.scheduler.queue.QueueLoader;
 import io.dollymp.yarn.testkit.DecisionServiceProcess;
 import io.dollymp.yarn.testkit.MiniClusters;
@@ -23,6 +24,8 @@ import org.apache.hadoop.fs.FileUtil;
 import org.apache.hadoop.mapreduce.v2.MiniMRYarnCluster;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
 import org.apache.hadoop.yarn.api.records.ApplicationSubmissionContext;
+import org.apache.hadoop.yarn.api.records.ContainerExitStatus;
+import org.apache.hadoop.yarn.api.records.ContainerStatus;
 import org.apache.hadoop.yarn.api.records.ContainerLaunchContext;
 import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.client.api.YarnClient;
@@ -158,6 +161,64 @@ class QueueSharesIT {
         }
       } finally {
         yc.stop();
+        cluster.stop();
+      }
+    }
+  }
+
+  /**
+   * CapacityScheduler's preemption monitor turned on (its keys, as an operator migrating has them, wait 1 s):
+   * the RM starts (Hadoop's own policy would refuse this scheduler), queue a holds the whole cluster with
+   * originals, b asks for its guarantee. Nothing of a's is preempted before the wait; then a's newest originals
+   * are, with YARN's PREEMPTED exit status, until b holds its guarantee and a is back at its own.
+   */
+  @Test
+  void withPreemptionOnAQueueTakesItsGuaranteeFromAnotherQueuesOriginals() throws Exception {
+    Path queues = queueFile("a.user-limit-factor", "2");
+    int grpcPort = freePort();
+    try (DecisionServiceProcess service = new DecisionServiceProcess(WORK.resolve("service"), "dollymp", grpcPort)) {
+      service.awaitGrpcPort(60_000);
+      Configuration conf = MiniClusters.shimConf(grpcPort);
+      conf.set(QueueLoader.QUEUES_FILE, queues.toString());
+      conf.setBoolean(YarnConfiguration.RM_SCHEDULER_ENABLE_MONITORS, true);
+      conf.setLong(PreemptionKeys.MAX_WAIT, 1000);
+      conf.set(ShimConfig.FALLBACK_POLICY, "none");
+      conf.setLong(ShimConfig.PLAN_MAX_AGE_MS, 30_000);
+      MiniMRYarnCluster cluster = MiniClusters.startWithShim("dollymp-queue-preempt", 2, conf, 30_000);
+      try {
+        DollyMPScheduler shim = (DollyMPScheduler) cluster.getResourceManager().getResourceScheduler();
+        assertEquals(SessionState.RUNNING, shim.sessionState(), "shim never reached RUNNING:\n" + service.logText());
+        long until = System.currentTimeMillis() + 30_000;
+        while (shim.nodes().size() < 2 && System.currentTimeMillis() < until) {
+          Thread.sleep(100);
+        }
+        int slots = (int) (shim.getClusterResource().getMemorySize() / SLOT.getMemorySize()); // 12
+        int half = slots / 2;
+        Configuration client = new Configuration(cluster.getConfig());
+        try (UnmanagedAm a = UnmanagedAm.start(client, "a-all", "a", 60_000);
+            UnmanagedAm b = UnmanagedAm.start(client, "b", "b", 60_000)) {
+          a.request(slots, SLOT);
+          assertEquals(slots, a.await(slots, 60_000).size(), "b is idle: its share is lent to a");
+          long t0 = System.currentTimeMillis();
+          b.request(half, SLOT);
+          b.await(half, 400);
+          assertEquals(slots, live(shim, a.appId), "nothing preempted before the 1 s wait");
+          List<org.apache.hadoop.yarn.api.records.Container> got = b.await(half, 30_000);
+          long elapsed = System.currentTimeMillis() - t0;
+          assertEquals(half, got.size(), "b's guarantee, taken from a's originals:\n" + service.logText());
+          Thread.sleep(1000); // and no more than owed
+          assertEquals(half, live(shim, a.appId), "a keeps its own guarantee");
+          List<ContainerStatus> gone = a.heartbeatCompleted();
+          assertEquals(half, gone.size(), "a's preempted containers: " + gone);
+          for (ContainerStatus st : gone) {
+            assertEquals(ContainerExitStatus.PREEMPTED, st.getExitStatus(), st.toString());
+          }
+          String decisions = ServiceQueries.dumpDecisions(service.db);
+          assertTrue(decisions.contains("queue_reclaim_original"), "the log names the reclaim:\n" + decisions);
+          System.out.println("QueueSharesIT: b got its guarantee of " + half + " from a's originals " + elapsed
+              + " ms after asking (wait 1000 ms)");
+        }
+      } finally {
         cluster.stop();
       }
     }

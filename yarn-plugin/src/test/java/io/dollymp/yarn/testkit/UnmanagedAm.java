@@ -14,6 +14,7 @@ import org.apache.hadoop.yarn.api.records.ApplicationId;
 import org.apache.hadoop.yarn.api.records.ApplicationReport;
 import org.apache.hadoop.yarn.api.records.ApplicationSubmissionContext;
 import org.apache.hadoop.yarn.api.records.Container;
+import org.apache.hadoop.yarn.api.records.ContainerStatus;
 import org.apache.hadoop.yarn.api.records.ContainerLaunchContext;
 import org.apache.hadoop.yarn.api.records.FinalApplicationStatus;
 import org.apache.hadoop.yarn.api.records.Priority;
@@ -150,6 +151,12 @@ public final class UnmanagedAm implements AutoCloseable {
       Thread.sleep(200);
     }
     return got;
+  }
+
+  /** One heartbeat: the statuses of this application's containers that completed since the last one. */
+  public List<ContainerStatus> heartbeatCompleted() throws Exception {
+    AllocateResponse r = ugi.doAs((PrivilegedExceptionAction<AllocateResponse>) () -> amrm.allocate(0.1f));
+    return r.getCompletedContainersStatuses();
   }
 
   /** Releases every container received so far (sent on the next heartbeat, which this makes). */

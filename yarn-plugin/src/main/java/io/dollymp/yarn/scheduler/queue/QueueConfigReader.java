@@ -36,7 +36,7 @@ public final class QueueConfigReader {
   private static final Pattern NAME = Pattern.compile("[A-Za-z0-9_\\-]{1,64}");
   private static final Set<String> QUEUE_KEYS = new HashSet<String>(Arrays.asList("queues", "capacity",
       "maximum-capacity", "user-limit-factor", "maximum-am-resource-percent", "acl_submit_applications",
-      "acl_administer_queue", "state"));
+      "acl_administer_queue", "state", "disable_preemption"));
   /**
    * Global CapacityScheduler keys not warned about: read (the mappings, maximum-am-resource-percent) or harmless
    * to leave in a migrated file (the shim has its own).
@@ -52,6 +52,8 @@ public final class QueueConfigReader {
   private boolean stock;
   /** The global maximum-am-resource-percent, or NaN when unset. */
   private float globalAm = Float.NaN;
+  /** After how long a queue's unmet guarantee preempts originals (PreemptionKeys; 0: the monitor is off). */
+  private long preemptAfterMs;
 
   private QueueConfigReader(Configuration conf) {
     this.conf = conf;
@@ -61,7 +63,8 @@ public final class QueueConfigReader {
   public static QueueConfig read(Configuration conf) {
     QueueConfigReader r = new QueueConfigReader(conf);
     r.globalAm = r.amPercent(MAX_AM_PERCENT, Float.NaN);
-    r.readQueue(ROOT, 0, 100f);
+    r.preemptAfterMs = PreemptionKeys.originalsAfterMs(conf, r.errors);
+    r.readQueue(ROOT, 0, 100f, false);
     List<QueueMapping> mappings = r.readMappings();
     r.checkUnsupportedKeys();
     if (!r.errors.isEmpty()) {
@@ -70,7 +73,7 @@ public final class QueueConfigReader {
     return new QueueConfig(r.queues, mappings, conf.getBoolean(MAPPINGS_OVERRIDE, false), r.warnings);
   }
 
-  private void readQueue(String path, int depth, float parentMax) {
+  private void readQueue(String path, int depth, float parentMax, boolean parentNoPreemption) {
     if (queues.size() >= MAX_QUEUES) {
       errors.add(PREFIX + path + ": more than " + MAX_QUEUES + " queues");
       return;
@@ -128,10 +131,12 @@ public final class QueueConfigReader {
     // CapacityScheduler's defaults: the root allows everyone, other queues add nobody (they inherit the root's).
     AccessControlList submit = new AccessControlList(conf.get(prefix + "acl_submit_applications", root ? "*" : " "));
     AccessControlList admin = new AccessControlList(conf.get(prefix + "acl_administer_queue", root ? "*" : " "));
-    queues.put(path, new QueueSettings(path, children, capacity, max, ulf, am, submit, admin, state));
+    boolean noPreemption = PreemptionKeys.disabled(conf, prefix + "disable_preemption", parentNoPreemption, errors);
+    queues.put(path, new QueueSettings(path, children, capacity, max, ulf, am, submit, admin, state,
+        noPreemption ? 0L : preemptAfterMs));
     float sum = 0f;
     for (String child : children) {
-      readQueue(path + "." + child, depth + 1, max);
+      readQueue(path + "." + child, depth + 1, max, noPreemption);
       QueueSettings c = queues.get(path + "." + child);
       sum += c == null ? 0f : c.capacity;
     }

@@ -16,7 +16,7 @@ import org.apache.hadoop.yarn.exceptions.YarnException;
  * {@code capacity-scheduler.xml} over it (read through the RM's configuration provider, as
  * CapacityScheduler reads it, or from {@value #QUEUES_FILE} when set; keys set in code on the RM's
  * configuration win over the file, as in CapacityScheduler). On {@code -refreshQueues}
- * the RM hands over a freshly read {@code yarn-site.xml}; its scheduler and ACL keys replace the
+ * the RM hands over a freshly read {@code yarn-site.xml}; its scheduler, monitor and ACL keys replace the
  * start-up values (a key it no longer has keeps its start-up value) and the queue file is read again.
  */
 public final class QueueLoader {
@@ -33,7 +33,8 @@ public final class QueueLoader {
     if (reloaded != null) {
       for (Map.Entry<String, String> e : reloaded) {
         String k = e.getKey();
-        if (k.startsWith("yarn.scheduler.") || k.equals(YarnConfiguration.YARN_ACL_ENABLE)
+        if (k.startsWith("yarn.scheduler.") || k.startsWith("yarn.resourcemanager.scheduler.monitor.")
+            || k.startsWith("yarn.resourcemanager.monitor.") || k.equals(YarnConfiguration.YARN_ACL_ENABLE)
             || k.equals(YarnConfiguration.YARN_ADMIN_ACL)) {
           out.set(k, e.getValue());
         }

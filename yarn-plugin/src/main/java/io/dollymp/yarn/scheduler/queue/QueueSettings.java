@@ -25,10 +25,16 @@ public final class QueueSettings {
   final AccessControlList submitAcl;
   final AccessControlList administerAcl;
   final QueueState state;
+  /**
+   * After how many milliseconds of another queue's unmet guarantee this queue's originals may be preempted
+   * (PreemptionKeys: CapacityScheduler's monitor and its max_wait_before_kill); 0 when the monitor is off or the
+   * queue has {@code disable_preemption}.
+   */
+  final long preemptOriginalsAfterMs;
 
   QueueSettings(String path, List<String> children, float capacity, float maximumCapacity, float userLimitFactor,
       float maximumAmResourcePercent, AccessControlList submitAcl, AccessControlList administerAcl,
-      QueueState state) {
+      QueueState state, long preemptOriginalsAfterMs) {
     this.path = path;
     this.children = Collections.unmodifiableList(new ArrayList<String>(children));
     this.capacity = capacity;
@@ -38,6 +44,12 @@ public final class QueueSettings {
     this.submitAcl = submitAcl;
     this.administerAcl = administerAcl;
     this.state = state;
+    this.preemptOriginalsAfterMs = preemptOriginalsAfterMs;
+  }
+
+  /** See the field: milliseconds, 0 for never. */
+  public long preemptOriginalsAfterMs() {
+    return preemptOriginalsAfterMs;
   }
 
   public String path() {

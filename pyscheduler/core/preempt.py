@@ -1,0 +1,123 @@
+"""Preempting original containers for queues below their guarantee: CapacityScheduler's preemption
+monitor, as the shim reports it per leaf (QueueShareInfo.preempt_originals_after_ms, read into
+QueueShare.preempt_after_s; 0 for a leaf with preemption off).
+
+Clones are reclaimed first (pyscheduler/core/queues.py `reclaim`: a clone is redundant work). What a
+queue below its guarantee is still owed after that is taken from original containers when:
+- the owed queue has waited, with demand it could not place, at least the victim queue's
+  `preempt_after_s` (CapacityScheduler's max_wait_before_kill: a victim is not killed at the first
+  shortfall);
+- the victim queue has preemption on (> 0) and is above its guarantee, and losing the container does not
+  take it below its guarantee;
+- the container is not an ApplicationMaster's (losing it would lose the application's work);
+- newest first (the least work lost; CapacityScheduler too takes the most recently allocated
+  containers first);
+- in one round at most `per_round` of the cluster (dominant share; CapacityScheduler's
+  total_preemption_per_round default, 0.1) but always one container, and no more than owed.
+
+Pure: the caller (pyscheduler/rpc/queueshare.py) tracks how long each queue has waited.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from pyscheduler.core.queues import QueueBook, add, dominant
+
+REASON_RECLAIM_ORIGINAL = "queue_reclaim_original"
+PER_ROUND = 0.1
+_EPS = 1e-9
+
+
+@dataclass(frozen=True, slots=True)
+class Original:
+    """A running original container: its id, queue, resources, start time and whether it runs an AM."""
+
+    container_id: str
+    queue: str
+    resource: tuple[float, ...]
+    start_s: float
+    is_am: bool = False
+
+
+def _owed(
+    book: QueueBook,
+    capacity: Sequence[float],
+    used: Mapping[str, tuple[float, ...]],
+    unmet: Mapping[str, Sequence[float]],
+    waited_s: Mapping[str, float],
+) -> list[tuple[float, tuple[float, ...], str]]:
+    """Per owed queue: (how long it waited, what it is owed, its path), longest wait first."""
+    zero = (0.0,) * len(capacity)
+    out = []
+    for name, want in unmet.items():
+        q = book.resolve(name)
+        if q is None:
+            continue
+        u = used.get(q.path, zero)
+        room = tuple(max(0.0, q.guaranteed * c - x) for c, x in zip(capacity, u, strict=True))
+        owed = tuple(min(r, w) for r, w in zip(room, want, strict=True))
+        if dominant(owed, capacity) > 0:
+            out.append((waited_s.get(q.path, 0.0), owed, q.path))
+    out.sort(key=lambda t: (-t[0], t[2]))
+    return out
+
+
+def reclaim_originals(
+    book: QueueBook,
+    capacity: Sequence[float],
+    usage: Mapping[str, Sequence[float]],
+    unmet: Mapping[str, Sequence[float]],
+    waited_s: Mapping[str, float],
+    originals: Sequence[Original],
+    freed: Sequence[float] = (),
+    per_round: float = PER_ROUND,
+) -> list[tuple[Original, str]]:
+    """Original containers to preempt this round, each with its reason's detail. `usage` and `unmet` are
+    keyed by the RM's queue names; `waited_s` by leaf path; `freed`: what the round's clone preemptions
+    already free (it counts against what is owed)."""
+    if not any(q.preempt_after_s > 0 for q in book.leaves.values()):
+        return []
+    zero = (0.0,) * len(capacity)
+    used: dict[str, tuple[float, ...]] = {}
+    for name, u in usage.items():
+        q = book.resolve(name)
+        if q is not None:
+            used[q.path] = add(used.get(q.path, zero), tuple(u))
+    owed = _owed(book, capacity, used, unmet, waited_s)
+    if not owed:
+        return []
+    got = tuple(freed) if freed else zero
+    taken = 0.0
+    out: list[tuple[Original, str]] = []
+    for r in sorted(originals, key=lambda o: (-o.start_s, o.container_id)):
+        q = book.resolve(r.queue)
+        if r.is_am or q is None or q.preempt_after_s <= 0:
+            continue
+        # what the queues that waited at least this victim queue's time are owed, less what is freed
+        due = zero
+        waited = ""
+        for w, o, path in owed:
+            if w + _EPS >= q.preempt_after_s and path != q.path:
+                due = add(due, o)
+                waited = waited or f"{path} waited {w:.1f} s"
+        if not waited or all(g + _EPS >= d for g, d in zip(got, due, strict=True)):
+            continue
+        after = tuple(x - y for x, y in zip(used.get(q.path, zero), r.resource, strict=True))
+        if dominant(after, capacity) + _EPS < q.guaranteed:
+            continue  # never below the victim's own guarantee
+        share = dominant(r.resource, capacity)
+        if out and taken + share > per_round + _EPS:
+            break
+        out.append(
+            (
+                r,
+                f"{q.path} is above its guarantee {q.guaranteed:.3f}: its newest original yields "
+                f"({waited} below its guarantee; preemption after {q.preempt_after_s:.1f} s)",
+            )
+        )
+        used[q.path] = after
+        got = add(got, r.resource)
+        taken += share
+    return out
