@@ -21,47 +21,12 @@ Pure: the caller (pyscheduler/rpc/queueshare.py) tracks how long each queue has 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
-from pyscheduler.core.queues import QueueBook, add, dominant
+from pyscheduler.core.queues import QueueBook, Running, add, dominant, owed_by_leaf
 
 REASON_RECLAIM_ORIGINAL = "queue_reclaim_original"
 PER_ROUND = 0.1
 _EPS = 1e-9
-
-
-@dataclass(frozen=True, slots=True)
-class Original:
-    """A running original container: its id, queue, resources, start time and whether it runs an AM."""
-
-    container_id: str
-    queue: str
-    resource: tuple[float, ...]
-    start_s: float
-    is_am: bool = False
-
-
-def _owed(
-    book: QueueBook,
-    capacity: Sequence[float],
-    used: Mapping[str, tuple[float, ...]],
-    unmet: Mapping[str, Sequence[float]],
-    waited_s: Mapping[str, float],
-) -> list[tuple[float, tuple[float, ...], str]]:
-    """Per owed queue: (how long it waited, what it is owed, its path), longest wait first."""
-    zero = (0.0,) * len(capacity)
-    out = []
-    for name, want in unmet.items():
-        q = book.resolve(name)
-        if q is None:
-            continue
-        u = used.get(q.path, zero)
-        room = tuple(max(0.0, q.guaranteed * c - x) for c, x in zip(capacity, u, strict=True))
-        owed = tuple(min(r, w) for r, w in zip(room, want, strict=True))
-        if dominant(owed, capacity) > 0:
-            out.append((waited_s.get(q.path, 0.0), owed, q.path))
-    out.sort(key=lambda t: (-t[0], t[2]))
-    return out
 
 
 def reclaim_originals(
@@ -70,11 +35,11 @@ def reclaim_originals(
     usage: Mapping[str, Sequence[float]],
     unmet: Mapping[str, Sequence[float]],
     waited_s: Mapping[str, float],
-    originals: Sequence[Original],
+    originals: Sequence[Running],
     freed: Sequence[float] = (),
     per_round: float = PER_ROUND,
-) -> list[tuple[Original, str]]:
-    """Original containers to preempt this round, each with its reason's detail. `usage` and `unmet` are
+) -> list[tuple[Running, str]]:
+    """Running containers to preempt this round, each with its reason's detail. `usage` and `unmet` are
     keyed by the RM's queue names; `waited_s` by leaf path; `freed`: what the round's clone preemptions
     already free (it counts against what is owed)."""
     if not any(q.preempt_after_s > 0 for q in book.leaves.values()):
@@ -85,12 +50,19 @@ def reclaim_originals(
         q = book.resolve(name)
         if q is not None:
             used[q.path] = add(used.get(q.path, zero), tuple(u))
-    owed = _owed(book, capacity, used, unmet, waited_s)
+    owed = sorted(
+        (
+            (waited_s.get(path, 0.0), o, path)
+            for path, o in owed_by_leaf(book, capacity, used, unmet).items()
+            if dominant(o, capacity) > 0
+        ),
+        key=lambda t: (-t[0], t[2]),
+    )  # (how long it waited, what it is owed, its path), longest wait first
     if not owed:
         return []
     got = tuple(freed) if freed else zero
     taken = 0.0
-    out: list[tuple[Original, str]] = []
+    out: list[tuple[Running, str]] = []
     for r in sorted(originals, key=lambda o: (-o.start_s, o.container_id)):
         q = book.resolve(r.queue)
         if r.is_am or q is None or q.preempt_after_s <= 0:

@@ -253,12 +253,35 @@ def admit(
 
 @dataclass(frozen=True, slots=True)
 class Running:
-    """A running container: its id, queue, resources, and whether it is a clone."""
+    """A running container: its id, queue, resources, whether it is a clone, its start time (seconds) and
+    whether it runs an ApplicationMaster."""
 
     container_id: str
     queue: str
     resource: tuple[float, ...]
-    is_clone: bool
+    is_clone: bool = False
+    start_s: float = 0.0
+    is_am: bool = False
+
+
+def owed_by_leaf(
+    book: QueueBook,
+    capacity: Sequence[float],
+    used: Mapping[str, Sequence[float]],
+    unmet: Mapping[str, Sequence[float]],
+) -> dict[str, tuple[float, ...]]:
+    """Per leaf path: what its unplaced work (`unmet`, keyed by the RM's queue names) is owed, up to its
+    guarantee (`used`: per leaf path)."""
+    zero = (0.0,) * len(capacity)
+    out: dict[str, tuple[float, ...]] = {}
+    for name, want in unmet.items():
+        q = book.resolve(name)
+        if q is None:
+            continue
+        u = used.get(q.path, zero)
+        room = tuple(max(0.0, q.guaranteed * c - x) for c, x in zip(capacity, u, strict=True))
+        out[q.path] = add(out.get(q.path, zero), tuple(min(r, w) for r, w in zip(room, want, strict=True)))
+    return out
 
 
 def reclaim(
@@ -274,13 +297,8 @@ def reclaim(
     zero = (0.0,) * len(capacity)
     used = _by_leaf(book, usage, zero)
     owed = zero
-    for name, want in unmet.items():
-        q = book.resolve(name)
-        if q is None:
-            continue
-        u = used.get(q.path, zero)
-        room = tuple(max(0.0, q.guaranteed * c - x) for c, x in zip(capacity, u, strict=True))
-        owed = add(owed, tuple(min(r, w) for r, w in zip(room, want, strict=True)))
+    for o in owed_by_leaf(book, capacity, used, unmet).values():
+        owed = add(owed, o)
     if dominant(owed, capacity) <= 0:
         return []
     out: list[tuple[Running, str]] = []

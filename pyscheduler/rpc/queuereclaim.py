@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
-from pyscheduler.core.preempt import REASON_RECLAIM_ORIGINAL, Original, reclaim_originals
+from pyscheduler.core.preempt import REASON_RECLAIM_ORIGINAL, reclaim_originals
 from pyscheduler.core.queues import QueueBook, Running, reclaim
 from pyscheduler.rpc.mirror import application_of_attempt
 from pyscheduler.rpc.placer import KillChoice, RoundResult
@@ -87,12 +87,12 @@ def reclaim_kills(
             freed[0] += rec.resource.memory_mb
             freed[1] += rec.resource.vcores
     originals = [
-        Original(
+        Running(
             c.container_id,
             queue_of(c.attempt_id),
             _vec(c.resource.memory_mb, c.resource.vcores),
-            c.start_time_ms / 1000.0,
-            c.am_container,
+            start_s=c.start_time_ms / 1000.0,
+            is_am=c.am_container,
         )
         for c in mirror.containers.values()
         if c.container_id not in clones and c.container_id not in already

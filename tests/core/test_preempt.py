@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from pyscheduler.core.preempt import Original, reclaim_originals
-from pyscheduler.core.queues import QueueBook, QueueShare
+from pyscheduler.core.preempt import reclaim_originals
+from pyscheduler.core.queues import QueueBook, QueueShare, Running
 
 CAP = (12 * 512.0, 12.0)  # 12 slots of (512 MB, 1 vcore)
 SLOT = (512.0, 1.0)
@@ -22,9 +22,11 @@ def _book(after_s: float, b_after_s: float = 0.0) -> QueueBook:
     )
 
 
-def _a_holds_all(am_first: bool = True) -> list[Original]:
+def _a_holds_all(am_first: bool = True) -> list[Running]:
     """Queue a's 12 containers, started at 1..12 s; the first runs a's AM."""
-    return [Original(f"c{i}", "root.a", SLOT, float(i), is_am=am_first and i == 1) for i in range(1, 13)]
+    return [
+        Running(f"c{i}", "root.a", SLOT, start_s=float(i), is_am=am_first and i == 1) for i in range(1, 13)
+    ]
 
 
 def _slots(n: int) -> tuple[float, float]:
@@ -52,7 +54,7 @@ def test_newest_originals_first_within_the_per_round_share_then_until_owed() -> 
 def test_never_an_am_never_below_the_victims_guarantee_and_what_clones_freed_counts() -> None:
     usage = {"root.a": _slots(8), "root.b": _slots(2)}  # a holds 8 (its guarantee is 6); b is owed 4
     unmet = {"root.b": _slots(10)}
-    originals = [Original(f"c{i}", "root.a", SLOT, float(i), is_am=i >= 7) for i in range(1, 9)]
+    originals = [Running(f"c{i}", "root.a", SLOT, start_s=float(i), is_am=i >= 7) for i in range(1, 9)]
     got = reclaim_originals(_book(1.0), CAP, usage, unmet, {"root.b": 5.0}, originals, per_round=1.0)
     assert [o.container_id for o, _ in got] == ["c6", "c5"]  # c7, c8 run AMs; then a is at its guarantee
     got = reclaim_originals(

@@ -19,14 +19,16 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.List;
+import java.util.function.Consumer;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileUtil;
 import org.apache.hadoop.mapreduce.v2.MiniMRYarnCluster;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
 import org.apache.hadoop.yarn.api.records.ApplicationSubmissionContext;
+import org.apache.hadoop.yarn.api.records.Container;
 import org.apache.hadoop.yarn.api.records.ContainerExitStatus;
-import org.apache.hadoop.yarn.api.records.ContainerStatus;
 import org.apache.hadoop.yarn.api.records.ContainerLaunchContext;
+import org.apache.hadoop.yarn.api.records.ContainerStatus;
 import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.client.api.YarnClient;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
@@ -48,60 +50,41 @@ class QueueSharesIT {
   @Test
   void aQueueBelowItsGuaranteeGetsFreedRoomWithinOneHeartbeatInterval() throws Exception {
     // one user holds all of a: as under CapacityScheduler, borrowing past the guarantee needs a factor > 1
-    Path queues = queueFile("a.user-limit-factor", "2");
-    int grpcPort = freePort();
-    try (DecisionServiceProcess service = new DecisionServiceProcess(WORK.resolve("service"), "dollymp", grpcPort)) {
-      service.awaitGrpcPort(60_000);
-      Configuration conf = MiniClusters.shimConf(grpcPort);
-      conf.set(QueueLoader.QUEUES_FILE, queues.toString());
-      conf.setInt(YarnConfiguration.RM_NM_HEARTBEAT_INTERVAL_MS, HEARTBEAT_MS);
-      // Only the service places containers here: on a loaded machine a slow round must not hand the
-      // cluster to the fallback policy (which knows no shares) and confound what is measured.
-      conf.set(ShimConfig.FALLBACK_POLICY, "none");
-      conf.setLong(ShimConfig.PLAN_MAX_AGE_MS, 30_000);
-      MiniMRYarnCluster cluster = MiniClusters.startWithShim("dollymp-queue-shares", 2, conf, 30_000);
-      try {
-        DollyMPScheduler shim = (DollyMPScheduler) cluster.getResourceManager().getResourceScheduler();
-        assertEquals(SessionState.RUNNING, shim.sessionState(), "shim never reached RUNNING:\n" + service.logText());
-        long until = System.currentTimeMillis() + 30_000;
-        while (shim.nodes().size() < 2 && System.currentTimeMillis() < until) {
-          Thread.sleep(100);
+    try (Rig rig = Rig.start("dollymp-queue-shares", c -> c.setInt(YarnConfiguration.RM_NM_HEARTBEAT_INTERVAL_MS,
+        HEARTBEAT_MS), "a.user-limit-factor", "2")) {
+      DollyMPScheduler shim = rig.shim;
+      int slots = (int) (shim.getClusterResource().getMemorySize() / SLOT.getMemorySize()); // 12
+      int half = slots / 2;
+      Configuration client = new Configuration(rig.cluster.getConfig());
+      try (UnmanagedAm a1 = UnmanagedAm.start(client, "a-first", "a", 60_000);
+          UnmanagedAm a2 = UnmanagedAm.start(client, "a-second", "a", 60_000);
+          UnmanagedAm b = UnmanagedAm.start(client, "b", "b", 60_000)) {
+        a1.request(half, SLOT);
+        assertEquals(half, a1.await(half, 60_000).size());
+        a2.request(half, SLOT);
+        assertEquals(half, a2.await(half, 60_000).size(), "b is idle: its share is lent to a");
+        // a asks for a little more, first; then b asks for more than its guarantee. First come first
+        // served, or shortest job first, would serve a's small ask from the freed room; the shares give b
+        // exactly its guarantee and a nothing.
+        a2.request(2, SLOT);
+        a2.await(2, 600);
+        b.request(2 * half, SLOT);
+        b.await(2 * half, 600);
+        assertEquals(0, live(shim, b.appId), "the cluster is full");
+        long t0 = System.currentTimeMillis();
+        a1.releaseAll();
+        long deadline = t0 + 10_000;
+        while (live(shim, b.appId) < half && System.currentTimeMillis() < deadline) {
+          Thread.sleep(10);
         }
-        int slots = (int) (shim.getClusterResource().getMemorySize() / SLOT.getMemorySize()); // 12
-        int half = slots / 2;
-        Configuration client = new Configuration(cluster.getConfig());
-        try (UnmanagedAm a1 = UnmanagedAm.start(client, "a-first", "a", 60_000);
-            UnmanagedAm a2 = UnmanagedAm.start(client, "a-second", "a", 60_000);
-            UnmanagedAm b = UnmanagedAm.start(client, "b", "b", 60_000)) {
-          a1.request(half, SLOT);
-          assertEquals(half, a1.await(half, 60_000).size());
-          a2.request(half, SLOT);
-          assertEquals(half, a2.await(half, 60_000).size(), "b is idle: its share is lent to a");
-          // a asks for a little more, first; then b asks for more than its guarantee. First come first
-          // served, or shortest job first, would serve a's small ask from the freed room; the shares give b
-          // exactly its guarantee and a nothing.
-          a2.request(2, SLOT);
-          a2.await(2, 600);
-          b.request(2 * half, SLOT);
-          b.await(2 * half, 600);
-          assertEquals(0, live(shim, b.appId), "the cluster is full");
-          long t0 = System.currentTimeMillis();
-          a1.releaseAll();
-          long deadline = t0 + 10_000;
-          while (live(shim, b.appId) < half && System.currentTimeMillis() < deadline) {
-            Thread.sleep(10);
-          }
-          long elapsed = System.currentTimeMillis() - t0;
-          Thread.sleep(2 * HEARTBEAT_MS); // and nothing more lands afterwards
-          assertEquals(half, live(shim, b.appId), "b's containers at the RM after a's release");
-          assertEquals(half, live(shim, a2.appId), "a, above its guarantee, got none of the freed room");
-          System.out.println("QueueSharesIT: b got its guaranteed " + half + " containers " + elapsed
-              + " ms after the room freed (NodeManager heartbeat " + HEARTBEAT_MS + " ms)");
-          // One heartbeat interval for every node to report after the plan, plus the service's round (one tick).
-          assertTrue(elapsed <= HEARTBEAT_MS + 500, "b waited " + elapsed + " ms");
-        }
-      } finally {
-        cluster.stop();
+        long elapsed = System.currentTimeMillis() - t0;
+        Thread.sleep(2 * HEARTBEAT_MS); // and nothing more lands afterwards
+        assertEquals(half, live(shim, b.appId), "b's containers at the RM after a's release");
+        assertEquals(half, live(shim, a2.appId), "a, above its guarantee, got none of the freed room");
+        System.out.println("QueueSharesIT: b got its guaranteed " + half + " containers " + elapsed
+            + " ms after the room freed (NodeManager heartbeat " + HEARTBEAT_MS + " ms)");
+        // One heartbeat interval for every node to report after the plan, plus the service's round (one tick).
+        assertTrue(elapsed <= HEARTBEAT_MS + 500, "b waited " + elapsed + " ms");
       }
     }
   }
@@ -114,21 +97,12 @@ class QueueSharesIT {
    */
   @Test
   void aQueuesApplicationMastersStayWithinItsAmResourcePercent() throws Exception {
-    Path queues = queueFile("a.maximum-am-resource-percent", "0.1", "b.maximum-am-resource-percent", "1.0");
-    int grpcPort = freePort();
-    try (DecisionServiceProcess service = new DecisionServiceProcess(WORK.resolve("service"), "dollymp", grpcPort)) {
-      service.awaitGrpcPort(60_000);
-      Configuration conf = MiniClusters.shimConf(grpcPort);
-      conf.unset("yarn.scheduler.capacity.maximum-am-resource-percent");
-      conf.set(QueueLoader.QUEUES_FILE, queues.toString());
-      conf.set(ShimConfig.FALLBACK_POLICY, "none");
-      conf.setLong(ShimConfig.PLAN_MAX_AGE_MS, 30_000);
-      MiniMRYarnCluster cluster = MiniClusters.startWithShim("dollymp-queue-am", 2, conf, 30_000);
+    try (Rig rig = Rig.start("dollymp-queue-am", c -> c.unset("yarn.scheduler.capacity.maximum-am-resource-percent"),
+        "a.maximum-am-resource-percent", "0.1", "b.maximum-am-resource-percent", "1.0")) {
+      DollyMPScheduler shim = rig.shim;
       YarnClient yc = YarnClient.createYarnClient();
       try {
-        DollyMPScheduler shim = (DollyMPScheduler) cluster.getResourceManager().getResourceScheduler();
-        assertEquals(SessionState.RUNNING, shim.sessionState(), "shim never reached RUNNING:\n" + service.logText());
-        yc.init(new Configuration(cluster.getConfig()));
+        yc.init(new Configuration(rig.cluster.getConfig()));
         yc.start();
         ApplicationId a1 = submitSleepingAm(yc, "a");
         ApplicationId b1 = submitSleepingAm(yc, "b");
@@ -147,7 +121,7 @@ class QueueSharesIT {
         Thread.sleep(2 * HEARTBEAT_MS); // a's second AM had every chance b's had
         assertEquals(1, live(shim, a1), "a's first AM still runs");
         assertEquals(0, live(shim, a2), "a's second AM would put a's AMs above 10% of the cluster");
-        String decisions = ServiceQueries.dumpDecisions(service.db);
+        String decisions = ServiceQueries.dumpDecisions(rig.service.db);
         assertTrue(decisions.contains("queue_am_limit") && decisions.contains(a2.toString()),
             "the service's log names the AM limit for " + a2 + ":\n" + decisions);
         yc.killApplication(a1);
@@ -161,7 +135,6 @@ class QueueSharesIT {
         }
       } finally {
         yc.stop();
-        cluster.stop();
       }
     }
   }
@@ -174,52 +147,86 @@ class QueueSharesIT {
    */
   @Test
   void withPreemptionOnAQueueTakesItsGuaranteeFromAnotherQueuesOriginals() throws Exception {
-    Path queues = queueFile("a.user-limit-factor", "2");
-    int grpcPort = freePort();
-    try (DecisionServiceProcess service = new DecisionServiceProcess(WORK.resolve("service"), "dollymp", grpcPort)) {
+    Consumer<Configuration> monitor = c -> {
+      c.setBoolean(YarnConfiguration.RM_SCHEDULER_ENABLE_MONITORS, true);
+      c.setLong(PreemptionKeys.MAX_WAIT, 1000);
+    };
+    try (Rig rig = Rig.start("dollymp-queue-preempt", monitor, "a.user-limit-factor", "2")) {
+      DollyMPScheduler shim = rig.shim;
+      DecisionServiceProcess service = rig.service;
+      int slots = (int) (shim.getClusterResource().getMemorySize() / SLOT.getMemorySize()); // 12
+      int half = slots / 2;
+      Configuration client = new Configuration(rig.cluster.getConfig());
+      try (UnmanagedAm a = UnmanagedAm.start(client, "a-all", "a", 60_000);
+          UnmanagedAm b = UnmanagedAm.start(client, "b", "b", 60_000)) {
+        a.request(slots, SLOT);
+        assertEquals(slots, a.await(slots, 60_000).size(), "b is idle: its share is lent to a");
+        long t0 = System.currentTimeMillis();
+        b.request(half, SLOT);
+        b.await(half, 400);
+        assertEquals(slots, live(shim, a.appId), "nothing preempted before the 1 s wait");
+        List<Container> got = b.await(half, 30_000);
+        long elapsed = System.currentTimeMillis() - t0;
+        assertEquals(half, got.size(), "b's guarantee, taken from a's originals:\n" + service.logText());
+        Thread.sleep(1000); // and no more than owed
+        assertEquals(half, live(shim, a.appId), "a keeps its own guarantee");
+        List<ContainerStatus> gone = a.heartbeatCompleted();
+        assertEquals(half, gone.size(), "a's preempted containers: " + gone);
+        for (ContainerStatus st : gone) {
+          assertEquals(ContainerExitStatus.PREEMPTED, st.getExitStatus(), st.toString());
+        }
+        String decisions = ServiceQueries.dumpDecisions(service.db);
+        assertTrue(decisions.contains("queue_reclaim_original"), "the log names the reclaim:\n" + decisions);
+        System.out.println("QueueSharesIT: b got its guarantee of " + half + " from a's originals " + elapsed
+            + " ms after asking (wait 1000 ms)");
+      }
+    }
+  }
+
+  /**
+   * The decision service and a two-NodeManager cluster whose shim reads a queue file: root -> a (50%), b (50%),
+   * plus {@code queueKeys} under root. Only the service places containers: on a loaded machine a slow round must
+   * not hand the cluster to the fallback policy (which knows no shares) and confound what is measured.
+   */
+  private static final class Rig implements AutoCloseable {
+    final DecisionServiceProcess service;
+    final MiniMRYarnCluster cluster;
+    final DollyMPScheduler shim;
+
+    private Rig(DecisionServiceProcess service, MiniMRYarnCluster cluster) {
+      this.service = service;
+      this.cluster = cluster;
+      this.shim = (DollyMPScheduler) cluster.getResourceManager().getResourceScheduler();
+    }
+
+    static Rig start(String name, Consumer<Configuration> adjust, String... queueKeys) throws Exception {
+      Path queues = queueFile(queueKeys);
+      int grpcPort;
+      try (ServerSocket s = new ServerSocket(0)) {
+        grpcPort = s.getLocalPort();
+      }
+      DecisionServiceProcess service = new DecisionServiceProcess(WORK.resolve("service"), "dollymp", grpcPort);
       service.awaitGrpcPort(60_000);
       Configuration conf = MiniClusters.shimConf(grpcPort);
       conf.set(QueueLoader.QUEUES_FILE, queues.toString());
-      conf.setBoolean(YarnConfiguration.RM_SCHEDULER_ENABLE_MONITORS, true);
-      conf.setLong(PreemptionKeys.MAX_WAIT, 1000);
       conf.set(ShimConfig.FALLBACK_POLICY, "none");
       conf.setLong(ShimConfig.PLAN_MAX_AGE_MS, 30_000);
-      MiniMRYarnCluster cluster = MiniClusters.startWithShim("dollymp-queue-preempt", 2, conf, 30_000);
+      adjust.accept(conf);
+      Rig rig = new Rig(service, MiniClusters.startWithShim(name, 2, conf, 30_000));
+      assertEquals(SessionState.RUNNING, rig.shim.sessionState(), "shim never reached RUNNING:\n" + service.logText());
+      long until = System.currentTimeMillis() + 30_000;
+      while (rig.shim.nodes().size() < 2 && System.currentTimeMillis() < until) {
+        Thread.sleep(100);
+      }
+      return rig;
+    }
+
+    @Override
+    public void close() throws Exception {
       try {
-        DollyMPScheduler shim = (DollyMPScheduler) cluster.getResourceManager().getResourceScheduler();
-        assertEquals(SessionState.RUNNING, shim.sessionState(), "shim never reached RUNNING:\n" + service.logText());
-        long until = System.currentTimeMillis() + 30_000;
-        while (shim.nodes().size() < 2 && System.currentTimeMillis() < until) {
-          Thread.sleep(100);
-        }
-        int slots = (int) (shim.getClusterResource().getMemorySize() / SLOT.getMemorySize()); // 12
-        int half = slots / 2;
-        Configuration client = new Configuration(cluster.getConfig());
-        try (UnmanagedAm a = UnmanagedAm.start(client, "a-all", "a", 60_000);
-            UnmanagedAm b = UnmanagedAm.start(client, "b", "b", 60_000)) {
-          a.request(slots, SLOT);
-          assertEquals(slots, a.await(slots, 60_000).size(), "b is idle: its share is lent to a");
-          long t0 = System.currentTimeMillis();
-          b.request(half, SLOT);
-          b.await(half, 400);
-          assertEquals(slots, live(shim, a.appId), "nothing preempted before the 1 s wait");
-          List<org.apache.hadoop.yarn.api.records.Container> got = b.await(half, 30_000);
-          long elapsed = System.currentTimeMillis() - t0;
-          assertEquals(half, got.size(), "b's guarantee, taken from a's originals:\n" + service.logText());
-          Thread.sleep(1000); // and no more than owed
-          assertEquals(half, live(shim, a.appId), "a keeps its own guarantee");
-          List<ContainerStatus> gone = a.heartbeatCompleted();
-          assertEquals(half, gone.size(), "a's preempted containers: " + gone);
-          for (ContainerStatus st : gone) {
-            assertEquals(ContainerExitStatus.PREEMPTED, st.getExitStatus(), st.toString());
-          }
-          String decisions = ServiceQueries.dumpDecisions(service.db);
-          assertTrue(decisions.contains("queue_reclaim_original"), "the log names the reclaim:\n" + decisions);
-          System.out.println("QueueSharesIT: b got its guarantee of " + half + " from a's originals " + elapsed
-              + " ms after asking (wait 1000 ms)");
-        }
-      } finally {
         cluster.stop();
+      } finally {
+        service.close();
       }
     }
   }
@@ -240,12 +247,6 @@ class QueueSharesIT {
     Path queues = WORK.resolve("capacity-scheduler.xml");
     Files.write(queues, xml.append("</configuration>\n").toString().getBytes(StandardCharsets.UTF_8));
     return queues;
-  }
-
-  private static int freePort() throws Exception {
-    try (ServerSocket s = new ServerSocket(0)) {
-      return s.getLocalPort();
-    }
   }
 
   /** An application whose AM container runs {@code sleep} for a minute: an AM container that never registers. */

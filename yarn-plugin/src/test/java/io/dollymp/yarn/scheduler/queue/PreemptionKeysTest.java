@@ -15,15 +15,9 @@ class PreemptionKeysTest {
   private static final String CS_POLICY =
       "org.apache.hadoop.yarn.server.resourcemanager.monitor.capacity.ProportionalCapacityPreemptionPolicy";
 
-  /** root -> eng (disable_preemption) -> {batch, adhoc (preemption back on)}; root -> ops. */
+  /** QueueTreeTest's two levels, eng with disable_preemption and its child adhoc with preemption back on. */
   private static Configuration tree() {
-    Configuration c = new Configuration(false);
-    c.set(P + "root.queues", "eng,ops");
-    c.set(P + "root.eng.queues", "batch,adhoc");
-    c.set(P + "root.eng.capacity", "60");
-    c.set(P + "root.ops.capacity", "40");
-    c.set(P + "root.eng.batch.capacity", "50");
-    c.set(P + "root.eng.adhoc.capacity", "50");
+    Configuration c = QueueTreeTest.twoLevels();
     c.set(P + "root.eng.disable_preemption", "true");
     c.set(P + "root.eng.adhoc.disable_preemption", "FALSE");
     return c;

@@ -27,7 +27,7 @@ class QueueTreeTest {
   }
 
   /** root -> eng (60%, max 80%) -> {batch 50%, adhoc 50%}; root -> ops (40%). */
-  private static Configuration twoLevels() {
+  static Configuration twoLevels() {
     Configuration c = new Configuration(false);
     c.set(P + "root.queues", "eng,ops");
     c.set(P + "root.eng.queues", "batch,adhoc");
