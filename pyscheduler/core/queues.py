@@ -42,9 +42,9 @@ DEFAULT_QUEUE = "root.default"
 @dataclass(frozen=True, slots=True)
 class QueueShare:
     """One leaf queue: guaranteed and maximum share of the cluster (fractions in [0, 1]), its
-    user-limit-factor (-1 or 0: no user limit), maximum-am-resource-percent (0: no AM limit), and after how
+    user-limit-factor (-1 or 0: no user limit), maximum-am-resource-percent (0: no AM limit), after how
     many seconds of another queue's unmet guarantee its originals may be preempted (0: never;
-    pyscheduler/core/preempt.py)."""
+    pyscheduler/core/preempt.py), and its minimum-user-limit-percent (100: no bound beyond the factor)."""
 
     path: str
     guaranteed: float
@@ -52,6 +52,7 @@ class QueueShare:
     user_limit_factor: float = -1.0
     am_percent: float = 0.0
     preempt_after_s: float = 0.0
+    min_user_limit_percent: float = 100.0
 
     def __post_init__(self) -> None:
         if not self.path or len(self.path) > 1024:
@@ -71,6 +72,10 @@ class QueueShare:
         if not (math.isfinite(self.am_percent) and 0.0 <= self.am_percent <= 1.0):
             name = f"QueueShare[{self.path!r}].maximum_am_resource_percent"
             raise ValueError(f"{name} must be in [0, 1], got {self.am_percent!r}")
+        mulp = self.min_user_limit_percent
+        if not (math.isfinite(mulp) and 0.0 < mulp <= 100.0):
+            name = f"QueueShare[{self.path!r}].minimum_user_limit_percent"
+            raise ValueError(f"{name} must be in (0, 100], got {mulp!r}")
         if not (math.isfinite(self.preempt_after_s) and 0.0 <= self.preempt_after_s <= MAX_PREEMPT_AFTER_S):
             name = f"QueueShare[{self.path!r}].preempt_originals_after_ms"
             got = self.preempt_after_s * 1000
@@ -122,6 +127,7 @@ def book_of_wire(queues: Sequence[Any]) -> QueueBook:
                     q.user_limit_factor,
                     q.maximum_am_resource_percent,
                     q.preempt_originals_after_ms / 1000.0,
+                    q.minimum_user_limit_percent or 100.0,  # 0: not sent, CapacityScheduler's default
                 )
             )
         except ValueError as e:
@@ -132,13 +138,15 @@ def book_of_wire(queues: Sequence[Any]) -> QueueBook:
 @dataclass(frozen=True, slots=True)
 class Candidate:
     """A placement the policy proposed: its queue, its resources, whether it is a clone, its
-    application's user (empty: no user limit applies) and whether it is an ApplicationMaster."""
+    application's user (empty: no user limit applies), whether it is an ApplicationMaster, and how many
+    containers `demand` is (a user or queue holding nothing may always take one, not more)."""
 
     queue: str
     demand: tuple[float, ...]
     is_clone: bool = False
     user: str = ""
     is_am: bool = False
+    count: int = 1
 
 
 @dataclass(frozen=True, slots=True)

@@ -82,26 +82,39 @@ def _candidate(mirror: Mirror, key: Any, capability: Any, n: int = 1, is_clone: 
         is_clone,
         _user_of(mirror, key[0]),
         bool(a is not None and a.am_container),
+        n,
     )
 
 
-def _held(mirror: Mirror) -> tuple[dict[str, Any], dict[tuple[str, str], Any], dict[str, Any]]:
-    """What each queue, each (queue, user) and each queue's AMs hold: containers, and placements not yet
-    confirmed (they hold room too)."""
-    usage: dict[str, tuple[float, float]] = {}
-    users: dict[tuple[str, str], tuple[float, float]] = {}
-    ams: dict[str, tuple[float, float]] = {}
+@dataclasses.dataclass(slots=True)
+class _Held:
+    """What each queue, each (queue, user), each queue's AMs and each (queue, user)'s AMs hold (containers,
+    and placements not yet confirmed: they hold room too), and how many users have pending asks per queue."""
+
+    queues: dict[str, tuple[float, float]]
+    users: dict[tuple[str, str], tuple[float, float]]
+    ams: dict[str, tuple[float, float]]
+    user_ams: dict[tuple[str, str], tuple[float, float]]
+    active_users: dict[str, int]
+
+
+def _plus(d: dict[Any, tuple[float, float]], k: Any, vec: tuple[float, float]) -> None:
+    u = d.get(k, (0.0, 0.0))
+    d[k] = (u[0] + vec[0], u[1] + vec[1])
+
+
+def _held(mirror: Mirror) -> _Held:
+    """The usage the limits judge against (see _Held)."""
+    h = _Held({}, {}, {}, {}, {})
 
     def hold(attempt_id: str, vec: tuple[float, float], am: bool) -> None:
         q = _queue_of(mirror, attempt_id)
-        u = usage.get(q, (0.0, 0.0))
-        usage[q] = (u[0] + vec[0], u[1] + vec[1])
         k = (q, _user_of(mirror, attempt_id))
-        u = users.get(k, (0.0, 0.0))
-        users[k] = (u[0] + vec[0], u[1] + vec[1])
+        _plus(h.queues, q, vec)
+        _plus(h.users, k, vec)
         if am:
-            u = ams.get(q, (0.0, 0.0))
-            ams[q] = (u[0] + vec[0], u[1] + vec[1])
+            _plus(h.ams, q, vec)
+            _plus(h.user_ams, k, vec)
 
     for c in mirror.containers.values():
         hold(c.attempt_id, _vec(c.resource.memory_mb, c.resource.vcores), c.am_container)
@@ -110,7 +123,13 @@ def _held(mirror: Mirror) -> tuple[dict[str, Any], dict[tuple[str, str], Any], d
         if n:
             a = mirror.asks.get(o.key)
             hold(o.key[0], _vec(o.capability.memory_mb, o.capability.vcores, n), bool(a and a.am_container))
-    return usage, users, ams
+    active: set[tuple[str, str]] = set()
+    for a in mirror.asks.values():
+        if a.num_containers > a.outstanding:
+            active.add((_queue_of(mirror, a.key[0]), _user_of(mirror, a.key[0])))
+    for q, _ in active:
+        h.active_users[q] = h.active_users.get(q, 0) + 1
+    return h
 
 
 def _apply(
@@ -121,8 +140,13 @@ def _apply(
         float(sum(n.capacity.memory_mb for n in running_nodes)),
         float(sum(n.capacity.vcores for n in running_nodes)),
     )
-    usage, users, ams = _held(mirror)
-    limits = LimitTracker(book, capacity, usage, users, ams) if limited(book) else None
+    held = _held(mirror)
+    usage = held.queues
+    limits = (
+        LimitTracker(book, capacity, usage, held.users, held.ams, held.user_ams, held.active_users)
+        if limited(book)
+        else None
+    )
 
     def refusal(a: Any) -> tuple[str, str] | None:
         """Why one more container of ask `a` would break its user's or its queue's AM limit, or None."""

@@ -137,3 +137,22 @@ def test_room_a_user_at_the_limit_leaves_goes_to_the_next_user_in_the_same_round
     assert waiting and all(
         d.reason == pb.REASON_QUEUE_SHARE and "user alice in root.a" in d.detail for d in waiting
     )
+
+
+def test_minimum_user_limit_percent_splits_a_queue_among_its_active_users(svc: DecisionService) -> None:
+    """One queue with the whole cluster (8 slots), factor -1, minimum-user-limit-percent 25: with four users
+    asking, each is held to max(1/4, 25%) of the queue, 2 slots; alone, alice would take all 8."""
+    queues = [pb.QueueShareInfo(path="root.a", guaranteed=1.0, maximum=1.0, user_limit_factor=-1,
+                                minimum_user_limit_percent=25)]  # fmt: skip
+    users = ["alice", "bob", "carol", "dave"]
+    plan = _plan(
+        svc, queues, [_app(i + 1, "a", u) for i, u in enumerate(users)], [ask(i + 1, 20, 8) for i in range(4)]
+    )
+    assert [_placed(plan, i + 1) for i in range(4)] == [2, 2, 2, 2]
+    details = _deferred(plan, 1, pb.REASON_QUEUE_SHARE)
+    assert any(
+        "above the user limit 0.250" in d and "4 active users, minimum-user-limit-percent 25" in d
+        for d in details
+    ), details
+    plan = _plan(svc, queues, [_app(5, "a", "alice")], [ask(5, 20, 8)])
+    assert _placed(plan, 5) == 8

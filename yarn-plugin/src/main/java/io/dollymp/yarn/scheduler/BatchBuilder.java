@@ -250,7 +250,7 @@ final class BatchBuilder implements ClusterView {
   /**
    * One leaf on the wire: absolute shares, user-limit-factor as configured (-1: no limit), the AM percent the
    * leaf has (its own key, else the global one; 0 when neither is set: no per-queue AM limit) and after how long
-   * its originals may be preempted (0: never).
+   * its originals may be preempted (0: never), and its minimum-user-limit-percent.
    */
   static io.dollymp.proto.v1.QueueShareInfo shareInfo(io.dollymp.yarn.scheduler.queue.ShimQueue q) {
     float am = q.settings().maximumAmResourcePercent();
@@ -261,6 +261,7 @@ final class BatchBuilder implements ClusterView {
         .setUserLimitFactor(q.settings().userLimitFactor())
         .setMaximumAmResourcePercent(Float.isNaN(am) ? 0.0 : am)
         .setPreemptOriginalsAfterMs(q.settings().preemptOriginalsAfterMs())
+        .setMinimumUserLimitPercent(q.settings().minimumUserLimitPercent())
         .build();
   }
 

@@ -222,7 +222,7 @@ class QueueSharesIT {
     }
 
     @Override
-    public void close() throws Exception {
+    public void close() {
       try {
         cluster.stop();
       } finally {

@@ -36,7 +36,7 @@ public final class QueueConfigReader {
   private static final Pattern NAME = Pattern.compile("[A-Za-z0-9_\\-]{1,64}");
   private static final Set<String> QUEUE_KEYS = new HashSet<String>(Arrays.asList("queues", "capacity",
       "maximum-capacity", "user-limit-factor", "maximum-am-resource-percent", "acl_submit_applications",
-      "acl_administer_queue", "state", "disable_preemption"));
+      "acl_administer_queue", "state", "disable_preemption", "minimum-user-limit-percent"));
   /**
    * Global CapacityScheduler keys not warned about: read (the mappings, maximum-am-resource-percent) or harmless
    * to leave in a migrated file (the shim has its own).
@@ -114,6 +114,11 @@ public final class QueueConfigReader {
       errors.add(prefix + "user-limit-factor=" + ulf + ": must be > 0 (or -1 for no limit)");
     }
     float am = amPercent(prefix + "maximum-am-resource-percent", globalAm);
+    float mulp = number(prefix + "minimum-user-limit-percent", 100f);
+    if (!(mulp > 0f && mulp <= 100f)) {
+      errors.add(prefix + "minimum-user-limit-percent=" + mulp + ": must be in (0, 100]");
+      mulp = 100f;
+    }
     QueueState state = QueueState.RUNNING;
     String rawState = conf.getTrimmed(prefix + "state");
     if (rawState != null && !rawState.isEmpty()) {
@@ -133,7 +138,7 @@ public final class QueueConfigReader {
     AccessControlList admin = new AccessControlList(conf.get(prefix + "acl_administer_queue", root ? "*" : " "));
     boolean noPreemption = PreemptionKeys.disabled(conf, prefix + "disable_preemption", parentNoPreemption, errors);
     queues.put(path, new QueueSettings(path, children, capacity, max, ulf, am, submit, admin, state,
-        noPreemption ? 0L : preemptAfterMs));
+        noPreemption ? 0L : preemptAfterMs, mulp));
     float sum = 0f;
     for (String child : children) {
       readQueue(path + "." + child, depth + 1, max, noPreemption);

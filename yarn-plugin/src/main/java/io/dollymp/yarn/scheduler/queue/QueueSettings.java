@@ -31,10 +31,12 @@ public final class QueueSettings {
    * queue has {@code disable_preemption}.
    */
   final long preemptOriginalsAfterMs;
+  /** {@code minimum-user-limit-percent}, in (0, 100]: 100 (the default) bounds users by the factor alone. */
+  final float minimumUserLimitPercent;
 
   QueueSettings(String path, List<String> children, float capacity, float maximumCapacity, float userLimitFactor,
       float maximumAmResourcePercent, AccessControlList submitAcl, AccessControlList administerAcl,
-      QueueState state, long preemptOriginalsAfterMs) {
+      QueueState state, long preemptOriginalsAfterMs, float minimumUserLimitPercent) {
     this.path = path;
     this.children = Collections.unmodifiableList(new ArrayList<String>(children));
     this.capacity = capacity;
@@ -45,6 +47,12 @@ public final class QueueSettings {
     this.administerAcl = administerAcl;
     this.state = state;
     this.preemptOriginalsAfterMs = preemptOriginalsAfterMs;
+    this.minimumUserLimitPercent = minimumUserLimitPercent;
+  }
+
+  /** See the field. */
+  public float minimumUserLimitPercent() {
+    return minimumUserLimitPercent;
   }
 
   /** See the field: milliseconds, 0 for never. */
