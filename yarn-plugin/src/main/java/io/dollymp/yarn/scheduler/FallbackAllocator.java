@@ -15,7 +15,7 @@ import org.apache.hadoop.yarn.util.resource.Resources;
  * by application id with fair sharing, i.e. round-robin one container per application per pass,
  * each application's asks in YARN priority order, multi-resource fit (dominant resource calculator),
  * never on a node (or rack) the application blacklisted, a strict ask (relaxLocality=false) only where it
- * names.
+ * names, and within the queues' maximum capacities and user limits ({@link FallbackLimits}).
  */
 final class FallbackAllocator {
   private final DollyMPScheduler scheduler;
@@ -33,12 +33,13 @@ final class FallbackAllocator {
         attempts.add(a);
       }
     }
+    FallbackLimits limits = new FallbackLimits(scheduler.calculator(), scheduler.getClusterResource(), attempts);
     int total = 0;
     boolean progress = true;
     while (progress) {
       progress = false;
       for (ShimAppAttempt attempt : attempts) {
-        if (assignOne(node, attempt)) {
+        if (assignOne(node, attempt, limits)) {
           total++;
           progress = true;
         }
@@ -53,7 +54,7 @@ final class FallbackAllocator {
    * be inside allocate() waiting for the attempt's monitor); commitContainer then takes the attempt's
    * monitor and write lock in YARN's order and re-checks the ask.
    */
-  private boolean assignOne(FiCaSchedulerNode node, ShimAppAttempt attempt) {
+  private boolean assignOne(FiCaSchedulerNode node, ShimAppAttempt attempt, FallbackLimits limits) {
     boolean am = attempt.isWaitingForAMContainer();
     for (SchedulerRequestKey key : attempt.getSchedulerKeys()) {
       PendingAsk ask = attempt.getPendingAsk(key, ResourceRequest.ANY);
@@ -66,6 +67,9 @@ final class FallbackAllocator {
       if (am && !scheduler.amShareAllows(ask.getPerAllocationResource())) {
         continue;
       }
+      if (limits.refuses(attempt, ask.getPerAllocationResource()) != null) {
+        continue; // the queue is at its maximum, or the user at its limit
+      }
       if (attempt.strictLocalityRefuses(node, key) != null) {
         continue; // relaxLocality=false: only the places the ask names
       }
@@ -76,6 +80,7 @@ final class FallbackAllocator {
       RMContainer c = PlanCommitter.create(node, attempt, key, ask.getPerAllocationResource());
       if (c != null) {
         scheduler.containerCommitted(node, c, DollyMPScheduler.Source.FALLBACK, "", am);
+        limits.add(attempt, ask.getPerAllocationResource());
         return true;
       }
     }

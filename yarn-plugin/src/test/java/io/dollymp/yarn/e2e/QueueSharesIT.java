@@ -184,6 +184,44 @@ class QueueSharesIT {
   }
 
   /**
+   * With no decision service at all the shim's fallback policy schedules, and still keeps queue a (maximum 50%)
+   * at its maximum and the one user of queue b (user-limit-factor 0.5 of its 50%) at a quarter of the cluster,
+   * though both ask for the whole of it and the cluster has room.
+   */
+  @Test
+  void withTheServiceDownTheFallbackKeepsQueuesAtTheirMaximumAndUsersAtTheirLimit() throws Exception {
+    Path queues = queueFile("a.maximum-capacity", "50", "b.user-limit-factor", "0.5");
+    int nobody;
+    try (ServerSocket s = new ServerSocket(0)) {
+      nobody = s.getLocalPort(); // closed again: nothing listens there
+    }
+    Configuration conf = MiniClusters.shimConf(nobody);
+    conf.set(QueueLoader.QUEUES_FILE, queues.toString());
+    MiniMRYarnCluster cluster = MiniClusters.start("dollymp-queue-fallback", 2, conf);
+    try {
+      DollyMPScheduler shim = (DollyMPScheduler) cluster.getResourceManager().getResourceScheduler();
+      long until = System.currentTimeMillis() + 30_000;
+      while (shim.nodes().size() < 2 && System.currentTimeMillis() < until) {
+        Thread.sleep(100);
+      }
+      int slots = (int) (shim.getClusterResource().getMemorySize() / SLOT.getMemorySize()); // 12
+      Configuration client = new Configuration(cluster.getConfig());
+      try (UnmanagedAm a = UnmanagedAm.start(client, "a-all", "a", 60_000);
+          UnmanagedAm b = UnmanagedAm.start(client, "b-all", "b", 60_000)) {
+        a.request(slots, SLOT);
+        b.request(slots, SLOT);
+        a.await(slots, 8000); // the shim turns to its fallback after 3 s without a service
+        b.await(slots, 2000);
+        assertTrue(shim.fallbackContainers() > 0, "the fallback placed them");
+        assertEquals(slots / 2, live(shim, a.appId), "queue a at its maximum capacity, 50%");
+        assertEquals(slots / 4, live(shim, b.appId), "b's user at 0.5 x 50% of the cluster");
+      }
+    } finally {
+      cluster.stop();
+    }
+  }
+
+  /**
    * The decision service and a two-NodeManager cluster whose shim reads a queue file: root -> a (50%), b (50%),
    * plus {@code queueKeys} under root. Only the service places containers: on a loaded machine a slow round must
    * not hand the cluster to the fallback policy (which knows no shares) and confound what is measured.
