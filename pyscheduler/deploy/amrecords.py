@@ -39,6 +39,18 @@ def _rows(path: Path) -> list[dict[str, str]]:
     return list(csv.DictReader(lines, delimiter="\t"))
 
 
+def launched_clones(records: Path, app_id: str) -> set[str]:
+    """The attempt ids of `app_id`'s clones that the AM helper launched (empty without a record)."""
+    path = records / f"{app_id}.tsv"
+    if not path.is_file():
+        return set()
+    return {
+        row.get("attempt_id", "")
+        for row in _rows(path)
+        if row.get("is_clone") == "true" and int(row.get("launch_ms") or 0) > 0
+    }
+
+
 def read_app(records: Path, app_id: str) -> Mission:
     """The mission of application `app_id` from `records` (empty when the AM wrote nothing)."""
     m = Mission()

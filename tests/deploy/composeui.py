@@ -26,9 +26,9 @@ def _ui_browser() -> Any:
     return importlib.import_module("ui_browser")
 
 
-def output_dir() -> Path:
-    """Where the screenshots go: $DOLLYMP_TEST_OUTPUT/compose-ui, by default build/test-output/compose-ui."""
-    out = Path(os.environ.get("DOLLYMP_TEST_OUTPUT", sc.ROOT / "build" / "test-output")) / "compose-ui"
+def output_dir(folder: str = "compose-ui") -> Path:
+    """Where the screenshots go: $DOLLYMP_TEST_OUTPUT/<folder>, by default build/test-output/<folder>."""
+    out = Path(os.environ.get("DOLLYMP_TEST_OUTPUT", sc.ROOT / "build" / "test-output")) / folder
     out.mkdir(parents=True, exist_ok=True)
     return out
 
@@ -53,9 +53,9 @@ def wait(what: str, check: Callable[[], Any], timeout: float = 30.0) -> Any:
         time.sleep(0.2)
 
 
-def shot(driver: Any, name: str) -> Path:
+def shot(driver: Any, name: str, folder: str = "compose-ui") -> Path:
     """Save a screenshot and check it is not blank (pixel spread and colours, as tests/rpc)."""
-    path = output_dir() / f"{name}.png"
+    path = output_dir(folder) / f"{name}.png"
     assert driver.save_screenshot(str(path)), path
     std, colours = _ui_browser().not_blank(path)
     assert std > 5.0 and colours > 20, f"{path} looks blank: pixel stddev {std:.1f}, {colours} colours"
