@@ -20,9 +20,10 @@ The simulator plays the parts of the ResourceManager shim and of the Application
     from the policy's OmegaDecision for the job, else `default_omega`.
   Time spent waiting for an exclusive copy holds the container (the resource cost Dolly weighs).
 
-Parts: the event queue (sim/events.py), the running copies and the attempts a policy reads
-(sim/copies.py, with their numpy columns in sim/running.py), the shuffle reads (sim/shuffle.py), the
-load the run met: utilisation and rounds with a task waiting for room (sim/loadmeter.py).
+Parts: the event queue (sim/events.py), a round's placements starting copies (sim/starts.py), copies
+ending (sim/ends.py), the running copies and the attempts a policy reads (sim/copies.py, with their numpy
+columns in sim/running.py), the shuffle reads (sim/shuffle.py), the load the run met: utilisation and
+rounds with a task waiting for room (sim/loadmeter.py).
 """
 
 from __future__ import annotations
@@ -34,16 +35,15 @@ import sys
 import time as wallclock
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from operator import itemgetter
 
 import numpy as np
 
 from pyscheduler.core import DecisionLoop, ManualClock
 from pyscheduler.estimate import TaskStatistics
-from pyscheduler.objects import ClusterState, Job, Phase, Resources, TaskState
+from pyscheduler.objects import ClusterState, Job, Phase, Resources
 from pyscheduler.policies.attempts import AttemptColumns
-from pyscheduler.policies.base import Decisions, Policy
-from pyscheduler.sim.copies import ALIVE, END, UID, LazyAttempts, RunCopy, SimAttempt
+from pyscheduler.policies.base import Policy
+from pyscheduler.sim.copies import LazyAttempts, RunCopy, SimAttempt
 from pyscheduler.sim.events import ARRIVAL as _ARRIVAL
 from pyscheduler.sim.events import FINISH as _FINISH
 from pyscheduler.sim.events import HEARTBEAT as _HEARTBEAT
@@ -54,13 +54,11 @@ from pyscheduler.sim.events import EventQueue
 from pyscheduler.sim.loadmeter import LoadMeter
 from pyscheduler.sim.metrics import RunMetrics
 from pyscheduler.sim.running import RunningColumns
-from pyscheduler.sim.shuffle import ShuffleReads
+from pyscheduler.sim.starts import CopyStarts
 from pyscheduler.sim.straggler import StragglerModel, StragglerSpec
 from pyscheduler.sim.workload import ClusterSpec, JobSpec
 
 SHUFFLE_MODES = ("cc", "cac", "delay")
-_FINISHED = int(TaskState.FINISHED)
-_CPU, _MEM = itemgetter(5), itemgetter(6)  # of a start in `_start_all` (sim/loadmeter.py's log)
 GC_EVERY_ROUNDS = 4096  # young-generation collections while the collector's automatic passes are off
 
 
@@ -77,7 +75,7 @@ class SimConfig:
     max_sim_time: float = math.inf
 
 
-class Simulation(EventQueue, ShuffleReads):
+class Simulation(CopyStarts):
     """The simulation of one policy over a workload on a cluster (module docstring)."""
 
     def __init__(
@@ -316,220 +314,6 @@ class Simulation(EventQueue, ShuffleReads):
         elif dec.wake_at < math.inf:  # the policy's own timer (Decisions.wake_at)
             self.wake_seq += 1
             self._push(max(dec.wake_at, self.now), _WAKE, self.wake_seq)
-
-    def _apply(self, dec: Decisions) -> None:
-        for o in dec.omegas:
-            self.omega[o.job_id] = max(0.0, o.omega)
-        for kd in dec.kills:
-            try:
-                r = self.running.get(int(kd.attempt_id))
-            except ValueError:
-                r = None
-            if r is not None:
-                self._kill(r, wasted=True)
-        ff = self._ff
-        jobs = dec.jobs
-        pos_of = self.pos_of
-        restarts = self.restarts
-        stale = 0
-        # per (job position, phase) placed this round: (job, phase, job index, cpu, memory, ready); a
-        # chunk's placements come in runs of one phase, so the last one is kept at hand (speed)
-        phase_of: dict[tuple[int, int], tuple[Job, Phase, int, float, float, bool]] = {}
-        last: tuple[int, int] = (-1, -1)
-        # the placements that hold, in order, with their copy's n-th start and clone flag; their slowdowns
-        # are drawn together below (one compiled call per round, not per copy: speed)
-        starts: list[tuple[int, Job, int, int, int, float, float, int, bool]] = []
-        for c in dec.chunks:
-            cols = (c.job_pos.tolist(), c.phase_k.tolist(), c.task_index.tolist(), c.node_row.tolist())
-            for jp, k, t, n in zip(*cols, strict=True):
-                if jp != last[0] or k != last[1]:
-                    last = (jp, k)
-                    got = phase_of.get(last)
-                    if got is None:
-                        job = jobs[jp]
-                        ph = job.phases[k]
-                        cpu, mem = ph.demand.values
-                        got = phase_of[last] = (job, ph, pos_of[job.job_id], cpu, mem, job.ready(k))
-                    job, ph, jidx, cpu, mem, ok = got
-                n2 = 2 * n
-                free_cpu, free_mem = ff.item(n2), ff.item(n2 + 1)  # Python floats: faster arithmetic
-                if not ok or ph.state.item(t) == _FINISHED or free_cpu + 1e-9 < cpu or free_mem + 1e-9 < mem:
-                    stale += 1
-                    continue
-                ff[n2] = free_cpu - cpu
-                ff[n2 + 1] = free_mem - mem
-                nth = 0  # copies of this task started before (common random numbers, straggler.py)
-                if ph.peak.item(t):
-                    key = (jidx, k, t)
-                    nth = restarts[key] = restarts.get(key, 0) + 1
-                starts.append((jidx, job, k, t, n, cpu, mem, nth, ph.start_copy(t)))
-        self.stale += stale
-        if not starts:
-            return
-        by_field = list(zip(*starts, strict=True))  # the starts' fields as columns, in one pass
-        if self._keyed_slowdown:  # copy_time's own formula for these models (speed)
-            slow = self.model.slowdowns_of(by_field[0], by_field[2], by_field[3], by_field[7])
-            bases, speed = self.bases, self.speed
-            runs = [
-                bases[jidx][k][t] * sd / speed[n]
-                for jidx, k, t, n, sd in zip(
-                    by_field[0], by_field[2], by_field[3], by_field[4], slow, strict=True
-                )
-            ]
-        else:
-            runs = []
-            for jidx, _, k, t, n, _, _, nth, is_clone in starts:
-                phase_bases = self.bases[jidx][k]
-                run = self.model.copy_time(phase_bases[t], phase_bases, is_clone, (jidx, k, t, nth))
-                runs.append(run / self.speed[n])
-        self._start_all(starts, runs)
-
-    def _start_all(
-        self, starts: list[tuple[int, Job, int, int, int, float, float, int, bool]], runs: list[float]
-    ) -> None:
-        """Launch the copies `starts` (job index, job, phase, task, node, cpu, memory, n-th start, clone),
-        each running its `runs` seconds before its shuffle read (the phase's start_copy done), in order:
-        a copy's shuffle read depends on the copies of its task started before it."""
-        now = self.now
-        specs, copies, running, at_time, events = (
-            self.specs,
-            self.copies,
-            self.running,
-            self.at_time,
-            self.events,
-        )
-        tot_cpu, tot_mem = self.tot_cpu, self.tot_mem
-        ends: list[float] = []
-        uid = self.uid
-        clones = 0
-        heappush = heapq.heappush
-        for (jidx, job, k, t, n, cpu, mem, _, is_clone), run in zip(starts, runs, strict=True):
-            key = (jidx, k, t)
-            lst = copies.get(key)
-            spec = specs[jidx].phases[k]
-            if spec.read_mb > 0 and spec.parents:
-                run += self._read_delay(jidx, job, k, 0 if lst is None else len(lst), spec.read_mb)
-            uid += 1
-            end = now + run
-            share, other = cpu / tot_cpu, mem / tot_mem
-            if other > share:  # max(share, other) without the call (speed)
-                share = other
-            r = [uid, jidx, k, t, n, now, end, is_clone, cpu, mem, share, True, job]  # a RunCopy (copies.py)
-            running[uid] = r
-            ends.append(end)
-            if lst is None:
-                copies[key] = [r]
-            else:
-                lst.append(r)
-            if is_clone:
-                clones += 1
-            same = at_time.get(end)  # self._push(end, _FINISH, uid), inlined (once per copy: speed)
-            if same is None:
-                at_time[end] = [1, _FINISH, uid]
-                heappush(events, end)
-            else:
-                same += (_FINISH, uid)
-        if now <= self.meter.until:
-            self.meter.started(now, ends, list(map(_CPU, starts)), list(map(_MEM, starts)))
-        if self.columns is not None:  # the round's copies as one block (sim/running.py)
-            first = self.uid + 1
-            by_field = list(zip(*starts, strict=True))
-            self.columns.started.append(
-                (range(first, uid + 1), by_field[0], by_field[2], by_field[3], now, ends)
-            )
-        self.uid = uid
-        self.clones += clones
-
-    # ---- attempt ends -------------------------------------------------------------------------------
-    def _release(self, r: RunCopy) -> None:
-        r[ALIVE] = False
-        uid, node = r[UID], r[4]
-        del self.running[uid]
-        if self._attempts:
-            self._attempts.pop(uid, None)
-        if self.columns is not None:
-            self.columns.ended.append(uid)
-        ff, n2 = self._ff, 2 * node
-        ff[n2] = ff.item(n2) + r[8]
-        ff[n2 + 1] = ff.item(n2 + 1) + r[9]
-
-    def _kill(self, r: RunCopy, wasted: bool) -> None:
-        self._release(r)
-        _, jidx, k, task, _, start, end, _, cpu, mem, share, _, job = r
-        if self.now < end:  # the meter logged the copy until `end`
-            self.meter.cut_short(self.now, end, cpu, mem)
-        used = (self.now - start) * share
-        if wasted:
-            self.wasted += used
-        else:
-            self.useful += used
-        job.phases[k].end_copy(task, False)
-        self._forget((jidx, k, task))
-        if not self.round_pending:  # (checked here too: one call less per copy end)
-            self._want_round()
-
-    def _forget(self, key: tuple[int, int, int]) -> None:
-        """Drop the task's copy list once none of its copies is alive."""
-        lst = self.copies.get(key)
-        if lst is not None:
-            for x in lst:
-                if x[ALIVE]:
-                    return
-            del self.copies[key]
-
-    def _finish(self, r: RunCopy) -> None:
-        self._release(r)
-        _, jidx, k, task, _, start, end, _, _, _, share, _, job = r
-        ph = job.phases[k]
-        dur = end - start
-        share = dur * share
-        key = (jidx, k, task)
-        if ph.state.item(task) == _FINISHED:
-            self.wasted += share  # a surplus copy kept for CAC / delay assignment
-            ph.end_copy(task, False)
-            self._forget(key)
-            if not self.round_pending:  # (checked here too: one call less per copy end)
-                self._want_round()
-            return
-        self.useful += share
-        ph.end_copy(task, True)
-        self.estimator.record_task(job, ph.phase_id, dur, end=end)
-        lst = self.copies.get(key)
-        if lst is not None and len(lst) == 1:  # the task's only copy (_forget's answer: speed)
-            del self.copies[key]
-        else:
-            if (
-                lst is not None
-                and len(lst) > 1
-                and (self.cfg.shuffle == "cc" or (jidx, k) not in self.shuffle_parents)
-            ):
-                for other in list(lst):
-                    if other[ALIVE]:
-                        self._kill(other, wasted=True)
-            self._forget(key)
-        if ph.num_finished == ph.num_tasks:
-            self._phase_done(jidx, job, k)
-        if not self.round_pending:  # (checked here too: one call less per copy end)
-            self._want_round()
-
-    def _phase_done(self, jidx: int, job: Job, k: int) -> None:
-        if job.finished:
-            self.completion[jidx] = self.now
-            self.done += 1
-            del self.active[jidx]
-            self.estimator.job_finished(job)
-        for c in range(len(job.phases)):
-            if c != k and job.parent_idx[c] and k in job.parent_idx[c] and job.ready(c):
-                self.ready_at[(jidx, c)] = self.now
-                if self.cfg.shuffle != "cc":
-                    self._prepare_exclusive(jidx, job, c)
-        if (jidx, k) in self.shuffle_parents and self.cfg.shuffle == "delay" and not job.finished:
-            deadline = self.now + self.omega.get(job.job_id, self.cfg.default_omega)
-            # only tasks with a running copy (all finished: the race's losers) have a live copy listed
-            for t in job.phases[k].copies.nonzero()[0].tolist():
-                for other in self.copies.get((jidx, k, t), ()):
-                    if other[ALIVE] and other[END] > deadline:
-                        self._push(deadline, _KILL, other[UID])
 
 
 def print_progress(total_jobs: int, label: str) -> Callable[[float, int], None]:
