@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from rpc_harness import app, ask, attempt, full_batch, in_process_service, node, res
+from yield_rig import APP1, NOW_MS, two_nodes
 
 from pyscheduler import config
 from pyscheduler.policies import get_policy
@@ -20,33 +21,6 @@ from pyscheduler.rpc.yield_value import choose_by_value, chooser_by_value
 from pyscheduler.rpc.yielding import Copy
 from pyscheduler.value import ValueOptions
 from pyscheduler.wire import pb
-
-APP1 = "application_1700000000000_0001"
-NOW_MS = 100_000
-PLACED = (("o1", "h1:1"), ("c1", "h1:1"), ("o2", "h2:1"), ("c2", "h2:1"))
-
-
-def _two_nodes(placed: tuple[tuple[str, str], ...] = PLACED) -> Mirror:
-    """Two full nodes of 2 vcores, 1 vcore per container."""
-    m = Mirror()
-    m.apply(
-        full_batch(
-            "s",
-            nodes_upserted=[
-                node("h1:1", mem=2048, cores=2, alloc=(2048, 2)),
-                node("h2:1", mem=2048, cores=2, alloc=(2048, 2)),
-            ],
-            apps_upserted=[app(1, submit_ms=1000), app(2, submit_ms=2000)],
-            containers_allocated=[
-                pb.ContainerInfo(
-                    container_id=cid, attempt_id=attempt(1), node_id=n, priority=20, resource=res(1024, 1),
-                    start_time_ms=1,
-                )
-                for cid, n in placed
-            ],
-        )
-    )  # fmt: skip
-    return m
 
 
 def _copy(cid: str, task: str, clone: bool, *, finish_s: float | None = None, launch_s: float = 90.0) -> Copy:
@@ -63,7 +37,7 @@ def _waiting(mem: int = 1024, cores: int = 1) -> Waiting:
 
 
 def test_the_clone_beside_a_copy_about_to_finish_goes_not_the_one_beside_a_straggler() -> None:
-    m = _two_nodes()
+    m = two_nodes(apps=2)
     copies = [
         _copy("o1", "t1", False, finish_s=103.0),  # 3 s left: its clone c1 is worth about nothing
         _copy("c1", "t1", True),
@@ -76,7 +50,7 @@ def test_the_clone_beside_a_copy_about_to_finish_goes_not_the_one_beside_a_strag
 
 
 def test_no_clone_yields_when_the_wait_is_worth_less_than_the_victims_and_the_margin() -> None:
-    m = _two_nodes()
+    m = two_nodes(apps=2)
     copies = [
         _copy("o1", "t1", False, finish_s=400.0),
         _copy("c1", "t1", True),
@@ -89,7 +63,7 @@ def test_no_clone_yields_when_the_wait_is_worth_less_than_the_victims_and_the_ma
 
 
 def test_never_a_lead_or_a_tasks_only_copy_and_one_copy_per_task_a_round() -> None:
-    m = _two_nodes((("o1", "h1:1"), ("c1", "h1:1"), ("c1b", "h2:1"), ("x", "h2:1")))
+    m = two_nodes((("o1", "h1:1"), ("c1", "h1:1"), ("c1b", "h2:1"), ("x", "h2:1")), apps=2)
     copies = [
         _copy("o1", "t1", False, finish_s=102.0),
         _copy("c1", "t1", True),
@@ -102,7 +76,7 @@ def test_never_a_lead_or_a_tasks_only_copy_and_one_copy_per_task_a_round() -> No
 
 
 def test_clones_do_not_yield_to_waiting_clones() -> None:
-    m = _two_nodes()
+    m = two_nodes(apps=2)
     copies = [_copy("o1", "t1", False, finish_s=103.0), _copy("c1", "t1", True)]
     waiting_clone = Waiting(Res(1024, 1), (attempt(2), 20, 0), original=False)
     assert choose_by_value(m, [waiting_clone], copies, NOW_MS, opts=ValueOptions(margin_s=0.0)) == []
