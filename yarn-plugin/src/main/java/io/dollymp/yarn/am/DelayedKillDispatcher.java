@@ -41,7 +41,7 @@ import org.slf4j.LoggerFactory;
  */
 public class DelayedKillDispatcher extends AsyncDispatcher {
   static final String SPECULATION_KILL = "Speculation: "; // TaskImpl's message prefix for losers
-  /** Diagnostics of a container the shim preempted for the service (DollyMPScheduler.preemptForService). */
+  /** Diagnostics of a container the shim preempted for the service (PlanCommitter.preempt in the scheduler shim). */
   public static final String PREEMPTED_MARK = "Preempted by DollyMP";
   private static final Logger LOG = LoggerFactory.getLogger(DelayedKillDispatcher.class);
   private static volatile boolean created;

@@ -37,14 +37,17 @@ final class BatchBuilder implements ClusterView {
   private final Outbox outbox;
   private final PlanBook planBook;
   private final AppDiagnostics diagnostics;
+  private final ContainerLedger ledger;
   private final Map<ApplicationAttemptId, Set<SchedulerRequestKey>> sentKeys = new HashMap<>();
   private final AmTokenDigests tokens = new AmTokenDigests();
 
-  BatchBuilder(DollyMPScheduler scheduler, Outbox outbox, PlanBook planBook, AppDiagnostics diagnostics) {
+  BatchBuilder(DollyMPScheduler scheduler, Outbox outbox, PlanBook planBook, AppDiagnostics diagnostics,
+      ContainerLedger ledger) {
     this.scheduler = scheduler;
     this.outbox = outbox;
     this.planBook = planBook;
     this.diagnostics = diagnostics;
+    this.ledger = ledger;
   }
 
   @Override
@@ -68,7 +71,7 @@ final class BatchBuilder implements ClusterView {
           for (RMContainer c : attempt.getLiveContainers()) {
             ContainerId cid = c.getContainerId();
             batch.addContainersAllocated(
-                PlanCommitter.containerInfo(c, scheduler.placementOf(cid), scheduler.isAmContainer(cid)));
+                PlanCommitter.containerInfo(c, ledger.placementOf(cid), ledger.isAmContainer(cid)));
           }
         }
         return null;

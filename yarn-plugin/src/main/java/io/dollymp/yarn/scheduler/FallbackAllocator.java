@@ -19,9 +19,11 @@ import org.apache.hadoop.yarn.util.resource.Resources;
  */
 final class FallbackAllocator {
   private final DollyMPScheduler scheduler;
+  private final ContainerLedger ledger;
 
-  FallbackAllocator(DollyMPScheduler scheduler) {
+  FallbackAllocator(DollyMPScheduler scheduler, ContainerLedger ledger) {
     this.scheduler = scheduler;
+    this.ledger = ledger;
   }
 
   /** Assigns containers on {@code node}; returns how many. */
@@ -64,7 +66,7 @@ final class FallbackAllocator {
       if (!Resources.fitsIn(scheduler.calculator(), ask.getPerAllocationResource(), node.getUnallocatedResource())) {
         continue;
       }
-      if (am && !scheduler.amShareAllows(ask.getPerAllocationResource())) {
+      if (am && !ledger.amShareAllows(ask.getPerAllocationResource())) {
         continue;
       }
       if (limits.refuses(attempt, ask.getPerAllocationResource()) != null) {
@@ -74,12 +76,12 @@ final class FallbackAllocator {
         continue; // relaxLocality=false: only the places the ask names
       }
       if (attempt.blacklistedPlace(node) != null) {
-        scheduler.blacklistSkipped(); // as YARN's schedulers do: the attempt gets nothing on this node
+        ledger.blacklistSkips.incrementAndGet(); // as YARN's schedulers do: the attempt gets nothing on this node
         return false;
       }
       RMContainer c = PlanCommitter.create(node, attempt, key, ask.getPerAllocationResource());
       if (c != null) {
-        scheduler.containerCommitted(node, c, DollyMPScheduler.Source.FALLBACK, "", am);
+        ledger.committed(node, c, DollyMPScheduler.Source.FALLBACK, "", am);
         limits.add(attempt, ask.getPerAllocationResource());
         return true;
       }

@@ -10,6 +10,9 @@ import org.apache.hadoop.yarn.api.records.NodeState;
 import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.api.records.ResourceRequest;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
+import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainerEventType;
+import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainerState;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerUtils;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.PendingAsk;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.fica.FiCaSchedulerNode;
 import org.apache.hadoop.yarn.server.scheduler.SchedulerRequestKey;
@@ -26,11 +29,13 @@ final class PlanCommitter {
   private final DollyMPScheduler scheduler;
   private final Outbox outbox;
   private final PlanBook planBook;
+  private final ContainerLedger ledger;
 
-  PlanCommitter(DollyMPScheduler scheduler, Outbox outbox, PlanBook planBook) {
+  PlanCommitter(DollyMPScheduler scheduler, Outbox outbox, PlanBook planBook, ContainerLedger ledger) {
     this.scheduler = scheduler;
     this.outbox = outbox;
     this.planBook = planBook;
+    this.ledger = ledger;
   }
 
   void expire(long nowMs, long maxAgeMs) {
@@ -52,7 +57,7 @@ final class PlanCommitter {
     int done = 0;
     for (PlanBook.Kill kill : planBook.takeKills()) {
       String id = kill.containerId();
-      String refused = scheduler.preemptForService(id, kill.applicationId());
+      String refused = preempt(id, kill.applicationId());
       if (refused == null) {
         planBook.killsCommitted.incrementAndGet();
         done++;
@@ -62,6 +67,41 @@ final class PlanCommitter {
       }
     }
     return done;
+  }
+
+  /**
+   * Preempts a container the service named in a plan's kill list (RM event thread): its AM sees exit
+   * status PREEMPTED, which MapReduce treats as a killed attempt (not a failure). Returns null when
+   * done, else why not: an ApplicationMaster's container is never killed this way, nor one of another
+   * application than {@code applicationId}, and a container that is unknown or already finished is left
+   * alone.
+   */
+  String preempt(String containerId, String applicationId) {
+    synchronized (scheduler) {
+      ContainerId id;
+      try {
+        id = ContainerId.fromString(containerId);
+      } catch (IllegalArgumentException e) {
+        return "kill_container_ids: not a container id: " + containerId;
+      }
+      RMContainer c = scheduler.getRMContainer(id);
+      if (c == null || c.getState() == RMContainerState.COMPLETED || c.getState() == RMContainerState.KILLED
+          || c.getState() == RMContainerState.RELEASED || c.getState() == RMContainerState.EXPIRED) {
+        return "no live container " + containerId;
+      }
+      if (c.isAMContainer() || ledger.isAmContainer(id)) {
+        return "container " + containerId + " runs an ApplicationMaster";
+      }
+      String owner = c.getApplicationAttemptId().getApplicationId().toString();
+      if (!owner.equals(applicationId)) {
+        return "kill_application_ids: container " + containerId + " belongs to " + owner + ", not '"
+            + applicationId + "'";
+      }
+      scheduler.completedContainer(c, SchedulerUtils.createPreemptedContainerStatus(id,
+          "Preempted by DollyMP at the decision service's request (a clone yielding to a waiting task, or a queue "
+              + "taking back its guarantee; the decision log has the reason)"), RMContainerEventType.KILL);
+      return null;
+    }
   }
 
   int commitFor(FiCaSchedulerNode node, long nowMs, long maxAgeMs) {
@@ -115,7 +155,7 @@ final class PlanCommitter {
     int wanted = Math.min(pl.getCount(), pending.getCount());
     Resource capability = pending.getPerAllocationResource();
     boolean am = attempt.isWaitingForAMContainer();
-    if (am && !scheduler.amShareAllows(capability)) {
+    if (am && !ledger.amShareAllows(capability)) {
       return drop(pl, PlacementOutcomeKind.PLACEMENT_DROPPED_AM_SHARE_CAP, pl.getCount(),
           "ApplicationMaster containers would exceed the AM share cap");
     }
@@ -125,7 +165,7 @@ final class PlanCommitter {
       if (c == null) {
         break;
       }
-      scheduler.containerCommitted(node, c, DollyMPScheduler.Source.SERVICE, pl.getPlacementId(), am);
+      ledger.committed(node, c, DollyMPScheduler.Source.SERVICE, pl.getPlacementId(), am);
       done++;
       if (am) {
         break; // one AM container per attempt
