@@ -6,10 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.dollymp.yarn.scheduler.DollyMPScheduler;
 import io.dollymp.yarn.scheduler.client.SessionState;
 import io.dollymp.yarn.testkit.ContainerLogs;
-import io.dollymp.yarn.testkit.DecisionServiceProcess;
-import io.dollymp.yarn.testkit.MiniClusters;
+import io.dollymp.yarn.testkit.ShimRig;
 import java.io.OutputStream;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
@@ -20,7 +18,6 @@ import java.util.Set;
 import java.util.UUID;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileSystem;
-import org.apache.hadoop.fs.FileUtil;
 import org.apache.hadoop.mapreduce.v2.MiniMRYarnCluster;
 import org.apache.hadoop.yarn.api.records.ApplicationReport;
 import org.apache.hadoop.yarn.api.records.ContainerId;
@@ -45,23 +42,16 @@ class DistributedShellIT {
   private static final Path WORK = Paths.get("target", "dshell-it").toAbsolutePath();
   private static final int NODES = 3;
   private static final int CONTAINERS = 6;
-  private static DecisionServiceProcess service;
+  private static ShimRig rig;
   private static MiniMRYarnCluster cluster;
   private static DollyMPScheduler shim;
   private static String stagingToDelete;
 
   @BeforeAll
   static void start() throws Exception {
-    FileUtil.fullyDelete(WORK.toFile());
-    int grpcPort;
-    try (ServerSocket s = new ServerSocket(0)) {
-      grpcPort = s.getLocalPort();
-    }
-    service = new DecisionServiceProcess(WORK.resolve("service"), "dollymp", grpcPort);
-    service.awaitGrpcPort(60_000);
-    cluster = MiniClusters.startWithShim(NAME, NODES, grpcPort, 30_000);
-    shim = (DollyMPScheduler) cluster.getResourceManager().getResourceScheduler();
-    assertEquals(SessionState.RUNNING, shim.sessionState(), "shim never reached RUNNING:\n" + service.logText());
+    rig = ShimRig.start(NAME, WORK, NODES, conf -> { });
+    cluster = rig.cluster;
+    shim = rig.shim;
   }
 
   @AfterAll
@@ -72,11 +62,8 @@ class DistributedShellIT {
       FileSystem fs = FileSystem.get(conf);
       fs.delete(new org.apache.hadoop.fs.Path(fs.getHomeDirectory(), stagingToDelete), true);
     }
-    if (cluster != null) {
-      cluster.stop();
-    }
-    if (service != null) {
-      service.close();
+    if (rig != null) {
+      rig.close();
     }
   }
 
@@ -120,37 +107,31 @@ class DistributedShellIT {
     long started = System.currentTimeMillis();
     boolean succeeded = client.run();
 
-    YarnClient yc = YarnClient.createYarnClient();
-    yc.init(new Configuration(cluster.getConfig()));
-    yc.start();
-    try {
-      List<ApplicationReport> apps = yc.getApplications().stream()
-          .filter(r -> r.getName().equals(appName)).toList();
-      assertEquals(1, apps.size(), "applications named " + appName + ": " + apps);
-      ApplicationReport report = apps.get(0);
-      stagingToDelete = "DistributedShell/" + report.getApplicationId();
-      assertTrue(succeeded, "the DistributedShell client reported failure: " + report.getDiagnostics());
-      assertEquals(YarnApplicationState.FINISHED, report.getYarnApplicationState(), report.getDiagnostics());
-      assertEquals(FinalApplicationStatus.SUCCEEDED, report.getFinalApplicationStatus(), report.getDiagnostics());
+    YarnClient yc = rig.yarn;
+    List<ApplicationReport> apps = yc.getApplications().stream()
+        .filter(r -> r.getName().equals(appName)).toList();
+    assertEquals(1, apps.size(), "applications named " + appName + ": " + apps);
+    ApplicationReport report = apps.get(0);
+    stagingToDelete = "DistributedShell/" + report.getApplicationId();
+    assertTrue(succeeded, "the DistributedShell client reported failure: " + report.getDiagnostics());
+    assertEquals(YarnApplicationState.FINISHED, report.getYarnApplicationState(), report.getDiagnostics());
+    assertEquals(FinalApplicationStatus.SUCCEEDED, report.getFinalApplicationStatus(), report.getDiagnostics());
 
-      ContainerId amContainer = yc.getApplicationAttemptReport(report.getCurrentApplicationAttemptId())
-          .getAMContainerId();
-      List<ContainerLogs.Entry> shells = ContainerLogs.of(cluster, NODES, report.getApplicationId()).stream()
-          .filter(e -> !e.container().equals(amContainer)).toList();
-      assertEquals(CONTAINERS, shells.size(), "shell containers launched: " + shells);
-      Map<ContainerId, DollyMPScheduler.Source> sources = shim.containerSources();
-      for (ContainerLogs.Entry e : shells) {
-        assertEquals("marker-" + token + " " + e.container(), e.read("stdout").trim(),
-            e.container() + " on " + e.node() + " wrote this to stdout; stderr: " + e.read("stderr"));
-        assertEquals(DollyMPScheduler.Source.SERVICE, sources.get(e.container()),
-            e.container() + " was placed by " + sources.get(e.container()));
-      }
-      assertEquals(SessionState.RUNNING, shim.sessionState());
-      System.out.printf("DistributedShell %s: %d containers on %s in %d ms%n", report.getApplicationId(),
-          shells.size(), Set.copyOf(shells.stream().map(ContainerLogs.Entry::node).toList()),
-          System.currentTimeMillis() - started);
-    } finally {
-      yc.stop();
+    ContainerId amContainer = yc.getApplicationAttemptReport(report.getCurrentApplicationAttemptId())
+        .getAMContainerId();
+    List<ContainerLogs.Entry> shells = ContainerLogs.of(cluster, NODES, report.getApplicationId()).stream()
+        .filter(e -> !e.container().equals(amContainer)).toList();
+    assertEquals(CONTAINERS, shells.size(), "shell containers launched: " + shells);
+    Map<ContainerId, DollyMPScheduler.Source> sources = shim.containerSources();
+    for (ContainerLogs.Entry e : shells) {
+      assertEquals("marker-" + token + " " + e.container(), e.read("stdout").trim(),
+          e.container() + " on " + e.node() + " wrote this to stdout; stderr: " + e.read("stderr"));
+      assertEquals(DollyMPScheduler.Source.SERVICE, sources.get(e.container()),
+          e.container() + " was placed by " + sources.get(e.container()));
     }
+    assertEquals(SessionState.RUNNING, shim.sessionState());
+    System.out.printf("DistributedShell %s: %d containers on %s in %d ms%n", report.getApplicationId(),
+        shells.size(), Set.copyOf(shells.stream().map(ContainerLogs.Entry::node).toList()),
+        System.currentTimeMillis() - started);
   }
 }

@@ -7,14 +7,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.dollymp.yarn.scheduler.DollyMPScheduler;
 import io.dollymp.yarn.scheduler.client.SessionState;
 import io.dollymp.yarn.testkit.ContainerLogs;
-import io.dollymp.yarn.testkit.DecisionServiceProcess;
-import io.dollymp.yarn.testkit.MiniClusters;
+import io.dollymp.yarn.testkit.ShimRig;
 import io.dollymp.yarn.testkit.SparkEventLog;
 import io.dollymp.yarn.testkit.SparkSubmitter;
 import io.dollymp.yarn.testkit.SparkSubmitter.DeployMode;
 import io.dollymp.yarn.testkit.SparkSubmitter.Run;
 import java.io.OutputStream;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
@@ -25,10 +23,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.stream.Collectors;
-import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.fs.FileUtil;
 import org.apache.hadoop.mapreduce.v2.MiniMRYarnCluster;
-import org.apache.hadoop.yarn.api.records.ApplicationId;
 import org.apache.hadoop.yarn.api.records.ApplicationReport;
 import org.apache.hadoop.yarn.api.records.ContainerId;
 import org.apache.hadoop.yarn.api.records.FinalApplicationStatus;
@@ -73,7 +68,7 @@ class SparkOnYarnIT {
   private static final String SUM = "SUM=" + (N * (N + 1) / 2);
   /** What SumJob's word count must print (see SumJob). */
   private static final String WORDS = "WORDS={clone=1000, dolly=500, spark=500, yarn=1000}";
-  private static DecisionServiceProcess service;
+  private static ShimRig rig;
   private static MiniMRYarnCluster cluster;
   private static DollyMPScheduler shim;
   private static YarnClient yarn;
@@ -83,24 +78,12 @@ class SparkOnYarnIT {
   static void start() throws Exception {
     assertTrue(Files.isRegularFile(SPARK.resolve("spark-app.jar")) && Files.isDirectory(SPARK.resolve("jars")),
         SPARK + " holds no Spark build: run through `mvn verify` (maven-invoker-plugin builds src/it/spark-jars)");
-    FileUtil.fullyDelete(WORK.toFile());
-    int grpcPort;
-    try (ServerSocket s = new ServerSocket(0)) {
-      grpcPort = s.getLocalPort();
-    }
-    service = new DecisionServiceProcess(WORK.resolve("service"), "dollymp", grpcPort);
-    service.awaitGrpcPort(60_000);
-    Configuration conf = MiniClusters.shimConf(grpcPort);
     // The NodeManagers share one host: node names carry the port, so the exclusion can name 2 of the 4.
-    conf.setBoolean(YarnConfiguration.RM_SCHEDULER_INCLUDE_PORT_IN_NODE_NAME, true);
-    cluster = MiniClusters.startWithShim(NAME, NODES, conf, 30_000);
-    shim = (DollyMPScheduler) cluster.getResourceManager().getResourceScheduler();
-    assertEquals(SessionState.RUNNING, shim.sessionState(), "shim never reached RUNNING:\n" + service.logText());
-    long until = System.currentTimeMillis() + 30_000;
-    while (shim.nodes().size() < NODES && System.currentTimeMillis() < until) {
-      Thread.sleep(100);
-    }
-    assertEquals(NODES, shim.nodes().size());
+    rig = ShimRig.start(NAME, WORK, NODES,
+        conf -> conf.setBoolean(YarnConfiguration.RM_SCHEDULER_INCLUDE_PORT_IN_NODE_NAME, true));
+    cluster = rig.cluster;
+    shim = rig.shim;
+    yarn = rig.yarn;
     // The client's view of the cluster, where spark-submit looks for it (HADOOP_CONF_DIR).
     Path confDir = Files.createDirectories(WORK.resolve("hadoop-conf"));
     for (String site : List.of("core-site.xml", "yarn-site.xml")) {
@@ -109,21 +92,12 @@ class SparkOnYarnIT {
       }
     }
     spark = new SparkSubmitter(SPARK, WORK, confDir);
-    yarn = YarnClient.createYarnClient();
-    yarn.init(new Configuration(cluster.getConfig()));
-    yarn.start();
   }
 
   @AfterAll
-  static void stop() throws Exception {
-    if (yarn != null) {
-      yarn.stop();
-    }
-    if (cluster != null) {
-      cluster.stop();
-    }
-    if (service != null) {
-      service.close();
+  static void stop() {
+    if (rig != null) {
+      rig.close();
     }
   }
 
@@ -236,7 +210,7 @@ class SparkOnYarnIT {
     Run run = spark.submit(name, mode, "io.dollymp.it.spark.SumJob", sparkConf, args, 300);
     assertTrue(run.appId() != null, "no application submitted:\n" + run.describe());
     assertEquals(0, run.exit(), run.describe());
-    ApplicationReport report = awaitFinished(run.appId(), 30_000);
+    ApplicationReport report = rig.awaitFinished(run.appId(), 30_000);
     assertEquals(YarnApplicationState.FINISHED, report.getYarnApplicationState(), report.getDiagnostics());
     assertEquals(FinalApplicationStatus.SUCCEEDED, report.getFinalApplicationStatus(), report.getDiagnostics());
 
@@ -264,16 +238,5 @@ class SparkOnYarnIT {
     }
     assertEquals(SessionState.RUNNING, shim.sessionState());
     return new Finished(run, driverOutput, executors);
-  }
-
-  private static ApplicationReport awaitFinished(ApplicationId id, long timeoutMs) throws Exception {
-    long until = System.currentTimeMillis() + timeoutMs;
-    ApplicationReport r = yarn.getApplicationReport(id);
-    while (!Set.of(YarnApplicationState.FINISHED, YarnApplicationState.FAILED, YarnApplicationState.KILLED)
-        .contains(r.getYarnApplicationState()) && System.currentTimeMillis() < until) {
-      Thread.sleep(200);
-      r = yarn.getApplicationReport(id);
-    }
-    return r;
   }
 }

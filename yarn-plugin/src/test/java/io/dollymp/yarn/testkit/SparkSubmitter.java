@@ -5,14 +5,11 @@ import java.io.IOException;
 import java.lang.reflect.Method;
 import java.net.URL;
 import java.net.URLClassLoader;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -66,8 +63,6 @@ public final class SparkSubmitter {
   public Run submit(String name, DeployMode mode, String mainClass, List<String> sparkConf, List<String> appArgs,
       long timeoutS) throws IOException, ReflectiveOperationException, InterruptedException {
     Path jars = spark.resolve("jars");
-    Path out = work.resolve(name + ".out");
-    Path err = work.resolve(name + ".err");
     List<String> cmd = new ArrayList<>();
     cmd.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
     cmd.addAll(javaModuleOptions(jars)); // what bin/spark-submit gives the driver; Spark adds them to its AM and executors
@@ -97,26 +92,17 @@ public final class SparkSubmitter {
     }
     cmd.add(spark.resolve("spark-app.jar").toString());
     cmd.addAll(appArgs);
-    ProcessBuilder pb = new ProcessBuilder(cmd).directory(work.toFile())
-        .redirectOutput(out.toFile()).redirectError(err.toFile());
-    Map<String, String> env = pb.environment();
-    env.put("HADOOP_CONF_DIR", hadoopConf.toString());
-    env.put("YARN_CONF_DIR", hadoopConf.toString());
-    env.put("SPARK_CONF_DIR", Files.createDirectories(work.resolve("spark-conf")).toString());
-    env.put("SPARK_LOCAL_IP", "127.0.0.1");
-    env.remove("SPARK_HOME");
-    long t0 = System.currentTimeMillis();
-    Process p = pb.start();
-    if (!p.waitFor(timeoutS, TimeUnit.SECONDS)) {
-      p.destroyForcibly();
-      p.waitFor();
-    }
-    long ms = System.currentTimeMillis() - t0;
-    String stdout = Files.readString(out, StandardCharsets.UTF_8);
-    String stderr = Files.readString(err, StandardCharsets.UTF_8);
-    Matcher m = SUBMITTED.matcher(stderr);
+    Path sparkConfDir = Files.createDirectories(work.resolve("spark-conf"));
+    ClientProcess.Result r = ClientProcess.run(cmd, work, name, env -> {
+      env.put("HADOOP_CONF_DIR", hadoopConf.toString());
+      env.put("YARN_CONF_DIR", hadoopConf.toString());
+      env.put("SPARK_CONF_DIR", sparkConfDir.toString());
+      env.put("SPARK_LOCAL_IP", "127.0.0.1");
+      env.remove("SPARK_HOME");
+    }, timeoutS);
+    Matcher m = SUBMITTED.matcher(r.stderr());
     ApplicationId appId = m.find() ? ApplicationId.fromString(m.group(1)) : null;
-    return new Run(p.exitValue(), stdout, stderr, appId, ms);
+    return new Run(r.exit(), r.stdout(), r.stderr(), appId, r.ms());
   }
 
   /** Spark's own JVM flags for Java 17 (spark-launcher's JavaModuleOptions), read from the Spark build. */
