@@ -5,6 +5,11 @@ these: a clone launched (reason `clone_launched`), the copy that finished first 
 ended after another copy of their task had won (`lost_race`: the AM killed them), and copies that were
 killed or failed otherwise (`killed`, `failed`). Each is logged once, when the AM first reports that
 state for the attempt; the inputs carry what the economics need (duration, last progress, clone flag).
+
+A copy's duration is the AM's (finish minus launch). MapReduce shows an attempt as KILLED while its
+container is still being cleaned up and sets its finish time only afterwards, so the AM's first report of
+a killed copy carries no duration; it is then the report's time minus the launch, the moment the AM saw
+the copy end (within its report interval).
 """
 
 from __future__ import annotations
@@ -19,13 +24,21 @@ from pyscheduler.wire import pb
 _ENDED = {pb.ATTEMPT_SUCCEEDED: "won", pb.ATTEMPT_FAILED: "failed", pb.ATTEMPT_KILLED: "killed"}
 
 
+def duration_s(a: Any) -> float:
+    """How long an ended copy ran: the AM's duration, else (none given yet) its report time minus its
+    launch (module docstring); 0 when neither is known."""
+    if a.duration_s > 0 or a.state not in _ENDED or not 0 < a.launch_time_ms < a.time_ms:
+        return float(a.duration_s)
+    return float(a.time_ms - a.launch_time_ms) / 1000.0
+
+
 def _inputs(a: Any, prev: Any | None) -> dict[str, Any]:
     progress = a.progress if a.state == pb.ATTEMPT_RUNNING or prev is None else prev.progress
     return {
         "attempt_id": a.attempt_id,
         "phase_id": a.phase_id,
         "is_clone": bool(a.is_clone),
-        "duration_s": round(float(a.duration_s), 3),
+        "duration_s": round(duration_s(a), 3),
         "progress": round(float(progress), 4),
         "launch_ms": int(a.launch_time_ms),
         "time_ms": int(a.time_ms),
@@ -55,7 +68,7 @@ def outcome_records(
             if a.state == pb.ATTEMPT_KILLED and a.task_id in won:
                 reason = "lost_race"
             copy = "clone" if a.is_clone else "original"
-            detail = f"{copy} {a.attempt_id} of {a.task_id}: {reason} after {a.duration_s:.1f} s"
+            detail = f"{copy} {a.attempt_id} of {a.task_id}: {reason} after {duration_s(a):.1f} s"
         else:
             continue
         out.append(about_attempt(wall, DecisionKind.ATTEMPT, reason, app_id, a, detail, _inputs(a, prev)))

@@ -36,3 +36,21 @@ def test_each_state_change_is_logged_once_with_the_losers_told_apart() -> None:
     lost = ended[1].inputs
     assert lost["progress"] == 0.4 and lost["duration_s"] == 12.5 and lost["is_clone"] is False
     assert ended[0].inputs["is_clone"] is True and "won after 12.5 s" in ended[0].detail
+
+
+def test_a_copy_reported_killed_before_its_finish_time_is_timed_from_launch_to_the_report() -> None:
+    # MapReduce reports KILLED during the container's clean-up, before the attempt's finish time is set:
+    # the AM's duration is 0, so the copy ran from its launch until the report that showed it ended.
+    won = attempt_report("map", 0, 1, pb.ATTEMPT_SUCCEEDED, clone=True, duration=20.0, launch_ms=1_000)
+    loser = attempt_report("map", 0, 0, pb.ATTEMPT_KILLED, launch_ms=1_000)
+    loser.time_ms = 43_500
+    running = attempt_report("map", 0, 0, pb.ATTEMPT_RUNNING, progress=0.5, launch_ms=1_000)
+    attempts = {a.attempt_id: a for a in (won, loser)}
+    ended = outcome_records(APP, [(won, None), (loser, running)], attempts, now=44.0)
+    assert [(d.reason, d.inputs["duration_s"]) for d in ended] == [("won", 20.0), ("lost_race", 42.5)]
+    assert "lost_race after 42.5 s" in ended[1].detail
+    # No launch time known, or a report older than the launch: no guess, 0 as the AM said.
+    for launch, at in ((0, 43_500), (50_000, 43_500)):
+        odd = attempt_report("map", 1, 0, pb.ATTEMPT_KILLED, launch_ms=launch)
+        odd.time_ms = at
+        assert outcome_records(APP, [(odd, None)], {}, now=44.0)[0].inputs["duration_s"] == 0.0
