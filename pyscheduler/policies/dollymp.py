@@ -51,7 +51,7 @@ from typing import Any
 import numpy as np
 
 from pyscheduler.estimate.transfer import TransferStats
-from pyscheduler.objects import Job, TaskState
+from pyscheduler.objects import TaskState
 from pyscheduler.policies.base import (
     CloneGrant,
     Decisions,
@@ -61,13 +61,11 @@ from pyscheduler.policies.base import (
     Snapshot,
     register_policy,
 )
-from pyscheduler.policies.clone_counts import corollary_copies, in_tail
 from pyscheduler.policies.cloning import (
-    REASON_COROLLARY,
     REASON_IDLE,
-    REASON_NO_ROOM,
+    REASON_PHASE_TAIL,
     REASON_UPSTREAM,
-    dolly_grant,
+    CloneAllowance,
 )
 from pyscheduler.policies.common import (
     REASON_BEST_FIT,
@@ -87,15 +85,11 @@ from pyscheduler.policies.replace import Replacements
 from pyscheduler.policies.residual import REASON_PROGRESS, REASON_RESIDUAL
 from pyscheduler.policies.table import FlatTasks, PhaseTable, RoundView
 
-REASON_SMALL_JOB = "small_job_idle_capacity"
-REASON_NO_LAUNCH_CLONES = "no_launch_clones"
-REASON_PHASE_TAIL = "phase_tail_idle_capacity"
 # Grants that name a phase but are carried out per task, by the clones the core places this round (late
 # copies, the phase tail), not by cloning every task of the phase at its launch. The live AM plan
 # (rpc/amplan.py) must not turn them into clones per phase.
 PER_TASK_REASONS = frozenset({REASON_RESIDUAL, REASON_PROGRESS, REASON_PHASE_TAIL})
 _RUNNING = int(TaskState.RUNNING)  # enum attribute access is slow in hot loops
-_PENDING, _FINISHED = int(TaskState.PENDING), int(TaskState.FINISHED)
 CLONE_RULES = ("paper", "idle", "none", "dolly")
 TAIL_TASKS = 10  # phase_tail's default: a small job's task count (Dolly Sec. 2.2)
 
@@ -170,6 +164,9 @@ class DollyMPPolicy:
         self.max_clones, self.clone_rule, self.sigma_factor = max_clones, clone_rule, float(sigma_factor)
         self.recompute, self.order = recompute, order
         self.dolly = (beta, tau, epsilon, straggler_p)
+        self.allowance = CloneAllowance(
+            max_clones, clone_rule, self.dolly, self.small_job_clones, self.phase_tail, self.tail_tasks
+        )
         self.omegas = OmegaChooser(output_bytes, transfer or TransferStats(), omega_samples)
         warm_up()  # compile the Algorithm 2 kernel at construction, not in the first round
         self._lock = threading.Lock()
@@ -250,7 +247,7 @@ class DollyMPPolicy:
         defer(out, table, flat, entry_rows, entry_counts, placed, feasible)
         # passes 2..1+max_clones: clones
         if self.max_clones > 0:
-            allowed, reasons = self._allowed(snapshot, view, flat, prio, (times, volume), total)
+            allowed, reasons = self.allowance.allowed(snapshot, view, flat, prio, (times, volume), total)
             for row, (clones, why) in late_reasons.items():
                 if why == REASON_UPSTREAM or reasons.get(row, (self.max_clones, REASON_IDLE))[0] < clones:
                     reasons[row] = (clones, why)
@@ -299,88 +296,6 @@ class DollyMPPolicy:
             return prio, times, volume
         return np.fromiter((self._prio[j.job_id] for j in jobs), np.int64, n), times, volume
 
-    def _allowed(
-        self,
-        snapshot: Snapshot,
-        view: RoundView,
-        flat: FlatTasks,
-        prio: IntArray,
-        measures: tuple[np.ndarray, np.ndarray],
-        total: np.ndarray,
-    ) -> tuple[IntArray, dict[int, tuple[int, str]]]:
-        """Copies allowed per task of each row (1 + clones granted) and, per table row, (clones, reason):
-        the clone rule's count, raised by the small-job and phase-tail extensions where they apply."""
-        t = flat.table
-        allowed = np.zeros(flat.rows.size, np.int64)  # 0: not considered (nothing runs)
-        reasons: dict[int, tuple[int, str]] = {}  # local: decide() may run on several threads
-        running = flat.running_rows()
-        allowed[running] = 1
-        budget = self._budget(snapshot, view, flat, total) if self.clone_rule == "dolly" else None
-        job_copies = (
-            corollary_copies(view, flat, running, prio, *measures, self.max_clones)
-            if self.clone_rule == "paper"
-            else None
-        )
-        small_job, tail = self._small_and_tail(flat, bool(running.size))
-        for r in running.tolist():
-            row = int(flat.rows[r])
-            pos = int(t.row_job[row])
-            job = t.jobs[pos]
-            if self.clone_rule == "idle":  # Algorithm 2's passes with no other limit
-                clones, reason = self.max_clones, REASON_IDLE
-            elif job_copies is not None:  # Corollary 4.1 with Step 6's packing condition
-                clones = int(job_copies[pos]) - 1
-                reason = REASON_COROLLARY if clones else REASON_NO_ROOM
-            elif budget is not None:  # Dolly's Pseudocode 1, and Dolly 3.2's upstream limit
-                clones, reason = dolly_grant(
-                    job,
-                    int(t.row_k[row]),
-                    budget,
-                    float(view.share[row]),
-                    float(view.theta[row]),
-                    float(view.sigma[row]),
-                    self.max_clones,
-                )
-                clones, reason = _upstream_limit(job, int(t.row_k[row]), clones, reason)
-            else:  # "none": only the extensions add copies
-                clones, reason = 0, REASON_NO_LAUNCH_CLONES
-            if clones < self.max_clones and small_job and small_job[pos]:  # Dolly 3.2 limits launch clones
-                clones, reason = _upstream_limit(job, int(t.row_k[row]), self.max_clones, REASON_SMALL_JOB)
-            elif clones < self.max_clones and tail and tail[r]:
-                clones, reason = self.max_clones, REASON_PHASE_TAIL
-            allowed[r] = 1 + clones
-            reasons[row] = (clones, reason)
-        return allowed, reasons
-
-    def _small_and_tail(self, flat: FlatTasks, any_rows: bool) -> tuple[list[bool], list[bool]]:
-        """Per job of the table, at most `small_job_clones` tasks (extension small_job_clones); per phase of
-        `flat`, `_in_tail` (extension phase_tail). Empty lists when the extension is off."""
-        if not any_rows:
-            return [], []
-        t = flat.table
-        small: list[bool] = (
-            (np.add.reduceat(t.n_tasks, t.job_ptr[:-1]) <= self.small_job_clones).tolist()
-            if self.small_job_clones
-            else []
-        )
-        return small, in_tail(flat, self.tail_tasks) if self.phase_tail else []
-
-    def _budget(self, snapshot: Snapshot, view: RoundView, flat: FlatTasks, total: np.ndarray) -> DollyBudget:
-        """B_U: dominant share held by running clones (copies beyond the first, before this round's clones);
-        U: the cluster's dominant utilisation with this round's originals (Dolly 3.3 admits a phase when its
-        first task is to run); p: measured (policies/dolly.py `DollyBudget.observed_p`) unless given."""
-        beta, tau, eps, p = self.dolly
-        c = snapshot.cluster
-        started = view.n_pending[flat.rows] - np.bincount(
-            flat.owner[flat.state == _PENDING], minlength=flat.rows.size
-        )
-        used = total - c.free[c.active].sum(axis=0) + started @ flat.table.demand[flat.rows]
-        util = float(np.max(np.where(total > 0, used / np.where(total > 0, total, 1.0), 0.0), initial=0.0))
-        extra = np.bincount(flat.owner, weights=np.maximum(flat.copies - 1, 0), minlength=flat.rows.size)
-        in_use = float(extra @ view.share[flat.rows]) if flat.rows.size else 0.0
-        p = DollyBudget.observed_p(snapshot) if p is None else p
-        return DollyBudget(beta, tau, eps, p, used_by_clones=in_use, utilization=util)
-
     def _grants_and_omegas(
         self,
         out: Decisions,
@@ -408,12 +323,3 @@ class DollyMPPolicy:
                 job = t.jobs[pos]
                 omega = self.omegas.omega_for(snapshot, job, int(t.row_k[row]))
                 out.omegas.append(OmegaDecision(job.job_id, omega, "delay_assignment"))
-
-
-def _upstream_limit(job: Job, k: int, clones: int, reason: str) -> tuple[int, str]:
-    """Dolly 3.2: clones launched with a downstream phase never outnumber its upstream phases' copies."""
-    if job.parent_idx[k]:
-        limit = min(job.phases[q].peak_min() for q in job.parent_idx[k]) - 1
-        if limit < clones:
-            return max(0, limit), REASON_UPSTREAM
-    return clones, reason
