@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from pyscheduler.deploy import amrecords, artifacts, bench_cluster, jobs
+from pyscheduler.deploy import amrecords, artifacts, bench_cluster, benchmix, jobs
 from pyscheduler.deploy.demomix import (
     MIX,
     SCHEDULER_NAMES,
@@ -239,14 +239,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--policy",
-        default=bench_cluster.BENCH_POLICY,
+        default=benchmix.BENCH_POLICY,
         help="the decision service's policy (default %(default)s, the cluster benchmark's: the paper's "
         "DollyMP with the project's live extensions; `dollymp` is the paper's algorithm alone, whose "
         "clone counts need the spread of task times that recurring runs of a job teach it: see --rounds)",
     )
     p.add_argument(
         "--policy-options",
-        default=bench_cluster.BENCH_POLICY_OPTIONS,
+        default=benchmix.BENCH_POLICY_OPTIONS,
         help="the policy's options as JSON (default %(default)s; '{}' for the policy's own defaults)",
     )
 

@@ -96,6 +96,7 @@ class JobDraws:
 
 def main(argv: Sequence[str] | None = None) -> int:
     from pyscheduler.deploy import bench_cluster as bc
+    from pyscheduler.deploy import benchmix
 
     p = argparse.ArgumentParser(prog="draws", description=__doc__.splitlines()[0])
     bc.add_arguments(p)
@@ -111,7 +112,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.cap,
             args.seed,
         )
-        for j in bc.mix(args.mix, args.gap_s)
+        for j in benchmix.mix(args.mix, args.gap_s)
     ]
     print(f"{'job':<14}{'originals s':>12}{'best of 2 s':>12}{'best of 3 s':>12}")
     cols = [[j.originals() for j in rows], [j.best_of(2) for j in rows], [j.best_of(3) for j in rows]]

@@ -36,7 +36,8 @@ from pyscheduler import metrics
 from pyscheduler.estimate.copies import slow_waiting
 from pyscheduler.objects import ClusterState, DecisionKind, Job
 from pyscheduler.policies import Policy, Snapshot
-from pyscheduler.policies.dollymp import PER_TASK_REASONS, REASON_PHASE_TAIL
+from pyscheduler.policies.cloning import REASON_PHASE_TAIL
+from pyscheduler.policies.dollymp import PER_TASK_REASONS
 from pyscheduler.rpc.amjob import copy_reports, job_of, no_data_means, replay, running, task_index
 from pyscheduler.rpc.amregistry import JUDGED_ALONE, AmRegistry
 from pyscheduler.rpc.named import RULE_CORE, RULE_SLOW_WAITING, Named

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from pyscheduler.deploy import amrecords, artifacts, bench_cluster, demo
+from pyscheduler.deploy import amrecords, artifacts, benchmix, demo
 from pyscheduler.deploy.demomix import Run, page_lines, page_url
 from pyscheduler.deploy.display import Display
 from pyscheduler.deploy.rest import get_json
@@ -68,7 +68,7 @@ def test_the_demos_clones_appear_on_its_operator_page(tmp_path: Path) -> None:
     artifacts.hadoop_lib(show.say)
     artifacts.plugin_jar(show.say)
     checked: list[str] = []
-    policy = (bench_cluster.BENCH_POLICY, bench_cluster.BENCH_POLICY_OPTIONS)
+    policy = (benchmix.BENCH_POLICY, benchmix.BENCH_POLICY_OPTIONS)
     run = demo.run_scheduler("dollymp", 4, tmp_path, show, lambda r: checked.extend(_check_page(r)), policy)
     assert all(r.ok for r in run.results.values()), run.results
     assert checked, "the page was never checked"
