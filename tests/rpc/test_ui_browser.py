@@ -168,8 +168,10 @@ def test_page_shows_the_logs_clones_and_winner_and_follows_the_stream(
         # Login form (the token is required), then the cluster now.
         browser.get(base + "/ui/")
         _wait("the login form", lambda: browser.find_element(By.ID, "login").is_displayed())
+        assert not browser.find_element(By.ID, "logout").is_displayed()  # no token kept: nothing to forget
         browser.find_element(By.ID, "token").send_keys(TOKEN)
         browser.find_element(By.CSS_SELECTOR, "#login-form button").click()
+        assert browser.find_element(By.ID, "logout").is_displayed()
         shown = _wait("applications in priority order", lambda: _texts(browser, "#apps tbody tr", "app"))
         overview = http.get("/v1/ui/overview").json()
         assert shown == [a["application_id"] for a in overview["applications"]]

@@ -21,6 +21,10 @@ function el(tag, attrs, ...children) {
   return e;
 }
 
+function tokenButton() {  // "Forget token" only while this tab keeps one
+  $("logout").hidden = !sessionStorage.getItem(TOKEN_KEY);
+}
+
 function headers() {
   const t = sessionStorage.getItem(TOKEN_KEY);
   return t ? { Authorization: "Bearer " + t } : {};
@@ -359,10 +363,12 @@ $("login-form").addEventListener("submit", (ev) => {
   ev.preventDefault();
   sessionStorage.setItem(TOKEN_KEY, $("token").value);
   $("login").hidden = true;
+  tokenButton();
   Promise.resolve(route()).then(live);
 });
 $("logout").addEventListener("click", () => { sessionStorage.removeItem(TOKEN_KEY); location.reload(); });
 $("app-form").addEventListener("submit", (ev) => { ev.preventDefault(); location.hash = "#app=" + encodeURIComponent($("app-id").value.trim()); });
 $("window").addEventListener("change", () => renderEconomics().catch(showError));
 window.addEventListener("hashchange", route);
+tokenButton();
 Promise.resolve(route()).then(() => { if ($("login").hidden) live(); });
