@@ -1,0 +1,105 @@
+"""Workloads of the live-mechanism simulator: a small YARN cluster and jobs of phases (map, reduce), each
+task's copies with run times drawn by common random numbers (sim/straggler.py `copy_unit`), so every
+yield model sees the same run time for the same copy of the same task."""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass
+
+from pyscheduler.sim.straggler import copy_unit
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseSpec:
+    phase_id: str
+    tasks: int
+    base_s: float  # a task's run time without slowdown (its work, after the container's start-up)
+    priority: int  # the YARN priority the AM asks this phase's containers at
+    parents: tuple[str, ...] = ()
+    mem_mb: int = 1024
+    vcores: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class JobSpec:
+    n: int  # the application's sequence number (application_<ts>_<n>)
+    name: str
+    submit_s: float
+    phases: tuple[PhaseSpec, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    name: str
+    seed: int
+    jobs: tuple[JobSpec, ...]
+    nodes: int = 4
+    node_mem_mb: int = 8192
+    node_vcores: int = 4
+    startup_s: float = 2.0  # a container's start-up (JVM, localisation) before the task's work begins
+    alpha: float = 2.0  # Pareto tail index of a copy's slowdown (DollyMP Eq. 2), xm = 1
+    cap: float = 8.0  # at most this slowdown (a bounded Pareto)
+
+    def run_s(self, job: int, phase: int, task: int, nth: int) -> float:
+        """The work of copy `nth` (0: the original) of a task: base time x Pareto slowdown, the copy's own
+        draw (`copy_unit`), the same whatever order copies start in."""
+        spec = self.jobs[job].phases[phase]
+        u = copy_unit(self.seed, self.jobs[job].n, phase, task, nth)
+        slowdown = min(self.cap, (1.0 - u) ** (-1.0 / self.alpha))
+        return float(spec.base_s * slowdown)
+
+
+def _map_reduce(n: int, submit_s: float, maps: int, reduces: int, map_s: float, reduce_s: float) -> JobSpec:
+    return JobSpec(
+        n,
+        f"live-job-{n}",
+        submit_s,
+        (
+            PhaseSpec("map", maps, map_s, 20),
+            PhaseSpec("reduce", reduces, reduce_s, 10, ("map",)),
+        ),
+    )
+
+
+def small_mapreduce(seed: int, jobs: int = 4, nodes: int = 4) -> Workload:
+    """`jobs` MapReduce jobs of 4-8 maps and 1-3 reduces, one every 5 s, on `nodes` nodes of 4 vcores."""
+    rng = random.Random(seed)
+    out = tuple(
+        _map_reduce(
+            i + 1,
+            5.0 * i,
+            rng.randint(4, 8),
+            rng.randint(1, 3),
+            round(rng.uniform(8.0, 16.0), 1),
+            round(rng.uniform(6.0, 12.0), 1),
+        )
+        for i in range(jobs)
+    )
+    return Workload("small-mapreduce", seed, out, nodes=nodes)
+
+
+def mixed_sizes(seed: int, jobs: int = 8, nodes: int = 6) -> Workload:
+    """A heavier mix: jobs of 2 to 24 maps (log-uniform) and reduces in proportion, arrivals Poisson at one
+    every 8 s on average, on `nodes` nodes of 4 vcores: small jobs queue behind large ones."""
+    rng = random.Random(seed ^ 0x5EED)
+    t = 0.0
+    out = []
+    for i in range(jobs):
+        maps = max(2, round(math.exp(rng.uniform(math.log(2), math.log(24)))))
+        out.append(
+            _map_reduce(
+                i + 1,
+                round(t, 1),
+                maps,
+                max(1, maps // 6),
+                round(rng.uniform(6.0, 20.0), 1),
+                round(rng.uniform(6.0, 15.0), 1),
+            )
+        )
+        t += rng.expovariate(1.0 / 8.0)
+    return Workload("mixed-sizes", seed, tuple(out), nodes=nodes)
+
+
+WORKLOADS = {"small-mapreduce": small_mapreduce, "mixed-sizes": mixed_sizes}
