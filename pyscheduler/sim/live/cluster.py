@@ -39,6 +39,7 @@ class Cluster:
     ams: dict[str, AppMaster] = field(default_factory=dict)  # by attempt id (the asks' key)
     proposals: list[Any] = field(default_factory=list)  # the last plan's placements, for the next heartbeat
     kills: list[str] = field(default_factory=list)  # the last plan's containers to kill
+    kill_why: dict[str, str] = field(default_factory=dict)  # container -> the decision log's reason
     new_apps: list[AppMaster] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     new_containers: list[Any] = field(default_factory=list)
@@ -75,7 +76,8 @@ class Cluster:
         for cid in self.kills:
             c = self._release(cid, pb.CONTAINER_EXIT_PREEMPTED, now)
             if c is not None:
-                self.record.kill(now, c.am.app_id, c.attempt_id, cid, "service", "preempted by the plan")
+                why = self.kill_why.pop(cid, "preempted by the plan")
+                self.record.kill(now, c.am.app_id, c.attempt_id, cid, "service", why)
                 c.am.preempted(cid, now)
         self.kills = []
 

@@ -17,6 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from pyscheduler.core.clock import ManualClock
+from pyscheduler.objects.decision import DecisionKind
+from pyscheduler.rpc.service import DecisionService
+from pyscheduler.rpc.session import RoundRecords
 from pyscheduler.sim.live.appmaster import AppMaster
 from pyscheduler.sim.live.cluster import Cluster
 from pyscheduler.sim.live.records import EPOCH_S, LiveRecord
@@ -39,6 +42,22 @@ class Unfinished(RuntimeError):
     pass
 
 
+def _hear_kills(svc: DecisionService, why: dict[str, str]) -> None:
+    """The reasons of the plans' kills (the decision log's, before each plan is sent: the wire carries
+    only the containers) into `why`, by container; the log is written as before."""
+    log_first = svc.servicer.before_send
+
+    def tee(records: list[RoundRecords]) -> None:
+        for r in records:
+            for d in r.others:
+                if d.kind is DecisionKind.KILL:
+                    why[str(d.inputs["container_id"])] = d.reason
+        if log_first is not None:
+            log_first(records)
+
+    svc.servicer.before_send = tee
+
+
 def run(wl: Workload, opts: LiveOptions | None = None, store_dir: Path | None = None) -> LiveRecord:
     """Run `wl` through the service; the record of everything decided (records.py)."""
     opts = opts or LiveOptions()
@@ -47,9 +66,10 @@ def run(wl: Workload, opts: LiveOptions | None = None, store_dir: Path | None = 
             return run(wl, opts, Path(tmp))
     clock = ManualClock(EPOCH_S)
     svc = service_of(store_dir, clock, {**opts.service, "appmaster.yield_model": opts.yield_model})
-    transport = connect(opts.transport, svc)
     record = LiveRecord()
     cluster = Cluster(wl, record)
+    _hear_kills(svc, cluster.kill_why)
+    transport = connect(opts.transport, svc)
     try:
         reg = transport.register(pb.RegisterRequest(rm_id="sim-rm", tick_ms=round(opts.tick_s * 1000)))
         arriving = sorted(range(len(wl.jobs)), key=lambda j: (wl.jobs[j].submit_s, j))

@@ -102,4 +102,27 @@ def mixed_sizes(seed: int, jobs: int = 8, nodes: int = 6) -> Workload:
     return Workload("mixed-sizes", seed, tuple(out), nodes=nodes)
 
 
-WORKLOADS = {"small-mapreduce": small_mapreduce, "mixed-sizes": mixed_sizes}
+def bench_mix(name: str, seed: int) -> Workload:
+    """The cluster benchmark's job mix `name` ("light" or "loaded", deploy/bench_cluster.py): its jobs,
+    arrivals, map base time (reduces half) and containers per node, on its 4 NodeManagers; run times drawn
+    here by `seed`, start-up as `yield.startup_s`'s default."""
+    from pyscheduler.deploy import bench_cluster as bench
+
+    base_s = bench.BASE_MS[name] / 1000.0
+    jobs = tuple(
+        _map_reduce(i + 1, j.delay_s, j.maps, j.reduces, base_s, base_s / 2.0)
+        for i, j in enumerate(bench.mix(name))
+    )
+    vcores = bench.NM_VCORES[name]
+    return Workload(name, seed, jobs, nodes=4, node_mem_mb=vcores * 1024, node_vcores=vcores, startup_s=5.0)
+
+
+def light(seed: int) -> Workload:
+    return bench_mix("light", seed)
+
+
+def loaded(seed: int) -> Workload:
+    return bench_mix("loaded", seed)
+
+
+WORKLOADS = {"small-mapreduce": small_mapreduce, "mixed-sizes": mixed_sizes, "light": light, "loaded": loaded}
