@@ -1,11 +1,15 @@
-"""The AM helper as the simulator plays it: what the project's MapReduce AM does with the service.
+"""The AM helper as the simulator plays it: what the project's MapReduce AM does with the service
+(yarn-plugin's CloneBook and CloningSpeculator).
 
-At submit it reports the job profile; every AM interval it reports every attempt (state, progress since
-its work began, launch and finish times, container and node). From each ClonePlan it launches clones: per
-phase (`clones_per_phase`, each clone at launch once: one that yielded its container is not launched
-again) and per task (`task_clones`: the clones the task should have in all, counting live ones). Clones
-ask for containers of their task's phase (same priority). The first copy of a task to finish wins and the
-AM kills the others; a task left without any live copy (its copies preempted) gets a new attempt.
+At submit it reports the job profile; every AM interval it reports its attempts in containers and its
+clones waiting for one (state, progress since the work began, launch and finish times, container and
+node; an original waiting for its container is only its ask). Each ClonePlan sets the clones per phase
+and raises the per-task counts it names (kept once seen). A task gets clones only while one of its
+copies runs and none succeeded: the larger of its phase's count and its own, at most 2 in all and three
+live copies; a phase's clones at launch go round robin (every task's k-th before any (k+1)-th); a clone
+that ended before its task succeeded (preempted) is launched again only for a task the plan named.
+Clones ask for containers of their task's phase (same priority). The first copy of a task to finish
+wins and the AM kills the others; a task left without any live copy gets a new attempt.
 The AM itself runs outside the cluster (an unmanaged AM): it takes no container.
 """
 
@@ -53,7 +57,9 @@ class AppMaster:
     copies: dict[tuple[int, int], int] = field(default_factory=dict)  # (phase, task) -> copies made
     done: dict[tuple[int, int], str] = field(default_factory=dict)  # (phase, task) -> winning attempt
     started: set[int] = field(default_factory=set)  # phases whose tasks were launched
-    launch_clones: dict[int, int] = field(default_factory=dict)  # phase -> clones at launch per task
+    per_phase: dict[str, int] = field(default_factory=dict)  # the last plan's clones per phase
+    granted: dict[str, int] = field(default_factory=dict)  # task id -> clones named per task (kept)
+    sent: dict[tuple[int, int], int] = field(default_factory=dict)  # (phase, task) -> clones launched
     finish_s: float | None = None
 
     @property
@@ -92,6 +98,8 @@ class AppMaster:
     def report(self, now: float) -> Any:
         out = pb.AttemptReports(application_id=self.app_id)
         for a in self.attempts.values():
+            if not a.container_id and not (a.is_clone and a.state in LIVE):
+                continue  # an original waiting for its container: its ask is all the service needs
             running = a.state == pb.ATTEMPT_RUNNING
             begun = a.launch_s + self.wl.startup_s
             progress = min(0.999, max(0.0, (now - begun) / a.work_s)) if running and a.work_s > 0 else 0.0
@@ -124,46 +132,61 @@ class AppMaster:
         return [a for a in self.attempts.values() if (a.phase, a.task) == (phase, task) and a.state in LIVE]
 
     def start_ready(self, now: float) -> None:
-        """Launch the phases whose parents finished: originals, and clones at launch per the last plan."""
+        """Launch the originals of the phases whose parents finished."""
         ids = [ph.phase_id for ph in self.spec.phases]
         for p, ph in enumerate(self.spec.phases):
-            if p in self.started:
-                continue
-            parents = [ids.index(q) for q in ph.parents]
-            if all(self._phase_done(q) for q in parents):
+            if p not in self.started and all(self._phase_done(ids.index(q)) for q in ph.parents):
                 self.started.add(p)
                 for t in range(ph.tasks):
                     self._new(p, t, False, "original", now)
-                self._clone_at_launch(p, now)
 
     def _phase_done(self, p: int) -> bool:
         return all((p, t) in self.done for t in range(self.spec.phases[p].tasks))
 
-    def _clone_at_launch(self, p: int, now: float) -> None:
-        want = min(MAX_CLONES, self.launch_clones.get(p, 0))
-        for t in range(self.spec.phases[p].tasks):
-            if (p, t) in self.done:
-                continue
-            made = sum(1 for a in self.attempts.values() if (a.phase, a.task) == (p, t) and a.why == "phase")
-            for _ in range(want - made):
-                self._new(p, t, True, "phase", now)
-
     def act(self, plan: Any, now: float) -> None:
-        """Launch the clones a ClonePlan asks for (module docstring)."""
-        ids = [ph.phase_id for ph in self.spec.phases]
-        for phase_id, n in sorted(plan.clones_per_phase.items()):
-            if phase_id in ids:
-                self.launch_clones[ids.index(phase_id)] = n
-        for p in sorted(self.started):
-            self._clone_at_launch(p, now)
+        """Take a ClonePlan and launch the clones it gives (module docstring)."""
+        self.per_phase = dict(plan.clones_per_phase)
         for tc in plan.task_clones:
-            match = next((a for a in self.attempts.values() if a.task_id == tc.task_id), None)
-            if match is None or (match.phase, match.task) in self.done:
+            self.granted[tc.task_id] = max(self.granted.get(tc.task_id, 0), tc.clones)
+        tasks = [(p, t) for p in sorted(self.started) for t in range(self.spec.phases[p].tasks)]
+        floor = self._launch_floor(tasks)
+        for p, t in tasks:
+            copies = [a for a in self.attempts.values() if (a.phase, a.task) == (p, t)]
+            if (p, t) in self.done or not any(a.state == pb.ATTEMPT_RUNNING for a in copies):
+                continue  # clones only while the task runs (Hadoop's TaskImpl takes them only then)
+            task_id = copies[0].task_id
+            live = sum(1 for a in copies if a.state in LIVE)
+            lost = sum(
+                1 for a in copies if a.is_clone and a.state not in LIVE and a.state != pb.ATTEMPT_SUCCEEDED
+            )
+            want = (
+                self._clones_for(task_id, p) if lost == 0 else min(MAX_CLONES, self.granted.get(task_id, 0))
+            )
+            sent = self.sent.get((p, t), 0)
+            c = min(want - (sent - lost), 1 + MAX_CLONES - live)
+            if lost == 0 and task_id not in self.granted and p in floor:
+                c = min(c, floor[p] + 1 - sent)  # clones at launch: every task's k-th before a (k+1)-th
+            if c <= 0:
                 continue
-            key = (match.phase, match.task)
-            live = sum(1 for a in self._live(*key) if a.is_clone)
-            for _ in range(min(MAX_CLONES, tc.clones) - live):
-                self._new(*key, True, "task", now)
+            self.sent[(p, t)] = sent + c
+            for _ in range(c):
+                self._new(p, t, True, "task" if task_id in self.granted else "phase", now)
+
+    def _clones_for(self, task_id: str, p: int) -> int:
+        phase_id = self.spec.phases[p].phase_id
+        return max(0, min(MAX_CLONES, max(self.per_phase.get(phase_id, 0), self.granted.get(task_id, 0))))
+
+    def _launch_floor(self, tasks: list[tuple[int, int]]) -> dict[int, int]:
+        """Per phase, the fewest clones launched for an unfinished task not named on its own that the
+        phase's count still gives more."""
+        floor: dict[int, int] = {}
+        for p, t in tasks:
+            task_id = self._ids(p, t, 0)[0]
+            sent = self.sent.get((p, t), 0)
+            at_launch = min(MAX_CLONES, self.per_phase.get(self.spec.phases[p].phase_id, 0))
+            if (p, t) not in self.done and task_id not in self.granted and at_launch > sent:
+                floor[p] = min(floor.get(p, sent), sent)
+        return floor
 
     def waiting(self, priority: int) -> list[Attempt]:
         """Attempts of the phase at `priority` waiting for a container: originals first, then by id."""

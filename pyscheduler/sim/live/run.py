@@ -103,8 +103,8 @@ def run(wl: Workload, opts: LiveOptions | None = None, store_dir: Path | None = 
                     am.act(transport.report_attempts(am.report(t)), t)
                 next_report = t + opts.am_interval_s
             for am in new:
-                am.act(transport.report_job_profile(am.profile()), t)
                 am.start_ready(t)
+                am.act(transport.report_job_profile(am.profile()), t)
             running.extend(new)
             step += 1
         record.end_s = t
