@@ -40,7 +40,7 @@ def test_same_seed_same_record_other_seed_another() -> None:
 
 def test_every_container_is_a_placement_of_the_plan_before() -> None:
     rec = _run()
-    placed = {(t, attempt_node) for t, _, _, attempt_node, _, _, _ in rec.placements}
+    placed = {(t, node) for t, _, _, node, _, _, _ in rec.placements}
     for t, _, _, node, _ in rec.containers:
         assert (t - 1.0, node) in placed  # committed on the node's next heartbeat, one tick later
     started = {c[2] for c in rec.containers}
