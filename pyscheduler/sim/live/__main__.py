@@ -21,7 +21,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--yield-model", default="rules,value", help="comma-separated (default %(default)s)")
     ap.add_argument(
         "--workload",
-        default="loaded,light",
+        default="loaded,light,swim-fb2010",
         help=f"comma-separated, of {', '.join(WORKLOADS)} (default %(default)s)",
     )
     ap.add_argument("--policy", default=None, help="the service's policy.name (default: the benchmark's)")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass
+from pathlib import Path
 
 from pyscheduler.sim.straggler import copy_unit
 
@@ -125,4 +126,40 @@ def loaded(seed: int) -> Workload:
     return bench_mix("loaded", seed)
 
 
-WORKLOADS = {"small-mapreduce": small_mapreduce, "mixed-sizes": mixed_sizes, "light": light, "loaded": loaded}
+# ../shared/traces beside the repository (as the simulator's tests find them)
+TRACES = Path(__file__).resolve().parents[3].parent / "shared" / "traces"
+FB2010 = "swim_facebook/FB-2010_samples_24_times_1hr_0.tsv"
+
+
+def swim_fb2010(seed: int, jobs: int = 16, max_tasks: int = 24, traces: Path = TRACES) -> Workload:
+    """The first `jobs` jobs of SWIM's Facebook 2010 sample (sim/loaders/swim.py's derivation: tasks and
+    mean task times from the bytes), at the trace's arrivals, each phase cut to `max_tasks` tasks, on 6
+    nodes of 4 vcores (its two large jobs overfill the cluster while small ones keep arriving); 1 GB and 1
+    vcore per task."""
+    from pyscheduler.sim.loaders import load_workload
+
+    specs, _ = load_workload(traces / FB2010, "swim", limit=jobs)
+    t0 = specs[0].arrival
+    out = []
+    for i, j in enumerate(specs):
+        phases = tuple(
+            PhaseSpec(
+                ph.id,
+                min(max_tasks, ph.tasks),
+                round(ph.mean, 1),
+                20 if k == 0 else 10,
+                tuple(ph.parents),
+            )
+            for k, ph in enumerate(j.phases)
+        )
+        out.append(JobSpec(i + 1, f"fb2010-{j.id}", round(j.arrival - t0, 1), phases))
+    return Workload("swim-fb2010", seed, tuple(out), nodes=6)
+
+
+WORKLOADS = {
+    "small-mapreduce": small_mapreduce,
+    "mixed-sizes": mixed_sizes,
+    "light": light,
+    "loaded": loaded,
+    "swim-fb2010": swim_fb2010,
+}
