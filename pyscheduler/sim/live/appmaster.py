@@ -3,14 +3,16 @@
 
 At submit it reports the job profile; every AM interval it reports its attempts in containers and its
 clones waiting for one (state, progress since the work began, launch and finish times, container and
-node; an original waiting for its container is only its ask). Each ClonePlan sets the clones per phase
-and raises the per-task counts it names (kept once seen). A task gets clones only while one of its
-copies runs and none succeeded: the larger of its phase's count and its own, at most 2 in all and three
-live copies; a phase's clones at launch go round robin (every task's k-th before any (k+1)-th); a clone
-that ended before its task succeeded (preempted) is launched again only for a task the plan named.
-Clones ask for containers of their task's phase (same priority). The first copy of a task to finish
-wins and the AM kills the others; a task left without any live copy gets a new attempt.
-The AM itself runs outside the cluster (an unmanaged AM): it takes no container.
+node; an original waiting for its container is only its ask). Progress is the share of the copy's work
+done since its start-up, as Hadoop's score: a map of a job with reduces reaches 0.667 at its input's
+end. Each ClonePlan sets the clones per phase and raises the per-task counts it names (kept once seen).
+A task gets clones only while one of its copies runs and none succeeded: the larger of its phase's
+count and its own, at most 2 in all and three live copies; a phase's clones at launch go round robin
+(every task's k-th before any (k+1)-th); a clone that ended before its task succeeded (preempted) is
+launched again only for a task the plan named. Clones ask for containers of their task's phase (same
+priority). The first copy of a task to finish wins and the AM kills the others; a task left without
+any live copy gets a new attempt. The AM itself runs outside the cluster (an unmanaged AM): it takes
+no container.
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from pyscheduler.estimate.copies import MAP_PHASE_SHARE
 from pyscheduler.sim.live.records import LiveRecord
-from pyscheduler.sim.live.workload import Workload
+from pyscheduler.sim.live.workload import JobSpec, Workload
 from pyscheduler.wire import pb
 
 CLUSTER_TS = "1700000000000"
@@ -63,7 +66,7 @@ class AppMaster:
     finish_s: float | None = None
 
     @property
-    def spec(self) -> Any:
+    def spec(self) -> JobSpec:
         return self.wl.jobs[self.j]
 
     @property
@@ -81,7 +84,7 @@ class AppMaster:
         return pb.JobProfile(
             application_id=self.app_id,
             job_name=self.spec.name,
-            submit_time_ms=int(self.record.epoch_ms(self.spec.submit_s)),
+            submit_time_ms=self.record.epoch_ms(self.spec.submit_s),
             clones_preemptible=True,
             phases=[
                 pb.PhaseProfile(
@@ -97,12 +100,16 @@ class AppMaster:
 
     def report(self, now: float) -> Any:
         out = pb.AttemptReports(application_id=self.app_id)
+        ids = [ph.phase_id for ph in self.spec.phases]
+        upstream = {ids.index(q) for ph in self.spec.phases for q in ph.parents}
         for a in self.attempts.values():
             if not a.container_id and not (a.is_clone and a.state in LIVE):
                 continue  # an original waiting for its container: its ask is all the service needs
             running = a.state == pb.ATTEMPT_RUNNING
             begun = a.launch_s + self.wl.startup_s
             progress = min(0.999, max(0.0, (now - begun) / a.work_s)) if running and a.work_s > 0 else 0.0
+            if a.phase in upstream:  # a MapTask's score reaches MAP_PHASE_SHARE at its input's end
+                progress *= MAP_PHASE_SHARE
             out.attempts.add(
                 task_id=a.task_id,
                 attempt_id=a.attempt_id,
@@ -113,7 +120,7 @@ class AppMaster:
                 state=a.state,
                 duration_s=a.end_s - a.launch_s if a.state not in LIVE and a.container_id else 0.0,
                 time_ms=self.record.epoch_ms(now),
-                progress=1.0 if a.state == pb.ATTEMPT_SUCCEEDED else progress,
+                progress=progress,
                 launch_time_ms=self.record.epoch_ms(a.launch_s) if a.container_id else 0,
             )
         return out
