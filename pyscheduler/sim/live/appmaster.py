@@ -3,7 +3,9 @@
 
 At submit it reports the job profile; every AM interval it reports its attempts in containers and its
 clones waiting for one (state, progress since the work began, launch and finish times, container and
-node; an original waiting for its container is only its ask). Progress is the share of the copy's work
+node; an original waiting for its container is only its ask), those changed since their last report
+or whose progress passed another tenth or grew since a report 3 s old; with none to report it asks for
+its plan. Progress is the share of the copy's work
 done since its start-up, as Hadoop's score: a map of a job with reduces reaches 0.667 at its input's
 end. Each ClonePlan sets the clones per phase and raises the per-task counts it names (kept once seen).
 A task gets clones only while one of its copies runs and none succeeded: the larger of its phase's
@@ -27,6 +29,7 @@ from pyscheduler.wire import pb
 
 CLUSTER_TS = "1700000000000"
 MAX_CLONES = 2  # clones per task at most (as the service's plans)
+PROGRESS_REPORT_S = 3.0  # a running attempt's progress again after this long (dollymp.am.progress-report-ms)
 LIVE = (pb.ATTEMPT_WAITING, pb.ATTEMPT_RUNNING)
 
 
@@ -63,6 +66,8 @@ class AppMaster:
     per_phase: dict[str, int] = field(default_factory=dict)  # the last plan's clones per phase
     granted: dict[str, int] = field(default_factory=dict)  # task id -> clones named per task (kept)
     sent: dict[tuple[int, int], int] = field(default_factory=dict)  # (phase, task) -> clones launched
+    reported: dict[str, tuple[int, str, int]] = field(default_factory=dict)  # (state, container, tenth)
+    sent_progress: dict[str, tuple[float, float]] = field(default_factory=dict)  # (progress, time s)
     finish_s: float | None = None
 
     @property
@@ -99,6 +104,8 @@ class AppMaster:
         )
 
     def report(self, now: float) -> Any:
+        """The attempts whose state or container changed since they were last reported, or whose progress
+        passed another tenth or grew since a report `PROGRESS_REPORT_S` old (CloneBook.changes)."""
         out = pb.AttemptReports(application_id=self.app_id)
         ids = [ph.phase_id for ph in self.spec.phases]
         upstream = {ids.index(q) for ph in self.spec.phases for q in ph.parents}
@@ -110,6 +117,16 @@ class AppMaster:
             progress = min(0.999, max(0.0, (now - begun) / a.work_s)) if running and a.work_s > 0 else 0.0
             if a.phase in upstream:  # a MapTask's score reaches MAP_PHASE_SHARE at its input's end
                 progress *= MAP_PHASE_SHARE
+            key = (a.state, a.container_id, int(10 * progress) if running else 0)
+            last = self.sent_progress.get(a.attempt_id)
+            due = running and last is not None and progress > last[0] and now - last[1] >= PROGRESS_REPORT_S
+            if self.reported.get(a.attempt_id) == key and not due:
+                continue
+            self.reported[a.attempt_id] = key
+            if running:
+                self.sent_progress[a.attempt_id] = (progress, now)
+            else:
+                self.sent_progress.pop(a.attempt_id, None)
             out.attempts.add(
                 task_id=a.task_id,
                 attempt_id=a.attempt_id,

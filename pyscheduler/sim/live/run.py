@@ -6,7 +6,7 @@ copies whose work ended complete (the first of a task wins, the AM kills the oth
 parents finished launch; jobs due arrive; every node heartbeats (the last plan's placements committed or
 dropped); the tick's StateBatch goes to the service and its Plan comes back; new jobs' AMs report their
 profiles, and every `am_interval_s` the running jobs' AMs report their attempts, each acting on the
-ClonePlan it gets back.
+ClonePlan it gets back (its attempts' changes, or with none the plan alone).
 """
 
 from __future__ import annotations
@@ -100,7 +100,11 @@ def run(wl: Workload, opts: LiveOptions | None = None, store_dir: Path | None = 
             cluster.take_plan(plan, t)
             if t >= next_report:
                 for am in running:
-                    am.act(transport.report_attempts(am.report(t)), t)
+                    reports = am.report(t)
+                    if reports.attempts:
+                        am.act(transport.report_attempts(reports), t)
+                    else:  # nothing changed: the plan again (a task may have become late meanwhile)
+                        am.act(transport.get_clone_plan(pb.ClonePlanRequest(application_id=am.app_id)), t)
                 next_report = t + opts.am_interval_s
             for am in new:
                 am.start_ready(t)

@@ -26,6 +26,7 @@ class Transport(Protocol):
     def sync(self, batch: Any) -> Any: ...
     def report_job_profile(self, request: Any) -> Any: ...
     def report_attempts(self, request: Any) -> Any: ...
+    def get_clone_plan(self, request: Any) -> Any: ...
     def close(self) -> None: ...
 
 
@@ -97,6 +98,9 @@ class Direct:
     def report_attempts(self, request: Any) -> Any:
         return _wire(self.svc.appmaster.report_attempts(_wire(request), self.context))  # type: ignore[arg-type]
 
+    def get_clone_plan(self, request: Any) -> Any:
+        return _wire(self.svc.appmaster.get_clone_plan(_wire(request), self.context))  # type: ignore[arg-type]
+
     def close(self) -> None:
         self.requests.q.put(_END)
         for fn in self.context.callbacks:
@@ -130,6 +134,9 @@ class Grpc:
 
     def report_attempts(self, request: Any) -> Any:
         return self.am.ReportAttempts(request, timeout=30)
+
+    def get_clone_plan(self, request: Any) -> Any:
+        return self.am.GetClonePlan(request, timeout=30)
 
     def close(self) -> None:
         self.requests.q.put(_END)
