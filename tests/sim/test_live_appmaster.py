@@ -93,3 +93,21 @@ def test_a_preempted_clone_is_launched_again_only_for_a_named_task() -> None:
     assert states[again[0].attempt_id] == pb.ATTEMPT_WAITING and all(
         states[c.attempt_id] == pb.ATTEMPT_KILLED for c in clones
     )
+
+
+def test_reports_carry_changes_and_progress_every_few_seconds() -> None:
+    am, _ = _am()
+    assert list(am.report(0.0).attempts) == []  # originals waiting: their ask says it all
+    _launch_waiting(am, 0.0)
+    first = am.report(0.0)
+    assert len(first.attempts) == 3 and all(r.state == pb.ATTEMPT_RUNNING for r in first.attempts)
+    assert list(am.report(0.5).attempts) == []  # nothing changed
+    begun = WL.startup_s
+    times = sorted(a.work_s for a in am.attempts.values())
+    # progress grew but within the same tenth, less than 3 s after the last report: not yet
+    t = begun + min(0.05 * times[0], 2.0)
+    assert list(am.report(t).attempts) == []
+    later = am.report(t + 3.0)  # 3 s on: every running copy's progress again
+    assert len(later.attempts) == 3 and all(r.progress > 0 for r in later.attempts)
+    # a map of a job with reduces is scored to 0.667 at its input's end (Hadoop's MapTask)
+    assert all(r.progress <= 0.667 for r in later.attempts)
