@@ -8,7 +8,7 @@ import pytest
 
 from pyscheduler.sim.live import LiveOptions, run, small_mapreduce
 from pyscheduler.sim.live.__main__ import main
-from pyscheduler.sim.live.compare import Spread, bench_service, compare
+from pyscheduler.sim.live.compare import ModelResult, Spread, bench_service, compare, paired
 
 
 def test_the_yield_models_decide_differently_on_the_same_draws() -> None:
@@ -40,6 +40,14 @@ def test_compare_summarises_each_model_over_the_seeds() -> None:
     assert r.workload == "small-mapreduce" and r.seeds == (1, 2)
 
 
+def test_paired_differences_seed_by_seed() -> None:
+    a = ModelResult("w", "rules", (1, 2, 3), Spread.of([1.0]), Spread.of([0.0]), 0, 0, (10.0, 20.0, 30.0))
+    b = ModelResult("w", "value", (1, 2, 3), Spread.of([1.0]), Spread.of([0.0]), 0, 0, (12.0, 19.0, 30.0))
+    assert paired(a, b) == Spread(0.0, -1.0, 2.0)
+    with pytest.raises(ValueError):
+        paired(a, ModelResult("w", "value", (1, 2), Spread.of([1.0]), Spread.of([0.0]), 0, 0, (1.0, 2.0)))
+
+
 def test_spread() -> None:
     s = Spread.of([3.0, 1.0, 2.0])
     assert (s.median, s.low, s.high) == (2.0, 1.0, 3.0)
@@ -66,6 +74,9 @@ def test_cli_prints_a_line_per_model(capsys: pytest.CaptureFixture[str]) -> None
     for model in ("rules", "value"):
         line = next(x for x in out.splitlines() if x.strip().startswith(model))
         assert re.search(r"mean flowtime \d+\.\d \[\d+\.\d, \d+\.\d\] s", line)
+    assert re.search(
+        r"value - rules: mean flowtime [+-]\d+\.\d \[[+-]\d+\.\d, [+-]\d+\.\d\] s, seed by seed", out
+    )
 
 
 def test_cli_refuses_an_unknown_workload() -> None:

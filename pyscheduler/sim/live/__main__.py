@@ -10,7 +10,7 @@ import sys
 import time
 from collections.abc import Sequence
 
-from pyscheduler.sim.live.compare import bench_service, compare
+from pyscheduler.sim.live.compare import bench_service, compare, paired
 from pyscheduler.sim.live.records import LiveRecord
 from pyscheduler.sim.live.workload import WORKLOADS
 
@@ -54,6 +54,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"{r.clone_share.text('.3f')}   service preemptions {r.preempted}, clones {r.clones}",
                 flush=True,
             )
+        for r in results[1:]:  # against the first model, seed by seed
+            diff = paired(results[0], r).text("+.1f")
+            print(f"  {r.yield_model} - {results[0].yield_model}: mean flowtime {diff} s, seed by seed")
     return 0
 
 

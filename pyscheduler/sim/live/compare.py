@@ -45,6 +45,14 @@ class ModelResult:
     clone_share: Spread  # clones' container-seconds share per seed
     preempted: int  # the service's preemptions over all seeds (clone_yields, clone_beaten)
     clones: int  # clones launched over all seeds
+    flowtimes: tuple[float, ...] = ()  # mean flowtime per seed, in `seeds` order
+
+
+def paired(base: ModelResult, other: ModelResult) -> Spread:
+    """`other`'s mean flowtime minus `base`'s, seed by seed (the same draws: common random numbers)."""
+    if base.seeds != other.seeds:
+        raise ValueError("paired results need the same seeds")
+    return Spread.of([o - b for b, o in zip(base.flowtimes, other.flowtimes, strict=True)])
 
 
 def compare(
@@ -71,6 +79,7 @@ def compare(
                 Spread.of([r.clone_share for r in records]),
                 sum(1 for r in records for k in r.kills if k[4] == "service"),
                 sum(len(r.clones) for r in records),
+                tuple(r.mean_flowtime for r in records),
             )
         )
     return out
