@@ -18,6 +18,13 @@ class WallClock:
         return time.time()
 
 
+class MonotonicClock:
+    """Seconds of `time.monotonic()` (the live service's timeouts and rates)."""
+
+    def now(self) -> float:
+        return time.monotonic()
+
+
 class ManualClock:
     """A clock that only moves when told to (the simulator's event time, tests)."""
 

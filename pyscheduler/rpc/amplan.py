@@ -120,7 +120,9 @@ def task_clones(app_id: str, decisions: Any, attempts: Sequence[Any]) -> dict[st
     return out
 
 
-def context_of(registry: SessionRegistry, app_id: str, hints: Any) -> tuple[ClusterState, list[Job]]:
+def context_of(
+    registry: SessionRegistry, app_id: str, hints: Any, now: float
+) -> tuple[ClusterState, list[Job]]:
     """The cluster and every other application's pending work, from the mirror of the session that knows
     the application (any session if none does): the plan for one job is decided among the jobs it
     competes with, so clones are granted only where the core would place them. The cluster's arrays are
@@ -131,7 +133,7 @@ def context_of(registry: SessionRegistry, app_id: str, hints: Any) -> tuple[Clus
     if chosen is None:
         return ClusterState(), []
     with chosen.lock:
-        snap, _, _ = to_snapshot(chosen.mirror, time.time(), hints)
+        snap, _, _ = to_snapshot(chosen.mirror, now, hints)
         c = snap.cluster
         keep = len(c.dims) if len(c.dims) <= 2 else 2  # the profile speaks vcores and memory only
         cluster = ClusterState.from_arrays(
@@ -181,7 +183,7 @@ class AmPlanner:
         return plan
 
     def _fresh(self, app_id: str) -> Any:
-        now = time.time()
+        now = self.apps.clock.now()
         reg = self.apps
         with reg.lock:
             st = reg.apps[app_id]
@@ -198,7 +200,7 @@ class AmPlanner:
         if self.policy is None:
             plan.detail = "the policy grants no clones"
             return plan
-        cluster, others = context_of(self.sessions, app_id, reg.hints)
+        cluster, others = context_of(self.sessions, app_id, reg.hints, now)
         copies = running(app_id, reported, first, now, startup)
         no_data_means(job, frozenset(stats), copies, now)
         snap = Snapshot(now, cluster, [*others, job], copies, startup_s=startup or 0.0)

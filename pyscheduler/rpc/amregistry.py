@@ -11,11 +11,11 @@ from __future__ import annotations
 import math
 import statistics
 import threading
-import time
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
+from pyscheduler.core.clock import Clock, WallClock
 from pyscheduler.estimate.copies import (
     Report,
     StartupEstimate,
@@ -80,8 +80,11 @@ class UnknownPhase(ValueError):
 class AmRegistry:
     """Per-application AM state; every read and write under `lock`."""
 
-    def __init__(self, history: Any | None = None, max_apps: int = 10_000) -> None:
+    def __init__(
+        self, history: Any | None = None, max_apps: int = 10_000, clock: Clock | None = None
+    ) -> None:
         self.history = history  # pyscheduler.store StatisticsHistory, or None
+        self.clock: Clock = clock if clock is not None else WallClock()  # the AM reports' time (epoch s)
         self.max_apps = max_apps
         self.lock = threading.Lock()
         self.apps: dict[str, AppState] = {}
@@ -187,7 +190,9 @@ class AmRegistry:
         if not waiting:
             return {}
         cloned = {a.task_id for a in attempts if a.is_clone and a.state == pb.ATTEMPT_RUNNING}
-        _, covered = judge(copy_reports(attempts, st.first_progress), time.time(), self.startups.median())
+        _, covered = judge(
+            copy_reports(attempts, st.first_progress), self.clock.now(), self.startups.median()
+        )
         out: dict[str, int] = {}
         seen: set[str] = set()
         for a in sorted(waiting, key=lambda a: a.attempt_id):
@@ -213,7 +218,7 @@ class AmRegistry:
                 if not st.profile.clones_preemptible:  # the project's AM: a preempted clone is not replaced
                     continue
                 left, fresh = time_left(
-                    copy_reports(list(st.attempts.values()), st.first_progress), time.time(), startup
+                    copy_reports(list(st.attempts.values()), st.first_progress), self.clock.now(), startup
                 )
                 slow, covered = judge_left(left, fresh)
                 own = _own_moments(st)  # not `stats`: no history read on the round's hot path

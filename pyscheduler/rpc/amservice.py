@@ -11,6 +11,7 @@ from typing import Any
 
 import grpc
 
+from pyscheduler.core.clock import Clock
 from pyscheduler.objects.decision import DecisionKind
 from pyscheduler.policies import Policy
 from pyscheduler.rpc import ambounds, validate
@@ -36,10 +37,11 @@ class AppMasterServicer:
         max_apps: int = 10_000,
         budget: PlanBudget | None = None,
         limits: Limits = DEFAULTS,
+        clock: Clock | None = None,
     ) -> None:
         self.limits = limits
         self.recorder = recorder
-        self.am = AmRegistry(history, max_apps)
+        self.am = AmRegistry(history, max_apps, clock)  # `clock`: the plans' time (default wall time)
         self.planner = AmPlanner(self.am, registry, policy, recorder, budget)
         # The job name the RM knows an application by, None if it knows none (pyscheduler.rpc.auth): the
         # recurring-job history is written only for such applications, under that name.

@@ -66,7 +66,9 @@ def round_with(
     limits: Limits = DEFAULTS,
     yield_by: Chooser | None = None,
     history: RunHistorySource | None = None,
+    clock: Callable[[], float] | None = None,
 ) -> RoundFn:
+    """`clock`: the rounds' time, epoch seconds (default wall time; a simulator passes its own)."""
     # Every policy runs under the RM's queue shares (a no-op without a queue tree): rpc/queueshare.py
     if policy is None:
         return with_queue_shares(_yarn_fcfs_round)
@@ -79,5 +81,6 @@ def round_with(
         scoped=copies is not None,
         yield_by=yield_by,
         history=history,
+        clock=clock,
     )
     return with_queue_shares(core, copies)

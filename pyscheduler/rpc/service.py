@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from pyscheduler.config import Config, ConfigError
+from pyscheduler.core.clock import Clock
 from pyscheduler.objects.decision import Decision
 from pyscheduler.rpc import auth
 from pyscheduler.rpc import policy as rpc_policy
@@ -95,7 +96,9 @@ class DecisionService:
     """Everything `dollymp serve` runs. Construction validates what the Config alone could not
     (policy name and options, store URL, TLS files, the port) and raises ConfigError naming the key."""
 
-    def __init__(self, cfg: Config) -> None:
+    def __init__(self, cfg: Config, clock: Clock | None = None) -> None:
+        """`clock`: the decisions' time (default: wall time, and monotonic time for rates and TTLs); a
+        simulator passes one clock for all (pyscheduler/sim/live)."""
         from pyscheduler.store import AppRunHistory, BackgroundWriter, Retention, open_store
         from pyscheduler.store.runhistory import FRAMEWORKS
 
@@ -132,8 +135,11 @@ class DecisionService:
             core_policy,
             recorder,
             history=self.store.history,
-            budget=PlanBudget(cfg["appmaster.plans_per_s"]),
+            budget=PlanBudget(
+                cfg["appmaster.plans_per_s"], clock=time.monotonic if clock is None else clock.now
+            ),
             limits=self.limits,
+            clock=clock,
         )
         self.guard = auth.Guard(auth_settings, self.registry)
         self.appmaster.rm_job_name = self.guard.history_name
@@ -147,6 +153,7 @@ class DecisionService:
                 yield_by=yield_by,
                 limits=self.limits,
                 history=histories,
+                clock=None if clock is None else clock.now,
             ),
             cfg["policy.name"],
             recorder,
@@ -157,6 +164,7 @@ class DecisionService:
                 self.limits,
                 cfg["grpc.max_workers"],
             ),
+            clock,
         )
         self.servicer.on_finished = RecordFinished(histories, self.appmaster.am.described)
         self.log_first = LogFirst(self.writer, recorder, self.limits.log_wait_s)

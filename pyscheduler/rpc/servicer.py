@@ -24,6 +24,7 @@ from typing import Any
 import grpc
 
 from pyscheduler import __version__, metrics
+from pyscheduler.core.clock import Clock, MonotonicClock
 from pyscheduler.rpc import validate
 from pyscheduler.rpc.gcpace import GcPacer
 from pyscheduler.rpc.limits import DEFAULTS, Limits, Refusal
@@ -89,8 +90,11 @@ class SchedulerServicer:
         policy_name: str,
         recorder: DecisionRecorder,
         options: SyncOptions | None = None,
+        clock: Clock | None = None,
     ) -> None:
         self.registry = registry
+        # the rounds' time for the outstanding placements' TTL (a simulator runs the service on its own)
+        self.clock: Clock = clock if clock is not None else MonotonicClock()
         self.round_fn = round_fn
         self.policy_name = policy_name
         self.recorder = recorder
@@ -316,7 +320,7 @@ class SchedulerServicer:
                     log.exception("run times of %d finished application(s) not recorded", len(finished))
         c0 = time.thread_time()
         with s.lock:
-            plan, decisions = s.decide(self.round_fn, time.monotonic(), self.options.outstanding_ttl_s)
+            plan, decisions = s.decide(self.round_fn, self.clock.now(), self.options.outstanding_ttl_s)
         if decisions:
             records.append(decisions)
         cpu = time.thread_time() - c0

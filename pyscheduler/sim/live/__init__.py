@@ -1,0 +1,26 @@
+"""The live mechanism in the simulator: a small YARN cluster and the project's AM helper, simulated,
+driving the real decision service (pyscheduler/rpc) on simulated time, in-process or over gRPC."""
+
+from pyscheduler.sim.live.records import LiveRecord
+from pyscheduler.sim.live.run import LiveOptions, Unfinished, run
+from pyscheduler.sim.live.workload import (
+    WORKLOADS,
+    JobSpec,
+    PhaseSpec,
+    Workload,
+    mixed_sizes,
+    small_mapreduce,
+)
+
+__all__ = [
+    "WORKLOADS",
+    "JobSpec",
+    "LiveOptions",
+    "LiveRecord",
+    "PhaseSpec",
+    "Unfinished",
+    "Workload",
+    "mixed_sizes",
+    "run",
+    "small_mapreduce",
+]

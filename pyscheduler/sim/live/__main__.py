@@ -1,0 +1,64 @@
+"""`python -m pyscheduler.sim.live`: the live mechanism's yield models compared over seeds (compare.py).
+
+python -m pyscheduler.sim.live --seeds 5 --yield-model rules,value --workload loaded,light
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+
+from pyscheduler.sim.live.compare import bench_service, compare, paired
+from pyscheduler.sim.live.records import LiveRecord
+from pyscheduler.sim.live.workload import WORKLOADS
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m pyscheduler.sim.live", description=__doc__.splitlines()[0])
+    ap.add_argument("--seeds", type=int, default=5, help="seeds 1..N (default %(default)s)")
+    ap.add_argument("--yield-model", default="rules,value", help="comma-separated (default %(default)s)")
+    ap.add_argument(
+        "--workload",
+        default="loaded,light,swim-fb2010",
+        help=f"comma-separated, of {', '.join(WORKLOADS)} (default %(default)s)",
+    )
+    ap.add_argument("--policy", default=None, help="the service's policy.name (default: the benchmark's)")
+    ap.add_argument("-v", "--verbose", action="store_true", help="one line per run")
+    args = ap.parse_args(argv)
+    models = [m for m in args.yield_model.split(",") if m]
+    names = [w for w in args.workload.split(",") if w]
+    unknown = [w for w in names if w not in WORKLOADS]
+    if unknown or args.seeds < 1 or not models:
+        ap.error(f"unknown workload(s) {unknown}" if unknown else "need at least one seed and one model")
+    service = bench_service() if args.policy is None else {"policy.name": args.policy}
+    seeds = list(range(1, args.seeds + 1))
+
+    def said(model: str, seed: int, rec: LiveRecord) -> None:
+        if args.verbose:
+            print(
+                f"  {model} seed {seed}: mean flowtime {rec.mean_flowtime:.1f} s, clone share "
+                f"{rec.clone_share:.3f}, clones {len(rec.clones)}, kills {len(rec.kills)}",
+                flush=True,
+            )
+
+    print(f"service: {service}; seeds {seeds[0]}..{seeds[-1]}; median [min, max] over seeds")
+    for name in names:
+        t0 = time.monotonic()
+        results = compare(WORKLOADS[name], seeds, models, service, said)
+        print(f"{name} ({time.monotonic() - t0:.0f} s of wall time)")
+        for r in results:
+            print(
+                f"  {r.yield_model:6s} mean flowtime {r.flowtime.text('.1f')} s   clone share "
+                f"{r.clone_share.text('.3f')}   service preemptions {r.preempted}, clones {r.clones}",
+                flush=True,
+            )
+        for r in results[1:]:  # against the first model, seed by seed
+            diff = paired(results[0], r).text("+.1f")
+            print(f"  {r.yield_model} - {results[0].yield_model}: mean flowtime {diff} s, seed by seed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

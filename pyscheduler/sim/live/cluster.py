@@ -1,0 +1,198 @@
+"""The ResourceManager and shim as the simulator plays them: nodes heartbeating every tick, the StateBatch
+of each tick, and the plan carried out as the shim does: a placement is committed on its node's next
+heartbeat only if it still fits and its ask is still pending (else reported dropped), and the plan's
+kills end their containers (the AM sees its attempts killed)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pyscheduler.sim.live.appmaster import CLUSTER_TS, AppMaster, app_id
+from pyscheduler.sim.live.records import LiveRecord
+from pyscheduler.sim.live.workload import Workload
+from pyscheduler.wire import pb
+
+
+@dataclass(slots=True)
+class Container:
+    container_id: str
+    am: AppMaster
+    attempt_id: str
+    node: int
+    mem_mb: int
+    vcores: int
+    start_s: float
+    is_clone: bool
+
+
+def attempt_of(n: int) -> str:
+    return f"appattempt_{CLUSTER_TS}_{n:04d}_000001"
+
+
+@dataclass
+class Cluster:
+    wl: Workload
+    record: LiveRecord
+    alloc: list[list[int]] = field(init=False)  # per node [memory, vcores] taken
+    containers: dict[str, Container] = field(default_factory=dict)
+    ams: dict[str, AppMaster] = field(default_factory=dict)  # by attempt id (the asks' key)
+    proposals: list[Any] = field(default_factory=list)  # the last plan's placements, for the next heartbeat
+    kills: list[str] = field(default_factory=list)  # the last plan's containers to kill
+    kill_why: dict[str, str] = field(default_factory=dict)  # container -> the decision log's reason
+    new_apps: list[AppMaster] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    new_containers: list[Any] = field(default_factory=list)
+    completions: list[Any] = field(default_factory=list)
+    outcomes: list[Any] = field(default_factory=list)
+    sent_asks: dict[tuple[str, int], int] = field(default_factory=dict)
+    next_container: int = 1
+
+    def __post_init__(self) -> None:
+        self.alloc = [[0, 0] for _ in range(self.wl.nodes)]
+
+    @staticmethod
+    def node_id(i: int) -> str:
+        return f"node{i:02d}.sim:8041"
+
+    def submit(self, am: AppMaster) -> None:
+        self.ams[attempt_of(am.spec.n)] = am
+        self.new_apps.append(am)
+
+    def _release(self, cid: str, kind: int, at: float) -> Container | None:
+        c = self.containers.pop(cid, None)
+        if c is None:
+            return None
+        self.alloc[c.node][0] -= c.mem_mb
+        self.alloc[c.node][1] -= c.vcores
+        self.record.container_s[c.is_clone] += max(0.0, at - c.start_s)
+        self.completions.append(
+            pb.ContainerCompletion(container_id=cid, exit_kind=kind, finish_time_ms=self.record.epoch_ms(at))
+        )
+        return c
+
+    def preempt(self, now: float) -> None:
+        """The last plan's kills: the shim preempts the containers, their AMs see the attempts killed."""
+        for cid in self.kills:
+            c = self._release(cid, pb.CONTAINER_EXIT_PREEMPTED, now)
+            if c is not None:
+                why = self.kill_why.pop(cid, "preempted by the plan")
+                self.record.kill(now, c.am.app_id, c.attempt_id, cid, "service", why)
+                c.am.preempted(cid, now)
+        self.kills = []
+
+    def end_work(self, now: float) -> None:
+        """Copies whose work ended: their containers (and their beaten twins') complete."""
+        for am in self.ams.values():
+            if am.finish_s is not None:
+                continue
+            for cid, kind, at in am.finish_due(now):
+                self._release(cid, kind, at)
+            if am.finish_s is not None:
+                self.removed.append(am.app_id)
+
+    def heartbeat(self, now: float) -> None:
+        """Every node heartbeats each tick: the last plan's placements are committed or dropped."""
+        for p in self.proposals:
+            am = self.ams.get(p.attempt_id)
+            waiting = [] if am is None or am.finish_s is not None else am.waiting(p.priority)
+            if p.is_clone:  # a clone's placement goes to a waiting clone first
+                waiting.sort(key=lambda a: (not a.is_clone, a.attempt_id))
+            i = int(p.node_id[4:6])
+            mem, cores = p.capability.memory_mb, p.capability.vcores
+            fits = min(
+                (self.wl.node_mem_mb - self.alloc[i][0]) // max(1, mem),
+                (self.wl.node_vcores - self.alloc[i][1]) // max(1, cores),
+            )
+            k = max(0, min(p.count, fits, len(waiting)))
+            for a in waiting[:k]:
+                assert am is not None
+                self._start(am, a, p, i, now)
+            if k < p.count:
+                full = k < len(waiting) or (k == 0 and fits <= 0)
+                kind = pb.PLACEMENT_DROPPED_DOES_NOT_FIT if full else pb.PLACEMENT_DROPPED_ASK_NOT_PENDING
+                self.outcomes.append(
+                    pb.PlacementOutcome(placement_id=p.placement_id, kind=kind, containers=p.count - k)
+                )
+                self.record.dropped.append((now, p.attempt_id, kind))
+        self.proposals = []
+
+    def _start(self, am: AppMaster, a: Any, p: Any, i: int, now: float) -> None:
+        """A container of placement `p` on node `i` for attempt `a`, whose work begins after start-up."""
+        mem, cores = p.capability.memory_mb, p.capability.vcores
+        cid = f"container_{CLUSTER_TS}_{am.spec.n:04d}_01_{self.next_container:06d}"
+        self.next_container += 1
+        self.alloc[i][0] += mem
+        self.alloc[i][1] += cores
+        self.containers[cid] = Container(cid, am, a.attempt_id, i, mem, cores, now, a.is_clone)
+        am.launch(a, cid, p.node_id, now)
+        self.record.containers.append((now, cid, a.attempt_id, p.node_id, a.is_clone))
+        self.new_containers.append(
+            pb.ContainerInfo(
+                container_id=cid,
+                attempt_id=p.attempt_id,
+                node_id=p.node_id,
+                priority=p.priority,
+                allocation_request_id=p.allocation_request_id,
+                resource=pb.Resource(memory_mb=mem, vcores=cores),
+                placement_id=p.placement_id,
+                start_time_ms=self.record.epoch_ms(now),
+            )
+        )
+
+    def batch(self, session_id: str, seq: int, now: float) -> Any:
+        """The tick's StateBatch (the first one a full resync)."""
+        b = pb.StateBatch(
+            session_id=session_id, seq=seq, full_resync=seq == 1, rm_time_ms=self.record.epoch_ms(now)
+        )
+        for i in range(self.wl.nodes):
+            b.nodes_upserted.add(
+                node_id=self.node_id(i),
+                rack="/default-rack",
+                state=pb.NODE_STATE_RUNNING,
+                speed=1.0,
+                capacity=pb.Resource(memory_mb=self.wl.node_mem_mb, vcores=self.wl.node_vcores),
+                allocated=pb.Resource(memory_mb=self.alloc[i][0], vcores=self.alloc[i][1]),
+            )
+        for am in self.new_apps:
+            b.apps_upserted.add(
+                application_id=am.app_id,
+                attempt_id=attempt_of(am.spec.n),
+                queue="default",
+                user="sim",
+                name=am.spec.name,
+                submit_time_ms=self.record.epoch_ms(am.spec.submit_s),
+                application_type="MAPREDUCE",
+            )
+        b.apps_removed.extend(self.removed)
+        for attempt, am in self.ams.items():
+            if am.finish_s is not None:  # removed with its application
+                continue
+            for ph in am.spec.phases:
+                n = len(am.waiting(ph.priority))
+                if self.sent_asks.get((attempt, ph.priority), 0) != n:
+                    self.sent_asks[(attempt, ph.priority)] = n
+                    b.asks.add(
+                        attempt_id=attempt,
+                        priority=ph.priority,
+                        allocation_request_id=0,
+                        capability=pb.Resource(memory_mb=ph.mem_mb, vcores=ph.vcores),
+                        num_containers=n,
+                        relax_locality=True,
+                    )
+        b.containers_allocated.extend(self.new_containers)
+        b.containers_completed.extend(self.completions)
+        b.outcomes.extend(self.outcomes)
+        self.new_apps, self.removed, self.new_containers, self.completions, self.outcomes = [], [], [], [], []
+        return b
+
+    def take_plan(self, plan: Any, now: float) -> None:
+        for p in plan.placements:
+            self.record.placements.append(
+                (now, p.attempt_id, p.priority, p.node_id, p.count, p.is_clone, p.reason)
+            )
+        self.proposals = list(plan.placements)
+        self.kills = list(plan.kill_container_ids)
+
+
+__all__ = ["Cluster", "Container", "app_id", "attempt_of"]

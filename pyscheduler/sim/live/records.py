@@ -1,0 +1,58 @@
+"""What a live-mechanism run yields: every placement the service sent, container started, clone launched
+and copy killed (who, why), and each job's flowtime. Two runs decided alike have equal records."""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+
+EPOCH_S = 1_700_000_000.0  # simulated time 0 on the service's clock (epoch seconds)
+
+
+@dataclass
+class LiveRecord:
+    # (time s, attempt id, priority, node, count, is clone, pb reason)
+    placements: list[tuple[float, str, int, str, int, bool, int]] = field(default_factory=list)
+    # (time s, container id, attempt id of the copy it runs, node, is clone)
+    containers: list[tuple[float, str, str, str, bool]] = field(default_factory=list)
+    clones: list[tuple[float, str, str, str]] = field(default_factory=list)  # (time, app, attempt, why)
+    # (time s, app, attempt, container, who: "service" (a preemption in the plan) or "am", why)
+    kills: list[tuple[float, str, str, str, str, str]] = field(default_factory=list)
+    dropped: list[tuple[float, str, int]] = field(default_factory=list)  # (time, placement, outcome kind)
+    flowtimes: dict[str, float] = field(default_factory=dict)  # application -> finish - submit, s
+    container_s: dict[bool, float] = field(default_factory=lambda: {False: 0.0, True: 0.0})  # by is_clone
+    end_s: float = 0.0
+
+    @staticmethod
+    def epoch_ms(t: float) -> int:
+        return round((EPOCH_S + t) * 1000.0)
+
+    def clone(self, t: float, app: str, attempt: str, why: str) -> None:
+        self.clones.append((t, app, attempt, why))
+
+    def kill(self, t: float, app: str, attempt: str, container: str, who: str, why: str) -> None:
+        self.kills.append((t, app, attempt, container, who, why))
+
+    def finish(self, app: str, flowtime: float) -> None:
+        self.flowtimes[app] = round(flowtime, 6)
+
+    def key(self) -> tuple[object, ...]:
+        """Everything decided, for comparing runs."""
+        return (
+            self.placements,
+            self.containers,
+            self.clones,
+            self.kills,
+            self.dropped,
+            sorted(self.flowtimes.items()),
+        )
+
+    @property
+    def mean_flowtime(self) -> float:
+        return statistics.fmean(self.flowtimes.values()) if self.flowtimes else float("nan")
+
+    @property
+    def clone_share(self) -> float:
+        """Clones' share of all container-seconds (start-up included)."""
+        total = self.container_s[False] + self.container_s[True]
+        return self.container_s[True] / total if total > 0 else 0.0

@@ -1,0 +1,117 @@
+"""One run of the live mechanism in simulated time: the simulated cluster (cluster.py) and AM helpers
+(appmaster.py) drive the real decision service (rpc/service.py) on a manual clock, tick by tick.
+
+A tick (every `tick_s`, the nodes' heartbeat interval), in order: the last plan's kills are carried out;
+copies whose work ended complete (the first of a task wins, the AM kills the others) and phases whose
+parents finished launch; jobs due arrive; every node heartbeats (the last plan's placements committed or
+dropped); the tick's StateBatch goes to the service and its Plan comes back; new jobs' AMs report their
+profiles, and every `am_interval_s` the running jobs' AMs report their attempts, each acting on the
+ClonePlan it gets back (its attempts' changes, or with none the plan alone).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pyscheduler.core.clock import ManualClock
+from pyscheduler.objects.decision import DecisionKind
+from pyscheduler.rpc.service import DecisionService
+from pyscheduler.rpc.session import RoundRecords
+from pyscheduler.sim.live.appmaster import AppMaster
+from pyscheduler.sim.live.cluster import Cluster
+from pyscheduler.sim.live.records import EPOCH_S, LiveRecord
+from pyscheduler.sim.live.transport import connect, service_of
+from pyscheduler.sim.live.workload import Workload
+from pyscheduler.wire import pb
+
+
+@dataclass(frozen=True)
+class LiveOptions:
+    yield_model: str = "rules"  # appmaster.yield_model: rpc/yielding.py's rules or the value model
+    transport: str = "direct"  # "direct" or "grpc" (transport.py)
+    tick_s: float = 1.0  # node heartbeats and StateBatches
+    am_interval_s: float = 1.0  # the AM helper's report interval (dollymp.am.plan-poll-ms)
+    max_s: float = 3600.0  # give up after this much simulated time
+    service: dict[str, Any] = field(default_factory=dict)  # further service configuration keys
+
+
+class Unfinished(RuntimeError):
+    pass
+
+
+def _hear_kills(svc: DecisionService, why: dict[str, str]) -> None:
+    """The reasons of the plans' kills (the decision log's, before each plan is sent: the wire carries
+    only the containers) into `why`, by container; the log is written as before."""
+    log_first = svc.servicer.before_send
+
+    def tee(records: list[RoundRecords]) -> None:
+        for r in records:
+            for d in r.others:
+                if d.kind is DecisionKind.KILL:
+                    why[str(d.inputs["container_id"])] = d.reason
+        if log_first is not None:
+            log_first(records)
+
+    svc.servicer.before_send = tee
+
+
+def run(wl: Workload, opts: LiveOptions | None = None, store_dir: Path | None = None) -> LiveRecord:
+    """Run `wl` through the service; the record of everything decided (records.py)."""
+    opts = opts or LiveOptions()
+    if store_dir is None:
+        with tempfile.TemporaryDirectory(prefix="dollymp-live-") as tmp:
+            return run(wl, opts, Path(tmp))
+    clock = ManualClock(EPOCH_S)
+    svc = service_of(store_dir, clock, {**opts.service, "appmaster.yield_model": opts.yield_model})
+    record = LiveRecord()
+    cluster = Cluster(wl, record)
+    _hear_kills(svc, cluster.kill_why)
+    transport = connect(opts.transport, svc)
+    try:
+        reg = transport.register(pb.RegisterRequest(rm_id="sim-rm", tick_ms=round(opts.tick_s * 1000)))
+        arriving = sorted(range(len(wl.jobs)), key=lambda j: (wl.jobs[j].submit_s, j))
+        running: list[AppMaster] = []
+        seq, step, next_report = 0, 0, 0.0
+        while True:
+            t = step * opts.tick_s
+            if t > opts.max_s:
+                raise Unfinished(f"{len(running)} job(s) unfinished after {opts.max_s:g} s")
+            clock.set(EPOCH_S + t)
+            cluster.preempt(t)
+            cluster.end_work(t)
+            running = [am for am in running if am.finish_s is None]
+            for am in running:
+                am.start_ready(t)
+            new = []
+            while arriving and wl.jobs[arriving[0]].submit_s <= t:
+                am = AppMaster(wl, arriving.pop(0), record)
+                cluster.submit(am)
+                new.append(am)
+            if not running and not new and not arriving:
+                break
+            cluster.heartbeat(t)
+            seq += 1
+            plan = transport.sync(cluster.batch(reg.session_id, seq, t))
+            if plan.status != pb.BATCH_ACCEPTED:
+                raise RuntimeError(f"batch {seq} not accepted: {plan.detail}")
+            cluster.take_plan(plan, t)
+            if t >= next_report:
+                for am in running:
+                    reports = am.report(t)
+                    if reports.attempts:
+                        am.act(transport.report_attempts(reports), t)
+                    else:  # nothing changed: the plan again (a task may have become late meanwhile)
+                        am.act(transport.get_clone_plan(pb.ClonePlanRequest(application_id=am.app_id)), t)
+                next_report = t + opts.am_interval_s
+            for am in new:
+                am.start_ready(t)
+                am.act(transport.report_job_profile(am.profile()), t)
+            running.extend(new)
+            step += 1
+        record.end_s = t
+    finally:
+        transport.close()
+    return record

@@ -1,0 +1,165 @@
+"""Workloads of the live-mechanism simulator: a small YARN cluster and jobs of phases (map, reduce), each
+task's copies with run times drawn by common random numbers (sim/straggler.py `copy_unit`), so every
+yield model sees the same run time for the same copy of the same task."""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass
+from pathlib import Path
+
+from pyscheduler.sim.straggler import copy_unit
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseSpec:
+    phase_id: str
+    tasks: int
+    base_s: float  # a task's run time without slowdown (its work, after the container's start-up)
+    priority: int  # the YARN priority the AM asks this phase's containers at
+    parents: tuple[str, ...] = ()
+    mem_mb: int = 1024
+    vcores: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class JobSpec:
+    n: int  # the application's sequence number (application_<ts>_<n>)
+    name: str
+    submit_s: float
+    phases: tuple[PhaseSpec, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    name: str
+    seed: int
+    jobs: tuple[JobSpec, ...]
+    nodes: int = 4
+    node_mem_mb: int = 8192
+    node_vcores: int = 4
+    startup_s: float = 2.0  # a container's start-up (JVM, localisation) before the task's work begins
+    alpha: float = 2.0  # Pareto tail index of a copy's slowdown (DollyMP Eq. 2), xm = 1
+    cap: float = 8.0  # at most this slowdown (a bounded Pareto)
+
+    def run_s(self, job: int, phase: int, task: int, nth: int) -> float:
+        """The work of copy `nth` (0: the original) of a task: base time x Pareto slowdown, the copy's own
+        draw (`copy_unit`), the same whatever order copies start in."""
+        spec = self.jobs[job].phases[phase]
+        u = copy_unit(self.seed, self.jobs[job].n, phase, task, nth)
+        slowdown = min(self.cap, (1.0 - u) ** (-1.0 / self.alpha))
+        return float(spec.base_s * slowdown)
+
+
+def _map_reduce(n: int, submit_s: float, maps: int, reduces: int, map_s: float, reduce_s: float) -> JobSpec:
+    return JobSpec(
+        n,
+        f"live-job-{n}",
+        submit_s,
+        (
+            PhaseSpec("map", maps, map_s, 20),
+            PhaseSpec("reduce", reduces, reduce_s, 10, ("map",)),
+        ),
+    )
+
+
+def small_mapreduce(seed: int, jobs: int = 4, nodes: int = 4) -> Workload:
+    """`jobs` MapReduce jobs of 4-8 maps and 1-3 reduces, one every 5 s, on `nodes` nodes of 4 vcores."""
+    rng = random.Random(seed)
+    out = tuple(
+        _map_reduce(
+            i + 1,
+            5.0 * i,
+            rng.randint(4, 8),
+            rng.randint(1, 3),
+            round(rng.uniform(8.0, 16.0), 1),
+            round(rng.uniform(6.0, 12.0), 1),
+        )
+        for i in range(jobs)
+    )
+    return Workload("small-mapreduce", seed, out, nodes=nodes)
+
+
+def mixed_sizes(seed: int, jobs: int = 8, nodes: int = 6) -> Workload:
+    """A heavier mix: jobs of 2 to 24 maps (log-uniform) and reduces in proportion, arrivals Poisson at one
+    every 8 s on average, on `nodes` nodes of 4 vcores: small jobs queue behind large ones."""
+    rng = random.Random(seed ^ 0x5EED)
+    t = 0.0
+    out = []
+    for i in range(jobs):
+        maps = max(2, round(math.exp(rng.uniform(math.log(2), math.log(24)))))
+        out.append(
+            _map_reduce(
+                i + 1,
+                round(t, 1),
+                maps,
+                max(1, maps // 6),
+                round(rng.uniform(6.0, 20.0), 1),
+                round(rng.uniform(6.0, 15.0), 1),
+            )
+        )
+        t += rng.expovariate(1.0 / 8.0)
+    return Workload("mixed-sizes", seed, tuple(out), nodes=nodes)
+
+
+def bench_mix(name: str, seed: int) -> Workload:
+    """The cluster benchmark's job mix `name` ("light" or "loaded", deploy/bench_cluster.py): its jobs,
+    arrivals, map base time (reduces half) and containers per node, on its 4 NodeManagers; run times drawn
+    here by `seed`, start-up as `yield.startup_s`'s default."""
+    from pyscheduler.deploy import bench_cluster as bench
+
+    base_s = bench.BASE_MS[name] / 1000.0
+    jobs = tuple(
+        _map_reduce(i + 1, j.delay_s, j.maps, j.reduces, base_s, base_s / 2.0)
+        for i, j in enumerate(bench.mix(name))
+    )
+    vcores = bench.NM_VCORES[name]
+    return Workload(name, seed, jobs, nodes=4, node_mem_mb=vcores * 1024, node_vcores=vcores, startup_s=5.0)
+
+
+def light(seed: int) -> Workload:
+    return bench_mix("light", seed)
+
+
+def loaded(seed: int) -> Workload:
+    return bench_mix("loaded", seed)
+
+
+# ../shared/traces beside the repository (as the simulator's tests find them)
+TRACES = Path(__file__).resolve().parents[3].parent / "shared" / "traces"
+FB2010 = "swim_facebook/FB-2010_samples_24_times_1hr_0.tsv"
+
+
+def swim_fb2010(seed: int, jobs: int = 16, max_tasks: int = 24, traces: Path = TRACES) -> Workload:
+    """The first `jobs` jobs of SWIM's Facebook 2010 sample (sim/loaders/swim.py's derivation: tasks and
+    mean task times from the bytes), at the trace's arrivals, each phase cut to `max_tasks` tasks, on 6
+    nodes of 4 vcores (its two large jobs overfill the cluster while small ones keep arriving); 1 GB and 1
+    vcore per task."""
+    from pyscheduler.sim.loaders import load_workload
+
+    specs, _ = load_workload(traces / FB2010, "swim", limit=jobs)
+    t0 = specs[0].arrival
+    out = []
+    for i, j in enumerate(specs):
+        phases = tuple(
+            PhaseSpec(
+                ph.id,
+                min(max_tasks, ph.tasks),
+                round(ph.mean, 1),
+                20 if k == 0 else 10,
+                tuple(ph.parents),
+            )
+            for k, ph in enumerate(j.phases)
+        )
+        out.append(JobSpec(i + 1, f"fb2010-{j.id}", round(j.arrival - t0, 1), phases))
+    return Workload("swim-fb2010", seed, tuple(out), nodes=6)
+
+
+WORKLOADS = {
+    "small-mapreduce": small_mapreduce,
+    "mixed-sizes": mixed_sizes,
+    "light": light,
+    "loaded": loaded,
+    "swim-fb2010": swim_fb2010,
+}

@@ -1,0 +1,84 @@
+"""The yield models compared on the live mechanism (pyscheduler/sim/live/compare.py and its CLI)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from pyscheduler.sim.live import LiveOptions, run, small_mapreduce
+from pyscheduler.sim.live.__main__ import main
+from pyscheduler.sim.live.compare import ModelResult, Spread, bench_service, compare, paired
+
+
+def test_the_yield_models_decide_differently_on_the_same_draws() -> None:
+    wl = small_mapreduce(1)
+    rules = run(wl, LiveOptions(yield_model="rules", service=bench_service()))
+    value = run(wl, LiveOptions(yield_model="value", service=bench_service()))
+    assert rules.key() != value.key()
+    yields = {m: [k for k in r.kills if k[4] == "service"] for m, r in (("rules", rules), ("value", value))}
+    assert yields["rules"] != yields["value"]
+    for rec in (rules, value):  # both finish every job with clones
+        assert len(rec.flowtimes) == len(wl.jobs) and rec.clones
+        assert 0.0 < rec.clone_share < 1.0
+
+
+def test_compare_summarises_each_model_over_the_seeds() -> None:
+    seen: list[tuple[str, int, float]] = []
+    results = compare(
+        small_mapreduce,
+        [1, 2],
+        ["rules"],
+        {"policy.name": "dollymp"},
+        lambda m, s, r: seen.append((m, s, r.mean_flowtime)),
+    )
+    assert [(m, s) for m, s, _ in seen] == [("rules", 1), ("rules", 2)]
+    (r,) = results
+    means = sorted(f for _, _, f in seen)
+    assert (r.flowtime.low, r.flowtime.high) == (means[0], means[1])
+    assert r.flowtime.median == pytest.approx(sum(means) / 2)
+    assert r.workload == "small-mapreduce" and r.seeds == (1, 2)
+
+
+def test_paired_differences_seed_by_seed() -> None:
+    a = ModelResult("w", "rules", (1, 2, 3), Spread.of([1.0]), Spread.of([0.0]), 0, 0, (10.0, 20.0, 30.0))
+    b = ModelResult("w", "value", (1, 2, 3), Spread.of([1.0]), Spread.of([0.0]), 0, 0, (12.0, 19.0, 30.0))
+    assert paired(a, b) == Spread(0.0, -1.0, 2.0)
+    with pytest.raises(ValueError):
+        paired(a, ModelResult("w", "value", (1, 2), Spread.of([1.0]), Spread.of([0.0]), 0, 0, (1.0, 2.0)))
+
+
+def test_spread() -> None:
+    s = Spread.of([3.0, 1.0, 2.0])
+    assert (s.median, s.low, s.high) == (2.0, 1.0, 3.0)
+    assert s.text(".1f") == "2.0 [1.0, 3.0]"
+
+
+def test_cli_prints_a_line_per_model(capsys: pytest.CaptureFixture[str]) -> None:
+    assert (
+        main(
+            [
+                "--seeds",
+                "1",
+                "--workload",
+                "small-mapreduce",
+                "--yield-model",
+                "rules,value",
+                "--policy",
+                "dollymp",
+            ]
+        )
+        == 0
+    )
+    out = capsys.readouterr().out
+    for model in ("rules", "value"):
+        line = next(x for x in out.splitlines() if x.strip().startswith(model))
+        assert re.search(r"mean flowtime \d+\.\d \[\d+\.\d, \d+\.\d\] s", line)
+    assert re.search(
+        r"value - rules: mean flowtime [+-]\d+\.\d \[[+-]\d+\.\d, [+-]\d+\.\d\] s, seed by seed", out
+    )
+
+
+def test_cli_refuses_an_unknown_workload() -> None:
+    with pytest.raises(SystemExit):
+        main(["--workload", "nonesuch"])
