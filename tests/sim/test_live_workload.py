@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pyscheduler.deploy import bench_cluster
+from pyscheduler.deploy import benchmix
 from pyscheduler.sim.live.workload import loaded, small_mapreduce, swim_fb2010
 
 
@@ -19,10 +19,10 @@ def test_run_times_are_each_copys_own_draw() -> None:
 
 def test_the_benchmarks_loaded_mix() -> None:
     wl = loaded(1)
-    mix = bench_cluster.mix("loaded")
+    mix = benchmix.mix("loaded")
     assert [j.phases[0].tasks for j in wl.jobs] == [j.maps for j in mix]
     assert [j.submit_s for j in wl.jobs] == [j.delay_s for j in mix]
-    assert wl.node_vcores == bench_cluster.NM_VCORES["loaded"]
+    assert wl.node_vcores == benchmix.NM_VCORES["loaded"]
 
 
 def test_the_swim_slice(traces: Path) -> None:

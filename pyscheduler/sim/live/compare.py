@@ -16,8 +16,8 @@ from pyscheduler.sim.live.workload import Workload
 
 
 def bench_service() -> dict[str, object]:
-    """The service configuration of the cluster benchmark (deploy/bench_cluster.py BENCH_POLICY)."""
-    from pyscheduler.deploy import bench_cluster as bench
+    """The service configuration of the cluster benchmark (deploy/benchmix.py BENCH_POLICY)."""
+    from pyscheduler.deploy import benchmix as bench
 
     return {"policy.name": bench.BENCH_POLICY, "policy.options": json.loads(bench.BENCH_POLICY_OPTIONS)}
 

@@ -104,10 +104,10 @@ def mixed_sizes(seed: int, jobs: int = 8, nodes: int = 6) -> Workload:
 
 
 def bench_mix(name: str, seed: int) -> Workload:
-    """The cluster benchmark's job mix `name` ("light" or "loaded", deploy/bench_cluster.py): its jobs,
+    """The cluster benchmark's job mix `name` ("light" or "loaded", deploy/benchmix.py): its jobs,
     arrivals, map base time (reduces half) and containers per node, on its 4 NodeManagers; run times drawn
     here by `seed`, start-up as `yield.startup_s`'s default."""
-    from pyscheduler.deploy import bench_cluster as bench
+    from pyscheduler.deploy import benchmix as bench
 
     base_s = bench.BASE_MS[name] / 1000.0
     jobs = tuple(
