@@ -82,3 +82,16 @@ def test_cli_prints_a_line_per_model(capsys: pytest.CaptureFixture[str]) -> None
 def test_cli_refuses_an_unknown_workload() -> None:
     with pytest.raises(SystemExit):
         main(["--workload", "nonesuch"])
+
+
+def test_cli_lays_policy_options_over_the_benchmarks(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["--seeds", "1", "--workload", "small-mapreduce", "--yield-model", "rules"]
+    assert main([*args, "--policy-options", '{"max_clones": 1}']) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert "'max_clones': 1" in first and "'small_job_clones': 7" in first, first
+    with pytest.raises(SystemExit):
+        main([*args, "--policy-options", "[1]"])
+    assert "must be a JSON object" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main([*args, "--policy-options", "{max_clones"])
+    assert "not JSON" in capsys.readouterr().err

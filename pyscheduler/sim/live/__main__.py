@@ -1,11 +1,13 @@
 """`python -m pyscheduler.sim.live`: the live mechanism's yield models compared over seeds (compare.py).
 
 python -m pyscheduler.sim.live --seeds 5 --yield-model rules,value --workload loaded,light
+python -m pyscheduler.sim.live --yield-model rules --workload light --policy-options '{"max_clones": 1}'
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from collections.abc import Sequence
@@ -25,6 +27,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         help=f"comma-separated, of {', '.join(WORKLOADS)} (default %(default)s)",
     )
     ap.add_argument("--policy", default=None, help="the service's policy.name (default: the benchmark's)")
+    ap.add_argument(
+        "--policy-options",
+        default=None,
+        help="the policy's options as a JSON object (default: the benchmark's with its policy, else the "
+        "policy's own); with no --policy, laid over the benchmark's options",
+    )
     ap.add_argument("-v", "--verbose", action="store_true", help="one line per run")
     args = ap.parse_args(argv)
     models = [m for m in args.yield_model.split(",") if m]
@@ -33,6 +41,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if unknown or args.seeds < 1 or not models:
         ap.error(f"unknown workload(s) {unknown}" if unknown else "need at least one seed and one model")
     service = bench_service() if args.policy is None else {"policy.name": args.policy}
+    if args.policy_options is not None:
+        try:
+            extra = json.loads(args.policy_options)
+        except json.JSONDecodeError as exc:
+            ap.error(f"--policy-options: not JSON ({exc})")
+        if not isinstance(extra, dict):
+            ap.error("--policy-options: must be a JSON object")
+        base = service.get("policy.options") if args.policy is None else None
+        service["policy.options"] = {**(base if isinstance(base, dict) else {}), **extra}
     seeds = list(range(1, args.seeds + 1))
 
     def said(model: str, seed: int, rec: LiveRecord) -> None:
