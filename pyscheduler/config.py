@@ -169,6 +169,11 @@ SCHEMA: dict[str, tuple[Any, Parser]] = {
     # Clones at launch that another copy of their task clearly beats are released at once (rpc/yielding.py,
     # beaten); only with appmaster.clone_yield, which supplies the running copies.
     "appmaster.release_beaten_clones": (True, _bool),
+    # When a clone at launch is beaten (rpc/yielding.py BeatenRule): later than its task's lead copy by more
+    # than margin_s and margin_frac of the lead's run time, both copies past min_progress of their work.
+    "appmaster.beaten_margin_s": (10.0, _float(0.0)),
+    "appmaster.beaten_margin_frac": (0.2, _float(0.0)),
+    "appmaster.beaten_min_progress": (0.2, _float(0.0)),
     # Which clones yield to waiting originals: "rules" (rpc/yielding.py) or "value" (rpc/yield_value.py,
     # the value model of pyscheduler/value with the yield.* parameters; originals only).
     "appmaster.yield_model": ("rules", _str(("rules", "value"))),

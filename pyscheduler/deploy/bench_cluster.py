@@ -39,6 +39,8 @@ from pyscheduler.deploy.benchmix import (
     MIX,
     MIXES,
     NM_VCORES,
+    STRAGGLER_CAP,
+    STRAGGLER_SHAPE,
     MixJob,
     mix,
 )
@@ -248,9 +250,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=None,
         help="map base duration, ms (reduce: half; default per mix: loaded 20000, light 40000)",
     )
-    p.add_argument("--shape", type=float, default=1.5, help="Pareto shape of the straggler factor")
     p.add_argument(
-        "--cap", type=float, default=20.0, help="cap of the straggler factor (default 20, as the simulator's)"
+        "--shape", type=float, default=STRAGGLER_SHAPE, help="Pareto shape of the straggler factor"
+    )
+    p.add_argument(
+        "--cap",
+        type=float,
+        default=STRAGGLER_CAP,
+        help="cap of the straggler factor (default %(default)s, as the simulator's)",
     )
     p.add_argument("--seed", type=int, default=1)
     p.add_argument(

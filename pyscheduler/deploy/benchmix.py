@@ -37,6 +37,10 @@ LIGHT_MAPS = (2, 4, 3, 6, 2, 4, 3, 2)
 DEFAULT_GAP_S = 40.0
 LOADED_JOBS = ((30, 0.0), (2, 10.0), (3, 20.0), (2, 30.0), (3, 40.0), (2, 50.0), (2, 60.0))
 MIXES = ("loaded", "light")
+# Each attempt sleeps base x a Pareto(STRAGGLER_SHAPE) factor capped at STRAGGLER_CAP (StragglerJob;
+# deploy/draws.py draws the same numbers, and the live simulator's bench mixes use them).
+STRAGGLER_SHAPE = 1.5
+STRAGGLER_CAP = 20.0
 # Map base duration per mix, ms (reduces: half). The loaded mix's tasks are longer so that containers,
 # not the 2 shared cores' JVM start-ups, are what jobs wait for (measured with 6 s maps and a 40-map
 # job: load average 21-28, every job CPU-bound under both schedulers). The light mix's 40 s maps (not 6 s)

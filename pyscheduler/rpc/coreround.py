@@ -176,15 +176,17 @@ def core_round(
     release_beaten: bool = True,
     limits: Limits = DEFAULTS,
     scoped: bool = False,
+    beaten_rule: yielding.BeatenRule = yielding.BEATEN_RULE,
     yield_by: Chooser | None = None,
     history: RunHistorySource | None = None,
 ) -> Callable[[Mirror], RoundResult]:
     """A round function deciding with a core policy. With `copies` (the AM helper's running attempts),
     running clones yield their containers to originals still waiting after the round, and with
-    `release_beaten` clones at launch that their task's lead clearly beats are released at once, every
-    round (rpc/yielding.py). `yield_by` chooses which clones yield (default rpc/yielding.py's rules; the
-    value model: rpc/yield_value.py). `history`: the recurring-job history of applications without an AM
-    helper, θ/σ of their asks before their own containers end (rpc/runhistory.py)."""
+    `release_beaten` clones at launch that their task's lead clearly beats (by `beaten_rule`) are released
+    at once, every round (rpc/yielding.py). `yield_by` chooses which clones yield (default
+    rpc/yielding.py's rules; the value model: rpc/yield_value.py). `history`: the recurring-job history
+    of applications without an AM helper, θ/σ of their asks before their own containers end
+    (rpc/runhistory.py)."""
     import time
 
     now = clock or time.time
@@ -202,7 +204,7 @@ def core_round(
         released: list[KillChoice] = []
         running = running_of(mirror) if copies is not None and release_beaten else None
         if running is not None:
-            released = yielding.beaten(running, mirror, int(now() * 1000))
+            released = yielding.beaten(running, mirror, int(now() * 1000), beaten_rule)
             metrics.CLONES_BEATEN.inc(len(released))
         if not any(a.num_containers > a.outstanding for a in mirror.asks.values()):
             return RoundResult(kills=released)  # nothing pending: no round (changed rows stay dirty)

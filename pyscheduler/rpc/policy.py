@@ -19,7 +19,7 @@ from pyscheduler.rpc.queueshare import with_queue_shares
 from pyscheduler.rpc.runhistory import RunHistorySource
 from pyscheduler.rpc.translate import HintSource
 from pyscheduler.rpc.yield_value import Chooser
-from pyscheduler.rpc.yielding import CopySource
+from pyscheduler.rpc.yielding import BEATEN_RULE, BeatenRule, CopySource
 from pyscheduler.wire import pb
 
 RoundFn = Callable[[Mirror], RoundResult]
@@ -64,6 +64,7 @@ def round_with(
     copies: CopySource | None = None,
     release_beaten: bool = True,
     limits: Limits = DEFAULTS,
+    beaten_rule: BeatenRule = BEATEN_RULE,
     yield_by: Chooser | None = None,
     history: RunHistorySource | None = None,
     clock: Callable[[], float] | None = None,
@@ -77,6 +78,7 @@ def round_with(
         hints,
         copies=copies,
         release_beaten=release_beaten,
+        beaten_rule=beaten_rule,
         limits=limits,
         scoped=copies is not None,
         yield_by=yield_by,

@@ -27,6 +27,7 @@ from pyscheduler.rpc.server import GrpcServer, ServerOptions, TlsFiles
 from pyscheduler.rpc.servicer import SchedulerServicer, SyncOptions
 from pyscheduler.rpc.session import SessionRegistry
 from pyscheduler.rpc.yield_value import Chooser, chooser_by_value
+from pyscheduler.rpc.yielding import BeatenRule
 from pyscheduler.value import ValueOptions
 
 log = logging.getLogger("dollymp.service")
@@ -150,6 +151,11 @@ class DecisionService:
                 self.appmaster.hints,
                 self.appmaster.running_copies if cfg["appmaster.clone_yield"] else None,
                 release_beaten=cfg["appmaster.release_beaten_clones"],
+                beaten_rule=BeatenRule(
+                    cfg["appmaster.beaten_margin_s"],
+                    cfg["appmaster.beaten_margin_frac"],
+                    cfg["appmaster.beaten_min_progress"],
+                ),
                 yield_by=yield_by,
                 limits=self.limits,
                 history=histories,

@@ -52,7 +52,7 @@ from pyscheduler.rpc.waiting import Waiting
 REASON_CLONE_YIELDS = "clone_yields"
 REASON_CLONE_BEATEN = "clone_beaten"
 # A clone at launch is beaten (`beaten`) when, at its rate, it finishes more than the larger of these after
-# its task's lead copy, both having done BEATEN_MIN_PROGRESS of their work.
+# its task's lead copy, both having done BEATEN_MIN_PROGRESS of their work (the defaults of BeatenRule).
 BEATEN_MARGIN_S = 10.0
 BEATEN_MARGIN_FRAC = 0.2  # of the lead's run time, launch to estimated finish
 BEATEN_MIN_PROGRESS = 0.2
@@ -117,7 +117,24 @@ def held_back(c: Copy) -> bool:
     return c.per_task or c.last_stage
 
 
-def beaten(copies: Iterable[Copy], mirror: Mirror, now_ms: int) -> list[KillChoice]:
+@dataclass(frozen=True, slots=True)
+class BeatenRule:
+    """When a clone at launch is beaten (`beaten`): it finishes, at its rate, more than the larger of
+    `margin_s` and `margin_frac` of the lead's run time after its task's lead copy, both copies having done
+    `min_progress` of their work (appmaster.beaten_margin_s, appmaster.beaten_margin_frac,
+    appmaster.beaten_min_progress)."""
+
+    margin_s: float = BEATEN_MARGIN_S
+    margin_frac: float = BEATEN_MARGIN_FRAC
+    min_progress: float = BEATEN_MIN_PROGRESS
+
+
+BEATEN_RULE = BeatenRule()
+
+
+def beaten(
+    copies: Iterable[Copy], mirror: Mirror, now_ms: int, rule: BeatenRule = BEATEN_RULE
+) -> list[KillChoice]:
     """Clones at launch that their task's lead copy has clearly beaten, released at once (module
     docstring, "Beaten clones"); remembered as in flight, so `choose` counts their room as coming."""
     flight = in_flight(mirror, now_ms)
@@ -125,17 +142,17 @@ def beaten(copies: Iterable[Copy], mirror: Mirror, now_ms: int) -> list[KillChoi
     for task in by_task(copies, mirror):
         lead = lead_of(task, now_ms)
         ends = lead.finish_est_ms
-        if ends is None or lead.progress < BEATEN_MIN_PROGRESS:
+        if ends is None or lead.progress < rule.min_progress:
             continue
         took = ends - lead.launch_ms if lead.launch_ms > 0 else 0.0
-        margin = max(BEATEN_MARGIN_S * 1000.0, BEATEN_MARGIN_FRAC * took)
+        margin = max(rule.margin_s * 1000.0, rule.margin_frac * took)
         for c in task:
             mine = c.finish_est_ms
             if (
                 not _at_launch(c, lead)
                 or c.container_id in flight
                 or mine is None
-                or c.progress < BEATEN_MIN_PROGRESS
+                or c.progress < rule.min_progress
                 or mine - ends <= margin
             ):
                 continue

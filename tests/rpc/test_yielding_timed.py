@@ -27,7 +27,7 @@ from pyscheduler.rpc.res import Res
 from pyscheduler.rpc.session import Session
 from pyscheduler.rpc.translate import PhaseHint
 from pyscheduler.rpc.waiting import Waiting, steady, waiting_first
-from pyscheduler.rpc.yielding import BEATEN_MARGIN_S, Copy, beaten, choose, preemptible
+from pyscheduler.rpc.yielding import BEATEN_MARGIN_S, BeatenRule, Copy, beaten, choose, preemptible
 from pyscheduler.wire import pb
 
 
@@ -326,3 +326,22 @@ def test_a_round_counts_a_waiting_first_clone_only_past_its_asks_placements_and_
     for n_first, kills in ((1, ["c1"]), (0, [])):
         hint = PhaseHint("map", 40.0, 5.0, waiting_clones=1, waiting_first=n_first)
         assert kills_once_steady(containers, hint, copies) == kills, n_first
+
+
+def test_a_tighter_beaten_rule_releases_near_ties_and_earlier() -> None:
+    """`BeatenRule` (appmaster.beaten_margin_s, _frac, _min_progress): the same copies under a 2 s margin
+    and 0.1 progress release the near tie c2 and t3's clone c4 as well; the lead itself never."""
+    m = mirror_of([container(c, 1) for c in ("o1", "c1", "c2", "o3", "c4")], [], cores=8)
+    copies = [
+        rated("o1", "t1", False, 0.5, 100.0),
+        rated("c1", "t1", True, 0.3, 100.0 + BEATEN_MARGIN_S + 1),
+        rated("c2", "t1", True, 0.3, 100.0 + BEATEN_MARGIN_S - 1),
+        rated("o3", "t3", False, 0.6, 100.0),
+        rated("c4", "t3", True, 0.1, 400.0),
+    ]
+    assert [k.container_id for k in beaten(copies, m, NOW_MS)] == ["c1"]
+    m = mirror_of([container(c, 1) for c in ("o1", "c1", "c2", "o3", "c4")], [], cores=8)
+    tight = BeatenRule(margin_s=2.0, margin_frac=0.05, min_progress=0.1)
+    got = beaten(copies, m, NOW_MS, tight)
+    assert sorted(k.container_id for k in got) == ["c1", "c2", "c4"]
+    assert all("margin 2.5 s" in k.detail for k in got if k.container_id in ("c1", "c2"))

@@ -95,3 +95,32 @@ def test_cli_lays_policy_options_over_the_benchmarks(capsys: pytest.CaptureFixtu
     with pytest.raises(SystemExit):
         main([*args, "--policy-options", "{max_clones"])
     assert "not JSON" in capsys.readouterr().err
+
+
+def test_cli_passes_service_keys_and_splits_container_seconds(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["--seeds", "1", "--workload", "small-mapreduce", "--yield-model", "rules", "-v"]
+    assert main([*args, "--service", '{"appmaster.beaten_margin_s": 2}']) == 0
+    out = capsys.readouterr().out
+    assert "'appmaster.beaten_margin_s': 2" in out.splitlines()[0]
+    assert re.search(r"lost share \d\.\d{3} \[", out) and "container-s: clone killed" in out
+    with pytest.raises(SystemExit):
+        main([*args, "--service", "[]"])
+    assert "--service: must be a JSON object" in capsys.readouterr().err
+    with pytest.raises(SystemExit):  # refused by the service's own check, the key named
+        main([*args, "--service", '{"appmaster.beaten_margin_s": -1}'])
+    assert "appmaster.beaten_margin_s" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main([*args, "--service", '{"appmaster.nonesuch": 1}'])
+    assert "appmaster.nonesuch" in capsys.readouterr().err
+
+
+def test_container_seconds_split_by_copy_and_end() -> None:
+    rec = run(small_mapreduce(1), LiveOptions(service=bench_service()))
+    total = rec.container_s[False] + rec.container_s[True]
+    assert sum(rec.held_s.values()) == pytest.approx(total)
+    clones = sum(s for k, s in rec.held_s.items() if k.startswith("clone "))
+    assert clones == pytest.approx(rec.container_s[True])
+    assert {"original won", "clone killed"} <= set(rec.held_s)
+    lost = sum(s for k, s in rec.held_s.items() if not k.endswith(" won"))
+    assert rec.lost_share == pytest.approx(lost / total) and 0.0 < rec.lost_share < 1.0
+    assert sum(rec.held_share().values()) == pytest.approx(1.0)

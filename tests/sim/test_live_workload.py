@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from pyscheduler.deploy import benchmix
-from pyscheduler.sim.live.workload import loaded, small_mapreduce, swim_fb2010
+from pyscheduler.deploy.draws import attempt_ms
+from pyscheduler.sim.live.workload import light, loaded, small_mapreduce, swim_fb2010
 
 
 def test_run_times_are_each_copys_own_draw() -> None:
@@ -33,3 +34,19 @@ def test_the_swim_slice(traces: Path) -> None:
     for j in wl.jobs:
         assert j.phases[0].phase_id == "map"
         assert all(ph.parents == ("map",) for ph in j.phases[1:])
+
+
+def test_the_benchmarks_mixes_draw_what_its_straggler_job_sleeps() -> None:
+    """A bench mix's copy n of a task runs what StragglerJob draws for that task's attempt n at the seed
+    (deploy/draws.py, pinned against the Java job), with the benchmark's shape and cap."""
+    for seed in (1, 2):
+        wl = light(seed)
+        assert (wl.alpha, wl.cap) == (benchmix.STRAGGLER_SHAPE, benchmix.STRAGGLER_CAP)
+        name = benchmix.mix("light")[3].name
+        assert wl.jobs[3].name == name
+        for nth in range(3):
+            want_map = attempt_ms(name, f"m2.{nth}", benchmix.BASE_MS["light"], 1.5, 20.0, seed) / 1000.0
+            want_reduce = attempt_ms(name, f"r0.{nth}", benchmix.BASE_MS["light"] // 2, 1.5, 20.0, seed)
+            assert wl.run_s(3, 0, 2, nth) == want_map
+            assert wl.run_s(3, 1, 0, nth) == want_reduce / 1000.0
+    assert light(1).run_s(3, 0, 2, 0) != light(2).run_s(3, 0, 2, 0)

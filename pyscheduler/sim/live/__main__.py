@@ -2,6 +2,7 @@
 
 python -m pyscheduler.sim.live --seeds 5 --yield-model rules,value --workload loaded,light
 python -m pyscheduler.sim.live --yield-model rules --workload light --policy-options '{"max_clones": 1}'
+python -m pyscheduler.sim.live --workload light --service '{"appmaster.beaten_margin_s": 2}'
 """
 
 from __future__ import annotations
@@ -11,10 +12,22 @@ import json
 import sys
 import time
 from collections.abc import Sequence
+from typing import Any
 
+from pyscheduler import config
 from pyscheduler.sim.live.compare import bench_service, compare, paired
 from pyscheduler.sim.live.records import LiveRecord
 from pyscheduler.sim.live.workload import WORKLOADS
+
+
+def _json_object(ap: argparse.ArgumentParser, flag: str, text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        ap.error(f"{flag}: not JSON ({exc})")
+    if not isinstance(value, dict):
+        ap.error(f"{flag}: must be a JSON object")
+    return value
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -33,6 +46,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="the policy's options as a JSON object (default: the benchmark's with its policy, else the "
         "policy's own); with no --policy, laid over the benchmark's options",
     )
+    ap.add_argument(
+        "--service",
+        default=None,
+        help="further service configuration keys as a JSON object (as dollymp serve's config file's)",
+    )
     ap.add_argument("-v", "--verbose", action="store_true", help="one line per run")
     args = ap.parse_args(argv)
     models = [m for m in args.yield_model.split(",") if m]
@@ -42,21 +60,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         ap.error(f"unknown workload(s) {unknown}" if unknown else "need at least one seed and one model")
     service = bench_service() if args.policy is None else {"policy.name": args.policy}
     if args.policy_options is not None:
-        try:
-            extra = json.loads(args.policy_options)
-        except json.JSONDecodeError as exc:
-            ap.error(f"--policy-options: not JSON ({exc})")
-        if not isinstance(extra, dict):
-            ap.error("--policy-options: must be a JSON object")
+        extra = _json_object(ap, "--policy-options", args.policy_options)
         base = service.get("policy.options") if args.policy is None else None
         service["policy.options"] = {**(base if isinstance(base, dict) else {}), **extra}
+    if args.service is not None:
+        service.update(_json_object(ap, "--service", args.service))
+    try:  # refused up front, the key named, as `dollymp serve` refuses it
+        config.load(None, env={}, overrides=service)
+    except config.ConfigError as exc:
+        ap.error(f"--service: {exc}")
     seeds = list(range(1, args.seeds + 1))
 
     def said(model: str, seed: int, rec: LiveRecord) -> None:
         if args.verbose:
             print(
                 f"  {model} seed {seed}: mean flowtime {rec.mean_flowtime:.1f} s, clone share "
-                f"{rec.clone_share:.3f}, clones {len(rec.clones)}, kills {len(rec.kills)}",
+                f"{rec.clone_share:.3f}, lost share {rec.lost_share:.3f}, clones {len(rec.clones)}, "
+                f"kills {len(rec.kills)}; container-s: "
+                + ", ".join(f"{k} {v:.3f}" for k, v in rec.held_share().items()),
                 flush=True,
             )
 
@@ -68,7 +89,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         for r in results:
             print(
                 f"  {r.yield_model:6s} mean flowtime {r.flowtime.text('.1f')} s   clone share "
-                f"{r.clone_share.text('.3f')}   service preemptions {r.preempted}, clones {r.clones}",
+                f"{r.clone_share.text('.3f')}   lost share {r.lost_share.text('.3f')}   service preemptions "
+                f"{r.preempted}, clones {r.clones}",
                 flush=True,
             )
         for r in results[1:]:  # against the first model, seed by seed

@@ -13,6 +13,9 @@ from pyscheduler.sim.live.records import LiveRecord
 from pyscheduler.sim.live.workload import Workload
 from pyscheduler.wire import pb
 
+# How a copy's container ended, for the record's container-seconds by copy and end (records.py held_s)
+_ENDS = {pb.CONTAINER_EXIT_SUCCESS: "won", pb.CONTAINER_EXIT_PREEMPTED: "preempted"}
+
 
 @dataclass(slots=True)
 class Container:
@@ -65,7 +68,11 @@ class Cluster:
             return None
         self.alloc[c.node][0] -= c.mem_mb
         self.alloc[c.node][1] -= c.vcores
-        self.record.container_s[c.is_clone] += max(0.0, at - c.start_s)
+        held = max(0.0, at - c.start_s)
+        self.record.container_s[c.is_clone] += held
+        end = _ENDS.get(kind, "killed")
+        key = f"{'clone' if c.is_clone else 'original'} {end}"
+        self.record.held_s[key] = self.record.held_s.get(key, 0.0) + held
         self.completions.append(
             pb.ContainerCompletion(container_id=cid, exit_kind=kind, finish_time_ms=self.record.epoch_ms(at))
         )

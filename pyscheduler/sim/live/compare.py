@@ -1,6 +1,7 @@
 """Yield models compared on the live mechanism: each workload run over several seeds under each
 `appmaster.yield_model`, summarised per model as the median and range over the seeds of the mean flowtime
-and of the clones' share of container-seconds. Seeds change only the run time draws (common random
+and of the clones' share of container-seconds (and of the share held by copies that lost their task's
+race). Seeds change only the run time draws (common random
 numbers: each model sees the same draws for the same copies)."""
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ class ModelResult:
     preempted: int  # the service's preemptions over all seeds (clone_yields, clone_beaten)
     clones: int  # clones launched over all seeds
     flowtimes: tuple[float, ...] = ()  # mean flowtime per seed, in `seeds` order
+    lost_share: Spread = Spread(0.0, 0.0, 0.0)  # container-seconds share of copies that lost, per seed
 
 
 def paired(base: ModelResult, other: ModelResult) -> Spread:
@@ -80,6 +82,7 @@ def compare(
                 sum(1 for r in records for k in r.kills if k[4] == "service"),
                 sum(len(r.clones) for r in records),
                 tuple(r.mean_flowtime for r in records),
+                Spread.of([r.lost_share for r in records]),
             )
         )
     return out

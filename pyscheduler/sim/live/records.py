@@ -21,6 +21,9 @@ class LiveRecord:
     dropped: list[tuple[float, str, int]] = field(default_factory=list)  # (time, placement, outcome kind)
     flowtimes: dict[str, float] = field(default_factory=dict)  # application -> finish - submit, s
     container_s: dict[bool, float] = field(default_factory=lambda: {False: 0.0, True: 0.0})  # by is_clone
+    # container-seconds by copy and end: "original won", "clone killed" (by its AM, its task won by another
+    # copy), "clone preempted" (by the service's plan), ...
+    held_s: dict[str, float] = field(default_factory=dict)
     end_s: float = 0.0
 
     @staticmethod
@@ -56,3 +59,16 @@ class LiveRecord:
         """Clones' share of all container-seconds (start-up included)."""
         total = self.container_s[False] + self.container_s[True]
         return self.container_s[True] / total if total > 0 else 0.0
+
+    @property
+    def lost_share(self) -> float:
+        """The share of all container-seconds held by copies that did not finish (whichever copy, clone or
+        original, lost its task's race): what cloning spent beyond one copy per task."""
+        total = self.container_s[False] + self.container_s[True]
+        lost = sum(s for k, s in self.held_s.items() if not k.endswith(" won"))
+        return lost / total if total > 0 else 0.0
+
+    def held_share(self) -> dict[str, float]:
+        """`held_s` as shares of all container-seconds."""
+        total = self.container_s[False] + self.container_s[True]
+        return {k: s / total for k, s in sorted(self.held_s.items())} if total > 0 else {}

@@ -9,6 +9,7 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
+from pyscheduler.deploy.draws import attempt_ms
 from pyscheduler.sim.straggler import copy_unit
 
 
@@ -42,20 +43,30 @@ class Workload:
     startup_s: float = 2.0  # a container's start-up (JVM, localisation) before the task's work begins
     alpha: float = 2.0  # Pareto tail index of a copy's slowdown (DollyMP Eq. 2), xm = 1
     cap: float = 8.0  # at most this slowdown (a bounded Pareto)
+    # "crn": each copy's draw from `copy_unit`; "bench": the cluster benchmark's StragglerJob draws
+    # (deploy/draws.py: by job name, phase ("m", "r"), task and attempt number, with `alpha` and `cap`)
+    draws: str = "crn"
 
     def run_s(self, job: int, phase: int, task: int, nth: int) -> float:
         """The work of copy `nth` (0: the original) of a task: base time x Pareto slowdown, the copy's own
-        draw (`copy_unit`), the same whatever order copies start in."""
+        draw, the same whatever order copies start in."""
         spec = self.jobs[job].phases[phase]
+        if self.draws == "bench":  # copy nth is the task's attempt nth, as the AM helper numbers them
+            kind = "m" if phase == 0 else "r"
+            base_ms = round(spec.base_s * 1000.0)
+            key = f"{kind}{task}.{nth}"
+            return attempt_ms(self.jobs[job].name, key, base_ms, self.alpha, self.cap, self.seed) / 1000.0
         u = copy_unit(self.seed, self.jobs[job].n, phase, task, nth)
         slowdown = min(self.cap, (1.0 - u) ** (-1.0 / self.alpha))
         return float(spec.base_s * slowdown)
 
 
-def _map_reduce(n: int, submit_s: float, maps: int, reduces: int, map_s: float, reduce_s: float) -> JobSpec:
+def _map_reduce(
+    n: int, submit_s: float, maps: int, reduces: int, map_s: float, reduce_s: float, name: str = ""
+) -> JobSpec:
     return JobSpec(
         n,
-        f"live-job-{n}",
+        name or f"live-job-{n}",
         submit_s,
         (
             PhaseSpec("map", maps, map_s, 20),
@@ -104,18 +115,30 @@ def mixed_sizes(seed: int, jobs: int = 8, nodes: int = 6) -> Workload:
 
 
 def bench_mix(name: str, seed: int) -> Workload:
-    """The cluster benchmark's job mix `name` ("light" or "loaded", deploy/benchmix.py): its jobs,
-    arrivals, map base time (reduces half) and containers per node, on its 4 NodeManagers; run times drawn
-    here by `seed`, start-up as `yield.startup_s`'s default."""
+    """The cluster benchmark's job mix `name` ("light" or "loaded", deploy/benchmix.py): its jobs (by their
+    names), arrivals, map base time (reduces half) and containers per node, on its 4 NodeManagers; each
+    attempt's run time is the one the benchmark's StragglerJob draws for it at `seed` (deploy/draws.py,
+    with the benchmark's default shape and cap), start-up as `yield.startup_s`'s default."""
     from pyscheduler.deploy import benchmix as bench
 
     base_s = bench.BASE_MS[name] / 1000.0
     jobs = tuple(
-        _map_reduce(i + 1, j.delay_s, j.maps, j.reduces, base_s, base_s / 2.0)
+        _map_reduce(i + 1, j.delay_s, j.maps, j.reduces, base_s, base_s / 2.0, j.name)
         for i, j in enumerate(bench.mix(name))
     )
     vcores = bench.NM_VCORES[name]
-    return Workload(name, seed, jobs, nodes=4, node_mem_mb=vcores * 1024, node_vcores=vcores, startup_s=5.0)
+    return Workload(
+        name,
+        seed,
+        jobs,
+        nodes=4,
+        node_mem_mb=vcores * 1024,
+        node_vcores=vcores,
+        startup_s=5.0,
+        alpha=bench.STRAGGLER_SHAPE,
+        cap=bench.STRAGGLER_CAP,
+        draws="bench",
+    )
 
 
 def light(seed: int) -> Workload:
