@@ -174,6 +174,8 @@ SCHEMA: dict[str, tuple[Any, Parser]] = {
     "appmaster.beaten_margin_s": (10.0, _float(0.0)),
     "appmaster.beaten_margin_frac": (0.2, _float(0.0)),
     "appmaster.beaten_min_progress": (0.2, _float(0.0)),
+    # An original that a clone of its task clearly beats is released too (by the same rule).
+    "appmaster.release_beaten_originals": (False, _bool),
     # Which clones yield to waiting originals: "rules" (rpc/yielding.py) or "value" (rpc/yield_value.py,
     # the value model of pyscheduler/value with the yield.* parameters; originals only).
     "appmaster.yield_model": ("rules", _str(("rules", "value"))),

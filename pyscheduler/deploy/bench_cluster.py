@@ -43,6 +43,7 @@ from pyscheduler.deploy.benchmix import (
     STRAGGLER_SHAPE,
     MixJob,
     mix,
+    service_env,
 )
 from pyscheduler.deploy.display import Display
 from pyscheduler.deploy.localcluster import LocalCluster
@@ -117,8 +118,9 @@ def clone_overhead(records: Path) -> tuple[float, float, int]:
 
 
 def kills_by_reason(db: Path) -> dict[str, int]:
-    """The service's preemptions of running clones, per reason (decision-log kind `kill`: `clone_yields`
-    for a waiting original, `clone_beaten` for a clone its task's lead clearly beats)."""
+    """The service's preemptions of running copies, per reason (decision-log kind `kill`: `clone_yields`
+    for a waiting original, `clone_beaten` for a clone its task's lead clearly beats, `original_beaten` for
+    an original a clone clearly beats, with appmaster.release_beaten_originals)."""
     if not db.exists():
         return {}
     con = sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True)
@@ -217,6 +219,7 @@ def report(runs: dict[str, Run], jobs_run: Sequence[MixJob] = MIX) -> tuple[str,
     out["clones"] = dmp.clones
     out["clones_yielded"] = dmp.kills.get("clone_yields", 0)
     out["clones_beaten"] = dmp.kills.get("clone_beaten", 0)
+    out["originals_beaten"] = dmp.kills.get("original_beaten", 0)
     out["jobs"] = len(jobs_run)
     for key in ("avg", "median", "p90"):
         c, d = out[f"capacity_{key}_flowtime_s"], out[f"dollymp_{key}_flowtime_s"]
@@ -224,7 +227,7 @@ def report(runs: dict[str, Run], jobs_run: Sequence[MixJob] = MIX) -> tuple[str,
     lines.append(
         f"clones: {dmp.clones}, {dmp.clone_s:.1f} container-s of {dmp.attempt_s:.1f} "
         f"({out['clone_extra_container_s_frac']}); preempted by the service: {out['clones_yielded']} "
-        f"for waiting originals, {out['clones_beaten']} beaten"
+        f"for waiting originals, {out['clones_beaten']} beaten; originals beaten: {out['originals_beaten']}"
     )
     lines.append(f"load average while the mix ran: {out['capacity_load_avg']} / {out['dollymp_load_avg']}")
     floor = runs.get("floor")
@@ -322,6 +325,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=None,
         help="the service's appmaster.yield_model (default: the service's own, rules)",
     )
+    p.add_argument(
+        "--service",
+        default=None,
+        help="further service configuration keys as a JSON object, e.g. "
+        "'{\"appmaster.release_beaten_originals\": true}' (checked as dollymp serve checks them)",
+    )
     p.add_argument("--timeout-s", type=float, default=1200.0)
     p.add_argument("--work-dir", type=Path, default=artifacts.ROOT / "build" / "bench-cluster")
 
@@ -333,6 +342,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.nodes < 4:
         print("bench-cluster: --nodes must be >= 4", file=sys.stderr)
         return 2
+    try:
+        service_env(args.service)
+    except ValueError as exc:
+        print(f"bench-cluster: {exc}", file=sys.stderr)
+        return 2
     show = Display()
     try:
         artifacts.hadoop_lib(show.say)
@@ -340,6 +354,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         show.say(f"plugin jar {jar.path} ({jar.origin})")
         if args.yield_model is not None:  # the service reads DOLLYMP_<SECTION>_<NAME> (pyscheduler.config)
             os.environ["DOLLYMP_APPMASTER_YIELD_MODEL"] = args.yield_model
+        os.environ.update(service_env(args.service))
         archive = ArchiveCache(args.cds, args.work_dir, STRAGGLER_JOB)
         outs: list[dict[str, object]] = []
         for i in range(max(1, args.repeats)):
@@ -354,6 +369,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             out["mix"] = args.mix
             out["seed"] = args.seed
             out["yield_model"] = args.yield_model or "rules"
+            out["service"] = json.loads(args.service) if args.service else {}
             print(text, flush=True)
             print(json.dumps(out, sort_keys=True), flush=True)
             outs.append(out)

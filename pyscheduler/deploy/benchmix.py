@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+
+from pyscheduler import config
 
 # A container's memory as the RM rounds it (tasks and AMs alike), so that a NodeManager with --nm-vcores
 # vcores is given the memory for as many containers: vcores, not memory, set a node's container count.
@@ -66,3 +69,25 @@ def mix(name: str = "light", gap_s: float = DEFAULT_GAP_S) -> tuple[MixJob, ...]
 
 
 MIX = mix()
+
+
+def service_env(text: str | None) -> dict[str, str]:
+    """`--service`'s keys as the service's environment variables (DOLLYMP_<SECTION>_<NAME>), each checked
+    as `dollymp serve` checks it; ValueError names the key and its limit."""
+    if not text:
+        return {}
+    try:
+        keys = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"--service: not JSON ({exc})") from None
+    if not isinstance(keys, dict):
+        raise ValueError("--service: must be a JSON object")
+    try:
+        config.load(None, env={}, overrides=keys)
+    except config.ConfigError as exc:
+        raise ValueError(f"--service: {exc}") from None
+    text_of = {True: "true", False: "false"}
+    return {
+        "DOLLYMP_" + k.upper().replace(".", "_"): text_of[v] if isinstance(v, bool) else str(v)
+        for k, v in keys.items()
+    }

@@ -205,7 +205,7 @@ def core_round(
         running = running_of(mirror) if copies is not None and release_beaten else None
         if running is not None:
             released = yielding.beaten(running, mirror, int(now() * 1000), beaten_rule)
-            metrics.CLONES_BEATEN.inc(len(released))
+            metrics.CLONES_BEATEN.inc(sum(1 for k in released if k.reason == yielding.REASON_CLONE_BEATEN))
         if not any(a.num_containers > a.outstanding for a in mirror.asks.values()):
             return RoundResult(kills=released)  # nothing pending: no round (changed rows stay dirty)
         iso = Isolation(mirror)  # one application's error leaves it out, not the round (rpc/isolate.py)

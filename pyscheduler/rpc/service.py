@@ -155,6 +155,7 @@ class DecisionService:
                     cfg["appmaster.beaten_margin_s"],
                     cfg["appmaster.beaten_margin_frac"],
                     cfg["appmaster.beaten_min_progress"],
+                    cfg["appmaster.release_beaten_originals"],
                 ),
                 yield_by=yield_by,
                 limits=self.limits,

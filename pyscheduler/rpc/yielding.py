@@ -34,7 +34,9 @@ lead copy will clearly finish first is released at once, whether or not anything
 (a copy's remaining time against another copy's) turned around, so the container goes back to the
 cluster. Only clones at launch; rates from the work's start (`Copy.finish_est_ms`); both copies past
 BEATEN_MIN_PROGRESS; "clearly" is later by more than BEATEN_MARGIN_S and BEATEN_MARGIN_FRAC of the lead's
-run time, so two copies near a tie both run on.
+run time, so two copies near a tie both run on (`BeatenRule`, the appmaster.beaten_* keys). With
+`appmaster.release_beaten_originals` (default off), an original whose task's lead is a clone is released
+by the same test.
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ from pyscheduler.rpc.waiting import Waiting
 
 REASON_CLONE_YIELDS = "clone_yields"
 REASON_CLONE_BEATEN = "clone_beaten"
+REASON_ORIGINAL_BEATEN = "original_beaten"  # appmaster.release_beaten_originals
 # A clone at launch is beaten (`beaten`) when, at its rate, it finishes more than the larger of these after
 # its task's lead copy, both having done BEATEN_MIN_PROGRESS of their work (the defaults of BeatenRule).
 BEATEN_MARGIN_S = 10.0
@@ -122,11 +125,19 @@ class BeatenRule:
     """When a clone at launch is beaten (`beaten`): it finishes, at its rate, more than the larger of
     `margin_s` and `margin_frac` of the lead's run time after its task's lead copy, both copies having done
     `min_progress` of their work (appmaster.beaten_margin_s, appmaster.beaten_margin_frac,
-    appmaster.beaten_min_progress)."""
+    appmaster.beaten_min_progress). With `originals` (appmaster.release_beaten_originals), an original
+    that a clone of its task clearly beats is released the same way: the AM helper does not replace a
+    preempted copy whose task still runs another."""
 
     margin_s: float = BEATEN_MARGIN_S
     margin_frac: float = BEATEN_MARGIN_FRAC
     min_progress: float = BEATEN_MIN_PROGRESS
+    originals: bool = False
+
+    def releasable(self, c: Copy, lead: Copy) -> bool:
+        """Whether `c` may be released when `lead` clearly beats it: a clone at launch, or with
+        `originals` an original whose task's lead is a clone."""
+        return _at_launch(c, lead) or (self.originals and not c.is_clone and lead.is_clone)
 
 
 BEATEN_RULE = BeatenRule()
@@ -149,7 +160,7 @@ def beaten(
         for c in task:
             mine = c.finish_est_ms
             if (
-                not _at_launch(c, lead)
+                not rule.releasable(c, lead)
                 or c.container_id in flight
                 or mine is None
                 or c.progress < rule.min_progress
@@ -161,7 +172,8 @@ def beaten(
                 f"is beaten: at its rate it finishes {(mine - ends) / 1000.0:.1f} s after "
                 f"{lead.attempt_id} (margin {margin / 1000.0:.1f} s)"
             )
-            out.append(preempt(mirror, flight, c, node_id, now_ms, REASON_CLONE_BEATEN, why))
+            reason = REASON_CLONE_BEATEN if c.is_clone else REASON_ORIGINAL_BEATEN
+            out.append(preempt(mirror, flight, c, node_id, now_ms, reason, why))
     return out
 
 

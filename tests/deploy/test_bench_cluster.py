@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import re
 from pathlib import Path
 
 import pytest
 
+from pyscheduler import config
 from pyscheduler.deploy import bench_cluster as bc
+from pyscheduler.deploy import benchmix
 from pyscheduler.deploy.jobs import JobResult
 from pyscheduler.objects import Decision, DecisionKind
 from pyscheduler.store.log import DecisionLog
@@ -155,3 +158,22 @@ def test_the_floor_run_has_no_stragglers_and_is_reported_against_capacity(tmp_pa
     assert "straggler-free floor" in table
     _, without = bc.report({k: runs[k] for k in ("capacity", "dollymp")})
     assert "floor_ratio" not in without
+
+
+def test_service_keys_become_the_services_environment_checked_first() -> None:
+    env = benchmix.service_env('{"appmaster.release_beaten_originals": true, "appmaster.beaten_margin_s": 2}')
+    assert env == {
+        "DOLLYMP_APPMASTER_RELEASE_BEATEN_ORIGINALS": "true",
+        "DOLLYMP_APPMASTER_BEATEN_MARGIN_S": "2",
+    }
+    assert config.load(None, env=env)["appmaster.beaten_margin_s"] == 2.0
+    assert benchmix.service_env(None) == {}
+    for bad, named in (
+        ('{"appmaster.beaten_margin_s": -1}', "appmaster.beaten_margin_s"),
+        ('{"appmaster.nonesuch": 1}', "appmaster.nonesuch"),
+        ("[1]", "must be a JSON object"),
+        ("{", "not JSON"),
+    ):
+        with pytest.raises(ValueError, match=re.escape(named)):
+            benchmix.service_env(bad)
+    assert bc.main(["--service", '{"appmaster.beaten_margin_s": -1}']) == 2

@@ -345,3 +345,25 @@ def test_a_tighter_beaten_rule_releases_near_ties_and_earlier() -> None:
     got = beaten(copies, m, NOW_MS, tight)
     assert sorted(k.container_id for k in got) == ["c1", "c2", "c4"]
     assert all("margin 2.5 s" in k.detail for k in got if k.container_id in ("c1", "c2"))
+
+
+def test_an_original_clearly_beaten_by_a_clone_is_released_only_when_asked() -> None:
+    """appmaster.release_beaten_originals: t1's lead is its clone c1, and its original o1 finishes 30 s
+    later at its rate; t2's original o2 leads, so its clone c2 is the one beaten. By default only c2 goes;
+    with `originals`, o1 goes too, under its own reason, and the lead c1 never."""
+    cids = ("o1", "c1", "o2", "c2")
+    copies = [
+        rated("o1", "t1", False, 0.3, 130.0),
+        rated("c1", "t1", True, 0.5, 100.0),
+        rated("o2", "t2", False, 0.5, 100.0),
+        rated("c2", "t2", True, 0.3, 130.0),
+    ]
+    got = beaten(copies, mirror_of([container(c, 1) for c in cids], [], cores=8), NOW_MS)
+    assert [(k.container_id, k.reason) for k in got] == [("c2", "clone_beaten")]
+    rule = BeatenRule(originals=True)
+    got = beaten(copies, mirror_of([container(c, 1) for c in cids], [], cores=8), NOW_MS, rule)
+    assert sorted((k.container_id, k.reason) for k in got) == [
+        ("c2", "clone_beaten"),
+        ("o1", "original_beaten"),
+    ]
+    assert "after attempt_c1" in next(k.detail for k in got if k.container_id == "o1")

@@ -31,9 +31,9 @@ import org.slf4j.LoggerFactory;
  * read distinct copies, then lets each kill through unless the copy has finished by then (a copy that
  * succeeded meanwhile is kept; TaskImpl only records a late success).
  *
- * <p>It also lets a clone yield its container (pyscheduler/rpc/yielding.py): when the RM preempts a
- * clone at the decision service's request (diagnostics {@link #PREEMPTED_MARK}) while another copy of
- * its task runs, Hadoop's TaskImpl would add and schedule a replacement attempt (a killed attempt of an
+ * <p>It also lets a copy yield its container (pyscheduler/rpc/yielding.py): when the RM preempts a
+ * clone (or an original a clone beat) at the decision service's request (diagnostics
+ * {@link #PREEMPTED_MARK}) while another copy of its task runs, Hadoop's TaskImpl would add and schedule a replacement attempt (a killed attempt of an
  * unfinished task is always replaced), which would ask for a container again. The replacement's
  * schedule event is dropped: the attempt stays NEW, asks for nothing, and is killed with the task's
  * other copies when one succeeds. Every other event passes unchanged, in order, on Hadoop's own
@@ -63,7 +63,7 @@ public class DelayedKillDispatcher extends AsyncDispatcher {
   /**
    * @param holdMs how long to hold the kill of this map attempt (0: do not hold)
    * @param finished whether the attempt has already finished (then a held kill is dropped)
-   * @param yielded whether a preempted attempt was a clone whose task still has another copy running
+   * @param yielded whether a preempted attempt's task still has another copy running
    */
   public DelayedKillDispatcher(ToLongFunction<TaskAttemptId> holdMs, Predicate<TaskAttemptId> finished,
       Predicate<TaskAttemptId> yielded) {
@@ -102,7 +102,7 @@ public class DelayedKillDispatcher extends AsyncDispatcher {
     } else if (a != null && (a.getType() == TaskAttemptEventType.TA_SCHEDULE
         || a.getType() == TaskAttemptEventType.TA_RESCHEDULE) && takeDue(a.getTaskAttemptID().getTaskId())) {
       DROPPED.add(a.getTaskAttemptID());
-      LOG.info("DollyMP: a clone of {} yielded its container; Hadoop's replacement {} is not scheduled",
+      LOG.info("DollyMP: a copy of {} yielded its container; Hadoop's replacement {} is not scheduled",
           a.getTaskAttemptID().getTaskId(), a.getTaskAttemptID());
       return;
     }

@@ -45,15 +45,17 @@ public class DollyMPAppMaster extends MRAppMaster {
   }
 
   /**
-   * A preempted attempt yielded (its replacement is not scheduled): it was a clone and another copy of
-   * its task is starting, running or committing. Otherwise Hadoop's replacement runs as usual.
+   * A preempted attempt yielded (its replacement is not scheduled): another copy of its task is
+   * starting, running or committing, which carries the task on. The copy may be a clone (it yielded its
+   * container, or its task's lead beat it) or, with the service's appmaster.release_beaten_originals, an
+   * original a clone of its task clearly beat. Otherwise Hadoop's replacement runs as usual.
    */
   boolean yielded(TaskAttemptId id) {
     CloningSpeculator helper = CloningSpeculator.current();
     AppContext ctx = getContext();
     Job job = ctx == null ? null : ctx.getJob(id.getTaskId().getJobId());
     Task task = job == null ? null : job.getTask(id.getTaskId());
-    if (helper == null || task == null || !helper.isClone(id.getTaskId().toString(), id.toString())) {
+    if (helper == null || task == null) {
       return false;
     }
     return task.getAttempts().values().stream().anyMatch(a -> !a.getID().equals(id)
