@@ -178,6 +178,23 @@ def full_batch(session_id: str, seq: int = 1, **fields: Any) -> Any:
     return pb.StateBatch(session_id=session_id, seq=seq, full_resync=True, rm_time_ms=1, **fields)
 
 
+def two_app_mirror(free_cores: int, asks: list[Any]) -> Any:
+    """A Mirror of one node with `free_cores` vcores (1 GB each), applications 1 and 2 (submitted at 1 s
+    and 2 s) and `asks`."""
+    from pyscheduler.rpc.mirror import Mirror
+
+    m = Mirror()
+    m.apply(
+        full_batch(
+            "s",
+            nodes_upserted=[node("h1:1", mem=free_cores * 1024, cores=free_cores)],
+            apps_upserted=[app(1, submit_ms=1000), app(2, submit_ms=2000)],
+            asks=asks,
+        )
+    )
+    return m
+
+
 # dollymp-ext with no clones at launch by Corollary 4.1 and r = 1: the live path's tests of the extensions
 # (late copies, small-job and phase-tail clones, yielding) run the configuration they were written for
 FORMER: dict[str, Any] = {"clone_rule": "none", "sigma_factor": 1.0}

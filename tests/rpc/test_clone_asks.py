@@ -3,7 +3,7 @@ that no original container of any application can use this round."""
 
 from __future__ import annotations
 
-from rpc_harness import am_session, app, ask, attempt, full_batch, node, res
+from rpc_harness import am_session, app, ask, attempt, node, res, two_app_mirror
 
 from pyscheduler.policies import get_policy
 from pyscheduler.rpc.clones import clone_counts
@@ -18,16 +18,7 @@ APP2 = "application_1700000000000_0002"
 
 
 def _mirror(free_cores: int, asks: list[object]) -> Mirror:
-    m = Mirror()
-    m.apply(
-        full_batch(
-            "s",
-            nodes_upserted=[node("h1:1", mem=free_cores * 1024, cores=free_cores)],
-            apps_upserted=[app(1, submit_ms=1000), app(2, submit_ms=2000)],
-            asks=asks,
-        )
-    )
-    return m
+    return two_app_mirror(free_cores, asks)  # type: ignore[no-any-return]
 
 
 def _hints(waiting: dict[str, int]):  # type: ignore[no-untyped-def]

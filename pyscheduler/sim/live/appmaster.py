@@ -13,8 +13,8 @@ count and its own, at most 2 in all and three live copies; a phase's clones at l
 (every task's k-th before any (k+1)-th); a clone that ended before its task succeeded (preempted) is
 launched again only for a task the plan named. Clones ask for containers of their task's phase (same
 priority). The first copy of a task to finish wins and the AM kills the others; a task left without
-any live copy gets a new attempt. The AM itself runs outside the cluster (an unmanaged AM): it takes
-no container.
+any live copy gets a new attempt. The AM runs in its own container when the workload gives it one
+(cluster.py), else outside the cluster (an unmanaged AM); either way it acts only from `ready_s` on.
 """
 
 from __future__ import annotations
@@ -69,6 +69,8 @@ class AppMaster:
     reported: dict[str, tuple[int, str, int]] = field(default_factory=dict)  # (state, container, tenth)
     sent_progress: dict[str, tuple[float, float]] = field(default_factory=dict)  # (progress, time s)
     finish_s: float | None = None
+    ready_s: float | None = None  # when the AM is up (its container started + its start-up); None: not yet
+    am_container_id: str = ""
 
     @property
     def spec(self) -> JobSpec:

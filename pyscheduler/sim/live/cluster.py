@@ -1,7 +1,11 @@
 """The ResourceManager and shim as the simulator plays them: nodes heartbeating every tick, the StateBatch
 of each tick, and the plan carried out as the shim does: a placement is committed on its node's next
 heartbeat only if it still fits and its ask is still pending (else reported dropped), and the plan's
-kills end their containers (the AM sees its attempts killed)."""
+kills end their containers (the AM sees its attempts killed).
+
+With `Workload.am_mem_mb` > 0 each application first asks for its AM container (priority 0, as the RM
+asks for it); the AM starts `Workload.am_startup_s` after that container does and holds it until its
+job finishes. AM containers count in no copy's container-seconds."""
 
 from __future__ import annotations
 
@@ -15,6 +19,7 @@ from pyscheduler.wire import pb
 
 # How a copy's container ended, for the record's container-seconds by copy and end (records.py held_s)
 _ENDS = {pb.CONTAINER_EXIT_SUCCESS: "won", pb.CONTAINER_EXIT_PREEMPTED: "preempted"}
+AM_PRIORITY = 0  # the AM container's ask (the RM's, before the attempt registers)
 
 
 @dataclass(slots=True)
@@ -58,9 +63,14 @@ class Cluster:
     def node_id(i: int) -> str:
         return f"node{i:02d}.sim:8041"
 
-    def submit(self, am: AppMaster) -> None:
+    def submit(self, am: AppMaster, now: float) -> None:
         self.ams[attempt_of(am.spec.n)] = am
         self.new_apps.append(am)
+        if self.wl.am_mem_mb <= 0:  # an unmanaged AM: ready at once
+            am.ready_s = now
+
+    def _am_asks(self) -> list[AppMaster]:
+        return [am for am in self.ams.values() if am.ready_s is None and not am.am_container_id]
 
     def _release(self, cid: str, kind: int, at: float) -> Container | None:
         c = self.containers.pop(cid, None)
@@ -68,14 +78,16 @@ class Cluster:
             return None
         self.alloc[c.node][0] -= c.mem_mb
         self.alloc[c.node][1] -= c.vcores
+        self.completions.append(
+            pb.ContainerCompletion(container_id=cid, exit_kind=kind, finish_time_ms=self.record.epoch_ms(at))
+        )
+        if not c.attempt_id:  # the AM's own container
+            return c
         held = max(0.0, at - c.start_s)
         self.record.container_s[c.is_clone] += held
         end = _ENDS.get(kind, "killed")
         key = f"{'clone' if c.is_clone else 'original'} {end}"
         self.record.held_s[key] = self.record.held_s.get(key, 0.0) + held
-        self.completions.append(
-            pb.ContainerCompletion(container_id=cid, exit_kind=kind, finish_time_ms=self.record.epoch_ms(at))
-        )
         return c
 
     def preempt(self, now: float) -> None:
@@ -96,44 +108,69 @@ class Cluster:
             for cid, kind, at in am.finish_due(now):
                 self._release(cid, kind, at)
             if am.finish_s is not None:
+                self._release(am.am_container_id, pb.CONTAINER_EXIT_SUCCESS, am.finish_s)
                 self.removed.append(am.app_id)
 
     def heartbeat(self, now: float) -> None:
         """Every node heartbeats each tick: the last plan's placements are committed or dropped."""
         for p in self.proposals:
             am = self.ams.get(p.attempt_id)
+            if p.priority == AM_PRIORITY:
+                self._start_am(am, p, now)
+                continue
             waiting = [] if am is None or am.finish_s is not None else am.waiting(p.priority)
             if p.is_clone:  # a clone's placement goes to a waiting clone first
                 waiting.sort(key=lambda a: (not a.is_clone, a.attempt_id))
-            i = int(p.node_id[4:6])
-            mem, cores = p.capability.memory_mb, p.capability.vcores
-            fits = min(
-                (self.wl.node_mem_mb - self.alloc[i][0]) // max(1, mem),
-                (self.wl.node_vcores - self.alloc[i][1]) // max(1, cores),
-            )
-            k = max(0, min(p.count, fits, len(waiting)))
+            k = max(0, min(p.count, self._fits(p), len(waiting)))
             for a in waiting[:k]:
                 assert am is not None
-                self._start(am, a, p, i, now)
+                self._start(am, a, p, now)
             if k < p.count:
-                full = k < len(waiting) or (k == 0 and fits <= 0)
-                kind = pb.PLACEMENT_DROPPED_DOES_NOT_FIT if full else pb.PLACEMENT_DROPPED_ASK_NOT_PENDING
-                self.outcomes.append(
-                    pb.PlacementOutcome(placement_id=p.placement_id, kind=kind, containers=p.count - k)
-                )
-                self.record.dropped.append((now, p.attempt_id, kind))
+                self._dropped(p, k, len(waiting), now)
         self.proposals = []
 
-    def _start(self, am: AppMaster, a: Any, p: Any, i: int, now: float) -> None:
-        """A container of placement `p` on node `i` for attempt `a`, whose work begins after start-up."""
+    def _fits(self, p: Any) -> int:
+        i = int(p.node_id[4:6])
+        mem, cores = p.capability.memory_mb, p.capability.vcores
+        return min(
+            (self.wl.node_mem_mb - self.alloc[i][0]) // max(1, int(mem)),
+            (self.wl.node_vcores - self.alloc[i][1]) // max(1, int(cores)),
+        )
+
+    def _dropped(self, p: Any, k: int, waiting: int, now: float) -> None:
+        full = k < waiting or (k == 0 and self._fits(p) <= 0)
+        kind = pb.PLACEMENT_DROPPED_DOES_NOT_FIT if full else pb.PLACEMENT_DROPPED_ASK_NOT_PENDING
+        out = pb.PlacementOutcome(placement_id=p.placement_id, kind=kind, containers=p.count - k)
+        self.outcomes.append(out)
+        self.record.dropped.append((now, p.attempt_id, kind))
+
+    def _start_am(self, am: AppMaster | None, p: Any, now: float) -> None:
+        """The AM container placement `p`: committed if its AM still waits and it fits, else dropped."""
+        pending = am is not None and am in self._am_asks()
+        if not pending or self._fits(p) < 1:
+            self._dropped(p, 0, int(pending), now)
+            return
+        assert am is not None
+        cid = self._container(am, "", p, False, now, am_container=True)
+        am.am_container_id, am.ready_s = cid, now + self.wl.am_startup_s
+
+    def _start(self, am: AppMaster, a: Any, p: Any, now: float) -> None:
+        """A container of placement `p` for attempt `a`, whose work begins after start-up."""
+        cid = self._container(am, a.attempt_id, p, a.is_clone, now)
+        am.launch(a, cid, p.node_id, now)
+        self.record.containers.append((now, cid, a.attempt_id, p.node_id, a.is_clone))
+
+    def _container(
+        self, am: AppMaster, attempt_id: str, p: Any, is_clone: bool, now: float, am_container: bool = False
+    ) -> str:
+        """A new container of placement `p` on its node, reported in the next batch."""
+        i = int(p.node_id[4:6])
         mem, cores = p.capability.memory_mb, p.capability.vcores
         cid = f"container_{CLUSTER_TS}_{am.spec.n:04d}_01_{self.next_container:06d}"
         self.next_container += 1
         self.alloc[i][0] += mem
         self.alloc[i][1] += cores
-        self.containers[cid] = Container(cid, am, a.attempt_id, i, mem, cores, now, a.is_clone)
-        am.launch(a, cid, p.node_id, now)
-        self.record.containers.append((now, cid, a.attempt_id, p.node_id, a.is_clone))
+        self.containers[cid] = Container(cid, am, attempt_id, i, mem, cores, now, is_clone)
         self.new_containers.append(
             pb.ContainerInfo(
                 container_id=cid,
@@ -143,9 +180,11 @@ class Cluster:
                 allocation_request_id=p.allocation_request_id,
                 resource=pb.Resource(memory_mb=mem, vcores=cores),
                 placement_id=p.placement_id,
+                am_container=am_container,
                 start_time_ms=self.record.epoch_ms(now),
             )
         )
+        return cid
 
     def batch(self, session_id: str, seq: int, now: float) -> Any:
         """The tick's StateBatch (the first one a full resync)."""
@@ -172,6 +211,20 @@ class Cluster:
                 application_type="MAPREDUCE",
             )
         b.apps_removed.extend(self.removed)
+        for am in self.ams.values():
+            key = (attempt_of(am.spec.n), AM_PRIORITY)
+            n = int(am in self._am_asks())
+            if self.wl.am_mem_mb > 0 and self.sent_asks.get(key, 0) != n:
+                self.sent_asks[key] = n
+                b.asks.add(
+                    attempt_id=key[0],
+                    priority=AM_PRIORITY,
+                    allocation_request_id=0,
+                    capability=pb.Resource(memory_mb=self.wl.am_mem_mb, vcores=1),
+                    num_containers=n,
+                    relax_locality=True,
+                    am_container=True,
+                )
         for attempt, am in self.ams.items():
             if am.finish_s is not None:  # removed with its application
                 continue

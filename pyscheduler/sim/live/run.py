@@ -3,10 +3,11 @@
 
 A tick (every `tick_s`, the nodes' heartbeat interval), in order: the last plan's kills are carried out;
 copies whose work ended complete (the first of a task wins, the AM kills the others) and phases whose
-parents finished launch; jobs due arrive; every node heartbeats (the last plan's placements committed or
-dropped); the tick's StateBatch goes to the service and its Plan comes back; new jobs' AMs report their
-profiles, and every `am_interval_s` the running jobs' AMs report their attempts, each acting on the
-ClonePlan it gets back (its attempts' changes, or with none the plan alone).
+parents finished launch; jobs due arrive (an AM acts from its `ready_s`: at once, or once its own
+container started and its start-up passed, cluster.py); every node heartbeats (the last plan's
+placements committed or dropped); the tick's StateBatch goes to the service and its Plan comes back;
+new jobs' AMs report their profiles, and every `am_interval_s` the running jobs' AMs report their
+attempts, each acting on the ClonePlan it gets back (its attempts' changes, or with none the plan alone).
 """
 
 from __future__ import annotations
@@ -74,6 +75,7 @@ def run(wl: Workload, opts: LiveOptions | None = None, store_dir: Path | None = 
         reg = transport.register(pb.RegisterRequest(rm_id="sim-rm", tick_ms=round(opts.tick_s * 1000)))
         arriving = sorted(range(len(wl.jobs)), key=lambda j: (wl.jobs[j].submit_s, j))
         running: list[AppMaster] = []
+        booting: list[AppMaster] = []  # submitted, their AM not up yet
         seq, step, next_report = 0, 0, 0.0
         while True:
             t = step * opts.tick_s
@@ -85,12 +87,13 @@ def run(wl: Workload, opts: LiveOptions | None = None, store_dir: Path | None = 
             running = [am for am in running if am.finish_s is None]
             for am in running:
                 am.start_ready(t)
-            new = []
             while arriving and wl.jobs[arriving[0]].submit_s <= t:
                 am = AppMaster(wl, arriving.pop(0), record)
-                cluster.submit(am)
-                new.append(am)
-            if not running and not new and not arriving:
+                cluster.submit(am, t)
+                booting.append(am)
+            new = [am for am in booting if am.ready_s is not None and am.ready_s <= t]
+            booting = [am for am in booting if am not in new]
+            if not running and not new and not arriving and not booting:
                 break
             cluster.heartbeat(t)
             seq += 1

@@ -12,6 +12,8 @@ from pathlib import Path
 from pyscheduler.deploy.draws import attempt_ms
 from pyscheduler.sim.straggler import copy_unit
 
+DRAWS = ("crn", "bench")
+
 
 @dataclass(frozen=True, slots=True)
 class PhaseSpec:
@@ -46,6 +48,19 @@ class Workload:
     # "crn": each copy's draw from `copy_unit`; "bench": the cluster benchmark's StragglerJob draws
     # (deploy/draws.py: by job name, phase ("m", "r"), task and attempt number, with `alpha` and `cap`)
     draws: str = "crn"
+    # The AM's own container (YARN runs each application's AM in one, asked at priority 0 before any
+    # task): its memory (0: an unmanaged AM outside the cluster, taking no container) and how long the AM
+    # takes from its container's start to its first asks (its JVM and job set-up).
+    am_mem_mb: int = 0
+    am_startup_s: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.draws not in DRAWS:
+            raise ValueError(f"Workload.draws: {self.draws!r} is not one of {', '.join(DRAWS)}")
+        if self.am_mem_mb < 0 or self.am_mem_mb > self.node_mem_mb:
+            raise ValueError(f"Workload.am_mem_mb: {self.am_mem_mb} outside [0, {self.node_mem_mb}]")
+        if self.am_startup_s < 0:
+            raise ValueError(f"Workload.am_startup_s: {self.am_startup_s} below 0")
 
     def run_s(self, job: int, phase: int, task: int, nth: int) -> float:
         """The work of copy `nth` (0: the original) of a task: base time x Pareto slowdown, the copy's own
@@ -114,11 +129,18 @@ def mixed_sizes(seed: int, jobs: int = 8, nodes: int = 6) -> Workload:
     return Workload("mixed-sizes", seed, tuple(out), nodes=nodes)
 
 
+# From an AM container's start to its first task asks on the benchmark's idle cluster: about 7 s in the
+# decision log (placement am_container, then the job's first best_fit placement).
+AM_STARTUP_S = 7.0
+
+
 def bench_mix(name: str, seed: int) -> Workload:
     """The cluster benchmark's job mix `name` ("light" or "loaded", deploy/benchmix.py): its jobs (by their
     names), arrivals, map base time (reduces half) and containers per node, on its 4 NodeManagers; each
     attempt's run time is the one the benchmark's StragglerJob draws for it at `seed` (deploy/draws.py,
-    with the benchmark's default shape and cap), start-up as `yield.startup_s`'s default."""
+    with the benchmark's default shape and cap), start-up as `yield.startup_s`'s default. Each job's AM
+    takes one container of a task's size, as the benchmark's MapReduce AMs do (512 MB, a container slot),
+    and asks for its tasks `AM_STARTUP_S` after its container starts."""
     from pyscheduler.deploy import benchmix as bench
 
     base_s = bench.BASE_MS[name] / 1000.0
@@ -138,6 +160,8 @@ def bench_mix(name: str, seed: int) -> Workload:
         alpha=bench.STRAGGLER_SHAPE,
         cap=bench.STRAGGLER_CAP,
         draws="bench",
+        am_mem_mb=1024,
+        am_startup_s=AM_STARTUP_S,
     )
 
 
