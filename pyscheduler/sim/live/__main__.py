@@ -51,6 +51,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=None,
         help="further service configuration keys as a JSON object (as dollymp serve's config file's)",
     )
+    ap.add_argument(
+        "--am-speculation",
+        action="store_true",
+        help="the AMs speculate as Hadoop's stock MRAppMaster (with --policy capacity: the cluster "
+        "benchmark's Capacity+speculation half)",
+    )
     ap.add_argument("-v", "--verbose", action="store_true", help="one line per run")
     args = ap.parse_args(argv)
     models = [m for m in args.yield_model.split(",") if m]
@@ -81,10 +87,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 flush=True,
             )
 
-    print(f"service: {service}; seeds {seeds[0]}..{seeds[-1]}; median [min, max] over seeds")
+    spec = "; AMs speculate as Hadoop's" if args.am_speculation else ""
+    print(f"service: {service}{spec}; seeds {seeds[0]}..{seeds[-1]}; median [min, max] over seeds")
     for name in names:
         t0 = time.monotonic()
-        results = compare(WORKLOADS[name], seeds, models, service, said)
+        results = compare(WORKLOADS[name], seeds, models, service, said, args.am_speculation)
         print(f"{name} ({time.monotonic() - t0:.0f} s of wall time)")
         for r in results:
             print(

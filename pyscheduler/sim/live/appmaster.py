@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pyscheduler.estimate.copies import MAP_PHASE_SHARE
+from pyscheduler.sim.live import speculator
 from pyscheduler.sim.live.records import LiveRecord
 from pyscheduler.sim.live.workload import JobSpec, Workload
 from pyscheduler.wire import pb
@@ -69,6 +70,8 @@ class AppMaster:
     reported: dict[str, tuple[int, str, int]] = field(default_factory=dict)  # (state, container, tenth)
     sent_progress: dict[str, tuple[float, float]] = field(default_factory=dict)  # (progress, time s)
     finish_s: float | None = None
+    speculation: bool = False  # Hadoop's own speculation (speculator.py), as the stock MRAppMaster's
+    next_speculation_s: float = 0.0
     ready_s: float | None = None  # when the AM is up (its container started + its start-up); None: not yet
     am_container_id: str = ""
 
@@ -109,16 +112,12 @@ class AppMaster:
         """The attempts whose state or container changed since they were last reported, or whose progress
         passed another tenth or grew since a report `PROGRESS_REPORT_S` old (CloneBook.changes)."""
         out = pb.AttemptReports(application_id=self.app_id)
-        ids = [ph.phase_id for ph in self.spec.phases]
-        upstream = {ids.index(q) for ph in self.spec.phases for q in ph.parents}
+        upstream = self._upstream()
         for a in self.attempts.values():
             if not a.container_id and not (a.is_clone and a.state in LIVE):
                 continue  # an original waiting for its container: its ask is all the service needs
             running = a.state == pb.ATTEMPT_RUNNING
-            begun = a.launch_s + self.wl.startup_s
-            progress = min(0.999, max(0.0, (now - begun) / a.work_s)) if running and a.work_s > 0 else 0.0
-            if a.phase in upstream:  # a MapTask's score reaches MAP_PHASE_SHARE at its input's end
-                progress *= MAP_PHASE_SHARE
+            progress = self._progress(a, now, upstream)
             key = (a.state, a.container_id, int(10 * progress) if running else 0)
             last = self.sent_progress.get(a.attempt_id)
             due = running and last is not None and progress > last[0] and now - last[1] >= PROGRESS_REPORT_S
@@ -144,7 +143,50 @@ class AppMaster:
             )
         return out
 
+    def _upstream(self) -> set[int]:
+        ids = [ph.phase_id for ph in self.spec.phases]
+        return {ids.index(q) for ph in self.spec.phases for q in ph.parents}
+
+    def _progress(self, a: Attempt, now: float, upstream: set[int]) -> float:
+        """What a running attempt reports: its work's share done since its start-up, a map's scaled to
+        MAP_PHASE_SHARE in a job with reduces (a MapTask's score at its input's end); 0 otherwise."""
+        if a.state != pb.ATTEMPT_RUNNING or a.work_s <= 0:
+            return 0.0
+        progress = min(0.999, max(0.0, (now - a.launch_s - self.wl.startup_s) / a.work_s))
+        return progress * MAP_PHASE_SHARE if a.phase in upstream else progress
+
     # ---- the AM's own steps ---------------------------------------------------------------------------
+
+    def speculate(self, now: float) -> None:
+        """With `speculation`, Hadoop's speculator's round when due (speculator.py): a speculative attempt
+        (not a clone: it asks as any attempt of its phase does) for each task it picks."""
+        if not self.speculation or now < self.next_speculation_s:
+            return
+        upstream = self._upstream()
+        views, succeeded = [], {}
+        for p in sorted(self.started):
+            succeeded[p] = [
+                a.end_s - a.launch_s
+                for a in self.attempts.values()
+                if a.phase == p and a.state == pb.ATTEMPT_SUCCEEDED
+            ]
+            for t in range(self.spec.phases[p].tasks):
+                if (p, t) in self.done:
+                    continue
+                live = self._live(p, t)
+                running = tuple(
+                    (a.launch_s, self._progress(a, now, upstream))
+                    for a in live
+                    if a.state == pb.ATTEMPT_RUNNING
+                )
+                views.append(speculator.TaskView(p, t, running, any(not a.container_id for a in live)))
+        total = sum(ph.tasks for ph in self.spec.phases)
+        picked = speculator.speculate(views, succeeded, total, now)
+        for p, t in picked:
+            self._new(p, t, False, "speculative", now)
+            self.record.clone(now, self.app_id, self._ids(p, t, self.copies[(p, t)] - 1)[1], "speculative")
+        wait = speculator.RETRY_AFTER_SPECULATE_S if picked else speculator.RETRY_AFTER_NO_SPECULATE_S
+        self.next_speculation_s = now + wait
 
     def _new(self, phase: int, task: int, is_clone: bool, why: str, now: float) -> None:
         nth = self.copies.get((phase, task), 0)

@@ -63,12 +63,14 @@ def compare(
     models: Sequence[str],
     service: dict[str, object],
     on_run: Callable[[str, int, LiveRecord], None] | None = None,
+    am_speculation: bool = False,
 ) -> list[ModelResult]:
     out = []
     for model in models:
         records = []
         for seed in seeds:
-            rec = run(workload(seed), LiveOptions(yield_model=model, service=dict(service)))
+            opts = LiveOptions(yield_model=model, service=dict(service), am_speculation=am_speculation)
+            rec = run(workload(seed), opts)
             records.append(rec)
             if on_run is not None:
                 on_run(model, seed, rec)

@@ -37,6 +37,9 @@ class LiveOptions:
     am_interval_s: float = 1.0  # the AM helper's report interval (dollymp.am.plan-poll-ms)
     max_s: float = 3600.0  # give up after this much simulated time
     service: dict[str, Any] = field(default_factory=dict)  # further service configuration keys
+    # the AMs speculate as Hadoop's stock MRAppMaster does (speculator.py): the cluster benchmark's
+    # CapacityScheduler half, with `service` {"policy.name": "capacity"}
+    am_speculation: bool = False
 
 
 class Unfinished(RuntimeError):
@@ -87,8 +90,9 @@ def run(wl: Workload, opts: LiveOptions | None = None, store_dir: Path | None = 
             running = [am for am in running if am.finish_s is None]
             for am in running:
                 am.start_ready(t)
+                am.speculate(t)
             while arriving and wl.jobs[arriving[0]].submit_s <= t:
-                am = AppMaster(wl, arriving.pop(0), record)
+                am = AppMaster(wl, arriving.pop(0), record, speculation=opts.am_speculation)
                 cluster.submit(am, t)
                 booting.append(am)
             new = [am for am in booting if am.ready_s is not None and am.ready_s <= t]
