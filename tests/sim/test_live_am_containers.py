@@ -73,3 +73,27 @@ def test_the_benchmarks_mixes_run_their_ams_in_containers() -> None:
 def test_a_workloads_bad_field_is_refused_by_name(change: dict[str, object], field: str) -> None:
     with pytest.raises(ValueError, match=field):
         dataclasses.replace(_one_job(0), **change)  # type: ignore[arg-type]
+
+
+def _pair(cores: float) -> Workload:
+    # 2 maps of 10 s work on 4 slots, both placed in the same heartbeat; start-up 2 s (CPU-seconds)
+    job = JobSpec(1, "pair", 0.0, (PhaseSpec("map", 2, 10.0, 20),))
+    return Workload(
+        "pair", 1, (job,), nodes=1, node_mem_mb=4096, node_vcores=4, startup_s=2.0, cap=1.0, host_cores=cores
+    )
+
+
+def test_start_ups_share_the_hosts_cores() -> None:
+    # flat: each map's work begins 2 s after its container, the job ends 12 s after both started; on one
+    # core the two start-ups share it, 4 s each; on 2 cores each has its own, as flat
+    ends = {}
+    for cores in (0.0, 1.0, 2.0):
+        rec = run(_pair(cores))
+        starts = {t for t, *_ in rec.containers}
+        assert len(starts) == 1
+        ends[cores] = rec.flowtimes[f"application_{CLUSTER_TS}_0001"] - starts.pop()
+    assert ends[0.0] == pytest.approx(12.0, abs=1.0)
+    assert ends[1.0] == pytest.approx(14.0, abs=1.0)
+    assert ends[2.0] == pytest.approx(ends[0.0], abs=0.01)
+    with pytest.raises(ValueError, match=r"Workload\.host_cores"):
+        _pair(-1.0)

@@ -3,21 +3,24 @@
 python -m pyscheduler.sim.live --seeds 5 --yield-model rules,value --workload loaded,light
 python -m pyscheduler.sim.live --yield-model rules --workload light --policy-options '{"max_clones": 1}'
 python -m pyscheduler.sim.live --workload light --service '{"appmaster.beaten_margin_s": 2}'
+python -m pyscheduler.sim.live --workload loaded --policy capacity --am-speculation --host-cores 2
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import functools
 import json
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from pyscheduler import config
 from pyscheduler.sim.live.compare import bench_service, compare, paired
 from pyscheduler.sim.live.records import LiveRecord
-from pyscheduler.sim.live.workload import WORKLOADS
+from pyscheduler.sim.live.workload import WORKLOADS, Workload
 
 
 def _json_object(ap: argparse.ArgumentParser, flag: str, text: str) -> dict[str, Any]:
@@ -28,6 +31,10 @@ def _json_object(ap: argparse.ArgumentParser, flag: str, text: str) -> dict[str,
     if not isinstance(value, dict):
         ap.error(f"{flag}: must be a JSON object")
     return value
+
+
+def _with_cores(workload: Callable[[int], Workload], cores: float, seed: int) -> Workload:
+    return dataclasses.replace(workload(seed), host_cores=cores)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -57,11 +64,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="the AMs speculate as Hadoop's stock MRAppMaster (with --policy capacity: the cluster "
         "benchmark's Capacity+speculation half)",
     )
+    ap.add_argument(
+        "--host-cores",
+        type=float,
+        default=0.0,
+        help="start-ups contend on this many cores (Workload.host_cores; default 0: they do not)",
+    )
     ap.add_argument("-v", "--verbose", action="store_true", help="one line per run")
     args = ap.parse_args(argv)
     models = [m for m in args.yield_model.split(",") if m]
     names = [w for w in args.workload.split(",") if w]
     unknown = [w for w in names if w not in WORKLOADS]
+    if not 0 <= args.host_cores <= 4096:
+        ap.error(f"--host-cores: {args.host_cores} outside [0, 4096]")
     if unknown or args.seeds < 1 or not models:
         ap.error(f"unknown workload(s) {unknown}" if unknown else "need at least one seed and one model")
     service = bench_service() if args.policy is None else {"policy.name": args.policy}
@@ -91,7 +106,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"service: {service}{spec}; seeds {seeds[0]}..{seeds[-1]}; median [min, max] over seeds")
     for name in names:
         t0 = time.monotonic()
-        results = compare(WORKLOADS[name], seeds, models, service, said, args.am_speculation)
+        workload = WORKLOADS[name]
+        if args.host_cores:
+            workload = functools.partial(_with_cores, workload, args.host_cores)
+        results = compare(workload, seeds, models, service, said, args.am_speculation)
         print(f"{name} ({time.monotonic() - t0:.0f} s of wall time)")
         for r in results:
             print(

@@ -19,6 +19,7 @@ any live copy gets a new attempt. The AM runs in its own container when the work
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,6 +52,7 @@ class Attempt:
     container_id: str = ""
     node_id: str = ""
     launch_s: float = 0.0
+    work_begin_s: float = math.inf  # when its work began: its container's start-up done (inf: not yet)
     work_s: float = 0.0  # the work's length once started (drawn at launch)
     end_s: float = 0.0  # when the work ends (RUNNING) or the attempt ended (final)
 
@@ -152,7 +154,7 @@ class AppMaster:
         MAP_PHASE_SHARE in a job with reduces (a MapTask's score at its input's end); 0 otherwise."""
         if a.state != pb.ATTEMPT_RUNNING or a.work_s <= 0:
             return 0.0
-        progress = min(0.999, max(0.0, (now - a.launch_s - self.wl.startup_s) / a.work_s))
+        progress = min(0.999, max(0.0, (now - a.work_begin_s) / a.work_s)) if now > a.work_begin_s else 0.0
         return progress * MAP_PHASE_SHARE if a.phase in upstream else progress
 
     # ---- the AM's own steps ---------------------------------------------------------------------------
@@ -265,7 +267,14 @@ class AppMaster:
     def launch(self, a: Attempt, container_id: str, node_id: str, now: float) -> None:
         a.state, a.container_id, a.node_id, a.launch_s = pb.ATTEMPT_RUNNING, container_id, node_id, now
         a.work_s = self.wl.run_s(self.j, a.phase, a.task, a.nth)
-        a.end_s = now + self.wl.startup_s + a.work_s
+        a.end_s = math.inf  # until its start-up is done (`work_begins`)
+        if self.wl.host_cores <= 0:  # start-ups do not contend: each takes startup_s
+            self.work_begins(a, now + self.wl.startup_s)
+
+    def work_begins(self, a: Attempt, at: float) -> None:
+        """Attempt `a`'s container finished its start-up at `at`: its work runs from then."""
+        a.work_begin_s = at
+        a.end_s = at + a.work_s
 
     def finish_due(self, now: float) -> list[tuple[str, int, float]]:
         """Copies whose work ended by `now` succeed (the first of a task wins; the AM kills the others):

@@ -5,7 +5,10 @@ kills end their containers (the AM sees its attempts killed).
 
 With `Workload.am_mem_mb` > 0 each application first asks for its AM container (priority 0, as the RM
 asks for it); the AM starts `Workload.am_startup_s` after that container does and holds it until its
-job finishes. AM containers count in no copy's container-seconds."""
+job finishes. AM containers count in no copy's container-seconds.
+
+With `Workload.host_cores`, start-ups contend (`advance`): every container starting shares the cores
+equally, each start-up being its flat time in CPU-seconds."""
 
 from __future__ import annotations
 
@@ -55,6 +58,7 @@ class Cluster:
     outcomes: list[Any] = field(default_factory=list)
     sent_asks: dict[tuple[str, int], int] = field(default_factory=dict)
     next_container: int = 1
+    starting: dict[str, float] = field(default_factory=dict)  # container -> start-up CPU-seconds left
 
     def __post_init__(self) -> None:
         self.alloc = [[0, 0] for _ in range(self.wl.nodes)]
@@ -76,6 +80,7 @@ class Cluster:
         c = self.containers.pop(cid, None)
         if c is None:
             return None
+        self.starting.pop(cid, None)
         self.alloc[c.node][0] -= c.mem_mb
         self.alloc[c.node][1] -= c.vcores
         self.completions.append(
@@ -152,12 +157,45 @@ class Cluster:
             return
         assert am is not None
         cid = self._container(am, "", p, False, now, am_container=True)
-        am.am_container_id, am.ready_s = cid, now + self.wl.am_startup_s
+        am.am_container_id = cid
+        if self.wl.host_cores > 0:
+            self.starting[cid] = self.wl.am_startup_s
+        else:
+            am.ready_s = now + self.wl.am_startup_s
+
+    def advance(self, now: float, dt: float) -> None:
+        """The start-ups of the last `dt` seconds to `now`, the cores shared equally (processor sharing):
+        those done begin their work (an AM is up) when their CPU-seconds ran out."""
+        left = dict(self.starting)
+        t = now - dt
+        while left and t < now - 1e-9:
+            rate = min(1.0, self.wl.host_cores / len(left))
+            step = min(now - t, min(left.values()) / rate)
+            t += step
+            for cid in list(left):
+                left[cid] -= rate * step
+                if left[cid] <= 1e-9:
+                    del left[cid]
+                    self._started(cid, t)
+        self.starting = {cid: s for cid, s in left.items() if cid in self.containers}
+
+    def _started(self, cid: str, at: float) -> None:
+        c = self.containers.get(cid)
+        if c is None:
+            return
+        if not c.attempt_id:
+            c.am.ready_s = at
+            return
+        a = c.am.attempts.get(c.attempt_id)
+        if a is not None and a.container_id == cid:
+            c.am.work_begins(a, at)
 
     def _start(self, am: AppMaster, a: Any, p: Any, now: float) -> None:
         """A container of placement `p` for attempt `a`, whose work begins after start-up."""
         cid = self._container(am, a.attempt_id, p, a.is_clone, now)
         am.launch(a, cid, p.node_id, now)
+        if self.wl.host_cores > 0:
+            self.starting[cid] = self.wl.startup_s
         self.record.containers.append((now, cid, a.attempt_id, p.node_id, a.is_clone))
 
     def _container(

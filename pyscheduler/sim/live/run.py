@@ -86,6 +86,8 @@ def run(wl: Workload, opts: LiveOptions | None = None, store_dir: Path | None = 
                 raise Unfinished(f"{len(running)} job(s) unfinished after {opts.max_s:g} s")
             clock.set(EPOCH_S + t)
             cluster.preempt(t)
+            if step:
+                cluster.advance(t, opts.tick_s)
             cluster.end_work(t)
             running = [am for am in running if am.finish_s is None]
             for am in running:

@@ -53,6 +53,11 @@ class Workload:
     # takes from its container's start to its first asks (its JVM and job set-up).
     am_mem_mb: int = 0
     am_startup_s: float = 0.0
+    # The cores the cluster's containers start on (0: start-ups do not contend, each takes its flat time).
+    # With cores, a container's start-up (startup_s, or am_startup_s for an AM) is that many CPU-seconds,
+    # shared with every container starting at the same time (processor sharing): the benchmark's 16-32
+    # JVMs start on the machine's 2 cores.
+    host_cores: float = 0.0
 
     def __post_init__(self) -> None:
         if self.draws not in DRAWS:
@@ -61,6 +66,8 @@ class Workload:
             raise ValueError(f"Workload.am_mem_mb: {self.am_mem_mb} outside [0, {self.node_mem_mb}]")
         if self.am_startup_s < 0:
             raise ValueError(f"Workload.am_startup_s: {self.am_startup_s} below 0")
+        if not 0 <= self.host_cores <= 4096:
+            raise ValueError(f"Workload.host_cores: {self.host_cores} outside [0, 4096]")
 
     def run_s(self, job: int, phase: int, task: int, nth: int) -> float:
         """The work of copy `nth` (0: the original) of a task: base time x Pareto slowdown, the copy's own
