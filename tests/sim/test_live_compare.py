@@ -95,6 +95,13 @@ def test_cli_lays_policy_options_over_the_benchmarks(capsys: pytest.CaptureFixtu
     with pytest.raises(SystemExit):
         main([*args, "--policy-options", "{max_clones"])
     assert "not JSON" in capsys.readouterr().err
+    with pytest.raises(SystemExit):  # a bad option is named under the flag that gave it
+        main([*args, "--policy-options", '{"max_clones": 9}'])
+    err = capsys.readouterr().err
+    assert "error: --policy/--policy-options: dollymp option max_clones" in err
+    with pytest.raises(SystemExit):
+        main([*args, "--host-cores", "-2"])
+    assert "--host-cores: -2" in capsys.readouterr().err
 
 
 def test_cli_passes_service_keys_and_splits_container_seconds(capsys: pytest.CaptureFixture[str]) -> None:
@@ -108,7 +115,8 @@ def test_cli_passes_service_keys_and_splits_container_seconds(capsys: pytest.Cap
     assert "--service: must be a JSON object" in capsys.readouterr().err
     with pytest.raises(SystemExit):  # refused by the service's own check, the key named
         main([*args, "--service", '{"appmaster.beaten_margin_s": -1}'])
-    assert "appmaster.beaten_margin_s" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "--service:" in err and "appmaster.beaten_margin_s" in err
     with pytest.raises(SystemExit):
         main([*args, "--service", '{"appmaster.nonesuch": 1}'])
     assert "appmaster.nonesuch" in capsys.readouterr().err

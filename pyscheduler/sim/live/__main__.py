@@ -33,6 +33,18 @@ def _json_object(ap: argparse.ArgumentParser, flag: str, text: str) -> dict[str,
     return value
 
 
+def _check(ap: argparse.ArgumentParser, flag: str, service: dict[str, Any]) -> None:
+    """`service` checked as `dollymp serve` checks its configuration (the keys, then the policy's name
+    and options, as rpc/service.py resolves them); an error names the key under `flag`."""
+    from pyscheduler.rpc import policy as rpc_policy
+
+    try:
+        cfg = config.load(None, env={}, overrides=service)
+        rpc_policy.resolve(cfg["policy.name"], cfg["policy.options"])
+    except (config.ConfigError, ValueError) as exc:
+        ap.error(f"{flag}: {exc}")
+
+
 def _with_cores(workload: Callable[[int], Workload], cores: float, seed: int) -> Workload:
     return dataclasses.replace(workload(seed), host_cores=cores)
 
@@ -84,12 +96,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         extra = _json_object(ap, "--policy-options", args.policy_options)
         base = service.get("policy.options") if args.policy is None else None
         service["policy.options"] = {**(base if isinstance(base, dict) else {}), **extra}
+    # refused up front, the key named, as `dollymp serve` refuses it, under the flag that gave it
+    _check(ap, "--policy/--policy-options", service)
     if args.service is not None:
         service.update(_json_object(ap, "--service", args.service))
-    try:  # refused up front, the key named, as `dollymp serve` refuses it
-        config.load(None, env={}, overrides=service)
-    except config.ConfigError as exc:
-        ap.error(f"--service: {exc}")
+        _check(ap, "--service", service)
     seeds = list(range(1, args.seeds + 1))
 
     def said(model: str, seed: int, rec: LiveRecord) -> None:
