@@ -45,10 +45,12 @@ from pyscheduler.deploy.benchmix import (
     mix,
     service_env,
 )
+from pyscheduler.deploy.cputally import CpuTally
 from pyscheduler.deploy.display import Display
 from pyscheduler.deploy.localcluster import LocalCluster
 
 STRAGGLER_JOB = "io.dollymp.yarn.workload.StragglerJob"
+CPU_SAMPLE_EVERY = 4  # loop passes (0.5 s each) between CPU samples (deploy/cputally.py)
 
 
 @dataclass
@@ -60,6 +62,7 @@ class Run:
     clones: int = 0
     kills: dict[str, int] = field(default_factory=dict)  # the service's preemptions, per reason
     load: list[float] = field(default_factory=list)  # the 1-minute load average, sampled while jobs ran
+    cpu: CpuTally = field(default_factory=CpuTally)  # the cluster's CPU-seconds while jobs ran, by kind
 
     def flowtimes(self) -> list[float]:
         return [r.rm_elapsed_s for r in self.results.values() if r.rm_elapsed_s is not None]
@@ -182,7 +185,10 @@ def run_scheduler(
             if now > args.timeout_s:
                 raise TimeoutError(f"job mix not finished after {args.timeout_s} s")
             run.load.append(os.getloadavg()[0])
+            if len(run.load) % CPU_SAMPLE_EVERY == 1:
+                run.cpu.sample(cluster.pids())
             time.sleep(0.5)
+        run.cpu.sample(cluster.pids())
         run.results = {name: h.wait(timeout_s=10) for name, h in handles.items()}
         run.kills = kills_by_reason(cluster.service_db)
     for name, r in run.results.items():
@@ -212,6 +218,7 @@ def report(runs: dict[str, Run], jobs_run: Sequence[MixJob] = MIX) -> tuple[str,
         out[f"{label}_failed_jobs"] = sum(not r.ok for r in run.results.values())
         # The machine's load while the mix ran: a noisy neighbour shows here (compare the two runs).
         out[f"{label}_load_avg"] = round(statistics.fmean(run.load), 2) if run.load else None
+        out[f"{label}_cpu_s"] = run.cpu.by_kind()
     da, ca = out["dollymp_avg_flowtime_s"], out["capacity_avg_flowtime_s"]
     out["ratio"] = round(da / ca, 3) if isinstance(da, float) and isinstance(ca, float) and ca > 0 else None
     out["clone_extra_container_s"] = round(dmp.clone_s, 1)
@@ -230,6 +237,13 @@ def report(runs: dict[str, Run], jobs_run: Sequence[MixJob] = MIX) -> tuple[str,
         f"for waiting originals, {out['clones_beaten']} beaten; originals beaten: {out['originals_beaten']}"
     )
     lines.append(f"load average while the mix ran: {out['capacity_load_avg']} / {out['dollymp_load_avg']}")
+    for label in ("capacity", "dollymp"):
+        cpu = out[f"{label}_cpu_s"]
+        assert isinstance(cpu, dict)
+        text = ", ".join(f"{k} {v:g}" for k, v in cpu.items())
+        lines.append(
+            f"{label}: CPU-seconds while the mix ran (sampled every {CPU_SAMPLE_EVERY / 2:g} s): {text}"
+        )
     floor = runs.get("floor")
     if floor is not None:
         xs = floor.flowtimes()
