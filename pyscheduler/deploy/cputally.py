@@ -15,12 +15,13 @@ from pathlib import Path
 
 # (marker in the command line, kind), first match wins
 KINDS = (
-    ("pyscheduler", "service"),
     ("ResourceManager", "rm"),
     ("NodeManager", "nm"),
     ("MRAppMaster", "am"),
+    ("DollyMPAppMaster", "am"),  # the AM helper's (mapreduce.framework.name=dollymp)
     ("YarnChild", "task"),
     ("CoarseGrainedExecutorBackend", "task"),
+    ("pyscheduler", "service"),
 )
 OTHER = "client"
 

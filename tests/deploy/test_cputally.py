@@ -20,6 +20,7 @@ def test_kinds_by_command_line() -> None:
     assert kind_of("java ... org.apache.hadoop.yarn.server.resourcemanager.ResourceManager") == "rm"
     assert kind_of("java ... org.apache.hadoop.mapred.YarnChild 127.0.0.1 4 attempt_1") == "task"
     assert kind_of("java ... org.apache.hadoop.mapreduce.v2.app.MRAppMaster") == "am"
+    assert kind_of("java -cp /x/dollymp-yarn-plugin.jar io.dollymp.yarn.am.DollyMPAppMaster") == "am"
     assert kind_of("java ... org.apache.hadoop.util.RunJar job.jar") == "client"
 
 
