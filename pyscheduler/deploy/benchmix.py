@@ -26,13 +26,9 @@ class MixJob:
 # clones for every job of the mix (at most 7 tasks: Dolly's small jobs), which yield their containers to
 # waiting originals (the service's appmaster.clone_yield); late copies by reported progress; and the phase
 # tail clones a phase's last unfinished task (tail_tasks 1): a job's one reduce, which no progress rule can
-# judge (nothing to compare it with). Late copies are not placed ahead of other jobs' originals
-# (late_first false): in the live simulator that gained on the loaded mix and lost on the SWIM slice on
-# every seed. `--policy dollymp` runs the paper's DollyMP instead.
+# judge (nothing to compare it with). `--policy dollymp` runs the paper's DollyMP instead.
 BENCH_POLICY = "dollymp-ext"
-BENCH_POLICY_OPTIONS = (
-    '{"clone_rule": "none", "sigma_factor": 1, "small_job_clones": 7, "tail_tasks": 1, "late_first": false}'
-)
+BENCH_POLICY_OPTIONS = '{"clone_rule": "none", "sigma_factor": 1, "small_job_clones": 7, "tail_tasks": 1}'
 
 # The job mixes. Every job has one reduce; sizes follow the papers' small-job-dominated mixes.
 # "light" (the default): 8 small jobs `--gap-s` apart on an otherwise idle cluster, where only straggler

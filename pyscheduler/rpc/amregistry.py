@@ -168,12 +168,8 @@ class AmRegistry:
                 return {}
             stats = self.stats(st)
             alone: dict[str, int] = {}
-            late: dict[str, int] = {}
-            for attempt_id, phase_id in st.waiting_alone.items():
+            for phase_id in st.waiting_alone.values():
                 alone[phase_id] = alone.get(phase_id, 0) + 1
-                a = st.attempts.get(attempt_id)
-                if a is not None and st.per_task.get(a.task_id) == pb.REASON_CLONE_LATE_COPY:
-                    late[phase_id] = late.get(phase_id, 0) + 1
             first = self._waiting_first(st) if st.profile.clones_preemptible else {}
             return {
                 ph.yarn_priority: PhaseHint(
@@ -182,7 +178,6 @@ class AmRegistry:
                     st.waiting.get(ph.phase_id, 0),
                     alone.get(ph.phase_id, 0),
                     first.get(ph.phase_id, 0),
-                    waiting_late=late.get(ph.phase_id, 0),
                 )
                 for ph in st.profile.phases
             }
@@ -241,7 +236,6 @@ class AmRegistry:
                             a.progress,
                             a.launch_time_ms,
                             per_task=a.task_id in st.per_task,
-                            late=st.per_task.get(a.task_id) == pb.REASON_CLONE_LATE_COPY,
                             last_stage=a.phase_id in st.last_stages,
                             finish_est_ms=None if ends is None else ends * 1000.0,
                             straggling=a.task_id in slow,

@@ -54,9 +54,6 @@ class CloneAsks(dict[AskKey, int]):
         # of the others (clones at launch), those that would be their task's first running clone, of a task
         # not covered (translate.PhaseHint.waiting_first): clones worth the least yield to them
         self.first: dict[AskKey, int] = {}
-        # of `alone`, the clones of tasks named late (translate.PhaseHint.waiting_late): with the policy's
-        # late_first the core's first pass places them (`after_core`)
-        self.late: dict[AskKey, int] = {}
 
 
 def clone_counts(
@@ -73,34 +70,6 @@ def clone_counts(
         if k > 0:
             out[a.key] = k
             left[a.key[1]] = want - k
-    return out
-
-
-def after_core(mirror: Mirror, clones: CloneAsks, placements: Iterable[PlacementChoice]) -> CloneAsks:
-    """The clone asks still to place after a core round that was given late tasks' clones (the policy's
-    late_first, rpc/translate.py): of an ask's containers the core placed, its originals' come first (a
-    container of a key goes to a waiting original first, as the AM helper gives it), the rest served
-    late tasks' clones, which leave `clones`, `clones.alone` and `clones.late`."""
-    placed: dict[AskKey, int] = {}
-    for p in placements:
-        placed[p.key] = placed.get(p.key, 0) + p.count
-    out = CloneAsks()
-    out.update(clones)
-    out.alone.update(clones.alone)
-    out.first.update(clones.first)
-    out.late.update(clones.late)
-    for key, n in clones.late.items():
-        a = mirror.asks.get(key)
-        originals = (a.num_containers - a.outstanding if a is not None else 0) - clones.get(key, 0)
-        served = min(n, max(0, placed.get(key, 0) - max(0, originals)))
-        if served <= 0:
-            continue
-        out.late[key] = n - served
-        out.alone[key] = clones.alone[key] - served
-        out[key] = clones[key] - served
-        for m in (out, out.alone, out.late):
-            if m.get(key, 0) <= 0:
-                m.pop(key, None)
     return out
 
 

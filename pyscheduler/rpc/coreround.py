@@ -27,7 +27,7 @@ from pyscheduler.policies import Decisions, Policy
 from pyscheduler.rpc import yielding
 from pyscheduler.rpc.amspread import preferred as _preferred
 from pyscheduler.rpc.amspread import spread_am_containers as _spread_am_containers
-from pyscheduler.rpc.clones import after_core, place_clones
+from pyscheduler.rpc.clones import place_clones
 from pyscheduler.rpc.isolate import Isolation
 from pyscheduler.rpc.limits import DEFAULTS, Limits
 from pyscheduler.rpc.mirror import AskKey, AskRec, Mirror
@@ -190,9 +190,6 @@ def core_round(
     import time
 
     now = clock or time.time
-    # the policy's late_first: late tasks' clones go in the core's first pass with their job's class,
-    # ahead of other jobs' originals (policies/dollymp.py), as in the simulator
-    late_first = bool(getattr(policy, "late_first", False))
 
     def running_of(mirror: Mirror) -> list[Copy]:
         """`copies()`; `scoped`: of the mirror's applications only (not other sessions' tenants)."""
@@ -212,12 +209,8 @@ def core_round(
         if not any(a.num_containers > a.outstanding for a in mirror.asks.values()):
             return RoundResult(kills=released)  # nothing pending: no round (changed rows stay dirty)
         iso = Isolation(mirror)  # one application's error leaves it out, not the round (rpc/isolate.py)
-        snapshot, index, zero, clones = snapshot_and_clones(
-            mirror, now(), hints, limits, iso, history, late_first
-        )
+        snapshot, index, zero, clones = snapshot_and_clones(mirror, now(), hints, limits, iso, history)
         result = from_decisions(mirror, iso.decide(policy, snapshot, index), index, zero)
-        if late_first and clones.late:  # the core's first pass placed some of them with their jobs
-            clones = after_core(mirror, clones, result.placements)
         result.deferrals.extend(iso.deferrals())
         held = {d.key for d in result.deferrals}
         for key, n in mirror.cache.get(CLAMPED, {}).items():  # beyond an ask's bound: a later round
@@ -247,11 +240,12 @@ def core_round(
             counts.update({("first", k): min(n, most) for k, n in first.items()})
             waiting = steady(mirror, counts, now_ms)
             if waiting:
-                victims = running if running is not None else copies(mirror.apps.keys())
-                if late_first:  # late tasks' clones were placed as originals are: they do not yield either
-                    victims = [c for c in victims if not (c.is_clone and c.late)]
                 result.kills = (yield_by or yielding.choose)(
-                    mirror, waiting, victims, now_ms, result.placements
+                    mirror,
+                    waiting,
+                    running if running is not None else copies(mirror.apps.keys()),
+                    now_ms,
+                    result.placements,
                 )
                 metrics.CLONES_YIELDED.inc(len(result.kills))
         result.kills[:0] = released

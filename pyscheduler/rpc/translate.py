@@ -59,9 +59,6 @@ class PhaseHint:
     waiting_first: int = 0
     source: str = AM_HELPER  # where θ/σ came from (estimate/runtimes.py)
     samples: int = 0  # run times behind θ/σ (0: the AM helper's figures)
-    # of the clones judged alone, those of tasks named late (the core's late rule or the service's
-    # slow-waiting test, pb.REASON_CLONE_LATE_COPY): what the policy's late_first places with their job
-    waiting_late: int = 0
 
     def describe(self) -> str:
         return describe(self.mean, self.sd, self.source, self.samples)
@@ -157,14 +154,11 @@ def snapshot_and_clones(
     limits: Limits = DEFAULTS,
     isolation: Isolation | None = None,
     history: RunHistorySource | None = None,
-    late_first: bool = False,
 ) -> tuple[Snapshot, dict[tuple[str, str], AskRec], list[AskRec], CloneAsks]:
     """`to_snapshot`, plus the clone containers among the pending ones (rpc/clones.py), which the
     snapshot leaves out. With `isolation`, an application whose translation raises is left out of the
     round (rpc/isolate.py) and so is one excluded earlier that has not changed since. `history`: the
-    recurring-job history of applications without an AM helper (rpc/runhistory.py). `late_first` (the
-    policy's option): late tasks' clones (`CloneAsks.late`) stay in their job, so the core places them in
-    its first pass with their job's class; they are still counted in the returned CloneAsks."""
+    recurring-job history of applications without an AM helper (rpc/runhistory.py)."""
     dims = dims_of(mirror)
     cluster = cluster_of(mirror)
     total = cluster.capacity.sum(axis=0).tolist() if len(cluster.node_ids) else [0.0] * len(dims)
@@ -197,7 +191,7 @@ def snapshot_and_clones(
     for app_id, asks in sorted(by_app.items()):
 
         def one(hint: dict[int, PhaseHint], app_id: str = app_id, asks: list[AskRec] = asks) -> Any:
-            return _app_job(mirror, app_id, asks, hint, dims, now_s, bound, history, late_first)
+            return _app_job(mirror, app_id, asks, hint, dims, now_s, bound, history)
 
         if isolation is not None:
             got = isolation.translate(app_id, asks, hints, one)
@@ -209,7 +203,6 @@ def snapshot_and_clones(
         clones.update(app_clones)
         clones.alone.update(app_clones.alone)
         clones.first.update(app_clones.first)
-        clones.late.update(app_clones.late)
         if job is None:
             continue
         jobs.append(job)
@@ -262,10 +255,8 @@ def _app_job(
     now_s: float,
     bound: Callable[[Res], int],
     history: RunHistorySource | None = None,
-    late_first: bool = False,
 ) -> tuple[Job | None, list[tuple[str, AskRec]], CloneAsks]:
-    """One application's core Job (`_job`) and its clone containers (rpc/clones.py); with `late_first`
-    the Job keeps late tasks' clones."""
+    """One application's core Job (`_job`) and its clone containers (rpc/clones.py)."""
     clones = CloneAsks()
     waiting = {prio: h.waiting_clones for prio, h in hint.items() if h.waiting_clones > 0}
     app_clones = clone_counts(asks, waiting) if waiting else {}
@@ -276,10 +267,5 @@ def _app_job(
     first = {prio: h.waiting_first for prio, h in hint.items() if h.waiting_first > 0}
     if first and app_clones:
         clones.first.update(clone_counts([a for a in asks if a.key in app_clones], first, app_clones))
-    late = {prio: h.waiting_late for prio, h in hint.items() if h.waiting_late > 0}
-    if late and clones.alone:
-        alone_asks = [a for a in asks if a.key in clones.alone]
-        clones.late.update(clone_counts(alone_asks, late, clones.alone))
-    kept_out = {k: n - clones.late.get(k, 0) for k, n in app_clones.items()} if late_first else app_clones
-    job, names = _job(mirror, app_id, asks, hint, dims, now_s, kept_out, bound, history)
+    job, names = _job(mirror, app_id, asks, hint, dims, now_s, app_clones, bound, history)
     return job, names, clones

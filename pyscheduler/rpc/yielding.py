@@ -76,7 +76,6 @@ class Copy:
     progress: float  # 0..1
     launch_ms: int  # 0: unknown
     per_task: bool = False  # its task was named per task (a late copy, the phase tail): the AM relaunches it
-    late: bool = False  # named late (pb.REASON_CLONE_LATE_COPY): with late_first, placed as an original
     last_stage: bool = False  # of a phase with parents that no phase waits for: the job's last tasks
     # when it finishes at the rate its progress grew since its work began (estimate.copies.work_start: the
     # JVM's start-up left out), ms on the AM's clock; None until two reports show progress growing
