@@ -2,7 +2,8 @@
 
 The operator's page (pyscheduler.api.ui) draws an application's timeline and the clone economics from
 these: a clone launched (reason `clone_launched`), the copy that finished first (`won`), the copies that
-ended after another copy of their task had won (`lost_race`: the AM killed them), and copies that were
+ended after another copy of their task had won (`lost_race`: the AM killed them, or they finished
+before the kill reached them and the AM says MapReduce took the other copy), and copies that were
 killed or failed otherwise (`killed`, `failed`). Each is logged once, when the AM first reports that
 state for the attempt; the inputs carry what the economics need (duration, last progress, clone flag).
 
@@ -67,6 +68,8 @@ def outcome_records(
             reason = _ENDED[a.state]
             if a.state == pb.ATTEMPT_KILLED and a.task_id in won:
                 reason = "lost_race"
+            elif a.state == pb.ATTEMPT_SUCCEEDED and a.HasField("won") and not a.won:
+                reason = "lost_race"  # it finished too, after the copy MapReduce took: its kill came late
             copy = "clone" if a.is_clone else "original"
             detail = f"{copy} {a.attempt_id} of {a.task_id}: {reason} after {duration_s(a):.1f} s"
         else:

@@ -234,9 +234,19 @@ def submitted_app(output: str) -> str:
     return m.group(1)
 
 
-def am_records(cluster: ComposeCluster, app_id: str) -> list[dict[str, str]]:
-    """The DollyMP AM's per-attempt record of `app_id` (dollymp.am.record.dir on HDFS)."""
-    proc = cluster.client("bash", "-c", f"hdfs dfs -cat '/dollymp/am-records/{app_id}*'")
-    lines = [ln for ln in proc.stdout.splitlines() if ln and not ln.startswith("#")]
-    header = lines[0].split("\t")
-    return [dict(zip(header, ln.split("\t"), strict=True)) for ln in lines[1:]]
+_FINAL = frozenset({"SUCCEEDED", "FAILED", "KILLED"})
+
+
+def am_records(cluster: ComposeCluster, app_id: str, settle_s: float = 60.0) -> list[dict[str, str]]:
+    """The DollyMP AM's per-attempt record of `app_id` (dollymp.am.record.dir on HDFS). The AM rewrites
+    it as the last kills land after the job's end, so this reads until every attempt has ended or
+    `settle_s` passes, and returns the last read either way (the caller's assertions judge it)."""
+    deadline = time.monotonic() + settle_s
+    while True:
+        proc = cluster.client("bash", "-c", f"hdfs dfs -cat '/dollymp/am-records/{app_id}*'")
+        lines = [ln for ln in proc.stdout.splitlines() if ln and not ln.startswith("#")]
+        header = lines[0].split("\t")
+        rows = [dict(zip(header, ln.split("\t"), strict=True)) for ln in lines[1:]]
+        if all(r["state"] in _FINAL for r in rows) or time.monotonic() > deadline:
+            return rows
+        time.sleep(3.0)

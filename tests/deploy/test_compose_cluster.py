@@ -189,8 +189,12 @@ def test_straggler_clones_win_and_losers_are_killed(cluster: ComposeCluster) -> 
     assert clones, records
     winners = {r["task_id"] for r in records if r["winner"] == "true" and r["is_clone"] == "true"}
     assert winners, f"no clone won: {records}"
-    killed = [r for r in records if r["task_id"] in winners and r["winner"] != "true"]
-    assert killed and all(r["state"] == "KILLED" for r in killed), records
+    for task in winners:  # one copy won each task: the one MapReduce took
+        assert sum(r["winner"] == "true" for r in records if r["task_id"] == task) == 1, records
+    losers = [r for r in records if r["task_id"] in winners and r["winner"] != "true"]
+    # A loser is killed, unless it finished before its kill reached it (it then succeeded, not won).
+    assert losers and all(r["state"] in ("KILLED", "SUCCEEDED") for r in losers), records
+    assert any(r["state"] == "KILLED" for r in losers), records
 
 
 def _app_with_a_winning_clone(cluster: ComposeCluster) -> str:

@@ -54,3 +54,19 @@ def test_a_copy_reported_killed_before_its_finish_time_is_timed_from_launch_to_t
         odd = attempt_report("map", 1, 0, pb.ATTEMPT_KILLED, launch_ms=launch)
         odd.time_ms = at
         assert outcome_records(APP, [(odd, None)], {}, now=44.0)[0].inputs["duration_s"] == 0.0
+
+
+def test_two_copies_that_both_succeed_have_one_winner_the_one_the_am_names() -> None:
+    # A second copy can finish before its kill reaches it: MapReduce took the other, and the AM says so.
+    took, late = _a(0, 0, pb.ATTEMPT_SUCCEEDED), _a(0, 1, pb.ATTEMPT_SUCCEEDED, clone=True)
+    took.won, late.won = True, False
+    attempts = {a.attempt_id: a for a in (took, late)}
+    ended = outcome_records(APP, [(late, None), (took, None)], attempts, now=9.0)
+    assert [(d.reason, d.inputs["attempt_id"][-8:]) for d in ended] == [
+        ("lost_race", "000000_1"),
+        ("won", "000000_0"),
+    ]
+    # An AM that does not say (the field unset) has every succeeded copy counted as won, as before.
+    unsaid = _a(1, 1, pb.ATTEMPT_SUCCEEDED, clone=True)
+    assert not unsaid.HasField("won")
+    assert [d.reason for d in outcome_records(APP, [(unsaid, None)], {}, now=9.0)] == ["won"]

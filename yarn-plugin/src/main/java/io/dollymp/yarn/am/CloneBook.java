@@ -238,7 +238,9 @@ public final class CloneBook {
             && b.clones.size() < b.clonesSent) {
           b.clones.add(a.attemptId());
         }
-        if ("SUCCEEDED".equals(a.state()) && b.winner == null) {
+        if (!t.successfulAttempt().isEmpty()) {
+          b.winner = t.successfulAttempt(); // MapReduce's choice: two copies may both have succeeded
+        } else if ("SUCCEEDED".equals(a.state()) && b.winner == null) {
           b.winner = a.attemptId();
         }
         AttemptState st = wireState(a.state());
@@ -262,12 +264,15 @@ public final class CloneBook {
         }
         double dur = isFinal(a.state()) && a.launchMs() > 0 && a.finishMs() >= a.launchMs()
             ? (a.finishMs() - a.launchMs()) / 1000.0 : 0.0;
-        out.add(AttemptReport.newBuilder().setTaskId(t.taskId()).setAttemptId(a.attemptId())
+        AttemptReport.Builder r = AttemptReport.newBuilder().setTaskId(t.taskId()).setAttemptId(a.attemptId())
             .setPhaseId(t.phase()).setContainerId(a.containerId()).setNodeId(a.nodeId())
             .setIsClone(clone).setState(st).setDurationS(dur).setTimeMs(nowMs)
             .setProgress(st == AttemptState.ATTEMPT_RUNNING ? clamp01(a.progress()) : 0.0)
-            .setLaunchTimeMs(Math.max(0, a.launchMs()))
-            .build());
+            .setLaunchTimeMs(Math.max(0, a.launchMs()));
+        if (st == AttemptState.ATTEMPT_SUCCEEDED && b.winner != null) {
+          r.setWon(a.attemptId().equals(b.winner));
+        }
+        out.add(r.build());
       }
     }
     return out;

@@ -296,6 +296,11 @@ public class CloningSpeculator extends AbstractService implements Speculator {
               : scheme + a.getNodeHttpAddress().split(":")[0] + ":" + a.getShufflePort(), a.getProgress()));
     }
     String phase = t.getType() == org.apache.hadoop.mapreduce.v2.api.records.TaskType.MAP ? "map" : "reduce";
-    return new TaskView(t.getID().toString(), phase, t.getState().toString(), as);
+    String won = "";
+    if (t.getState() == TaskState.SUCCEEDED) { // the report is built only then: it copies the counters
+      org.apache.hadoop.mapreduce.v2.api.records.TaskAttemptId id = t.getReport().getSuccessfulAttempt();
+      won = id == null ? "" : id.toString();
+    }
+    return new TaskView(t.getID().toString(), phase, t.getState().toString(), as, won);
   }
 }

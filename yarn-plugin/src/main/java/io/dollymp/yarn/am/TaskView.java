@@ -9,12 +9,23 @@ public final class TaskView {
   private final String phase;
   private final String state;
   private final List<AttemptView> attempts;
+  private final String successfulAttempt;
 
   public TaskView(String taskId, String phase, String state, List<AttemptView> attempts) {
+    this(taskId, phase, state, attempts, "");
+  }
+
+  /** {@code successfulAttempt}: the attempt MapReduce took for the task once it succeeded, else "". */
+  public TaskView(String taskId, String phase, String state, List<AttemptView> attempts, String successfulAttempt) {
     this.taskId = taskId;
     this.phase = phase;
     this.state = state;
     this.attempts = attempts;
+    this.successfulAttempt = successfulAttempt == null ? "" : successfulAttempt;
+  }
+
+  public String successfulAttempt() {
+    return successfulAttempt;
   }
 
   public String taskId() {
@@ -40,12 +51,13 @@ public final class TaskView {
     }
     TaskView v = (TaskView) o;
     return Objects.equals(taskId, v.taskId) && Objects.equals(phase, v.phase) && Objects.equals(state, v.state)
-        && Objects.equals(attempts, v.attempts);
+        && Objects.equals(attempts, v.attempts)
+        && successfulAttempt.equals(v.successfulAttempt);
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(taskId, phase, state, attempts);
+    return Objects.hash(taskId, phase, state, attempts, successfulAttempt);
   }
 
   @Override

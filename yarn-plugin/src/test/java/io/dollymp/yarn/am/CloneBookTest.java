@@ -254,6 +254,28 @@ class CloneBookTest {
   }
 
   @Test
+  void whenBothCopiesSucceedTheWinnerIsTheAttemptMapReduceTookAndOnlyItIsReportedWon() {
+    CloneBook b = new CloneBook(2);
+    b.setPlan(plan(1, 0));
+    List<TaskView> v1 = List.of(t("task_1_m_0", "RUNNING", a("a0", "c0", "RUNNING")));
+    b.changes(v1, 1);
+    b.toClone(v1);
+    // Both copies show SUCCEEDED (the original finished before its kill came); MapReduce took a1.
+    List<TaskView> v2 = List.of(new TaskView("task_1_m_0", "map", "SUCCEEDED",
+        List.of(a("a0", "c0", "SUCCEEDED"), a("a1", "c1", "SUCCEEDED")), "a1"));
+    List<AttemptReport> r = b.changes(v2, 2);
+    assertEquals(2, r.size());
+    assertEquals("a1", b.winner("task_1_m_0"));
+    for (AttemptReport x : r) {
+      assertTrue(x.hasWon(), x.getAttemptId());
+      assertEquals(x.getAttemptId().equals("a1"), x.getWon(), x.getAttemptId());
+    }
+    String record = AttemptRecord.render(v2, b, "SUCCEEDED");
+    assertTrue(record.contains("a0\tfalse\tc0\tn1:1\tSUCCEEDED\t1000\t3000\tfalse"), record);
+    assertTrue(record.contains("a1\ttrue\tc1\tn1:1\tSUCCEEDED\t1000\t3000\ttrue"), record);
+  }
+
+  @Test
   void planOverrideReplacesNamedPhasesAndNamesBadInput() {
     Configuration conf = new Configuration(false);
     conf.set(PlanOverride.KEY, "reduce=1, omega=2.5");
