@@ -8,13 +8,13 @@ capacity); otherwise only the figures of the rows marked dirty are read again fr
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from pyscheduler.objects import ClusterState
+from pyscheduler.rpc.memory import ClusterCache
 from pyscheduler.rpc.mirror import Mirror, NodeRec
 from pyscheduler.rpc.nodearrays import CAP
 from pyscheduler.wire import pb
@@ -23,17 +23,6 @@ from pyscheduler.wire import pb
 def dims_of(mirror: Mirror) -> tuple[str, ...]:
     """The core's dimensions for the mirror: vcores, memory_mb, then the further resource types, sorted."""
     return ("vcores", "memory_mb", *sorted(mirror.resource_types))
-
-
-@dataclass(slots=True)
-class _ClusterCache:
-    """The running nodes as one ClusterState kept across rounds, and each row's row in the mirror's
-    NodeArrays; rebuilt when the set of rows changes, its figures rewritten from the arrays each round."""
-
-    layout: int
-    dims: tuple[str, ...]
-    state: ClusterState
-    rows: npt.NDArray[np.intp]
 
 
 def _row_member(n: NodeRec) -> bool:
@@ -48,20 +37,20 @@ def _figures(mirror: Mirror, rows: npt.NDArray[np.intp], dims: tuple[str, ...]) 
     return cap, np.clip(free, 0.0, cap)
 
 
-def _build(mirror: Mirror, dims: tuple[str, ...]) -> _ClusterCache:
+def _build(mirror: Mirror, dims: tuple[str, ...]) -> ClusterCache:
     members = sorted((n for n in mirror.nodes.values() if _row_member(n)), key=lambda n: n.node_id)
     rows = np.fromiter((n.row for n in members), np.intp, len(members))
     cap, free = _figures(mirror, rows, dims)
     state = ClusterState.from_arrays([n.node_id for n in members], cap, free, dims)
-    return _ClusterCache(mirror.layout, dims, state, rows)
+    return ClusterCache(mirror.layout, dims, state, rows)
 
 
 def cluster_of(mirror: Mirror) -> ClusterState:
     """ClusterState of the running nodes (sorted by id), its figures read from the mirror's arrays."""
     dims = dims_of(mirror)
-    c = mirror.cache.get("cluster")
-    if not isinstance(c, _ClusterCache) or c.layout != mirror.layout or c.dims != dims:
-        c = mirror.cache["cluster"] = _build(mirror, dims)
+    c = mirror.memory.cluster
+    if c is None or c.layout != mirror.layout or c.dims != dims:
+        c = mirror.memory.cluster = _build(mirror, dims)
     elif mirror.dirty:  # rows whose figures changed (rows come and go with `layout`)
         m = len(c.rows)
         c.state.capacity[:m], c.state.free[:m] = _figures(mirror, c.rows, dims)

@@ -42,7 +42,7 @@ from pyscheduler.rpc.placer import (
 )
 from pyscheduler.rpc.res import Res, fits_count, res_add
 from pyscheduler.rpc.runhistory import RunHistorySource
-from pyscheduler.rpc.translate import CLAMPED, HintSource, snapshot_and_clones, theta_source
+from pyscheduler.rpc.translate import HintSource, snapshot_and_clones, theta_source
 from pyscheduler.rpc.waiting import steady, waiting_alone, waiting_first, waiting_originals
 from pyscheduler.rpc.yield_value import Chooser
 from pyscheduler.rpc.yielding import Copy, CopySource
@@ -155,14 +155,14 @@ def from_decisions(
     # Priorities, clone grants, ω, kills (placements and deferrals are logged by the session). A job's
     # priority is passed on only when it differs from the last round's (the session logs changes only):
     # not a thousand records per round for a thousand unchanged jobs.
-    last: dict[str, tuple[int, int, str]] = mirror.cache.get("priorities", {})
+    last = mirror.memory.priorities
     now: dict[str, tuple[int, int, str]] = {}
     changed = []
     for p in decisions.priorities:
         value = now[p.job_id] = (p.priority, p.rank, p.reason)
         if last.get(p.job_id) != value:
             changed.append(p)
-    mirror.cache["priorities"] = now
+    mirror.memory.priorities = now
     records = dataclasses.replace(decisions, chunks=[], deferrals=[], priorities=changed).to_records()
     out.records = _with_sources(mirror, records, list(decisions.jobs), index) if changed else records
     return out
@@ -213,7 +213,7 @@ def core_round(
         result = from_decisions(mirror, iso.decide(policy, snapshot, index), index, zero)
         result.deferrals.extend(iso.deferrals())
         held = {d.key for d in result.deferrals}
-        for key, n in mirror.cache.get(CLAMPED, {}).items():  # beyond an ask's bound: a later round
+        for key, n in mirror.memory.clamped.items():  # beyond an ask's bound: a later round
             if key not in held:
                 result.deferrals.append(
                     DeferralChoice(key, pb.REASON_WAITING_FOR_RESOURCES, f"{n} beyond what the cluster holds")

@@ -8,7 +8,7 @@ the same input fails the same way) and is retried on its next change.
 
 Finding the culprit of a failed decide: the core decides on all jobs at once, so the jobs are halved
 until the failing ones are found (a failure is rare; its cost is a few extra decides, log2 of the job
-count per culprit). Exclusions are per session (kept in the mirror's cache).
+count per culprit). Exclusions are per session (kept in the mirror's round memory, rpc/memory.py).
 """
 
 from __future__ import annotations
@@ -35,11 +35,11 @@ def _why(step: str, exc: BaseException) -> str:
 
 
 class Isolation:
-    """One round's isolation over a session's mirror (its exclusions persist in `mirror.cache`)."""
+    """One round's isolation over a session's mirror (its exclusions persist in `mirror.memory.excluded`)."""
 
     def __init__(self, mirror: Mirror) -> None:
         self.mirror = mirror
-        self.excluded: dict[str, tuple[Any, str]] = mirror.cache.setdefault("excluded", {})
+        self.excluded = mirror.memory.excluded
         self.signatures: dict[str, Any] = {}  # this round's input per application
         self.left_out: dict[str, list[AskRec]] = {}  # applications out of this round, with their asks
         self.records: list[Decision] = []  # exclusions that are new this round

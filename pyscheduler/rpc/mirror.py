@@ -30,6 +30,7 @@ import numpy as np
 
 from pyscheduler.core.queues import QueueBook, book_of_wire
 from pyscheduler.estimate.stats import RunningStats
+from pyscheduler.rpc.memory import RoundMemory
 from pyscheduler.rpc.mirrorbook import MirrorBook
 from pyscheduler.rpc.nodearrays import ALLOC, CAP, USED
 from pyscheduler.rpc.records import (
@@ -95,7 +96,7 @@ class Mirror(MirrorBook):
         self.queue_book: QueueBook | None = None
         self._app_asks: dict[str, set[AskKey]] = {}  # keys of the asks, by application
         self.resource_types: set[str] = set()  # names beyond memory and vcores seen (until a resync)
-        self.cache: dict[str, Any] = {}  # the translation's per-mirror caches (rows, jobs)
+        self.memory = RoundMemory()  # what the rounds carry from one to the next (rpc/memory.py)
         # Run times of the containers that succeeded, per (application, YARN priority): an application
         # without an AM helper is profiled from its own containers (`record_run_times`)
         self.run_times: dict[tuple[str, int], RunningStats] = {}

@@ -12,7 +12,7 @@ YARN -> core (choices documented here, tested in tests/rpc/test_translate.py):
   YARN priority (rpc/runhistory.py), else from its own containers of that priority that succeeded, else
   from the framework-wide prior (earlier applications of its type in its queue at that priority), else
   1 s and 0 (nothing measured). The source of each ask's θ/σ is kept for the round's decisions' details
-  (`THETA_SOURCES`, read by rpc/coreround.py). DAG parents are NOT passed
+  (`RoundMemory.theta_sources`, read by rpc/coreround.py). DAG parents are NOT passed
   for YARN asks: an ask exists only once the AM decided to ask (MapReduce's reduce slow-start overlaps
   maps on purpose), so holding it back for an unfinished parent could only deadlock;
 - containers of an ask that the AM helper says are for clones still waiting (ATTEMPT_WAITING reports)
@@ -68,10 +68,6 @@ class PhaseHint:
 HintSource = Callable[[str], dict[int, PhaseHint]]
 
 
-CLAMPED = "clamped"  # mirror.cache: ask -> containers beyond its bound this round (rpc/limits.py)
-THETA_SOURCES = "theta_sources"  # mirror.cache: ask -> its PhaseHint (None: the prior), for `theta_source`
-
-
 def _vector(r: Res, dims: tuple[str, ...]) -> tuple[float, ...]:
     if not r.others and len(dims) == 2:
         return (float(r.vcores), float(r.memory_mb))
@@ -101,12 +97,12 @@ def _job(
     if not asks:
         return None, []
     stats = [hint.get(a.key[1]) or _measured(mirror, app_id, a.key[1], history) for a in asks]
-    sources: dict[AskKey, PhaseHint | None] = mirror.cache.setdefault(THETA_SOURCES, {})
-    sources.update(zip([a.key for a in asks], stats, strict=True))
+    mirror.memory.theta_sources.update(zip([a.key for a in asks], stats, strict=True))
     pending = [a.num_containers - a.outstanding - clones.get(a.key, 0) for a in asks]
     tasks = [min(p, bound(a.capability)) for p, a in zip(pending, asks, strict=True)]
-    clamped: dict[AskKey, int] = mirror.cache.setdefault(CLAMPED, {})  # deferred by core_round
-    clamped.update((a.key, p - n) for a, p, n in zip(asks, pending, tasks, strict=True) if p > n)
+    mirror.memory.clamped.update(  # deferred by core_round
+        (a.key, p - n) for a, p, n in zip(asks, pending, tasks, strict=True) if p > n
+    )
     signature = (
         app.submit_time_ms if app is not None else None,
         app.priority if app is not None else 0,
@@ -114,7 +110,7 @@ def _job(
         tuple((a.key, n, a.capability) for a, n in zip(asks, tasks, strict=True)),
         tuple((h.mean, h.sd) if h is not None else None for h in stats),
     )
-    jobs: dict[str, Any] = mirror.cache.setdefault("jobs", {})
+    jobs = mirror.memory.jobs
     hit = jobs.get(app_id)
     if hit is not None and hit[0] == signature:
         return hit[1], hit[2]
@@ -162,8 +158,8 @@ def snapshot_and_clones(
     dims = dims_of(mirror)
     cluster = cluster_of(mirror)
     total = cluster.capacity.sum(axis=0).tolist() if len(cluster.node_ids) else [0.0] * len(dims)
-    mirror.cache[CLAMPED] = {}
-    mirror.cache[THETA_SOURCES] = {}
+    mirror.memory.clamped = {}
+    mirror.memory.theta_sources = {}
     sizes: dict[Res, int] = {}
 
     def bound(cap: Res) -> int:
@@ -208,7 +204,7 @@ def snapshot_and_clones(
         jobs.append(job)
         for name, a in names:
             index[(app_id, name)] = a
-    cached = mirror.cache.get("jobs", {})
+    cached = mirror.memory.jobs
     for app_id in [k for k in cached if k not in by_app]:
         del cached[app_id]
     return Snapshot(now_s, cluster, jobs), index, zero, clones
@@ -217,7 +213,7 @@ def snapshot_and_clones(
 def theta_source(mirror: Mirror, key: AskKey) -> str:
     """Where the θ/σ of an ask in this round's core Jobs came from, for a decision's detail ("" for an
     ask the core was not given)."""
-    sources: dict[AskKey, PhaseHint | None] = mirror.cache.get(THETA_SOURCES, {})
+    sources = mirror.memory.theta_sources
     if key not in sources:
         return ""
     h = sources[key]

@@ -23,7 +23,6 @@ _WAITING = frozenset({pb.REASON_WAITING_FOR_RESOURCES, pb.REASON_LOWER_PRIORITY}
 # clone it added (ATTEMPT_WAITING) on its next poll, and a clone that got its container likewise, so for
 # a second or two a clone's ask looks like an original's (or a late copy's that still waits).
 STEADY_S = 3.0
-_STEADY = "yield_waiting"
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +102,7 @@ def waiting_first(
 def steady(mirror: Mirror, waiting: Mapping[tuple[str, AskKey], int], now_ms: int) -> list[Waiting]:
     """The capability of every container that has waited at least STEADY_S: per (kind, ask), the least
     count seen over the last STEADY_S, once it has been waiting that long (module docstring)."""
-    seen: dict[tuple[str, AskKey], list[tuple[int, int]]] = mirror.cache.setdefault(_STEADY, {})
+    seen = mirror.memory.waiting_seen
     for k in [k for k in seen if waiting.get(k, 0) <= 0]:
         del seen[k]
     window = int(STEADY_S * 1000)

@@ -61,7 +61,6 @@ BEATEN_MARGIN_FRAC = 0.2  # of the lead's run time, launch to estimated finish
 BEATEN_MIN_PROGRESS = 0.2
 # A preemption still mirrored after this long is asked for again (the shim may have refused it).
 IN_FLIGHT_S = 30.0
-_CACHE = "yield_kills"
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,7 +249,7 @@ def in_flight(mirror: Mirror, now_ms: int) -> dict[str, tuple[int, str]]:
     """The preemptions asked for in the last IN_FLIGHT_S: container id -> (when, its node). An entry
     outlives its container in the mirror, so its node's coming room is still looked at (`choose`); one
     still mirrored after IN_FLIGHT_S may be asked for again (the shim may have refused it)."""
-    flight: dict[str, tuple[int, str]] = mirror.cache.setdefault(_CACHE, {})
+    flight = mirror.memory.kills_in_flight
     for cid in [k for k, (t, _) in flight.items() if now_ms - t > IN_FLIGHT_S * 1000]:
         del flight[cid]
     return flight

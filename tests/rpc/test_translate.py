@@ -52,7 +52,7 @@ def test_incremental_rows_match_a_full_rebuild() -> None:
                     OutstandingPlacement(f"p{seq}", (attempt(1), 20, -1), nid, Res(1024, 1), 1, 0.0)
                 )
         got = cluster_of(m)
-        m.cache.pop("cluster")
+        m.memory.cluster = None
         want = cluster_of(m)  # built from scratch
         assert got.node_ids == want.node_ids
         assert np.array_equal(got.capacity, want.capacity)
@@ -80,7 +80,7 @@ def test_jobs_are_reused_until_their_asks_change() -> None:
     m.apply(pb.StateBatch(session_id="s", seq=3, apps_removed=["application_1700000000000_0001"]))
     snap4, _, _ = to_snapshot(m, 3.0)
     assert [j.job_id for j in snap4.jobs] == ["application_1700000000000_0002"]
-    assert set(m.cache["jobs"]) == {"application_1700000000000_0002"}
+    assert set(m.memory.jobs) == {"application_1700000000000_0002"}
 
 
 def test_an_application_without_an_am_helper_is_profiled_from_its_own_containers() -> None:
