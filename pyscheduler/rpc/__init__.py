@@ -6,6 +6,7 @@ mirror      one ResourceManager's state (nodes, apps, asks, containers) + unconf
 mirrorbook  the mirror's containers and unconfirmed placements, and the node and ask sums they move
 records     the mirror's records (nodes, apps, asks, containers, outstanding placements)
 nodearrays  the mirror's per-node figures (capacity, allocation, container and outstanding sums) as arrays
+memory      what a session's rounds carry from one to the next (cluster arrays, jobs, kills in flight)
 session     sessions per rm_id (Register -> full resync -> batches), a decision round -> Plan
 placer      service-side FCFS placement with locality ("yarn-fcfs"); the fit/locality invariants
 translate   the mirror -> the decision core's Snapshot
