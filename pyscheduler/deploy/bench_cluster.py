@@ -45,7 +45,7 @@ from pyscheduler.deploy.benchmix import (
     mix,
     service_env,
 )
-from pyscheduler.deploy.cputally import CpuTally
+from pyscheduler.deploy.cputally import CpuTally, cpu_line
 from pyscheduler.deploy.display import Display
 from pyscheduler.deploy.localcluster import LocalCluster
 
@@ -237,13 +237,9 @@ def report(runs: dict[str, Run], jobs_run: Sequence[MixJob] = MIX) -> tuple[str,
         f"for waiting originals, {out['clones_beaten']} beaten; originals beaten: {out['originals_beaten']}"
     )
     lines.append(f"load average while the mix ran: {out['capacity_load_avg']} / {out['dollymp_load_avg']}")
-    for label in ("capacity", "dollymp"):
-        cpu = out[f"{label}_cpu_s"]
-        assert isinstance(cpu, dict)
-        text = ", ".join(f"{k} {v:g}" for k, v in cpu.items())
-        lines.append(
-            f"{label}: CPU-seconds while the mix ran (sampled every {CPU_SAMPLE_EVERY / 2:g} s): {text}"
-        )
+    lines.extend(
+        cpu_line(label, run.cpu, CPU_SAMPLE_EVERY / 2) for label, run in (("capacity", cap), ("dollymp", dmp))
+    )
     floor = runs.get("floor")
     if floor is not None:
         xs = floor.flowtimes()

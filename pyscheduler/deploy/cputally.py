@@ -75,3 +75,9 @@ class CpuTally:
         for pid, kind in self.kinds.items():
             out[kind] = out.get(kind, 0.0) + self.last.get(pid, 0.0) - self.first.get(pid, 0.0)
         return {k: round(v, 1) for k, v in sorted(out.items())}
+
+
+def cpu_line(label: str, tally: CpuTally, every_s: float) -> str:
+    """The report's line for one half: its CPU-seconds by kind of process while the mix ran."""
+    text = ", ".join(f"{k} {v:g}" for k, v in tally.by_kind().items())
+    return f"{label}: CPU-seconds while the mix ran (sampled every {every_s:g} s): {text}"
