@@ -16,6 +16,7 @@ policy      policy name -> round function (the core's registry, plus "yarn-fcfs"
 servicer    SchedulerService: Register and the Sync stream (bounded queue, coalescing, abort)
 amservice   AppMasterService: validates job profiles and attempt reports (ambounds), answers clone plans
 amregistry  per-application AM state (profiles, attempts), the hints and running copies RM rounds read
+amview      one RM round's AM reports (hints, running copies), read once under the registry's lock
 amjob       an AM's job as the core sees it (Job, replayed attempts, copy records for estimate/copies.py)
 amplan      the ClonePlan: the core policy decides one job's clones among the jobs it competes with
 clones      clone asks placed in idle capacity after the originals

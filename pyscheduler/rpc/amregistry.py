@@ -1,7 +1,8 @@
 """The AM registry: what each application's AM helper reported (its job profile, its attempts as last
 reported, the phases' finished durations), kept per application under one lock, and what the RM rounds
-read of it: θ/σ hints per YARN priority (`hints`) and the running copies the service may preempt
-(`running_copies`), each judged by the copy estimator (estimate/copies.py).
+read of it, both at once at a round's start (`round_view`, rpc/amview.py): θ/σ hints per YARN priority
+(`hints`) and the running copies the service may preempt (`running_copies`), each judged by the copy
+estimator (estimate/copies.py).
 
 Bounded: at most `max_apps` profiles (the oldest forgotten), and the attempts per application by
 `limits.attempts_per_app` (rpc/ambounds.py)."""
@@ -27,6 +28,7 @@ from pyscheduler.estimate.copies import (
 )
 from pyscheduler.rpc import ambounds
 from pyscheduler.rpc.amjob import copy_report, copy_reports, last_stages, upstream, waiting_clone
+from pyscheduler.rpc.amview import AmView
 from pyscheduler.rpc.limits import Limits
 from pyscheduler.rpc.mapreads import read_records
 from pyscheduler.rpc.named import NamedLog
@@ -160,27 +162,49 @@ class AmRegistry:
 
     # ---- what the RM rounds read --------------------------------------------------------------
 
+    def round_view(
+        self, hint_apps: Collection[str], copy_apps: Collection[str] | None, with_copies: bool = True
+    ) -> AmView:
+        """One RM round's AM reports, read under one hold of the lock (rpc/amview.py): the hints of
+        `hint_apps` (an application whose hints raise is named in `failed`) and, `with_copies`, the running
+        copies of `copy_apps` (None: of every application)."""
+        hints: dict[str, dict[int, PhaseHint]] = {}
+        failed: dict[str, Exception] = {}
+        with self.lock:
+            for app_id in hint_apps:
+                st = self.apps.get(app_id)
+                if st is None:
+                    continue
+                try:
+                    hints[app_id] = self._hints(st)
+                except Exception as exc:
+                    failed[app_id] = exc
+            copies = self._running_copies(copy_apps) if with_copies else None
+        return AmView(hints, failed, copies)
+
     def hints(self, app_id: str) -> dict[int, PhaseHint]:
         """θ/σ and the waiting clones per YARN priority of the application's phases (rpc/translate.py)."""
         with self.lock:
             st = self.apps.get(app_id)
-            if st is None:
-                return {}
-            stats = self.stats(st)
-            alone: dict[str, int] = {}
-            for phase_id in st.waiting_alone.values():
-                alone[phase_id] = alone.get(phase_id, 0) + 1
-            first = self._waiting_first(st) if st.profile.clones_preemptible else {}
-            return {
-                ph.yarn_priority: PhaseHint(
-                    ph.phase_id,
-                    *stats.get(ph.phase_id, (1.0, 0.0)),
-                    st.waiting.get(ph.phase_id, 0),
-                    alone.get(ph.phase_id, 0),
-                    first.get(ph.phase_id, 0),
-                )
-                for ph in st.profile.phases
-            }
+            return {} if st is None else self._hints(st)
+
+    def _hints(self, st: AppState) -> dict[int, PhaseHint]:
+        """`hints` of one application (caller holds the lock)."""
+        stats = self.stats(st)
+        alone: dict[str, int] = {}
+        for phase_id in st.waiting_alone.values():
+            alone[phase_id] = alone.get(phase_id, 0) + 1
+        first = self._waiting_first(st) if st.profile.clones_preemptible else {}
+        return {
+            ph.yarn_priority: PhaseHint(
+                ph.phase_id,
+                *stats.get(ph.phase_id, (1.0, 0.0)),
+                st.waiting.get(ph.phase_id, 0),
+                alone.get(ph.phase_id, 0),
+                first.get(ph.phase_id, 0),
+            )
+            for ph in st.profile.phases
+        }
 
     def _waiting_first(self, st: AppState) -> dict[str, int]:
         """Per phase, the waiting clones at launch that would be their task's first running clone, of
@@ -208,43 +232,45 @@ class AmRegistry:
         would schedule a replacement attempt, which would wait for a container in its turn. Each copy says
         whether its task was named per task, whether it is of the job's last stage, whether its task
         straggles and whether it is covered by a copy about to finish (`judge`)."""
-        out: list[Copy] = []
         with self.lock:
-            startup = self.startups.median()
-            chosen = (
-                self.apps.items() if apps is None else [(a, self.apps[a]) for a in apps if a in self.apps]
+            return self._running_copies(apps)
+
+    def _running_copies(self, apps: Collection[str] | None) -> list[Copy]:
+        """`running_copies` (caller holds the lock)."""
+        out: list[Copy] = []
+        startup = self.startups.median()
+        chosen = self.apps.items() if apps is None else [(a, self.apps[a]) for a in apps if a in self.apps]
+        for app_id, st in chosen:  # of `apps` only (a session's: not other tenants')
+            if not st.profile.clones_preemptible:  # the project's AM: a preempted clone is not replaced
+                continue
+            left, fresh = time_left(
+                copy_reports(list(st.attempts.values()), st.first_progress), self.clock.now(), startup
             )
-            for app_id, st in chosen:  # of `apps` only (a session's: not other tenants')
-                if not st.profile.clones_preemptible:  # the project's AM: a preempted clone is not replaced
+            slow, covered = judge_left(left, fresh)
+            own = _own_moments(st)  # not `stats`: no history read on the round's hot path
+            for a in st.attempts.values():
+                if a.state != pb.ATTEMPT_RUNNING or not a.container_id:
                     continue
-                left, fresh = time_left(
-                    copy_reports(list(st.attempts.values()), st.first_progress), self.clock.now(), startup
-                )
-                slow, covered = judge_left(left, fresh)
-                own = _own_moments(st)  # not `stats`: no history read on the round's hot path
-                for a in st.attempts.values():
-                    if a.state != pb.ATTEMPT_RUNNING or not a.container_id:
-                        continue
-                    ends = finish_at_rate(copy_report(a, st.first_progress.get(a.attempt_id)))
-                    out.append(
-                        Copy(
-                            app_id,
-                            a.task_id,
-                            a.attempt_id,
-                            a.container_id,
-                            a.is_clone,
-                            a.progress,
-                            a.launch_time_ms,
-                            per_task=a.task_id in st.per_task,
-                            last_stage=a.phase_id in st.last_stages,
-                            finish_est_ms=None if ends is None else ends * 1000.0,
-                            straggling=a.task_id in slow,
-                            covered=a.task_id in covered,
-                            mean_s=own.get(a.phase_id, (fresh.get(a.task_id, 0.0), 0.0))[0],
-                            sd_s=own.get(a.phase_id, (0.0, 0.0))[1],
-                            startup_s=startup or 0.0,
-                        )
+                ends = finish_at_rate(copy_report(a, st.first_progress.get(a.attempt_id)))
+                out.append(
+                    Copy(
+                        app_id,
+                        a.task_id,
+                        a.attempt_id,
+                        a.container_id,
+                        a.is_clone,
+                        a.progress,
+                        a.launch_time_ms,
+                        per_task=a.task_id in st.per_task,
+                        last_stage=a.phase_id in st.last_stages,
+                        finish_est_ms=None if ends is None else ends * 1000.0,
+                        straggling=a.task_id in slow,
+                        covered=a.task_id in covered,
+                        mean_s=own.get(a.phase_id, (fresh.get(a.task_id, 0.0), 0.0))[0],
+                        sd_s=own.get(a.phase_id, (0.0, 0.0))[1],
+                        startup_s=startup or 0.0,
                     )
+                )
         return out
 
 

@@ -46,7 +46,9 @@ class AppMasterServicer:
         # The job name the RM knows an application by, None if it knows none (pyscheduler.rpc.auth): the
         # recurring-job history is written only for such applications, under that name.
         self.rm_job_name: Callable[[str], str | None] | None = None
-        self.hints = self.am.hints  # what the RM rounds read (rpc/policy.py)
+        # One application's hints and the running copies, read on their own (RM rounds read both at once,
+        # `self.am.round_view`, rpc/amview.py)
+        self.hints = self.am.hints
         self.running_copies = self.am.running_copies
 
     def report_job_profile(self, request: Any, context: grpc.ServicerContext) -> Any:

@@ -27,10 +27,11 @@ from pyscheduler.policies import Decisions, Policy
 from pyscheduler.rpc import yielding
 from pyscheduler.rpc.amspread import preferred as _preferred
 from pyscheduler.rpc.amspread import spread_am_containers as _spread_am_containers
+from pyscheduler.rpc.amview import AmSource, from_sources
 from pyscheduler.rpc.clones import place_clones
 from pyscheduler.rpc.isolate import Isolation
 from pyscheduler.rpc.limits import DEFAULTS, Limits
-from pyscheduler.rpc.mirror import AskKey, AskRec, Mirror
+from pyscheduler.rpc.mirror import AskKey, AskRec, Mirror, application_of_attempt
 from pyscheduler.rpc.placer import (
     DeferralChoice,
     KillChoice,
@@ -45,7 +46,7 @@ from pyscheduler.rpc.runhistory import RunHistorySource
 from pyscheduler.rpc.translate import HintSource, snapshot_and_clones, theta_source
 from pyscheduler.rpc.waiting import steady, waiting_alone, waiting_first, waiting_originals
 from pyscheduler.rpc.yield_value import Chooser
-from pyscheduler.rpc.yielding import Copy, CopySource
+from pyscheduler.rpc.yielding import CopySource
 from pyscheduler.wire import pb
 
 log = logging.getLogger("dollymp.translate")
@@ -179,37 +180,36 @@ def core_round(
     beaten_rule: yielding.BeatenRule = yielding.BEATEN_RULE,
     yield_by: Chooser | None = None,
     history: RunHistorySource | None = None,
+    am: AmSource | None = None,
 ) -> Callable[[Mirror], RoundResult]:
-    """A round function deciding with a core policy. With `copies` (the AM helper's running attempts),
-    running clones yield their containers to originals still waiting after the round, and with
-    `release_beaten` clones at launch that their task's lead clearly beats (by `beaten_rule`) are released
-    at once, every round (rpc/yielding.py). `yield_by` chooses which clones yield (default
-    rpc/yielding.py's rules; the value model: rpc/yield_value.py). `history`: the recurring-job history
-    of applications without an AM helper, θ/σ of their asks before their own containers end
-    (rpc/runhistory.py)."""
+    """A round function deciding with a core policy. Each round reads the AM helpers' reports once, at its
+    start (`am`, rpc/amview.py; without it, the `hints` and `copies` readers, each once). With copies (the
+    AM helper's running attempts), running clones yield their containers to originals still waiting after
+    the round, and with `release_beaten` clones at launch that their task's lead clearly beats (by
+    `beaten_rule`) are released at once, every round (rpc/yielding.py). `yield_by` chooses which clones
+    yield (default rpc/yielding.py's rules; the value model: rpc/yield_value.py). `history`: the
+    recurring-job history of applications without an AM helper, θ/σ of their asks before their own
+    containers end (rpc/runhistory.py)."""
     import time
 
     now = clock or time.time
-
-    def running_of(mirror: Mirror) -> list[Copy]:
-        """`copies()`; `scoped`: of the mirror's applications only (not other sessions' tenants)."""
-        assert copies is not None
-        try:
-            return copies(mirror.apps.keys()) if scoped else copies()
-        except Exception:  # the AM reports' side fails: the round goes on without yielding
-            log.exception("running copies unavailable this round")
-            return []
+    source = am if am is not None else from_sources(hints, copies)
 
     def round_fn(mirror: Mirror) -> RoundResult:
+        wanting = {
+            application_of_attempt(a.key[0]) for a in mirror.asks.values() if a.num_containers > a.outstanding
+        }
+        # `scoped`: the copies of the mirror's applications only (not other sessions' tenants)
+        view = source(wanting, mirror.apps.keys() if scoped else None)
+        running = view.copies
         released: list[KillChoice] = []
-        running = running_of(mirror) if copies is not None and release_beaten else None
-        if running is not None:
+        if running is not None and release_beaten:
             released = yielding.beaten(running, mirror, int(now() * 1000), beaten_rule)
             metrics.CLONES_BEATEN.inc(sum(1 for k in released if k.reason == yielding.REASON_CLONE_BEATEN))
-        if not any(a.num_containers > a.outstanding for a in mirror.asks.values()):
-            return RoundResult(kills=released)  # nothing pending: no round (changed rows stay dirty)
+        if not wanting:
+            return RoundResult(kills=released, copies=running)  # nothing pending: no round (rows stay dirty)
         iso = Isolation(mirror)  # one application's error leaves it out, not the round (rpc/isolate.py)
-        snapshot, index, zero, clones = snapshot_and_clones(mirror, now(), hints, limits, iso, history)
+        snapshot, index, zero, clones = snapshot_and_clones(mirror, now(), view.hint, limits, iso, history)
         result = from_decisions(mirror, iso.decide(policy, snapshot, index), index, zero)
         result.deferrals.extend(iso.deferrals())
         held = {d.key for d in result.deferrals}
@@ -225,11 +225,12 @@ def core_round(
             extra = place(mirror, ordered, pb.REASON_FCFS_ORDER, taken=result.placements)
             result.placements.extend(extra.placements)
             result.deferrals.extend(extra.deferrals)
-        originals = waiting_originals(mirror, result, clones) if copies is not None else {}
+        result.copies = running
+        originals = waiting_originals(mirror, result, clones) if running is not None else {}
         placed, deferred = place_clones(mirror, clones, result)  # last: only idle capacity is left
         result.placements.extend(placed)
         result.deferrals.extend(deferred)
-        if copies is not None:
+        if running is not None:
             alone = waiting_alone(mirror, clones.alone, placed)
             first = waiting_first(clones, alone, placed)
             now_ms = int(now() * 1000)
@@ -241,11 +242,7 @@ def core_round(
             waiting = steady(mirror, counts, now_ms)
             if waiting:
                 result.kills = (yield_by or yielding.choose)(
-                    mirror,
-                    waiting,
-                    running if running is not None else copies(mirror.apps.keys()),
-                    now_ms,
-                    result.placements,
+                    mirror, waiting, running, now_ms, result.placements
                 )
                 metrics.CLONES_YIELDED.inc(len(result.kills))
         result.kills[:0] = released

@@ -13,11 +13,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from pyscheduler.objects.decision import Decision
 from pyscheduler.rpc.mirror import AskKey, AskRec, Mirror, NodeRec, application_of_attempt
 from pyscheduler.rpc.res import Res, fits_count, res_add
 from pyscheduler.wire import pb
+
+if TYPE_CHECKING:
+    from pyscheduler.rpc.yielding import Copy
 
 ANY_LOCATION = "*"  # YARN's ResourceRequest.ANY
 
@@ -57,6 +61,8 @@ class RoundResult:
     deferrals: list[DeferralChoice] = field(default_factory=list)
     records: list[Decision] = field(default_factory=list)
     kills: list[KillChoice] = field(default_factory=list)
+    # the running copies the round read (rpc/amview.py; None: clones do not yield), for the queues' reclaim
+    copies: list[Copy] | None = None
 
 
 def fcfs_order(mirror: Mirror) -> list[AskRec]:

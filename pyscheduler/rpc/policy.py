@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pyscheduler import policies
+from pyscheduler.rpc.amview import AmSource
 from pyscheduler.rpc.coreround import core_round
 from pyscheduler.rpc.limits import DEFAULTS, Limits
 from pyscheduler.rpc.mirror import Mirror
@@ -68,8 +69,10 @@ def round_with(
     yield_by: Chooser | None = None,
     history: RunHistorySource | None = None,
     clock: Callable[[], float] | None = None,
+    am: AmSource | None = None,
 ) -> RoundFn:
-    """`clock`: the rounds' time, epoch seconds (default wall time; a simulator passes its own)."""
+    """`clock`: the rounds' time, epoch seconds (default wall time; a simulator passes its own). `am`: the
+    AM helpers' reports, read once per round (rpc/amview.py), in place of `hints` and `copies`."""
     # Every policy runs under the RM's queue shares (a no-op without a queue tree): rpc/queueshare.py
     if policy is None:
         return with_queue_shares(_yarn_fcfs_round)
@@ -80,9 +83,10 @@ def round_with(
         release_beaten=release_beaten,
         beaten_rule=beaten_rule,
         limits=limits,
-        scoped=copies is not None,
+        scoped=copies is not None or am is not None,
         yield_by=yield_by,
         history=history,
         clock=clock,
+        am=am,
     )
-    return with_queue_shares(core, copies)
+    return with_queue_shares(core)

@@ -8,14 +8,14 @@ their newest original containers once the owed queue has waited long enough
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from pyscheduler.core.preempt import REASON_RECLAIM_ORIGINAL, reclaim_originals
 from pyscheduler.core.queues import QueueBook, Running, reclaim
 from pyscheduler.rpc.mirror import application_of_attempt
 from pyscheduler.rpc.placer import KillChoice, RoundResult
-from pyscheduler.rpc.yielding import CopySource
+from pyscheduler.rpc.yielding import Copy
 
 if TYPE_CHECKING:
     from pyscheduler.rpc.mirror import Mirror
@@ -50,7 +50,7 @@ def reclaim_kills(
     unmet: Mapping[str, Vec],
     unmet_with_ams: Mapping[str, Vec],
     waits: Waits,
-    copies: CopySource | None,
+    copies: Sequence[Copy] | None,
     queue_of: Callable[[str], str],
     result: RoundResult,
 ) -> None:
@@ -58,7 +58,7 @@ def reclaim_kills(
     each queue left unplaced that clones may be preempted for; `unmet_with_ams` adds its AMs (an original
     may be preempted for an AM that cannot start)."""
     already = {k.container_id for k in result.kills}
-    clone_ids = [cp.container_id for cp in copies() if cp.is_clone] if copies is not None else []
+    clone_ids = [cp.container_id for cp in copies if cp.is_clone] if copies is not None else []
     clones = set(clone_ids)
     if unmet and clone_ids:
         running = []  # in the copies' order: reclaim takes the newest (last) first

@@ -24,7 +24,6 @@ from pyscheduler.core.queue_limits import REASON_AM_LIMIT, REASON_USER_LIMIT, Li
 from pyscheduler.core.queues import Candidate, QueueBook, admit
 from pyscheduler.rpc.placer import DeferralChoice, PlacementChoice, RoundResult, fcfs_order, place
 from pyscheduler.rpc.queuereclaim import Waits, reclaim_kills
-from pyscheduler.rpc.yielding import CopySource
 from pyscheduler.wire import pb
 
 if TYPE_CHECKING:
@@ -45,11 +44,10 @@ def _vec(memory_mb: float, vcores: float, n: int = 1) -> tuple[float, float]:
     return (float(memory_mb) * n, float(vcores) * n)
 
 
-def with_queue_shares(
-    inner: RoundFn, copies: CopySource | None = None, waits: Waits | None = None
-) -> RoundFn:
+def with_queue_shares(inner: RoundFn, waits: Waits | None = None) -> RoundFn:
     """`inner` under the queue shares and limits of the mirror's book (unchanged when it has neither: no
-    tree, or one leaf with the whole cluster and no user or AM limit). `waits`: since when each queue
+    tree, or one leaf with the whole cluster and no user or AM limit). The clones the queues may reclaim
+    are among the running copies the round read (`RoundResult.copies`). `waits`: since when each queue
     has waited (a new one on the monotonic clock by default)."""
     waited = waits if waits is not None else Waits()
 
@@ -58,7 +56,7 @@ def with_queue_shares(
         book = mirror.queue_book
         if book is None or not (book.active or limited(book)):
             return result
-        return _apply(mirror, book, result, copies, waited)
+        return _apply(mirror, book, result, waited)
 
     return round_fn
 
@@ -132,9 +130,7 @@ def _held(mirror: Mirror) -> _Held:
     return h
 
 
-def _apply(
-    mirror: Mirror, book: QueueBook, result: RoundResult, copies: CopySource | None, waits: Waits
-) -> RoundResult:
+def _apply(mirror: Mirror, book: QueueBook, result: RoundResult, waits: Waits) -> RoundResult:
     running_nodes = [n for n in mirror.nodes.values() if n.state == pb.NODE_STATE_RUNNING]
     capacity = (
         float(sum(n.capacity.memory_mb for n in running_nodes)),
@@ -227,7 +223,7 @@ def _apply(
                 u = unmet.get(q, (0.0, 0.0))
                 unmet[q] = (u[0] + want[0], u[1] + want[1])
     queue_of = functools.partial(_queue_of, mirror)
-    reclaim_kills(mirror, book, capacity, usage, unmet, with_ams, waits, copies, queue_of, result)
+    reclaim_kills(mirror, book, capacity, usage, unmet, with_ams, waits, result.copies, queue_of, result)
     return result
 
 

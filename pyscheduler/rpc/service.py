@@ -6,6 +6,7 @@ tests and the bench run one in-process too.
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections.abc import Sequence
@@ -148,8 +149,7 @@ class DecisionService:
             self.registry,
             rpc_policy.round_with(
                 core_policy,
-                self.appmaster.hints,
-                self.appmaster.running_copies if cfg["appmaster.clone_yield"] else None,
+                am=functools.partial(self.appmaster.am.round_view, with_copies=cfg["appmaster.clone_yield"]),
                 release_beaten=cfg["appmaster.release_beaten_clones"],
                 beaten_rule=BeatenRule(
                     cfg["appmaster.beaten_margin_s"],
