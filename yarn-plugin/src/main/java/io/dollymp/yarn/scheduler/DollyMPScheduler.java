@@ -2,7 +2,6 @@ package io.dollymp.yarn.scheduler;
 
 import io.dollymp.yarn.scheduler.client.ChannelSecurity;
 import io.dollymp.yarn.scheduler.client.DecisionClient;
-import io.dollymp.yarn.scheduler.client.SessionState;
 import io.dollymp.yarn.scheduler.client.SessionStateMachine;
 import io.dollymp.yarn.scheduler.queue.PreemptionKeys;
 import io.dollymp.yarn.scheduler.queue.QueueConfigReader;
@@ -11,38 +10,26 @@ import io.dollymp.yarn.scheduler.queue.QueueTree;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.EnumSet;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.ConcurrentSkipListMap;
-import java.util.concurrent.atomic.AtomicLong;
 import org.apache.hadoop.conf.Configurable;
 import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.security.UserGroupInformation;
 import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
 import org.apache.hadoop.yarn.api.records.ContainerId;
 import org.apache.hadoop.yarn.api.records.ContainerStatus;
-import org.apache.hadoop.yarn.api.records.Priority;
-import org.apache.hadoop.yarn.exceptions.YarnException;
-import org.apache.hadoop.yarn.api.records.QueueACL;
-import org.apache.hadoop.yarn.api.records.QueueInfo;
-import org.apache.hadoop.yarn.api.records.QueueUserACLInfo;
 import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.api.records.ResourceRequest;
 import org.apache.hadoop.yarn.api.records.SchedulingRequest;
 import org.apache.hadoop.yarn.nodelabels.CommonNodeLabelsManager;
-import org.apache.hadoop.yarn.proto.YarnServiceProtos.SchedulerResourceTypes;
 import org.apache.hadoop.yarn.server.api.protocolrecords.NMContainerStatus;
 import org.apache.hadoop.yarn.server.resourcemanager.RMContext;
-import org.apache.hadoop.yarn.server.resourcemanager.recovery.RMStateStore.RMState;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainerEventType;
 import org.apache.hadoop.yarn.server.resourcemanager.rmnode.RMNode;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.AbstractYarnScheduler;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.Allocation;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.ContainerUpdates;
-import org.apache.hadoop.yarn.server.resourcemanager.scheduler.QueueMetrics;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplication;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerUtils;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.fica.FiCaSchedulerNode;
@@ -57,8 +44,6 @@ import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeResourc
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeUpdateSchedulerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.ReleaseContainerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.SchedulerEvent;
-import org.apache.hadoop.yarn.util.resource.DominantResourceCalculator;
-import org.apache.hadoop.yarn.util.resource.ResourceCalculator;
 import org.apache.hadoop.yarn.util.resource.Resources;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -71,32 +56,18 @@ import org.slf4j.LoggerFactory;
  * When the service is unreachable or its plan is stale the {@link FallbackAllocator} schedules.
  * No policy lives here; the RM's event thread never waits on the network.
  */
-public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCaSchedulerNode>
-    implements Configurable {
+public class DollyMPScheduler extends ShimSchedulerBase implements Configurable {
   static final Logger LOG = LoggerFactory.getLogger(DollyMPScheduler.class);
   static final String VERSION = "0.1.0";
 
   /** Who placed a container: the decision service or the shim's built-in fallback. */
   public enum Source { SERVICE, FALLBACK }
 
-  private final ResourceCalculator calculator = new DominantResourceCalculator();
-  private final Outbox outbox = new Outbox();
-  private final PlanBook planBook = new PlanBook();
-  private final ContainerLedger ledger = new ContainerLedger(this, outbox, calculator, this::getClusterResource,
-      () -> shimConfig().amShareMax());
-  private final LatencyRecorder heartbeatLatency = new LatencyRecorder();
   private ShimMetrics shimMetrics;
   private Configuration conf;
-  private volatile ShimConfig shimConfig;
   private Configuration startConf;
-  private QueueTree queues;
-  private QueueFacade queueFacade;
   private AppLifecycle lifecycle;
-  private SessionStateMachine session;
-  private volatile DecisionClient client;
-  private HeartbeatPlacement placement;
   private boolean usePortForNodeName;
-  private AppDiagnostics diagnostics;
   private BatchBuilder view;
 
   public DollyMPScheduler() {
@@ -299,21 +270,6 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     queueFacade.updateAvailableResourcesMetrics();
   }
 
-  /** The decision service's HTTP address ("" when yarn.scheduler.dollymp.ui.address is not set). */
-  public String uiAddress() {
-    return shimConfig.uiAddress();
-  }
-
-  /** The service's page for one application ("" when no ui.address is configured). */
-  public String pageUrl(String applicationId) {
-    return AppDiagnostics.pageUrl(shimConfig.uiAddress(), applicationId);
-  }
-
-  /** The latest diagnostics written for an attempt (null if none). */
-  public String latestDiagnostics(ApplicationAttemptId attemptId) {
-    return diagnostics.latest(attemptId.toString());
-  }
-
   @Override
   protected synchronized void nodeUpdate(RMNode rmNode) {
     ledger.nodeUpdatesHandled.incrementAndGet();
@@ -341,44 +297,6 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
   }
 
   /**
-   * Whether an application submitted to {@code queueName}, a queue the tree does not have, runs in the
-   * "default" leaf instead of being refused as CapacityScheduler refuses it (the simulator's traces name
-   * queues of their own).
-   */
-  protected boolean acceptsQueue(String queueName) {
-    return false;
-  }
-
-  /** Resources held by ApplicationMaster containers. */
-  public Resource amUsed() {
-    return ledger.amUsed();
-  }
-
-  /** Node heartbeat handling time on the RM event thread. */
-  public LatencyRecorder heartbeatLatency() {
-    return heartbeatLatency;
-  }
-
-  /** Wall-clock time of the latest container placed by the fallback policy (-1: none yet). */
-  public long lastFallbackCommitMs() {
-    return placement.lastFallbackCommitMs();
-  }
-
-  /** Wall-clock time of the latest node heartbeat the fallback policy handled (-1: none yet). */
-  public long lastFallbackHeartbeatMs() {
-    return placement.lastFallbackHeartbeatMs();
-  }
-
-  public long fallbackContainers() {
-    return ledger.fallbackContainers.get();
-  }
-
-  /** Times the fallback policy kept an application off a node it blacklisted. */
-  public long blacklistSkips() {
-    return ledger.blacklistSkips.get();
-  }
-
-  /**
    * A live container reported by a NodeManager re-registering with this ResourceManager (work-preserving
    * restart or failover), called back by the queue while AbstractYarnScheduler recovers it onto its node and
    * attempt: accounted like a committed one (used resources, the AM share) and sent to the service in the
@@ -386,11 +304,6 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
    */
   private synchronized void containerRecovered(RMContainer rmContainer) {
     ledger.recovered(rmContainer, AppLifecycle.isMasterContainer(rmContext, rmContainer.getContainerId()));
-  }
-
-  /** Live containers this ResourceManager took over from re-registering NodeManagers (work-preserving recovery). */
-  public long containersRecovered() {
-    return ledger.containersRecovered.get();
   }
 
   @Override
@@ -475,157 +388,4 @@ public class DollyMPScheduler extends AbstractYarnScheduler<ShimAppAttempt, FiCa
     return rmContext;
   }
 
-  ResourceCalculator calculator() {
-    return calculator;
-  }
-
-  // ------------------------------------------------------------------------------------------
-  // Observability for operators and tests
-  // ------------------------------------------------------------------------------------------
-
-  public SessionState sessionState() {
-    return session.state();
-  }
-
-  /** Who placed each container this RM allocated (decision service or fallback). */
-  public Map<ContainerId, Source> containerSources() {
-    return ledger.sources();
-  }
-
-  public long proposalsCommitted() {
-    return planBook.committed.get();
-  }
-
-  /** Containers preempted at the service's request (Plan.kill_container_ids). */
-  public long containersPreempted() {
-    return planBook.killsCommitted.get();
-  }
-
-  public long proposalsDropped() {
-    return planBook.dropped.values().stream().mapToLong(AtomicLong::get).sum();
-  }
-
-  /** Containers of service placements dropped for {@code kind}. */
-  public long proposalsDropped(io.dollymp.proto.v1.PlacementOutcomeKind kind) {
-    AtomicLong n = planBook.dropped.get(kind);
-    return n == null ? 0 : n.get();
-  }
-
-  /** Node heartbeats handled on the scheduler event thread so far. */
-  public long nodeUpdatesHandled() {
-    return ledger.nodeUpdatesHandled.get();
-  }
-
-  public long fallbackMs() {
-    return session.fallbackMs();
-  }
-
-  public long plansReceived() {
-    return client.plansReceived();
-  }
-
-  // ------------------------------------------------------------------------------------------
-  // The rest of YarnScheduler: queues, ACLs, recovery
-  // ------------------------------------------------------------------------------------------
-
-  /**
-   * The submitted application priority, capped at yarn.cluster.max-application-priority as CapacityScheduler
-   * does (AbstractYarnScheduler's default turns every priority into 0). It reaches the service in ApplicationInfo.
-   */
-  @Override
-  public Priority checkAndGetApplicationPriority(Priority requested, UserGroupInformation user, String queuePath,
-      ApplicationId applicationId) {
-    int max = getMaxClusterLevelAppPriority().getPriority();
-    return Priority.newInstance(requested == null ? 0 : Math.min(requested.getPriority(), max));
-  }
-
-  @Override
-  public QueueInfo getQueueInfo(String queueName, boolean includeChildQueues, boolean recursive) throws IOException {
-    return queueFacade.queueInfo(queueName, includeChildQueues, recursive);
-  }
-
-  /** The shim's settings in force (re-read by {@code -refreshQueues}). */
-  public ShimConfig shimConfig() {
-    return shimConfig;
-  }
-
-  /** The queue tree (read by the web pages and tests). */
-  public QueueTree queues() {
-    return queues;
-  }
-
-  @Override
-  public void preValidateMoveApplication(ApplicationId appId, String targetQueue) throws YarnException {
-    queueFacade.validateMove(appId, targetQueue);
-  }
-
-  @Override
-  public String moveApplication(ApplicationId appId, String targetQueue) throws YarnException {
-    return queueFacade.move(appId, targetQueue);
-  }
-
-  /**
-   * The resource types the shim schedules on (memory and vcores), as CapacityScheduler reports them with the
-   * dominant resource calculator. The RM hands them to every AM at registration; MapReduce's AM then judges
-   * headroom, reduce ramp-up and reduce preemption by vcores too (with memory only it ramps reduces up into
-   * room that has no vcores left, and preempts them again).
-   */
-  @Override
-  public EnumSet<SchedulerResourceTypes> getSchedulingResourceTypes() {
-    return EnumSet.of(SchedulerResourceTypes.MEMORY, SchedulerResourceTypes.CPU);
-  }
-
-  @Override
-  public List<QueueUserACLInfo> getQueueUserAclInfo() {
-    return queueFacade.userAclInfo();
-  }
-
-  @Override
-  public ResourceCalculator getResourceCalculator() {
-    return calculator;
-  }
-
-  @Override
-  public int getNumClusterNodes() {
-    return nodeTracker.nodeCount();
-  }
-
-  @Override
-  public QueueMetrics getRootQueueMetrics() {
-    return queueFacade.rootMetrics();
-  }
-
-  @Override
-  public boolean checkAccess(UserGroupInformation callerUGI, QueueACL acl, String queueName) {
-    return queueFacade.checkAccess(callerUGI, acl, queueName);
-  }
-
-  @Override
-  public synchronized List<ApplicationAttemptId> getAppsInQueue(String queueName) {
-    return queueFacade.appsInQueue(queueName);
-  }
-
-  /**
-   * Nothing to read here, as in CapacityScheduler: work-preserving recovery reaches the shim as events. The
-   * RMAppManager re-adds each unfinished application and attempt from the state store (APP_ADDED and
-   * APP_ATTEMPT_ADDED with the recovering flag, synchronously, before the scheduler starts), and each
-   * NodeManager re-registers with its live containers (NODE_ADDED, {@link #addNodeAndRecover}). The new
-   * instance's client registers a new session with the decision service and sends a full resync.
-   */
-  @Override
-  public void recover(RMState state) {
-    LOG.info("DollyMP: recovering; applications and containers follow from the state store and the NodeManagers");
-  }
-
-  @Override
-  public RMContainer getRMContainer(ContainerId containerId) {
-    ShimAppAttempt attempt = getCurrentAttemptForContainer(containerId);
-    return attempt == null ? null : attempt.getRMContainer(containerId);
-  }
-
-  @Override
-  public void killContainer(RMContainer container) {
-    completedContainer(container, SchedulerUtils.createKilledContainerStatus(container.getContainerId(),
-        "Killed by the ResourceManager"), RMContainerEventType.KILL);
-  }
 }
