@@ -109,7 +109,7 @@ async function renderCluster() {
 }
 
 // ---- one application's timeline -----------------------------------------------------------------
-const OUTCOME = { won: "won", lost_race: "lost race (killed)", killed: "killed", failed: "failed" };
+const OUTCOME = { won: "won", lost_race: "lost race", killed: "killed", failed: "failed" };
 
 function copiesOf(decisions) {
   // attempt id -> {task, phase, attempt, clone, node, start, end, outcome, duration}
