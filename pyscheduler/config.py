@@ -138,6 +138,17 @@ def _options(v: Any, text: bool) -> dict[str, Any]:
     return dict(v)
 
 
+def json_object(flag: str, text: str) -> dict[str, Any]:
+    """A command-line flag's JSON object (policy options, service keys); ValueError names the flag."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{flag}: not JSON ({exc})") from None
+    if not isinstance(value, dict):
+        raise ValueError(f"{flag}: must be a JSON object")
+    return value
+
+
 # key -> (default, parser)
 SCHEMA: dict[str, tuple[Any, Parser]] = {
     "grpc.host": ("127.0.0.1", _host),

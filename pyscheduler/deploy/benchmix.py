@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 from pyscheduler import config
@@ -76,12 +75,7 @@ def service_env(text: str | None) -> dict[str, str]:
     as `dollymp serve` checks it; ValueError names the key and its limit."""
     if not text:
         return {}
-    try:
-        keys = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"--service: not JSON ({exc})") from None
-    if not isinstance(keys, dict):
-        raise ValueError("--service: must be a JSON object")
+    keys = config.json_object("--service", text)
     try:
         config.load(None, env={}, overrides=keys)
     except config.ConfigError as exc:

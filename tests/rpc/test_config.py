@@ -119,3 +119,13 @@ def test_serve_refuses_to_start_naming_the_key(tmp_path: Path) -> None:
     assert r.returncode == 2 and "config grpc.max_workers (env DOLLYMP_GRPC_MAX_WORKERS)" in r.stderr
     r = _serve(tmp_path, "--check-config", "--grpc-port", "0")
     assert r.returncode == 0 and "configuration OK" in r.stdout
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [("{", "--flag: not JSON"), ("[1]", "--flag: must be a JSON object"), ('"x"', "--flag: must be a JSON")],
+)
+def test_a_flags_json_object_is_refused_with_the_flag_named(text: str, error: str) -> None:
+    with pytest.raises(ValueError, match=error):
+        config.json_object("--flag", text)
+    assert config.json_object("--flag", '{"a": 1}') == {"a": 1}

@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import functools
-import json
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -25,12 +24,9 @@ from pyscheduler.sim.live.workload import WORKLOADS, Workload
 
 def _json_object(ap: argparse.ArgumentParser, flag: str, text: str) -> dict[str, Any]:
     try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        ap.error(f"{flag}: not JSON ({exc})")
-    if not isinstance(value, dict):
-        ap.error(f"{flag}: must be a JSON object")
-    return value
+        return config.json_object(flag, text)
+    except ValueError as exc:
+        ap.error(str(exc))
 
 
 def _check(ap: argparse.ArgumentParser, flag: str, service: dict[str, Any]) -> None:
