@@ -108,7 +108,7 @@ class TezOnYarnIT {
     assertEquals(expected, counted, "Tez's counts differ from the words written");
 
     // The DAG and each vertex SUCCEEDED, as the AM's own history log has it, every task attempt too.
-    TezHistory history = TezHistory.of(tez.historyDir(), run.appId());
+    TezHistory history = TezHistory.awaitWhole(tez.historyDir(), run.appId(), 30_000);
     assertEquals(List.of("SUCCEEDED"), history.dagStatuses, history.text);
     assertEquals(Map.of(
         "Tokenizer", new TezHistory.Vertex(FILES, "SUCCEEDED"),

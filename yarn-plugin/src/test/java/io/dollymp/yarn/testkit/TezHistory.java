@@ -1,5 +1,6 @@
 package io.dollymp.yarn.testkit;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
@@ -67,7 +68,35 @@ public final class TezHistory {
     names.forEach((id, name) -> vertices.put(name, new Vertex(tasks.get(id), statuses.get(id))));
   }
 
-  /** The history log {@code app}'s only attempt wrote to {@code dir}. */
+  /**
+   * The history log {@code app}'s only attempt wrote to {@code dir}, once it is whole. The AM unregisters
+   * (and YARN reports the application FINISHED) before it stops its history service, which flushes and
+   * closes the log; so until the AM's process ends the file may stop mid-record. This reads it again until
+   * every record parses and DAG_FINISHED is among them, or {@code timeoutMs} passes.
+   */
+  public static TezHistory awaitWhole(Path dir, ApplicationId app, long timeoutMs)
+      throws IOException, InterruptedException {
+    long deadline = System.currentTimeMillis() + timeoutMs;
+    while (true) {
+      String why;
+      try {
+        TezHistory h = of(dir, app);
+        if (!h.dagStatuses.isEmpty()) {
+          return h;
+        }
+        why = "no DAG_FINISHED record yet:\n" + h.text;
+      } catch (JsonProcessingException e) {
+        why = "a record is cut short: " + e.getOriginalMessage();
+      }
+      if (System.currentTimeMillis() > deadline) {
+        throw new IOException("the history log of " + app + " in " + dir + " was not whole after "
+            + timeoutMs + " ms: " + why);
+      }
+      Thread.sleep(250);
+    }
+  }
+
+  /** The history log {@code app}'s only attempt wrote to {@code dir}, as it is now. */
   public static TezHistory of(Path dir, ApplicationId app) throws IOException {
     String prefix = "history.txt." + app.toString().replace("application_", "appattempt_");
     List<Path> files;
