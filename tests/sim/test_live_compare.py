@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 import re
+import sqlite3
+from pathlib import Path
 
 import pytest
 
 from pyscheduler.sim.live import LiveOptions, run, small_mapreduce
 from pyscheduler.sim.live.__main__ import main
-from pyscheduler.sim.live.compare import ModelResult, Spread, bench_service, compare, paired
+from pyscheduler.sim.live.compare import (
+    WARM_SEED_OFFSET,
+    ModelResult,
+    Spread,
+    bench_service,
+    compare,
+    paired,
+    run_warm,
+)
 
 
 def test_the_yield_models_decide_differently_on_the_same_draws() -> None:
@@ -132,3 +142,44 @@ def test_container_seconds_split_by_copy_and_end() -> None:
     lost = sum(s for k, s in rec.held_s.items() if not k.endswith(" won"))
     assert rec.lost_share == pytest.approx(lost / total) and 0.0 < rec.lost_share < 1.0
     assert sum(rec.held_share().values()) == pytest.approx(1.0)
+
+
+def _cold_placements(store: Path) -> int:
+    """Task placements the decision log in `store` made on the prior θ (nothing measured: θ 1 s, σ 0 s)."""
+    with sqlite3.connect(store / "decisions.db") as db:
+        (n,) = db.execute(
+            "SELECT count(*) FROM decisions WHERE kind = 'placement' AND reason != 'am_container'"
+            " AND detail LIKE '%θ 1 s, σ 0 s%'"
+        ).fetchone()
+    return int(n)
+
+
+def test_every_phase_of_a_finished_run_reaches_the_recurring_job_history(tmp_path: Path) -> None:
+    """A job's last phase too: its AM reports its last attempts as it stops (the helper's last tick)."""
+    wl = small_mapreduce(1)
+    run(wl, LiveOptions(service=bench_service()), tmp_path)
+    with sqlite3.connect(tmp_path / "decisions.db") as db:
+        held = {(j, p): n for j, p, n in db.execute("SELECT job_name, phase_id, count FROM phase_moments")}
+    assert held == {(j.name, ph.phase_id): ph.tasks for j in wl.jobs for ph in j.phases}
+
+
+def test_a_warm_run_places_on_the_recurring_job_history_not_the_cold_prior(tmp_path: Path) -> None:
+    opts = LiveOptions(service=bench_service())
+    cold, warm_up, warm = (tmp_path / n for n in ("cold", "warm-up", "warm"))
+    for d in (cold, warm_up, warm):
+        d.mkdir()
+    run(small_mapreduce(1), opts, cold)
+    run(small_mapreduce(1 + WARM_SEED_OFFSET), opts, warm_up)
+    rec = run_warm(small_mapreduce, 1, opts, warm)
+    assert _cold_placements(cold) > 0  # a cold service places the first tasks on the prior
+    # after the warm-up (the same jobs, other draws) the measured run adds none: the history gives θ
+    assert _cold_placements(warm) == _cold_placements(warm_up)
+    assert len(rec.flowtimes) == len(small_mapreduce(1).jobs)
+
+
+def test_the_cli_runs_warm_and_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["--seeds", "1", "--yield-model", "rules", "--workload", "small-mapreduce", "--warm-history"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "after a warm-up run of the same jobs (recurring-job history)" in out
+    assert re.search(r"small-mapreduce .*\n  rules  mean flowtime \d", out)

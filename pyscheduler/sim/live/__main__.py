@@ -78,6 +78,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=0.0,
         help="start-ups contend on this many cores (Workload.host_cores; default 0: they do not)",
     )
+    ap.add_argument(
+        "--warm-history",
+        action="store_true",
+        help="each measured run follows a run of the same jobs at another seed on the same decision log, "
+        "so the recurring-job history holds their run times (default: the service starts cold)",
+    )
     ap.add_argument("-v", "--verbose", action="store_true", help="one line per run")
     args = ap.parse_args(argv)
     models = [m for m in args.yield_model.split(",") if m]
@@ -110,13 +116,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
 
     spec = "; AMs speculate as Hadoop's" if args.am_speculation else ""
+    spec += "; after a warm-up run of the same jobs (recurring-job history)" if args.warm_history else ""
     print(f"service: {service}{spec}; seeds {seeds[0]}..{seeds[-1]}; median [min, max] over seeds")
     for name in names:
         t0 = time.monotonic()
         workload = WORKLOADS[name]
         if args.host_cores:
             workload = functools.partial(_with_cores, workload, args.host_cores)
-        results = compare(workload, seeds, models, service, said, args.am_speculation)
+        results = compare(workload, seeds, models, service, said, args.am_speculation, args.warm_history)
         print(f"{name} ({time.monotonic() - t0:.0f} s of wall time)")
         for r in results:
             print(

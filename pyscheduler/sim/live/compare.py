@@ -2,18 +2,38 @@
 `appmaster.yield_model`, summarised per model as the median and range over the seeds of the mean flowtime
 and of the clones' share of container-seconds (and of the share held by copies that lost their task's
 race). Seeds change only the run time draws (common random
-numbers: each model sees the same draws for the same copies)."""
+numbers: each model sees the same draws for the same copies).
+
+With `warm`, each measured run follows a run of the same jobs at seed + WARM_SEED_OFFSET on the same decision
+log, so the recurring-job history (DollyMP Sec. 5.2's first source of θ and σ) holds their run times, as it
+does for a cluster's recurring jobs; without it the service starts cold, as the cluster benchmark's does."""
 
 from __future__ import annotations
 
 import json
 import statistics
+import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from pyscheduler.sim.live.records import LiveRecord
 from pyscheduler.sim.live.run import LiveOptions, run
 from pyscheduler.sim.live.workload import Workload
+
+WARM_SEED_OFFSET = 1000  # the warm-up run's seed: the same jobs, other draws
+
+
+def run_warm(
+    workload: Callable[[int], Workload], seed: int, opts: LiveOptions, store_dir: Path | None = None
+) -> LiveRecord:
+    """`workload(seed)` run after `workload(seed + WARM_SEED_OFFSET)` on one decision log (its history),
+    kept in `store_dir` when given."""
+    if store_dir is None:
+        with tempfile.TemporaryDirectory(prefix="dollymp-warm-") as tmp:
+            return run_warm(workload, seed, opts, Path(tmp))
+    run(workload(seed + WARM_SEED_OFFSET), opts, store_dir)
+    return run(workload(seed), opts, store_dir)
 
 
 def bench_service() -> dict[str, object]:
@@ -64,13 +84,14 @@ def compare(
     service: dict[str, object],
     on_run: Callable[[str, int, LiveRecord], None] | None = None,
     am_speculation: bool = False,
+    warm: bool = False,
 ) -> list[ModelResult]:
     out = []
     for model in models:
         records = []
         for seed in seeds:
             opts = LiveOptions(yield_model=model, service=dict(service), am_speculation=am_speculation)
-            rec = run(workload(seed), opts)
+            rec = run_warm(workload, seed, opts) if warm else run(workload(seed), opts)
             records.append(rec)
             if on_run is not None:
                 on_run(model, seed, rec)

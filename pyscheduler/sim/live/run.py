@@ -3,8 +3,9 @@
 
 A tick (every `tick_s`, the nodes' heartbeat interval), in order: the last plan's kills are carried out;
 copies whose work ended complete (the first of a task wins, the AM kills the others) and phases whose
-parents finished launch; jobs due arrive (an AM acts from its `ready_s`: at once, or once its own
-container started and its start-up passed, cluster.py); every node heartbeats (the last plan's
+parents finished launch; a job that finished has its AM report its last attempts (as the AM helper's
+last tick does when it stops), the plan unused; jobs due arrive (an AM acts from its `ready_s`: at once,
+or once its own container started and its start-up passed, cluster.py); every node heartbeats (the last plan's
 placements committed or dropped); the tick's StateBatch goes to the service and its Plan comes back;
 new jobs' AMs report their profiles, and every `am_interval_s` the running jobs' AMs report their
 attempts, each acting on the ClonePlan it gets back (its attempts' changes, or with none the plan alone).
@@ -89,6 +90,11 @@ def run(wl: Workload, opts: LiveOptions | None = None, store_dir: Path | None = 
             if step:
                 cluster.advance(t, opts.tick_s)
             cluster.end_work(t)
+            for am in running:  # a finished job's AM reports its last attempts as it stops (the helper's
+                if am.finish_s is not None:  # last tick), so its last phase's run times reach the history
+                    last = am.report(t)
+                    if last.attempts:
+                        transport.report_attempts(last)
             running = [am for am in running if am.finish_s is None]
             for am in running:
                 am.start_ready(t)
