@@ -7,6 +7,7 @@ See ../shared/notes/hadoop-yarn.md section 8 for why each key is here.
 
 from __future__ import annotations
 
+import random
 import socket
 from collections.abc import Mapping
 from pathlib import Path
@@ -17,8 +18,51 @@ Props: TypeAlias = dict[str, str | int | float | bool]
 LOOPBACK = "127.0.0.1"
 
 
-def free_ports(count: int) -> list[int]:
-    """`count` distinct free TCP ports on 127.0.0.1 (all sockets held until every port is chosen)."""
+EPHEMERAL_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+PORTS_FROM = 10000  # the lowest port free_ports chooses
+
+
+def ephemeral_range(path: Path = EPHEMERAL_RANGE) -> tuple[int, int]:
+    """The kernel's range of ports for outgoing connections (Linux's default where it cannot be read)."""
+    try:
+        lo, hi = (int(x) for x in path.read_text(encoding="ascii").split())
+    except (OSError, ValueError):
+        return 32768, 60999
+    return lo, hi
+
+
+def free_ports(count: int, rng: random.Random | None = None) -> list[int]:
+    """`count` distinct free TCP ports on 127.0.0.1 for daemons that bind them seconds later.
+
+    They are chosen below the kernel's ephemeral range: a port the kernel handed out (bind to port 0) can
+    be taken, before the daemon binds it, as the local port of any outgoing connection on the machine
+    (an RM once failed to start with "Address already in use" on such a port). Each is tried by binding
+    it, and all are held until every port is chosen; with no room below the range, the kernel chooses."""
+    lo, _ = ephemeral_range()
+    if lo - PORTS_FROM < 64 * max(count, 1):
+        return _kernel_ports(count)
+    pick = rng or random.SystemRandom()
+    socks: list[socket.socket] = []
+    try:
+        for _ in range(100 * max(count, 1)):
+            if len(socks) == count:
+                break
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            try:
+                s.bind((LOOPBACK, pick.randrange(PORTS_FROM, lo)))
+            except OSError:  # taken (or held by a port of this call)
+                s.close()
+                continue
+            socks.append(s)
+        if len(socks) < count:
+            raise OSError(f"free_ports: no {count} free TCP ports in [{PORTS_FROM}, {lo})")
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
+
+
+def _kernel_ports(count: int) -> list[int]:
     socks: list[socket.socket] = []
     try:
         for _ in range(count):
