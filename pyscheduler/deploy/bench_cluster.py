@@ -20,7 +20,6 @@ import json
 import math
 import os
 import shutil
-import sqlite3
 import statistics
 import sys
 import time
@@ -28,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pyscheduler.deploy import amrecords, artifacts, jobs, repeats
+from pyscheduler.deploy import artifacts, jobs, repeats
 from pyscheduler.deploy.benchcds import AM_JVM_OPTS, TASK_JVM_OPTS, ArchiveCache
 from pyscheduler.deploy.benchmix import (
     BASE_MS,
@@ -45,6 +44,7 @@ from pyscheduler.deploy.benchmix import (
     mix,
     service_env,
 )
+from pyscheduler.deploy.benchreads import clone_overhead, kills_by_reason
 from pyscheduler.deploy.cputally import CpuTally, cpu_line
 from pyscheduler.deploy.display import Display
 from pyscheduler.deploy.localcluster import LocalCluster
@@ -114,26 +114,6 @@ def job_args(
     return [*(f"-D{k}={v}" for k, v in common.items()), job.name]
 
 
-def clone_overhead(records: Path) -> tuple[float, float, int]:
-    """(clone container-seconds, all attempts' container-seconds, clones) from the AM records."""
-    m = amrecords.read_all(records)
-    return m.clone_s, m.attempt_s, m.clones
-
-
-def kills_by_reason(db: Path) -> dict[str, int]:
-    """The service's preemptions of running copies, per reason (decision-log kind `kill`: `clone_yields`
-    for a waiting original, `clone_beaten` for a clone its task's lead clearly beats, `original_beaten` for
-    an original a clone clearly beats, with appmaster.release_beaten_originals)."""
-    if not db.exists():
-        return {}
-    con = sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True)
-    try:
-        rows = con.execute("SELECT reason, COUNT(*) FROM decisions WHERE kind = 'kill' GROUP BY reason")
-        return {str(reason): int(n) for reason, n in rows}
-    finally:
-        con.close()
-
-
 def floor_args(args: argparse.Namespace) -> argparse.Namespace:
     """The same bench without stragglers: every attempt's factor capped at 1, i.e. exactly its base.
 
@@ -141,6 +121,21 @@ def floor_args(args: argparse.Namespace) -> argparse.Namespace:
     flowtimes are what no straggler handling can go below on this machine: start-ups, commits, waiting.
     """
     return argparse.Namespace(**{**vars(args), "cap": 1.0})
+
+
+def new_cluster(scheduler: str, args: argparse.Namespace, base: Path, show: Display) -> LocalCluster:
+    """The bench's cluster for `scheduler` in `base` (not started: use it in a `with`)."""
+    return LocalCluster(
+        nodes=args.nodes,
+        scheduler=scheduler,
+        policy=args.policy,
+        base_dir=base,
+        slow_nodes=1,
+        nm_vcores=nm_vcores(args),
+        nm_memory_mb=nm_vcores(args) * CONTAINER_MB,
+        service_args=() if args.policy_options is None else ("--policy-options", args.policy_options),
+        progress=lambda m: show.say(f"  {m}"),
+    )
 
 
 def run_scheduler(
@@ -158,18 +153,7 @@ def run_scheduler(
     show.say(f"{label}: starting RM + {args.nodes} NodeManagers (nm-0 at nice 19)")
     if scheduler == "dollymp":
         show.say(f"{label}: service policy {args.policy} {args.policy_options or '{}'}")
-    cluster = LocalCluster(
-        nodes=args.nodes,
-        scheduler=scheduler,
-        policy=args.policy,
-        base_dir=base,
-        slow_nodes=1,
-        nm_vcores=nm_vcores(args),
-        nm_memory_mb=nm_vcores(args) * CONTAINER_MB,
-        service_args=() if args.policy_options is None else ("--policy-options", args.policy_options),
-        progress=lambda m: show.say(f"  {m}"),
-    )
-    with cluster:
+    with new_cluster(scheduler, args, base, show) as cluster:
         jvm_opts = archive.opts(cluster, show) if archive is not None else ""
         handles: dict[str, jobs.JobHandle] = {}
         start = time.monotonic()
@@ -365,7 +349,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.yield_model is not None:  # the service reads DOLLYMP_<SECTION>_<NAME> (pyscheduler.config)
             os.environ["DOLLYMP_APPMASTER_YIELD_MODEL"] = args.yield_model
         os.environ.update(service_env(args.service))
-        archive = ArchiveCache(args.cds, args.work_dir, STRAGGLER_JOB)
+        archive = ArchiveCache(
+            args.cds, args.work_dir, STRAGGLER_JOB, lambda sched, base: new_cluster(sched, args, base, show)
+        )
         outs: list[dict[str, object]] = []
         for i in range(max(1, args.repeats)):
             if args.repeats > 1:

@@ -35,9 +35,9 @@ def free_ports(count: int, rng: random.Random | None = None) -> list[int]:
     """`count` distinct free TCP ports on 127.0.0.1 for daemons that bind them seconds later.
 
     They are chosen below the kernel's ephemeral range: a port the kernel handed out (bind to port 0) can
-    be taken, before the daemon binds it, as the local port of any outgoing connection on the machine
-    (an RM once failed to start with "Address already in use" on such a port). Each is tried by binding
-    it, and all are held until every port is chosen; with no room below the range, the kernel chooses."""
+    be taken, before the daemon binds it, as the local port of any outgoing connection on the machine,
+    and the daemon would fail with "Address already in use". Each is tried by binding it, and all are
+    held until every port is chosen; with no room below the range, the kernel chooses."""
     lo, _ = ephemeral_range()
     if lo - PORTS_FROM < 64 * max(count, 1):
         return _kernel_ports(count)

@@ -1,4 +1,4 @@
-"""bench_cluster's pure parts: percentiles, clone overhead from the AM records, the JSON summary."""
+"""bench_cluster's pure parts: percentiles, clone overhead and preemptions read back, the JSON summary."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from pyscheduler import config
 from pyscheduler.deploy import bench_cluster as bc
-from pyscheduler.deploy import benchmix
+from pyscheduler.deploy import benchmix, benchreads
 from pyscheduler.deploy.jobs import JobResult
 from pyscheduler.objects import Decision, DecisionKind
 from pyscheduler.store.log import DecisionLog
@@ -32,12 +32,12 @@ def test_clone_overhead_counts_clone_container_seconds(tmp_path: Path) -> None:
         "t1\tmap\tb0\tfalse\t\t\tKILLED\t0\t0\tfalse",  # never launched: no container time
     ]
     (tmp_path / "application_1_0001.tsv").write_text("\n".join(rows) + "\n")
-    assert bc.clone_overhead(tmp_path) == (3.0, 7.0, 1)
+    assert benchreads.clone_overhead(tmp_path) == (3.0, 7.0, 1)
 
 
 def test_the_services_preemptions_are_counted_per_reason_from_its_decision_log(tmp_path: Path) -> None:
     db = tmp_path / "decisions.db"
-    assert bc.kills_by_reason(db) == {}  # no service ran
+    assert benchreads.kills_by_reason(db) == {}  # no service ran
     log = DecisionLog(db)
     kill = DecisionKind.KILL
     log.append(
@@ -49,8 +49,8 @@ def test_the_services_preemptions_are_counted_per_reason_from_its_decision_log(t
         ]
     )
     log.close()
-    assert bc.kills_by_reason(db) == {"clone_yields": 1, "clone_beaten": 2}
-    dmp = bc.Run("dollymp", kills=bc.kills_by_reason(db))
+    assert benchreads.kills_by_reason(db) == {"clone_yields": 1, "clone_beaten": 2}
+    dmp = bc.Run("dollymp", kills=benchreads.kills_by_reason(db))
     cap = bc.Run("capacity")
     for j in bc.MIX:
         cap.results[j.name] = dmp.results[j.name] = _result(j.name, 100.0)
