@@ -28,7 +28,7 @@ Other clone rules: "idle" (every running task gets max_clones clones wherever ca
 (Dolly's budget, Pseudocode 1, with Dolly 3.2's limit of downstream copies to upstream copies).
 
 Extensions (none is in the papers; each is off by default, named, and measured against the paper in the
-ablation of docs/reproduction.md; policy `dollymp-ext` turns them all on):
+ablation of docs/reproduction.md; policy `dollymp-ext` turns them all on but the last):
 * `late`: LATE-style late copies (policies/late.py): once every task of a phase has been scheduled, a
   running task whose every copy's time left (from reported progress, judged after `progress_after` seconds,
   the lag) reaches `progress_factor` x a fresh copy's expected time gets one more copy in the clone passes.
@@ -40,6 +40,11 @@ ablation of docs/reproduction.md; policy `dollymp-ext` turns them all on):
   from idle capacity.
 * `phase_tail`: once a phase has no task waiting and at most `tail_tasks` unfinished tasks, those get
   max_clones clones from idle capacity.
+* `order="size_class_volume"`: jobs of one size class are ranked smallest volume v_j(t) first (Eq. 16,
+  the knapsack's own order) instead of by arrival, so among tasks of equal fit in Algorithm 2's pass 1
+  the smaller job's go first. Algorithm 1 leaves the order inside a class open ("all jobs within the
+  same category are treated equally", Sec. 4.2); the paper's row ranks them by arrival. `dollymp-ext`
+  leaves it off; the ablation measures it alone and as dollymp-ext(order=size_class_volume).
 """
 
 from __future__ import annotations
@@ -97,11 +102,11 @@ TAIL_TASKS = 10  # phase_tail's default: a small job's task count (Dolly Sec. 2.
 @register_policy("dollymp")
 class DollyMPPolicy:
     """Options (module docstring): max_clones 0..3 (DollyMP0..3), clone_rule, sigma_factor (r), recompute
-    ("arrival" | "every_round"), order ("size_class" | "arrival"); Dolly's beta/tau/epsilon/straggler_p for
-    clone_rule "dolly"; delay assignment's output_bytes (per upstream task), transfer statistics and
-    omega_samples. Extensions, all off by default: late (with late_by, progress_factor, progress_after,
-    residual_factor, late_upstream_cap, late_copies_per_round), late_first, replace, small_job_clones,
-    phase_tail (with tail_tasks)."""
+    ("arrival" | "every_round"), order ("size_class" | "arrival" | "size_class_volume"); Dolly's
+    beta/tau/epsilon/straggler_p for clone_rule "dolly"; delay assignment's output_bytes (per upstream
+    task), transfer statistics and omega_samples. Extensions, all off by default: late (with late_by,
+    progress_factor, progress_after, residual_factor, late_upstream_cap, late_copies_per_round),
+    late_first, replace, small_job_clones, phase_tail (with tail_tasks), order="size_class_volume"."""
 
     name = "dollymp"
     timer_driven = False  # its one timer (the late extension, policies/residual.py) is Decisions.wake_at
@@ -137,7 +142,7 @@ class DollyMPPolicy:
             raise ValueError(f"dollymp option max_clones must be 0, 1, 2 or 3, got {max_clones!r}")
         _choice("clone_rule", clone_rule, CLONE_RULES)
         _choice("recompute", recompute, ("arrival", "every_round"))
-        _choice("order", order, ("size_class", "arrival"))
+        _choice("order", order, ("size_class", "arrival", "size_class_volume"))
         for option, flag in (("late", late), ("late_first", late_first), ("replace", replace)):
             _flag(option, flag)
         _flag("phase_tail", phase_tail)
@@ -203,10 +208,11 @@ class DollyMPPolicy:
         view = RoundView(table, snapshot.theta_sigma if snapshot.estimator is not None else None)
         total = cluster.total_capacity()
         prio, times, volume = self._priorities(view, total, jobs)
-        order = job_order(prio, table.arrival, np.array([j.app_priority for j in jobs], np.int64))
+        ties = volume if self.order == "size_class_volume" else None
+        order = job_order(prio, table.arrival, np.array([j.app_priority for j in jobs], np.int64), ties)
         rank = np.empty(len(jobs), np.int64)
         rank[order] = np.arange(len(jobs))
-        why = "size_class" if self.order == "size_class" else "arrival_order"
+        why = "arrival_order" if self.order == "arrival" else "size_class"
         pl = prio.tolist()
         out.priorities = [Priority(jobs[p].job_id, pl[p], r, why) for r, p in enumerate(order.tolist())]
 

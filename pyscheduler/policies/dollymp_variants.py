@@ -1,5 +1,6 @@
 """The DollyMP policy's named variants: `dolly` (Dolly's budgeted cloning in arrival order) and
-`dollymp-ext` (the paper's DollyMP with every extension of pyscheduler.policies.dollymp's docstring on)."""
+`dollymp-ext` (the paper's DollyMP with the extensions of pyscheduler.policies.dollymp's docstring on, all
+but the order inside a class)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ def dolly_policy(**options: Any) -> DollyMPPolicy:
     return policy
 
 
-# The extensions of the module docstring, all on: what `dollymp-ext` adds to the paper's DollyMP.
+# The extensions of policies/dollymp.py's docstring but `order`: what `dollymp-ext` adds to the paper.
 EXTENSIONS: dict[str, Any] = {
     "late": True,
     "late_first": True,
@@ -33,8 +34,8 @@ EXTENSIONS: dict[str, Any] = {
 
 @register_policy("dollymp-ext")
 def dollymp_ext_policy(**options: Any) -> DollyMPPolicy:
-    """The paper's DollyMP (the `dollymp` policy) with every extension of the module docstring on; any of
-    them can be turned off again by its option (e.g. replace=false)."""
+    """The paper's DollyMP (the `dollymp` policy) with the extensions of EXTENSIONS on; any of them can be
+    turned off again by its option (e.g. replace=false), and order=size_class_volume added."""
     policy = DollyMPPolicy(**{**EXTENSIONS, **options})
     policy.name = "dollymp-ext"
     return policy

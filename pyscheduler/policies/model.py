@@ -3,7 +3,8 @@ Algorithm 1's size classes and Corollary 4.1's clone count. Pure functions; nump
 
 Ambiguities and the choices made here:
 * Section 5 writes e = theta + sigma but says sigma enters "by a factor of r"; we use e = theta + r * sigma
-  with r = `sigma_factor` (default 1, the printed formula).
+  with r = `sigma_factor` (1 in these functions, the printed formula; the dollymp policy passes 1.5, the
+  value of Sec. 6).
 * Eq. 16/17 ("remaining versions"): finished phases drop out; a phase in progress counts its unfinished
   tasks n_j^k(t) in the volume and its full e_j^k on the critical path.
 * Algorithm 1 line 2: g = log(sum v / (1 - max d)) is rounded up, base 2, at least 1, and at least
@@ -190,10 +191,16 @@ def corollary_grants(
     return copies
 
 
-def job_order(classes: np.ndarray, arrival: np.ndarray, app_priority: np.ndarray) -> np.ndarray:
+def job_order(
+    classes: np.ndarray, arrival: np.ndarray, app_priority: np.ndarray, volumes: np.ndarray | None = None
+) -> np.ndarray:
     """The order in which jobs are served: lowest DollyMP class (priority value) first; among jobs of
     equal class the higher YARN application priority first (the paper has no application priorities:
     the project's tie-break, so that an operator's priorities order equal jobs as in YARN), then earlier
-    arrival, then the job's index."""
+    arrival, then the job's index. With `volumes` (the extension order="size_class_volume"), jobs of
+    equal class and application priority go smallest volume v_j(t) first, before arrival."""
     n = classes.size
-    return np.lexsort((np.arange(n), arrival, -app_priority.astype(np.int64), classes))
+    keys = [np.arange(n), arrival]
+    if volumes is not None:
+        keys.append(volumes)
+    return np.lexsort((*keys, -app_priority.astype(np.int64), classes))

@@ -25,7 +25,9 @@ ROWS: list[tuple[str, str]] = [
     ("+ late copies and kill-and-restart", "dollymp(late=true;replace=true)"),
     ("+ launch clones for small jobs", "dollymp(small_job_clones=10)"),
     ("+ phase-tail clones", "dollymp(phase_tail=true)"),
-    ("all extensions (dollymp-ext)", "dollymp-ext"),
+    ("+ smallest volume first within a class", "dollymp(order=size_class_volume)"),
+    ("dollymp-ext (every extension but the order inside a class)", "dollymp-ext"),
+    ("dollymp-ext, smallest volume first within a class", "dollymp-ext(order=size_class_volume)"),
     ("all, no Corollary 4.1 clones, r = 1 (the former default)", FORMER),
     ("DollyMP0 (no clones)", NO_CLONES),
     ("Tetris", "tetris"),
@@ -43,8 +45,9 @@ HEADLINE_ROWS = [
     NO_CLONES,
     PAPER,
     "dollymp-ext",
+    "dollymp-ext(order=size_class_volume)",
 ]
-EXTENSIONS = ROWS[1:9]  # the rows an extension could be made default from
+EXTENSIONS = ROWS[1:11]  # the rows an extension could be made default from
 
 
 def group_of(label: str) -> str:

@@ -11,7 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pyscheduler.estimate import speedup
-from pyscheduler.policies.model import knapsack_level, size_class_count, transient_priorities
+from pyscheduler.policies import Snapshot, get_policy
+from pyscheduler.policies.model import job_order, knapsack_level, size_class_count, transient_priorities
+
+from .helpers import cluster, job
 
 
 def flows(n: int, alpha: float) -> tuple[float, float, float]:
@@ -111,3 +114,30 @@ def test_time_bound_of_section_4_2_1(items: list[tuple[float, int]]) -> None:
         used += d[j]
         makespan = max(makespan, t + theta[j])
     assert makespan <= vols.sum() / (1 - d.max()) + theta.max() + 1e-9
+
+
+def test_order_inside_a_class_is_arrival_for_the_paper_and_volume_for_the_extension() -> None:
+    c = cluster((4.0,))
+    big = job("big", 0.0, ("m", 3, (1.0,), 1.0, 0.0, ()))  # v = 3 x 1 s x 1/4, e = 1 s
+    small = job("small", 1.0, ("m", 1, (1.0,), 1.0, 0.0, ()))  # v = 1/4, e = 1 s: the same class
+    long = job("long", 2.0, ("m", 1, (0.01,), 100.0, 0.0, ()))  # v = 1/4 too, but e = 100 s: a later class
+    snap = Snapshot(0.0, c, [big, small, long])
+
+    def ranked(**options: object) -> list[tuple[str, int]]:
+        d = get_policy("dollymp", max_clones=0, **options).decide(snap)
+        return [(p.job_id, p.priority) for p in sorted(d.priorities, key=lambda p: p.rank)]
+
+    paper = ranked()
+    assert [j for j, _ in paper] == ["big", "small", "long"]
+    assert paper[0][1] == paper[1][1] < paper[2][1]
+    assert [j for j, _ in ranked(order="size_class_volume")] == ["small", "big", "long"]
+    with pytest.raises(ValueError, match="order"):
+        get_policy("dollymp", order="volume")
+
+
+def test_job_order_takes_volume_after_class_and_application_priority() -> None:
+    classes = np.array([1, 1, 1, 0])
+    arrival = np.array([0.0, 1.0, 2.0, 3.0])
+    volumes = np.array([5.0, 1.0, 3.0, 9.0])
+    assert job_order(classes, arrival, np.zeros(4, np.int64), volumes).tolist() == [3, 1, 2, 0]
+    assert job_order(classes, arrival, np.array([0, 0, 2, 0]), volumes).tolist() == [3, 2, 1, 0]
