@@ -19,7 +19,7 @@ from pyscheduler.deploy import cds
 from pyscheduler.deploy.cputally import kind_of
 from pyscheduler.deploy.display import Display
 from pyscheduler.deploy.localcluster import LocalCluster
-from pyscheduler.deploy.processes import processes_under
+from pyscheduler.deploy.processes import cmdline, processes_under
 
 TASK_JVM_OPTS = "-Xmx256m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:CICompilerCount=1"
 AM_JVM_OPTS = "-Xmx384m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:CICompilerCount=1"
@@ -79,11 +79,12 @@ class ArchiveCache:
             status = f"{result.final_status} ({result.log})"
             raise RuntimeError(f"the class-list warm-up job {name} failed: {status}")
         _await_jvms_gone(cluster)
-        files = [out / f"{k}.classlist" for k in cds.KINDS]
-        missing = [str(f) for f in files if not f.exists()]
+        files = {k: cds.lists_of(out, k) for k in cds.KINDS}
+        missing = [k for k, fs in files.items() if not fs]
         if missing:
-            raise RuntimeError(f"the warm-up job {name} wrote no class list: {', '.join(missing)}")
-        return files
+            kinds = ", ".join(missing)
+            raise RuntimeError(f"the warm-up job {name}'s {kinds} JVMs wrote no class list in {out}")
+        return [f for fs in files.values() for f in fs]
 
 
 def _await_jvms_gone(cluster: LocalCluster, timeout_s: float = 60.0) -> None:
@@ -91,16 +92,9 @@ def _await_jvms_gone(cluster: LocalCluster, timeout_s: float = 60.0) -> None:
     unregisters, before the JVMs exit, and a JVM appends to its class list until it does."""
     deadline = time.monotonic() + timeout_s
     while True:
-        left = [p for p in processes_under(cluster.base) if kind_of(_cmdline(p)) in ("am", "task")]
+        left = [p for p in processes_under(cluster.base) if kind_of(cmdline(p) or "") in ("am", "task")]
         if not left:
             return
         if time.monotonic() > deadline:
             raise RuntimeError(f"the warm-up job's JVMs still run {timeout_s:g} s after it finished: {left}")
         time.sleep(0.5)
-
-
-def _cmdline(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-    except OSError:
-        return ""

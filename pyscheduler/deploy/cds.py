@@ -40,16 +40,29 @@ class Archive:
 
 
 def list_opts(jars: Sequence[str], conf_dir: Path, out_dir: Path) -> dict[str, str]:
-    """JVM options, per kind of JVM ("am", "map", "reduce"), that write its loaded classes to out_dir."""
+    """JVM options, per kind of JVM ("am", "map", "reduce"), that write its loaded classes to out_dir, each
+    JVM to a list of its own, `<kind>.pid<pid>.classlist` (the JVM expands %p): copies of one task (clones,
+    speculative attempts) run at once, and JVMs writing one file overwrite each other's lines."""
     cp = ":".join([*jars, str(conf_dir)])
-    return {k: f"-cp {cp} -XX:DumpLoadedClassList={out_dir / f'{k}.classlist'}" for k in KINDS}
+    return {k: f"-cp {cp} -XX:DumpLoadedClassList={out_dir / f'{k}.%p.classlist'}" for k in KINDS}
+
+
+def lists_of(out_dir: Path, kind: str) -> list[Path]:
+    """The class lists that JVMs of `kind` started with `list_opts(..., out_dir)` wrote."""
+    return sorted(out_dir.glob(f"{kind}.pid*.classlist"))
 
 
 def merge_lists(lists: Sequence[Path], out: Path) -> int:
-    """Write the lines of `lists` to `out` once each, in order of first appearance; returns the count."""
+    """Write the lines of `lists` to `out` once each, in order of first appearance; returns the count. A
+    list's last line without its newline is left out: its JVM was killed while writing it (a copy that
+    lost its task), and `java -Xshare:dump` refuses a cut line."""
     seen: dict[str, None] = {}
     for f in lists:
-        for line in f.read_text(encoding="utf-8").splitlines():
+        text = f.read_text(encoding="utf-8")
+        lines = text.splitlines()
+        if lines and not text.endswith("\n"):
+            lines.pop()
+        for line in lines:
             if line and not line.startswith("#"):
                 seen.setdefault(line, None)
     if not seen:

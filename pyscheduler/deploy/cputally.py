@@ -13,6 +13,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pyscheduler.deploy.processes import cmdline
+
 # (marker in the command line, kind), first match wins
 KINDS = (
     ("ResourceManager", "rm"),
@@ -56,14 +58,8 @@ class CpuTally:
             if cpu is None:
                 continue
             if pid not in self.kinds:
-                try:
-                    cmd = (
-                        (proc / str(pid) / "cmdline")
-                        .read_bytes()
-                        .replace(b"\0", b" ")
-                        .decode(errors="replace")
-                    )
-                except OSError:
+                cmd = cmdline(pid, proc)
+                if cmd is None:
                     continue
                 self.kinds[pid] = kind_of(cmd)
                 # a process already running at the first sample counts from then; a new one from its start

@@ -92,6 +92,14 @@ def _proc_uid(pid: int) -> int | None:
         return None
 
 
+def cmdline(pid: int, proc: Path = Path("/proc")) -> str | None:
+    """Process `pid`'s command line, arguments joined by spaces ("" for a zombie); None once it is gone."""
+    try:
+        return (proc / str(pid) / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return None
+
+
 def processes_under(base: Path) -> list[int]:
     """Pids of this user's processes whose cwd or command line lies under `base` (never our own)."""
     marker = str(base.resolve())
@@ -108,13 +116,10 @@ def processes_under(base: Path) -> list[int]:
             cwd = os.readlink(entry / "cwd")
         except OSError:
             cwd = ""
-        try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
+        line = cmdline(pid)
+        if not line:  # gone, or a zombie: nothing to kill
             continue
-        if not cmdline:  # a zombie: nothing to kill
-            continue
-        if cwd.startswith(marker) or marker in cmdline:
+        if cwd.startswith(marker) or marker in line:
             found.append(pid)
     return found
 

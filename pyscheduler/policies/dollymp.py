@@ -212,7 +212,7 @@ class DollyMPPolicy:
         order = job_order(prio, table.arrival, np.array([j.app_priority for j in jobs], np.int64), ties)
         rank = np.empty(len(jobs), np.int64)
         rank[order] = np.arange(len(jobs))
-        why = "arrival_order" if self.order == "arrival" else "size_class"
+        why = "arrival_order" if self.order == "arrival" else self.order  # size_class[_volume]
         pl = prio.tolist()
         out.priorities = [Priority(jobs[p].job_id, pl[p], r, why) for r, p in enumerate(order.tolist())]
 

@@ -131,6 +131,16 @@ def test_order_inside_a_class_is_arrival_for_the_paper_and_volume_for_the_extens
     assert [j for j, _ in paper] == ["big", "small", "long"]
     assert paper[0][1] == paper[1][1] < paper[2][1]
     assert [j for j, _ in ranked(order="size_class_volume")] == ["small", "big", "long"]
+    # every priority names the order that ranked it
+    reasons = {
+        o: {p.reason for p in get_policy("dollymp", max_clones=0, order=o).decide(snap).priorities}
+        for o in ("size_class", "size_class_volume", "arrival")
+    }
+    assert reasons == {
+        "size_class": {"size_class"},
+        "size_class_volume": {"size_class_volume"},
+        "arrival": {"arrival_order"},
+    }
     with pytest.raises(ValueError, match="order"):
         get_policy("dollymp", order="volume")
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from pyscheduler.deploy import cds
 from pyscheduler.deploy.benchcds import WARMUPS, ArchiveCache
 from pyscheduler.deploy.display import Display
 from pyscheduler.deploy.localcluster import LocalCluster
@@ -19,8 +20,14 @@ STRAGGLER_JOB = "io.dollymp.yarn.workload.StragglerJob"
 JAVA = shutil.which("java") or "java"  # make test runs with a JDK on the PATH (it builds the plugin)
 
 
-def _classes(path: Path) -> set[str]:
-    return {line.split()[0] for line in path.read_text(encoding="utf-8").splitlines() if line[:1].isalpha()}
+def _classes(*paths: Path) -> set[str]:
+    assert paths, "no class list"
+    return {
+        line.split()[0]
+        for path in paths
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if line[:1].isalpha()
+    }
 
 
 def test_the_archive_holds_both_halves_am_classes(tmp_path: Path) -> None:
@@ -40,7 +47,7 @@ def test_the_archive_holds_both_halves_am_classes(tmp_path: Path) -> None:
     assert opts.endswith(f"-XX:SharedArchiveFile={archive.path}")
     assert f":{measured.conf_dir} " in opts  # the measured cluster's configuration, last on the class path
 
-    am = {name: _classes(tmp_path / "cds" / name / "am.classlist") for name in WARMUPS}
+    am = {name: _classes(*cds.lists_of(tmp_path / "cds" / name, "am")) for name in WARMUPS}
     helper = "io/dollymp/yarn/am/DollyMPAppMaster"
     assert helper in am["dollymp-am"] and helper not in am["mapreduce-am"]
     assert any(c.startswith("io/dollymp/shaded/io/grpc/") for c in am["dollymp-am"])  # the helper's gRPC

@@ -26,6 +26,16 @@ def test_lists_are_merged_once_each_in_order_of_first_appearance(tmp_path: Path)
     ]
 
 
+def test_a_list_cut_while_its_jvm_was_killed_loses_only_its_cut_line(tmp_path: Path) -> None:
+    cut = tmp_path / "map.pid7.classlist"
+    cut.write_text("java/lang/Object\n@lambda-proxy java/lang/Str", encoding="utf-8")  # killed mid-line
+    whole = tmp_path / "map.pid8.classlist"
+    whole.write_text("java/util/List\n", encoding="utf-8")
+    out = tmp_path / "all.classlist"
+    assert cds.merge_lists([cut, whole], out) == 2
+    assert out.read_text(encoding="utf-8").splitlines() == ["java/lang/Object", "java/util/List"]
+
+
 def test_lists_without_classes_are_an_error_naming_them(tmp_path: Path) -> None:
     empty = tmp_path / "reduce.classlist"
     empty.write_text("# NOTE: generated\n", encoding="utf-8")
@@ -38,7 +48,18 @@ def test_every_kind_of_jvm_writes_its_own_list_on_the_fixed_class_path(tmp_path:
     assert sorted(opts) == sorted(cds.KINDS)
     for kind, o in opts.items():
         assert o.startswith("-cp /x/a.jar:/x/b.jar:/c/conf ")
-        assert o.endswith(f"-XX:DumpLoadedClassList={tmp_path / f'{kind}.classlist'}")
+        assert o.endswith(f"-XX:DumpLoadedClassList={tmp_path / f'{kind}.%p.classlist'}")
+
+
+def test_jvms_running_at_once_write_lists_of_their_own(tmp_path: Path) -> None:
+    opts = cds.list_opts([], tmp_path / "conf", tmp_path)["map"].split()
+    jvms = [subprocess.Popen([JAVA, *opts, "-version"], stderr=subprocess.DEVNULL) for _ in range(2)]
+    pids = {f"map.pid{j.pid}.classlist" for j in jvms}
+    assert all(j.wait(timeout=120) == 0 for j in jvms)
+    assert {f.name for f in cds.lists_of(tmp_path, "map")} == pids
+    assert cds.lists_of(tmp_path, "reduce") == []
+    for f in cds.lists_of(tmp_path, "map"):
+        assert "java/lang/Object" in f.read_text(encoding="utf-8").split()
 
 
 def test_a_jvm_runs_on_the_dumped_jars_with_its_own_conf_dir_last(tmp_path: Path) -> None:
@@ -60,9 +81,9 @@ def test_a_real_dump_is_mapped_by_a_jvm_whose_class_path_extends_it(tmp_path: Pa
     subprocess.run(
         [str(Path(JAVA).with_name("jar")), "cf", str(jar), "-C", str(src), "Hello.class"], check=True
     )
-    listed = tmp_path / "map.classlist"
     opts = cds.list_opts([str(jar)], tmp_path / "conf", tmp_path)["map"].split()
     subprocess.run([JAVA, *opts, "Hello"], check=True, capture_output=True)
+    [listed] = cds.lists_of(tmp_path, "map")
     assert "Hello" in listed.read_text(encoding="utf-8").split()
 
     said: list[str] = []
