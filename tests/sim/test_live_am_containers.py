@@ -59,7 +59,7 @@ def test_the_benchmarks_mixes_run_their_ams_in_containers() -> None:
         n = int(attempt_id.split("_")[2])
         first.setdefault(n, t)
     for job in loaded(1).jobs:
-        assert first[job.n] >= job.submit_s + AM_STARTUP_S
+        assert first[job.n] >= job.submit_s + loaded(1).startup_fixed_s + AM_STARTUP_S
 
 
 @pytest.mark.parametrize(
@@ -75,12 +75,26 @@ def test_a_workloads_bad_field_is_refused_by_name(change: dict[str, object], fie
         dataclasses.replace(_one_job(0), **change)  # type: ignore[arg-type]
 
 
-def _pair(cores: float) -> Workload:
+def _pair(cores: float, fixed_s: float = 0.0) -> Workload:
     # 2 maps of 10 s work on 4 slots, both placed in the same heartbeat; start-up 2 s (CPU-seconds)
     job = JobSpec(1, "pair", 0.0, (PhaseSpec("map", 2, 10.0, 20),))
-    return Workload(
-        "pair", 1, (job,), nodes=1, node_mem_mb=4096, node_vcores=4, startup_s=2.0, cap=1.0, host_cores=cores
-    )
+    wl = Workload("pair", 1, (job,), nodes=1, node_mem_mb=4096, node_vcores=4, startup_s=2.0, cap=1.0)
+    return dataclasses.replace(wl, host_cores=cores, startup_fixed_s=fixed_s)
+
+
+def _span(wl: Workload) -> float:
+    rec = run(wl)
+    starts = {t for t, *_ in rec.containers}
+    assert len(starts) == 1
+    return rec.flowtimes[f"application_{CLUSTER_TS}_0001"] - starts.pop()
+
+
+def test_a_start_ups_fixed_wait_comes_before_its_shared_cpu() -> None:
+    # the 3 s wait takes no CPU: on one core the two start-ups still share 4 s, after it; flat, it adds
+    assert _span(_pair(1.0, 3.0)) == pytest.approx(_span(_pair(1.0)) + 3.0, abs=0.01)
+    assert _span(_pair(0.0, 3.0)) == pytest.approx(_span(_pair(0.0)) + 3.0, abs=0.01)
+    with pytest.raises(ValueError, match=r"Workload\.startup_fixed_s"):
+        _pair(1.0, -1.0)
 
 
 def test_start_ups_share_the_hosts_cores() -> None:

@@ -41,8 +41,17 @@ def _check(ap: argparse.ArgumentParser, flag: str, service: dict[str, Any]) -> N
         ap.error(f"{flag}: {exc}")
 
 
-def _with_cores(workload: Callable[[int], Workload], cores: float, seed: int) -> Workload:
-    return dataclasses.replace(workload(seed), host_cores=cores)
+def _with(workload: Callable[[int], Workload], changes: dict[str, Any], seed: int) -> Workload:
+    return dataclasses.replace(workload(seed), **changes)
+
+
+# Start-up flags -> Workload fields (a flag left out keeps the workload's own value)
+_STARTUP_FLAGS = {
+    "host_cores": "start-ups contend on this many cores (default 0: they do not)",
+    "startup_s": "a task container's start-up, CPU-seconds with --host-cores, else seconds",
+    "am_startup_s": "an AM container's start-up, as --startup-s",
+    "startup_fixed_s": "wall time of every start-up that takes no shared CPU (before its CPU-seconds)",
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -72,12 +81,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="the AMs speculate as Hadoop's stock MRAppMaster (with --policy capacity: the cluster "
         "benchmark's Capacity+speculation half)",
     )
-    ap.add_argument(
-        "--host-cores",
-        type=float,
-        default=0.0,
-        help="start-ups contend on this many cores (Workload.host_cores; default 0: they do not)",
-    )
+    for field, text in _STARTUP_FLAGS.items():
+        ap.add_argument(
+            "--" + field.replace("_", "-"), type=float, default=None, help=f"{text} (Workload.{field})"
+        )
     ap.add_argument(
         "--warm-history",
         action="store_true",
@@ -89,8 +96,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     models = [m for m in args.yield_model.split(",") if m]
     names = [w for w in args.workload.split(",") if w]
     unknown = [w for w in names if w not in WORKLOADS]
-    if not 0 <= args.host_cores <= 4096:
-        ap.error(f"--host-cores: {args.host_cores} outside [0, 4096]")
+    changes: dict[str, Any] = {f: getattr(args, f) for f in _STARTUP_FLAGS if getattr(args, f) is not None}
+    try:  # each value checked as the Workload checks it, named by its flag
+        dataclasses.replace(WORKLOADS["light"](1), **changes)
+    except ValueError as exc:
+        field = str(exc).split(":")[0].removeprefix("Workload.")
+        ap.error(f"--{field.replace('_', '-')}: {str(exc).split(': ', 1)[1]}")
     if unknown or args.seeds < 1 or not models:
         ap.error(f"unknown workload(s) {unknown}" if unknown else "need at least one seed and one model")
     service = bench_service() if args.policy is None else {"policy.name": args.policy}
@@ -121,8 +132,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name in names:
         t0 = time.monotonic()
         workload = WORKLOADS[name]
-        if args.host_cores:
-            workload = functools.partial(_with_cores, workload, args.host_cores)
+        if changes:
+            workload = functools.partial(_with, workload, changes)
         results = compare(workload, seeds, models, service, said, args.am_speculation, args.warm_history)
         print(f"{name} ({time.monotonic() - t0:.0f} s of wall time)")
         for r in results:

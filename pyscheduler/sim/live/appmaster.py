@@ -268,8 +268,8 @@ class AppMaster:
         a.state, a.container_id, a.node_id, a.launch_s = pb.ATTEMPT_RUNNING, container_id, node_id, now
         a.work_s = self.wl.run_s(self.j, a.phase, a.task, a.nth)
         a.end_s = math.inf  # until its start-up is done (`work_begins`)
-        if self.wl.host_cores <= 0:  # start-ups do not contend: each takes startup_s
-            self.work_begins(a, now + self.wl.startup_s)
+        if self.wl.host_cores <= 0:  # start-ups do not contend: each takes its flat time
+            self.work_begins(a, now + self.wl.startup_fixed_s + self.wl.startup_s)
 
     def work_begins(self, a: Attempt, at: float) -> None:
         """Attempt `a`'s container finished its start-up at `at`: its work runs from then."""

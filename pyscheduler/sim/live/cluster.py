@@ -7,8 +7,9 @@ With `Workload.am_mem_mb` > 0 each application first asks for its AM container (
 asks for it); the AM starts `Workload.am_startup_s` after that container does and holds it until its
 job finishes. AM containers count in no copy's container-seconds.
 
-With `Workload.host_cores`, start-ups contend (`advance`): every container starting shares the cores
-equally, each start-up being its flat time in CPU-seconds."""
+With `Workload.host_cores`, start-ups contend (`advance`): a container's start-up first waits
+`Workload.startup_fixed_s` (wall time, no CPU), then every container starting shares the cores equally,
+each start-up being its flat time in CPU-seconds."""
 
 from __future__ import annotations
 
@@ -59,6 +60,7 @@ class Cluster:
     sent_asks: dict[tuple[str, int], int] = field(default_factory=dict)
     next_container: int = 1
     starting: dict[str, float] = field(default_factory=dict)  # container -> start-up CPU-seconds left
+    cpu_from: dict[str, float] = field(default_factory=dict)  # container -> when its fixed wait ends, s
 
     def __post_init__(self) -> None:
         self.alloc = [[0, 0] for _ in range(self.wl.nodes)]
@@ -81,6 +83,7 @@ class Cluster:
         if c is None:
             return None
         self.starting.pop(cid, None)
+        self.cpu_from.pop(cid, None)
         self.alloc[c.node][0] -= c.mem_mb
         self.alloc[c.node][1] -= c.vcores
         self.completions.append(
@@ -159,9 +162,15 @@ class Cluster:
         cid = self._container(am, "", p, False, now, am_container=True)
         am.am_container_id = cid
         if self.wl.host_cores > 0:
-            self.starting[cid] = self.wl.am_startup_s
+            self._starts(cid, self.wl.am_startup_s, now)
         else:
-            am.ready_s = now + self.wl.am_startup_s
+            am.ready_s = now + self.wl.startup_fixed_s + self.wl.am_startup_s
+
+    def _starts(self, cid: str, cpu_s: float, now: float) -> None:
+        """Container `cid`'s start-up: `cpu_s` CPU-seconds on the shared cores, after the fixed wait."""
+        self.starting[cid] = cpu_s
+        if self.wl.startup_fixed_s > 0:
+            self.cpu_from[cid] = now + self.wl.startup_fixed_s
 
     def advance(self, now: float, dt: float) -> None:
         """The start-ups of the last `dt` seconds to `now`, the cores shared equally (processor sharing):
@@ -169,15 +178,20 @@ class Cluster:
         left = dict(self.starting)
         t = now - dt
         while left and t < now - 1e-9:
-            rate = min(1.0, self.wl.host_cores / len(left))
-            step = min(now - t, min(left.values()) / rate)
+            waits = [self.cpu_from[c] for c in left if self.cpu_from.get(c, t) > t + 1e-9]
+            using = [c for c in left if self.cpu_from.get(c, t) <= t + 1e-9]  # past their fixed wait
+            step, rate = min([now - t, *(w - t for w in waits)]), 0.0
+            if using:
+                rate = min(1.0, self.wl.host_cores / len(using))
+                step = min(step, min(left[c] for c in using) / rate)
             t += step
-            for cid in list(left):
+            for cid in using:
                 left[cid] -= rate * step
                 if left[cid] <= 1e-9:
                     del left[cid]
                     self._started(cid, t)
         self.starting = {cid: s for cid, s in left.items() if cid in self.containers}
+        self.cpu_from = {cid: w for cid, w in self.cpu_from.items() if cid in self.starting}
 
     def _started(self, cid: str, at: float) -> None:
         c = self.containers.get(cid)
@@ -195,7 +209,7 @@ class Cluster:
         cid = self._container(am, a.attempt_id, p, a.is_clone, now)
         am.launch(a, cid, p.node_id, now)
         if self.wl.host_cores > 0:
-            self.starting[cid] = self.wl.startup_s
+            self._starts(cid, self.wl.startup_s, now)
         self.record.containers.append((now, cid, a.attempt_id, p.node_id, a.is_clone))
 
     def _container(
