@@ -1,10 +1,12 @@
-"""The package's shape: no import cycle among pyscheduler's modules, and no file of the live path
-(pyscheduler/rpc/) over 400 lines. Imports inside functions and under `if TYPE_CHECKING:` do not run at
+"""The package's shape: no import cycle among pyscheduler's modules, no file of the live path
+(pyscheduler/rpc/) over 400 lines, and the maps a newcomer reads (the README's, the package docstrings')
+name every package and module. Imports inside functions and under `if TYPE_CHECKING:` do not run at
 import time and are left out."""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2] / "pyscheduler"
@@ -106,3 +108,41 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
 def test_no_file_of_the_live_path_is_over_400_lines() -> None:
     long = {p.name: n for p in (ROOT / "rpc").glob("*.py") if (n := len(p.read_text().splitlines())) > 400}
     assert not long, long
+
+
+# Packages whose docstring is a map of their modules.
+MAPPED = ("rpc", "sim", "deploy")
+
+
+def _unmapped(package: Path) -> list[str]:
+    """The package's modules its docstring does not name (as a word: `amplan`, `loaders/`, `(ambounds)`)."""
+    doc = ast.get_docstring(ast.parse((package / "__init__.py").read_text())) or ""
+    words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", doc))
+    return sorted(_names(package) - words)
+
+
+def _names(package: Path) -> set[str]:
+    files = {p.stem for p in package.glob("*.py") if p.stem != "__init__"}
+    return files | {p.name for p in package.iterdir() if (p / "__init__.py").is_file()}
+
+
+def test_every_module_is_on_its_packages_map() -> None:
+    missing = {pkg: m for pkg in MAPPED if (m := _unmapped(ROOT / pkg))}
+    assert not missing, f"modules missing from their package docstring's map: {missing}"
+
+
+def test_the_readme_names_every_subpackage() -> None:
+    readme = (ROOT.parent / "README.md").read_text()
+    subs = sorted(
+        p.name for p in ROOT.iterdir() if (p / "__init__.py").is_file() and not p.name.startswith("_")
+    )
+    assert "sim" in subs and "rpc" in subs
+    missing = [s for s in subs if f"pyscheduler/{s} " not in readme]
+    assert not missing, f"README.md's map leaves out pyscheduler/{missing}"
+
+
+def test_the_map_check_sees_a_module_left_out(tmp_path: Path) -> None:
+    (tmp_path / "__init__.py").write_text('"""A package.\n\nalpha   the first\n"""\n')
+    (tmp_path / "alpha.py").write_text("")
+    (tmp_path / "beta.py").write_text("")
+    assert _unmapped(tmp_path) == ["beta"]

@@ -1,0 +1,20 @@
+"""The trace-driven simulator: the decision core (pyscheduler.core, pyscheduler.policies) on simulated time.
+
+workload        the native workload and cluster formats (JobSpec, PhaseSpec); loaders/ reads the traces
+synthetic       the Master-Worker model of paper 003 (Sec. II) in the native format
+synthetic_dag   a held-out workload: multi-phase DAGs, heavy-tailed sizes, straggling tasks
+straggler       an attempt's run time: base time x per-attempt slowdown / node speed (pareto, empirical)
+engine          the discrete-event driver of DecisionLoop with a ManualClock; events its event queue
+starts          a round's placements started (the shim's part); ends a copy's end (the AM helper's part)
+copies          running copies as records; running the same as numpy columns for policies that read them all
+shuffle         reduce copies' reads of map output (Dolly Sec. 4: CAC, CC, delay assignment)
+runner          several policies on one workload, cluster, straggler model and seed, side by side
+metrics         flowtime, makespan, resources (design.md, "Measures that count"); loadmeter measured load
+lowerbound      a lower bound on any schedule's total flowtime (SREW+C Eq. 18)
+report          CDF plots and a Markdown summary of one `dollymp simulate` run
+reproduce       the reproduction report's scenarios; reproduce_checks its two-sided checks; reproduce_doc
+                its Markdown (docs/reproduction.md)
+ablation        DollyMP's extensions: the paper's DollyMP2, each extension alone, all together, over seeds
+textio          plain or gzip text files alike
+live/           the live mechanism simulated: a simulated shim and AM helper driving the real service
+"""
