@@ -187,6 +187,10 @@ SCHEMA: dict[str, tuple[Any, Parser]] = {
     "appmaster.beaten_min_progress": (0.2, _float(0.0)),
     # An original that a clone of its task clearly beats is released too (by the same rule).
     "appmaster.release_beaten_originals": (False, _bool),
+    # The live form of the core's late_first extension (policies/dollymp.py): clones of tasks judged on their
+    # own (a late copy, the phase tail, a job's last stage) go to the core's round with their job's originals,
+    # in its priority order, instead of waiting for capacity no original can use (rpc/clones.py).
+    "appmaster.late_first": (False, _bool),
     # Which clones yield to waiting originals: "rules" (rpc/yielding.py) or "value" (rpc/yield_value.py,
     # the value model of pyscheduler/value with the yield.* parameters; originals only).
     "appmaster.yield_model": ("rules", _str(("rules", "value"))),

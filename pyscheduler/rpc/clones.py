@@ -26,6 +26,9 @@ capacity left idle afterwards).
   way);
 - which attempt gets a granted container is the AM's choice (containers of one key are fungible); the
   service controls the counts, so at most the originals' count is placed outside idle capacity;
+- with `appmaster.late_first` (off by default) the clones judged alone are not clone asks: translate.py
+  leaves them in their job's pending tasks, so the core places them with its originals, in its priority
+  order (`CloneAsks.ahead`), the live form of the core policy's `late_first` extension;
 - a clone reported after its ask reached the RM is counted from the next round on (the AM helper
   reports on its own poll): until then its container counts as an original's.
 """
@@ -54,6 +57,9 @@ class CloneAsks(dict[AskKey, int]):
         # of the others (clones at launch), those that would be their task's first running clone, of a task
         # not covered (translate.PhaseHint.waiting_first): clones worth the least yield to them
         self.first: dict[AskKey, int] = {}
+        # with appmaster.late_first: the clones judged alone that the core's round places with their job's
+        # originals (left out of this mapping and of `alone`; translate.py's `_app_job`)
+        self.ahead: dict[AskKey, int] = {}
 
 
 def clone_counts(

@@ -181,6 +181,7 @@ def core_round(
     yield_by: Chooser | None = None,
     history: RunHistorySource | None = None,
     am: AmSource | None = None,
+    late_first: bool = False,
 ) -> Callable[[Mirror], RoundResult]:
     """A round function deciding with a core policy. Each round reads the AM helpers' reports once, at its
     start (`am`, rpc/amview.py; without it, the `hints` and `copies` readers, each once). With copies (the
@@ -189,7 +190,9 @@ def core_round(
     `beaten_rule`) are released at once, every round (rpc/yielding.py). `yield_by` chooses which clones
     yield (default rpc/yielding.py's rules; the value model: rpc/yield_value.py). `history`: the
     recurring-job history of applications without an AM helper, θ/σ of their asks before their own
-    containers end (rpc/runhistory.py)."""
+    containers end (rpc/runhistory.py). `late_first` (appmaster.late_first): clones judged alone are placed
+    by the core with their job's originals (rpc/translate.py); still waiting, they count as clones judged
+    alone for yielding, as without it."""
     import time
 
     now = clock or time.time
@@ -209,7 +212,9 @@ def core_round(
         if not wanting:
             return RoundResult(kills=released, copies=running)  # nothing pending: no round (rows stay dirty)
         iso = Isolation(mirror)  # one application's error leaves it out, not the round (rpc/isolate.py)
-        snapshot, index, zero, clones = snapshot_and_clones(mirror, now(), view.hint, limits, iso, history)
+        snapshot, index, zero, clones = snapshot_and_clones(
+            mirror, now(), view.hint, limits, iso, history, late_first
+        )
         result = from_decisions(mirror, iso.decide(policy, snapshot, index), index, zero)
         result.deferrals.extend(iso.deferrals())
         held = {d.key for d in result.deferrals}
@@ -232,6 +237,11 @@ def core_round(
         result.deferrals.extend(deferred)
         if running is not None:
             alone = waiting_alone(mirror, clones.alone, placed)
+            for k, n in clones.ahead.items():  # the core's pending: originals and these alike; a count
+                if (m := min(n, originals.get(k, 0))) > 0:
+                    originals[k] -= m
+                    alone[k] = alone.get(k, 0) + m
+            originals = {k: n for k, n in originals.items() if n > 0}
             first = waiting_first(clones, alone, placed)
             now_ms = int(now() * 1000)
             # at most as many waiting as containers could yield (an ask of 2^31 containers: a list each)

@@ -70,6 +70,7 @@ def round_with(
     history: RunHistorySource | None = None,
     clock: Callable[[], float] | None = None,
     am: AmSource | None = None,
+    late_first: bool = False,
 ) -> RoundFn:
     """`clock`: the rounds' time, epoch seconds (default wall time; a simulator passes its own). `am`: the
     AM helpers' reports, read once per round (rpc/amview.py), in place of `hints` and `copies`."""
@@ -88,5 +89,6 @@ def round_with(
         history=history,
         clock=clock,
         am=am,
+        late_first=late_first,
     )
     return with_queue_shares(core)

@@ -158,6 +158,7 @@ class DecisionService:
                     cfg["appmaster.release_beaten_originals"],
                 ),
                 yield_by=yield_by,
+                late_first=cfg["appmaster.late_first"],
                 limits=self.limits,
                 history=histories,
                 clock=None if clock is None else clock.now,

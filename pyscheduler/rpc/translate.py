@@ -150,11 +150,14 @@ def snapshot_and_clones(
     limits: Limits = DEFAULTS,
     isolation: Isolation | None = None,
     history: RunHistorySource | None = None,
+    late_first: bool = False,
 ) -> tuple[Snapshot, dict[tuple[str, str], AskRec], list[AskRec], CloneAsks]:
     """`to_snapshot`, plus the clone containers among the pending ones (rpc/clones.py), which the
     snapshot leaves out. With `isolation`, an application whose translation raises is left out of the
     round (rpc/isolate.py) and so is one excluded earlier that has not changed since. `history`: the
-    recurring-job history of applications without an AM helper (rpc/runhistory.py)."""
+    recurring-job history of applications without an AM helper (rpc/runhistory.py). `late_first`
+    (appmaster.late_first): clones judged alone are given to the core with their job's originals
+    (`CloneAsks.ahead`)."""
     dims = dims_of(mirror)
     cluster = cluster_of(mirror)
     total = cluster.capacity.sum(axis=0).tolist() if len(cluster.node_ids) else [0.0] * len(dims)
@@ -187,7 +190,7 @@ def snapshot_and_clones(
     for app_id, asks in sorted(by_app.items()):
 
         def one(hint: dict[int, PhaseHint], app_id: str = app_id, asks: list[AskRec] = asks) -> Any:
-            return _app_job(mirror, app_id, asks, hint, dims, now_s, bound, history)
+            return _app_job(mirror, app_id, asks, hint, dims, now_s, bound, history, late_first)
 
         if isolation is not None:
             got = isolation.translate(app_id, asks, hints, one)
@@ -199,6 +202,7 @@ def snapshot_and_clones(
         clones.update(app_clones)
         clones.alone.update(app_clones.alone)
         clones.first.update(app_clones.first)
+        clones.ahead.update(app_clones.ahead)
         if job is None:
             continue
         jobs.append(job)
@@ -251,15 +255,22 @@ def _app_job(
     now_s: float,
     bound: Callable[[Res], int],
     history: RunHistorySource | None = None,
+    late_first: bool = False,
 ) -> tuple[Job | None, list[tuple[str, AskRec]], CloneAsks]:
-    """One application's core Job (`_job`) and its clone containers (rpc/clones.py)."""
+    """One application's core Job (`_job`) and its clone containers (rpc/clones.py); with `late_first`,
+    the clones judged alone stay in the Job's pending tasks (`CloneAsks.ahead`)."""
     clones = CloneAsks()
     waiting = {prio: h.waiting_clones for prio, h in hint.items() if h.waiting_clones > 0}
     app_clones = clone_counts(asks, waiting) if waiting else {}
-    clones.update(app_clones)
     alone = {prio: h.waiting_alone for prio, h in hint.items() if h.waiting_alone > 0}
     if alone and app_clones:
         clones.alone.update(clone_counts([a for a in asks if a.key in app_clones], alone, app_clones))
+    if late_first and clones.alone:
+        clones.ahead, clones.alone = clones.alone, {}
+        app_clones = {
+            k: n - clones.ahead.get(k, 0) for k, n in app_clones.items() if n > clones.ahead.get(k, 0)
+        }
+    clones.update(app_clones)
     first = {prio: h.waiting_first for prio, h in hint.items() if h.waiting_first > 0}
     if first and app_clones:
         clones.first.update(clone_counts([a for a in asks if a.key in app_clones], first, app_clones))

@@ -188,3 +188,25 @@ def test_a_tasks_first_clone_takes_idle_capacity_before_a_newer_asks_third_copy(
     hints[APP2] = PhaseHint("map", 5.0, 1.0, 1, waiting_first=1)
     got = _placed(core_round(get_policy("dollymp"), lambda app_id: {20: hints[app_id]})(m))
     assert got.get((attempt(1), pb.REASON_CLONE_IDLE_CAPACITY)) == 1, got
+
+
+def test_late_first_hands_a_late_copy_to_the_core_with_its_jobs_originals() -> None:
+    """appmaster.late_first: a clone judged alone (a late copy) goes to the core's round, in its job's
+    priority order, instead of waiting until no original of any job waits (rpc/clones.py)."""
+    # 3 cores. App 1 (first, larger) has 4 originals waiting; app 2's only pending container is a late copy.
+    asks = [ask(1, 20, 4), ask(2, 20, 1)]
+    hints = {APP1: PhaseHint("map", 5.0, 1.0, 0), APP2: PhaseHint("map", 5.0, 1.0, 1, waiting_alone=1)}
+    hint = lambda app_id: {20: hints[app_id]}  # noqa: E731
+    paper = _placed(core_round(get_policy("dollymp"), hint)(_mirror(3, asks)))
+    assert sum(n for (a, _), n in paper.items() if a == attempt(1)) == 3, paper
+    assert not any(a == attempt(2) for a, _ in paper), paper  # the paper's Algorithm 2: idle capacity only
+
+    snap, _, _, clones = snapshot_and_clones(_mirror(3, asks), 10.0, hint, late_first=True)
+    assert dict(clones) == {} and clones.alone == {} and clones.ahead == {(attempt(2), 20, -1): 1}
+    assert {j.job_id: [p.num_tasks for p in j.phases] for j in snap.jobs} == {APP1: [4], APP2: [1]}
+
+    ahead = core_round(get_policy("dollymp"), hint, late_first=True)(_mirror(3, asks))
+    got = _placed(ahead)
+    assert sum(n for (a, _), n in got.items() if a == attempt(2)) == 1, got  # the small job's copy first
+    assert sum(n for (a, _), n in got.items() if a == attempt(1)) == 2, got
+    assert not any(r == pb.REASON_CLONE_IDLE_CAPACITY for _, r in got), got

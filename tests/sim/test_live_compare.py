@@ -19,6 +19,7 @@ from pyscheduler.sim.live.compare import (
     paired,
     run_warm,
 )
+from pyscheduler.sim.live.workload import loaded
 
 
 def test_the_yield_models_decide_differently_on_the_same_draws() -> None:
@@ -186,3 +187,13 @@ def test_the_cli_runs_warm_and_says_so(capsys: pytest.CaptureFixture[str]) -> No
     out = capsys.readouterr().out
     assert "after a warm-up run of the same jobs (recurring-job history)" in out
     assert re.search(r"small-mapreduce .*\n  rules  mean flowtime \d", out)
+
+
+def test_late_first_reaches_the_services_rounds() -> None:
+    """appmaster.late_first (rpc/clones.py) on the loaded mix, where a small job's late copy can wait behind
+    the large job's originals: the same draws decide differently, and every job still finishes."""
+    wl = loaded(1)
+    base = run(wl, LiveOptions(service=bench_service()))
+    ahead = run(wl, LiveOptions(service={**bench_service(), "appmaster.late_first": True}))
+    assert base.key() != ahead.key()
+    assert len(ahead.flowtimes) == len(base.flowtimes) == len(wl.jobs)
