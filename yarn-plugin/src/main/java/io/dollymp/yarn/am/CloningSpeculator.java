@@ -296,11 +296,31 @@ public class CloningSpeculator extends AbstractService implements Speculator {
               : scheme + a.getNodeHttpAddress().split(":")[0] + ":" + a.getShufflePort(), a.getProgress()));
     }
     String phase = t.getType() == org.apache.hadoop.mapreduce.v2.api.records.TaskType.MAP ? "map" : "reduce";
-    String won = "";
-    if (t.getState() == TaskState.SUCCEEDED) { // the report is built only then: it copies the counters
-      org.apache.hadoop.mapreduce.v2.api.records.TaskAttemptId id = t.getReport().getSuccessfulAttempt();
-      won = id == null ? "" : id.toString();
+    TaskState state = t.getState();
+    String won = state == TaskState.SUCCEEDED ? winner(t, as) : "";
+    return new TaskView(t.getID().toString(), phase, state.toString(), as, won);
+  }
+
+  /**
+   * The attempt that won a succeeded task: its one attempt in state SUCCEEDED (only one attempt of a task
+   * commits). The task's report says so too, but building it copies the attempt's counters, and this runs
+   * for every finished task on every poll; it is asked only when the attempts do not tell.
+   */
+  private static String winner(Task t, List<AttemptView> attempts) {
+    String found = "";
+    for (AttemptView a : attempts) {
+      if (a.state().equals("SUCCEEDED")) {
+        if (!found.isEmpty()) {
+          found = "";
+          break;
+        }
+        found = a.attemptId();
+      }
     }
-    return new TaskView(t.getID().toString(), phase, t.getState().toString(), as, won);
+    if (!found.isEmpty()) {
+      return found;
+    }
+    org.apache.hadoop.mapreduce.v2.api.records.TaskAttemptId id = t.getReport().getSuccessfulAttempt();
+    return id == null ? "" : id.toString();
   }
 }
