@@ -28,6 +28,7 @@ class Mission:
     omega_elapsed: int = 0  # ... of which from the first copy after waiting ω
     clone_s: float = 0.0  # container-seconds of clones
     attempt_s: float = 0.0  # container-seconds of all attempts
+    lost_s: float = 0.0  # container-seconds of attempts whose work was not used (all but a task's winner)
 
     def add(self, other: Mission) -> None:
         for name in self.__dataclass_fields__:
@@ -75,6 +76,7 @@ def read_app(records: Path, app_id: str) -> Mission:
             s = (finish - launch) / 1000.0
             m.attempt_s += s
             m.clone_s += s if is_clone else 0.0
+            m.lost_s += 0.0 if won else s
     fetch = records / "fetch"
     for attempt in sorted(clone_attempts):
         f = fetch / f"{attempt}.tsv"

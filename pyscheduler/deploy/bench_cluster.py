@@ -59,6 +59,7 @@ class Run:
     results: dict[str, jobs.JobResult] = field(default_factory=dict)
     clone_s: float = 0.0  # container-seconds of attempts launched as clones
     attempt_s: float = 0.0  # container-seconds of all attempts
+    lost_s: float = 0.0  # container-seconds of attempts whose work was not used
     clones: int = 0
     kills: dict[str, int] = field(default_factory=dict)  # the service's preemptions, per reason
     load: list[float] = field(default_factory=list)  # the 1-minute load average, sampled while jobs ran
@@ -178,7 +179,7 @@ def run_scheduler(
     for name, r in run.results.items():
         show.say(f"  {name}: {r.final_status} in {r.rm_elapsed_s} s ({r.app_id})")
     if records.exists():
-        run.clone_s, run.attempt_s, run.clones = clone_overhead(records)
+        run.clone_s, run.attempt_s, run.lost_s, run.clones = clone_overhead(records)
     return run
 
 
@@ -207,6 +208,7 @@ def report(runs: dict[str, Run], jobs_run: Sequence[MixJob] = MIX) -> tuple[str,
     out["ratio"] = round(da / ca, 3) if isinstance(da, float) and isinstance(ca, float) and ca > 0 else None
     out["clone_extra_container_s"] = round(dmp.clone_s, 1)
     out["clone_extra_container_s_frac"] = round(dmp.clone_s / dmp.attempt_s, 3) if dmp.attempt_s else 0.0
+    out["lost_container_s_frac"] = round(dmp.lost_s / dmp.attempt_s, 3) if dmp.attempt_s else 0.0
     out["clones"] = dmp.clones
     out["clones_yielded"] = dmp.kills.get("clone_yields", 0)
     out["clones_beaten"] = dmp.kills.get("clone_beaten", 0)
@@ -217,7 +219,8 @@ def report(runs: dict[str, Run], jobs_run: Sequence[MixJob] = MIX) -> tuple[str,
         lines.append(f"{key + ' flowtime':<14}{c!s:>16}{d!s:>12}")
     lines.append(
         f"clones: {dmp.clones}, {dmp.clone_s:.1f} container-s of {dmp.attempt_s:.1f} "
-        f"({out['clone_extra_container_s_frac']}); preempted by the service: {out['clones_yielded']} "
+        f"({out['clone_extra_container_s_frac']}), copies not used {dmp.lost_s:.1f} container-s "
+        f"({out['lost_container_s_frac']}); preempted by the service: {out['clones_yielded']} "
         f"for waiting originals, {out['clones_beaten']} beaten; originals beaten: {out['originals_beaten']}"
     )
     lines.append(f"load average while the mix ran: {out['capacity_load_avg']} / {out['dollymp_load_avg']}")

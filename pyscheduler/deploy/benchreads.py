@@ -9,10 +9,12 @@ from pathlib import Path
 from pyscheduler.deploy import amrecords
 
 
-def clone_overhead(records: Path) -> tuple[float, float, int]:
-    """(clone container-seconds, all attempts' container-seconds, clones) from the AM records."""
+def clone_overhead(records: Path) -> tuple[float, float, float, int]:
+    """(clone container-seconds, all attempts' container-seconds, lost container-seconds, clones) from the
+    AM records; lost: the attempts whose work was not used, every copy but its task's winner (a clone
+    that wins counts as a clone but not as lost, the original it beat as lost)."""
     m = amrecords.read_all(records)
-    return m.clone_s, m.attempt_s, m.clones
+    return m.clone_s, m.attempt_s, m.lost_s, m.clones
 
 
 def kills_by_reason(db: Path) -> dict[str, int]:

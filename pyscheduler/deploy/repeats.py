@@ -12,6 +12,7 @@ FIGURES = (
     "capacity_avg_flowtime_s",
     "dollymp_avg_flowtime_s",
     "clone_extra_container_s_frac",
+    "lost_container_s_frac",
     "clones",
     "clones_yielded",
     "clones_beaten",

@@ -23,16 +23,19 @@ def test_p90_nearest_rank() -> None:
     assert bc.p90([5.0]) == 5.0
 
 
-def test_clone_overhead_counts_clone_container_seconds(tmp_path: Path) -> None:
+def test_clone_overhead_counts_clone_and_lost_container_seconds(tmp_path: Path) -> None:
     rows = [
         "# job_state=SUCCEEDED",
         HEADER,
         "t0\tmap\ta0\tfalse\tc1\tn\tSUCCEEDED\t1000\t5000\ttrue",
         "t0\tmap\ta1\ttrue\tc2\tn\tKILLED\t2000\t5000\tfalse",
         "t1\tmap\tb0\tfalse\t\t\tKILLED\t0\t0\tfalse",  # never launched: no container time
+        # t2's clone wins: its 2 s are a clone's, not lost; the original it beat (5 s) is lost
+        "t2\tmap\td0\tfalse\tc3\tn\tKILLED\t1000\t6000\tfalse",
+        "t2\tmap\td1\ttrue\tc4\tn\tSUCCEEDED\t4000\t6000\ttrue",
     ]
     (tmp_path / "application_1_0001.tsv").write_text("\n".join(rows) + "\n")
-    assert benchreads.clone_overhead(tmp_path) == (3.0, 7.0, 1)
+    assert benchreads.clone_overhead(tmp_path) == (5.0, 14.0, 8.0, 2)
 
 
 def test_the_services_preemptions_are_counted_per_reason_from_its_decision_log(tmp_path: Path) -> None:
@@ -64,13 +67,14 @@ def _result(name: str, s: float) -> JobResult:
 
 
 def test_report_last_line_fields() -> None:
-    cap, dmp = bc.Run("capacity"), bc.Run("dollymp", clone_s=10.0, attempt_s=100.0, clones=2)
+    cap, dmp = bc.Run("capacity"), bc.Run("dollymp", clone_s=10.0, attempt_s=100.0, lost_s=25.0, clones=2)
     for j in bc.MIX:
         cap.results[j.name] = _result(j.name, 100.0)
         dmp.results[j.name] = _result(j.name, 50.0)
     _, out = bc.report({"capacity": cap, "dollymp": dmp})
     assert out["ratio"] == 0.5
     assert out["clone_extra_container_s_frac"] == 0.1
+    assert out["lost_container_s_frac"] == 0.25
     assert out["capacity_avg_flowtime_s"] == 100.0 and out["dollymp_p90_flowtime_s"] == 50.0
 
 
