@@ -188,7 +188,10 @@ class AuthIT {
   @Test
   @Order(2)
   void afterAServiceRestartTheAmSendsItsJobAgain() throws Exception {
-    Job job = sleepJob("dollymp-auth-restart", 15_000);
+    // Maps long enough that the job outlives the restart: the AM resends its job once the restarted service
+    // answers it (its gRPC channel reconnects with backoff), and with 15 s maps on a loaded machine the job
+    // sometimes finished first, which this test would read as the AM never resending.
+    Job job = sleepJob("dollymp-auth-restart", 45_000);
     ExampleJobs.submitAndAwaitMaps(job, 120_000);
     String appId = ExampleJobs.appIdOf(job);
     service.killHard();
