@@ -4,6 +4,7 @@ python -m pyscheduler.sim.live --seeds 5 --yield-model rules,value --workload lo
 python -m pyscheduler.sim.live --yield-model rules --workload light --policy-options '{"max_clones": 1}'
 python -m pyscheduler.sim.live --workload light --service '{"appmaster.beaten_margin_s": 2}'
 python -m pyscheduler.sim.live --workload loaded --policy capacity --am-speculation --host-cores 2
+python -m pyscheduler.sim.live --workload light --host-cores 2 --progress hadoop
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 
 from pyscheduler import config
 from pyscheduler.sim.live.compare import bench_service, compare, paired
+from pyscheduler.sim.live.progress import MODELS, ProgressModel
 from pyscheduler.sim.live.records import LiveRecord
 from pyscheduler.sim.live.workload import WORKLOADS, Workload
 
@@ -86,6 +88,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             "--" + field.replace("_", "-"), type=float, default=None, help=f"{text} (Workload.{field})"
         )
     ap.add_argument(
+        "--progress",
+        choices=MODELS,
+        default=None,
+        help="what an AM sees of its attempts' progress (sim/live/progress.py): exact, or hadoop (a map's "
+        "score in StragglerJob's 20 steps, a reduce's from 2/3, each as of its task's last report every "
+        "3 s); default: the workload's own",
+    )
+    ap.add_argument(
         "--warm-history",
         action="store_true",
         help="each measured run follows a run of the same jobs at another seed on the same decision log, "
@@ -97,6 +107,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     names = [w for w in args.workload.split(",") if w]
     unknown = [w for w in names if w not in WORKLOADS]
     changes: dict[str, Any] = {f: getattr(args, f) for f in _STARTUP_FLAGS if getattr(args, f) is not None}
+    if args.progress is not None:
+        changes["progress"] = ProgressModel.named(args.progress)
     try:  # each value checked as the Workload checks it, named by its flag
         dataclasses.replace(WORKLOADS["light"](1), **changes)
     except ValueError as exc:
@@ -127,6 +139,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
 
     spec = "; AMs speculate as Hadoop's" if args.am_speculation else ""
+    spec += f"; progress {args.progress}" if args.progress else ""
     spec += "; after a warm-up run of the same jobs (recurring-job history)" if args.warm_history else ""
     print(f"service: {service}{spec}; seeds {seeds[0]}..{seeds[-1]}; median [min, max] over seeds")
     for name in names:

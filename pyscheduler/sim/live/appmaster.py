@@ -23,16 +23,17 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from pyscheduler.estimate.copies import MAP_PHASE_SHARE
 from pyscheduler.sim.live import speculator
 from pyscheduler.sim.live.records import LiveRecord
 from pyscheduler.sim.live.workload import JobSpec, Workload
+from pyscheduler.sim.straggler import copy_unit
 from pyscheduler.wire import pb
 
 CLUSTER_TS = "1700000000000"
 MAX_CLONES = 2  # clones per task at most (as the service's plans)
 PROGRESS_REPORT_S = 3.0  # a running attempt's progress again after this long (dollymp.am.progress-report-ms)
 LIVE = (pb.ATTEMPT_WAITING, pb.ATTEMPT_RUNNING)
+REPORT_STREAM = 7  # copy_unit's stream for an attempt's progress-report phase (progress.py)
 
 
 def app_id(n: int) -> str:
@@ -150,12 +151,16 @@ class AppMaster:
         return {ids.index(q) for ph in self.spec.phases for q in ph.parents}
 
     def _progress(self, a: Attempt, now: float, upstream: set[int]) -> float:
-        """What a running attempt reports: its work's share done since its start-up, a map's scaled to
-        MAP_PHASE_SHARE in a job with reduces (a MapTask's score at its input's end); 0 otherwise."""
+        """What a running attempt reports: its score as the AM holds it at `now` (progress.py, the
+        workload's model), 0 before its work began."""
         if a.state != pb.ATTEMPT_RUNNING or a.work_s <= 0:
             return 0.0
-        progress = min(0.999, max(0.0, (now - a.work_begin_s) / a.work_s)) if now > a.work_begin_s else 0.0
-        return progress * MAP_PHASE_SHARE if a.phase in upstream else progress
+        model = self.wl.progress
+        offset = copy_unit(self.wl.seed, self.spec.n, a.phase, a.task, a.nth, REPORT_STREAM)
+        seen = model.seen_at(now, a.work_begin_s, offset)
+        if seen <= a.work_begin_s:
+            return 0.0
+        return model.score((seen - a.work_begin_s) / a.work_s, a.phase == 0, a.phase in upstream)
 
     # ---- the AM's own steps ---------------------------------------------------------------------------
 

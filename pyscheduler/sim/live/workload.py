@@ -10,9 +10,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pyscheduler.deploy.draws import attempt_ms
+from pyscheduler.sim.live.progress import ProgressModel
 from pyscheduler.sim.straggler import copy_unit
 
 DRAWS = ("crn", "bench")
+EXACT = ProgressModel()
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +64,8 @@ class Workload:
     # the JVM's exec and the task's first call to its AM. With host_cores it comes before the start-up's
     # CPU-seconds; without, it adds to the flat time.
     startup_fixed_s: float = 0.0
+    # What an AM sees of its attempts' progress (progress.py): "exact" by default
+    progress: ProgressModel = EXACT
 
     def __post_init__(self) -> None:
         if self.draws not in DRAWS:
@@ -163,9 +167,10 @@ def bench_mix(name: str, seed: int) -> Workload:
     names), arrivals, map base time (reduces half) and containers per node, on its 4 NodeManagers; each
     attempt's run time is the one the benchmark's StragglerJob draws for it at `seed` (deploy/draws.py,
     with the benchmark's default shape and cap), start-ups as measured there (BENCH_STARTUP_FIXED_S, then
-    BENCH_STARTUP_CPU_S of CPU, shared with --host-cores). Each job's AM takes one container of a task's
-    size, as the benchmark's MapReduce AMs do (512 MB, a container slot), and asks for its tasks its
-    start-up (the fixed wait, then AM_STARTUP_S) after its container starts."""
+    BENCH_STARTUP_CPU_S of CPU, shared with --host-cores), progress as its tasks report it (progress.py's
+    "hadoop": StragglerJob's steps, Hadoop's reduce score and report interval). Each job's AM takes one
+    container of a task's size, as the benchmark's MapReduce AMs do (512 MB, a container slot), and asks
+    for its tasks its start-up (the fixed wait, then AM_STARTUP_S) after its container starts."""
     from pyscheduler.deploy import benchmix as bench
 
     base_s = bench.BASE_MS[name] / 1000.0
@@ -188,6 +193,7 @@ def bench_mix(name: str, seed: int) -> Workload:
         draws="bench",
         am_mem_mb=1024,
         am_startup_s=AM_STARTUP_S,
+        progress=ProgressModel.named("hadoop"),
     )
 
 
