@@ -187,6 +187,9 @@ SCHEMA: dict[str, tuple[Any, Parser]] = {
     "appmaster.beaten_min_progress": (0.2, _float(0.0)),
     # An original that a clone of its task clearly beats is released too (by the same rule).
     "appmaster.release_beaten_originals": (False, _bool),
+    # A reduce copy's progress, for every estimate of when it finishes, is its reduce phase's, (score - 2/3)
+    # x 3 (estimate/copies.py reduce_work_progress), not Hadoop's score, 2/3 once the shuffle is done.
+    "appmaster.reduce_phase_progress": (False, _bool),
     # The live form of the core's late_first extension (policies/dollymp.py): clones of tasks judged on their
     # own (a late copy, the phase tail, a job's last stage) go to the core's round with their job's originals,
     # in its priority order, instead of waiting for capacity no original can use (rpc/clones.py).

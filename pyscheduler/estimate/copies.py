@@ -127,6 +127,19 @@ def work_progress(progress: float, share: float = MAP_PHASE_SHARE) -> float:
     return min(1.0, progress / share) if progress > 0 else progress
 
 
+# Hadoop's ReduceTask splits its progress score in three equal parts: copy (the shuffle), sort and reduce.
+REDUCE_PHASE_FROM = 2.0 / 3.0
+
+
+def reduce_work_progress(progress: float, start: float = REDUCE_PHASE_FROM) -> float:
+    """A reduce copy's progress through its reduce phase, from a ReduceTask's progress score:
+    (progress - 2/3) / (1/3), 0 until its copy and sort are done. Every estimate here extends a copy's
+    rate back to progress 0 as its work's start; a reduce's score stands at 2/3 once its shuffle is done,
+    so from the raw score a reduce copy looked two-thirds done as its reduce began, and two copies of
+    one reduce with run times 20 s and 60 s looked due within 2 s of each other."""
+    return max(0.0, min(1.0, (progress - start) / (1.0 - start)))
+
+
 class Left(NamedTuple):
     """A running copy's time left, s (None: no report with progress yet), and whether its rate is known
     (`finish_at_rate`) or only its earliest finish (`finish_at_least`)."""

@@ -178,6 +178,11 @@ def upstream(profile: Any) -> frozenset[str]:
     return frozenset(q for ph in profile.phases for q in ph.parents)
 
 
+def downstream(profile: Any) -> frozenset[str]:
+    """Phases that wait for others: a MapReduce job's reduces (`reduce_work_progress`)."""
+    return frozenset(ph.phase_id for ph in profile.phases if ph.parents)
+
+
 def last_stages(profile: Any) -> frozenset[str]:
     """Phases of the job's last stage: with parents (upstream phases), and no phase waits for them."""
     parents = {q for ph in profile.phases for q in ph.parents}

@@ -23,11 +23,19 @@ from pyscheduler.estimate.copies import (
     finish_at_rate,
     judge,
     judge_left,
+    reduce_work_progress,
     time_left,
     work_progress,
 )
 from pyscheduler.rpc import ambounds
-from pyscheduler.rpc.amjob import copy_report, copy_reports, last_stages, upstream, waiting_clone
+from pyscheduler.rpc.amjob import (
+    copy_report,
+    copy_reports,
+    downstream,
+    last_stages,
+    upstream,
+    waiting_clone,
+)
 from pyscheduler.rpc.amview import AmView
 from pyscheduler.rpc.limits import Limits
 from pyscheduler.rpc.mapreads import read_records
@@ -56,12 +64,14 @@ class AppState:
     waiting_alone: dict[str, str] = field(default_factory=dict)
     last_stages: frozenset[str] = frozenset()  # `amjob.last_stages` of the profile, which a job keeps
     upstream: frozenset[str] = frozenset()  # `amjob.upstream`: phases whose progress is `work_progress`
+    downstream: frozenset[str] = frozenset()  # `amjob.downstream`: with reduce_phase, `reduce_work_progress`
     named_log: NamedLog = field(default_factory=NamedLog)  # tasks named on their own, logged once each
     map_reads: dict[str, set[str]] = field(default_factory=dict)  # reduce attempt -> map tasks read (logged)
 
     def __post_init__(self) -> None:
         self.last_stages = last_stages(self.profile)
         self.upstream = upstream(self.profile)
+        self.downstream = downstream(self.profile)
 
     def waits_alone(self, a: Any) -> bool:
         """Whether attempt `a` is a clone waiting for its container that goes before clones at launch,
@@ -83,7 +93,11 @@ class AmRegistry:
     """Per-application AM state; every read and write under `lock`."""
 
     def __init__(
-        self, history: Any | None = None, max_apps: int = 10_000, clock: Clock | None = None
+        self,
+        history: Any | None = None,
+        max_apps: int = 10_000,
+        clock: Clock | None = None,
+        reduce_phase: bool = False,
     ) -> None:
         self.history = history  # pyscheduler.store StatisticsHistory, or None
         self.clock: Clock = clock if clock is not None else WallClock()  # the AM reports' time (epoch s)
@@ -91,6 +105,8 @@ class AmRegistry:
         self.lock = threading.Lock()
         self.apps: dict[str, AppState] = {}
         self.startups = StartupEstimate()  # guarded by lock
+        # appmaster.reduce_phase_progress: a reduce's progress is its reduce phase's (`reduce_work_progress`)
+        self.reduce_phase = reduce_phase
 
     def put_profile(self, profile: Any) -> None:
         """A job profile, reported first or again (the durations seen so far are kept)."""
@@ -123,6 +139,8 @@ class AmRegistry:
                 del a.map_reads[:]  # logged (`reads`): the attempt is kept as last reported, without them
                 if a.phase_id in st.upstream:  # a map's map phase (`work_progress`)
                     a.progress = work_progress(a.progress)
+                elif self.reduce_phase and a.phase_id in st.downstream:
+                    a.progress = reduce_work_progress(a.progress)
                 prev = st.attempts.get(a.attempt_id)
                 st.attempts[a.attempt_id] = a
                 changes.append((a, prev))

@@ -38,10 +38,12 @@ class AppMasterServicer:
         budget: PlanBudget | None = None,
         limits: Limits = DEFAULTS,
         clock: Clock | None = None,
+        reduce_phase: bool = False,
     ) -> None:
         self.limits = limits
         self.recorder = recorder
-        self.am = AmRegistry(history, max_apps, clock)  # `clock`: the plans' time (default wall time)
+        # `clock`: the plans' time (default wall time); `reduce_phase`: appmaster.reduce_phase_progress
+        self.am = AmRegistry(history, max_apps, clock, reduce_phase)
         self.planner = AmPlanner(self.am, registry, policy, recorder, budget)
         # The job name the RM knows an application by, None if it knows none (pyscheduler.rpc.auth): the
         # recurring-job history is written only for such applications, under that name.

@@ -142,6 +142,7 @@ class DecisionService:
             ),
             limits=self.limits,
             clock=clock,
+            reduce_phase=cfg["appmaster.reduce_phase_progress"],
         )
         self.guard = auth.Guard(auth_settings, self.registry)
         self.appmaster.rm_job_name = self.guard.history_name

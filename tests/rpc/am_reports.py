@@ -67,13 +67,13 @@ def phase_profile(phase_id: str, tasks: int, priority: int, parents: tuple[str, 
 
 @contextmanager
 def late_rule_am(
-    tmp_path: Path, small_job_clones: int = 0, full: bool = False
+    tmp_path: Path, small_job_clones: int = 0, full: bool = False, **service: Any
 ) -> Iterator[tuple[DecisionService, Any]]:
     """A real service whose DollyMP clones late copies (and, with `small_job_clones`, every task of a job
     of at most that many tasks at launch) and an AM stub on it, 4 nodes (idle; with `full`, every vcore
-    taken), application 1 known."""
+    taken), application 1 known; `service`: further configuration keys."""
     options = {**FORMER, "small_job_clones": small_job_clones, "tail_tasks": small_job_clones}
-    svc = in_process_service(tmp_path, **{"policy.name": "dollymp-ext", "policy.options": options})
+    svc = in_process_service(tmp_path, **{"policy.name": "dollymp-ext", "policy.options": options, **service})
     alloc = (8192, 8) if full else (0, 0)
     try:
         with am_session(

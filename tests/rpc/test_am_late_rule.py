@@ -21,6 +21,7 @@ from am_reports import (
 
 from pyscheduler.estimate.copies import (
     MAP_PHASE_SHARE,
+    reduce_work_progress,
     work_progress,
 )
 from pyscheduler.objects import DecisionKind
@@ -86,6 +87,14 @@ def test_a_late_running_task_is_named_in_the_plan_with_its_clone(tmp_path: Path)
         assert "attempts[0].progress" in (err.value.details() or "")
 
 
+def _map_reduce_profile(am: Any, maps: int) -> None:
+    phases = [phase_profile("map", maps, 20), phase_profile("reduce", 1, 10, ("map",))]
+    profile = pb.JobProfile(
+        application_id=APP, job_name="mr", submit_time_ms=1, phases=phases, clones_preemptible=True
+    )
+    am.ReportJobProfile(profile, timeout=10)
+
+
 def test_a_maps_copy_is_timed_by_its_map_phase_when_its_job_has_reduces(tmp_path: Path) -> None:
     """Hadoop's MapTask score reaches 0.667 when its input is read (then its sort, 0.333), so the service
     times a map of a job with reduces by score / 0.667 (`work_progress`): a map that went from 0.0667 to
@@ -93,12 +102,7 @@ def test_a_maps_copy_is_timed_by_its_map_phase_when_its_job_has_reduces(tmp_path
     drew 40-140 s were timed at 132-176 s). A reduce's score, and a map's in a job without reduces, are
     kept."""
     with late_rule_am(tmp_path) as (svc, am):
-        phases = [phase_profile("map", 2, 20), phase_profile("reduce", 1, 10, ("map",))]
-        am.ReportJobProfile(
-            pb.JobProfile(application_id=APP, job_name="mr", submit_time_ms=1, phases=phases,
-                          clones_preemptible=True),
-            timeout=10,
-        )  # fmt: skip
+        _map_reduce_profile(am, 2)
         now_ms = int(time.time() * 1000)
         early = running_map(0, now_ms, 10, 0.0667)
         am.ReportAttempts(pb.AttemptReports(application_id=APP, attempts=[early]), timeout=10)
@@ -113,6 +117,27 @@ def test_a_maps_copy_is_timed_by_its_map_phase_when_its_job_has_reduces(tmp_path
         assert {c.attempt_id: c.progress for c in svc.appmaster.running_copies()}[red.attempt_id] == 0.8
     assert work_progress(0.0) == 0.0 and work_progress(0.9) == 1.0
     assert work_progress(0.5, 1.0) == 0.5
+
+
+def test_with_reduce_phase_progress_a_reduce_is_timed_by_its_reduce_phase(tmp_path: Path) -> None:
+    """Hadoop's ReduceTask score is 2/3 once its copy and sort are done; with
+    appmaster.reduce_phase_progress the service times a reduce by (score - 2/3) x 3
+    (`reduce_work_progress`): from 0.75 to 0.8 in 10 s is 40% through about 67 s of reduce work, due in
+    40 s, where the raw score (0.8 done at 0.005 a second) had it due at once."""
+    keys = {"appmaster.reduce_phase_progress": True}
+    with late_rule_am(tmp_path, **keys) as (svc, am):
+        _map_reduce_profile(am, 1)
+        now_ms = int(time.time() * 1000)
+        for ago_s, score in ((10.0, 0.75), (0.0, 0.8)):
+            red = attempt("reduce", 0, 0, pb.ATTEMPT_RUNNING)
+            red.node_id, red.launch_time_ms = "h0:1", now_ms - 60_000
+            red.time_ms, red.progress = now_ms - int(ago_s * 1000), score
+            am.ReportAttempts(pb.AttemptReports(application_id=APP, attempts=[red]), timeout=10)
+        (copy,) = svc.appmaster.running_copies()
+        assert copy.progress == pytest.approx(0.4)
+        assert copy.finish_est_ms == pytest.approx(now_ms + 40_000, abs=300)
+    assert reduce_work_progress(0.5) == 0.0 and reduce_work_progress(2 / 3) == 0.0
+    assert reduce_work_progress(5 / 6) == pytest.approx(0.5) and reduce_work_progress(1.0) == 1.0
 
 
 def test_launch_clones_are_never_named_per_task_but_a_late_task_of_the_same_job_is(tmp_path: Path) -> None:

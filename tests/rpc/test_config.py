@@ -36,6 +36,9 @@ def test_defaults_bind_loopback_and_layering(tmp_path: Path) -> None:
     off = {"DOLLYMP_APPMASTER_RELEASE_BEATEN_CLONES": "false"}
     assert config.load(None, env=off)["appmaster.release_beaten_clones"] is False
     assert config.load(None, env={})["appmaster.release_beaten_originals"] is False
+    assert config.load(None, env={})["appmaster.reduce_phase_progress"] is False
+    on = {"DOLLYMP_APPMASTER_REDUCE_PHASE_PROGRESS": "true"}
+    assert config.load(None, env=on)["appmaster.reduce_phase_progress"] is True
     rule = config.load(None, env={"DOLLYMP_APPMASTER_BEATEN_MARGIN_S": "2.5"})
     assert (rule["appmaster.beaten_margin_s"], rule["appmaster.beaten_min_progress"]) == (2.5, 0.2)
     with pytest.raises(config.ConfigError, match=r"appmaster\.beaten_margin_frac"):
