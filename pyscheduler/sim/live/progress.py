@@ -23,12 +23,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from pyscheduler.estimate.copies import MAP_PHASE_SHARE
+from pyscheduler.estimate.copies import MAP_PHASE_SHARE, REDUCE_PHASE_FROM
 
 MODELS = ("exact", "hadoop")
 HADOOP_MAP_STEPS = 20  # StragglerJob's default dollymp.straggler.steps
 HADOOP_REPORT_S = 3.0  # Hadoop's mapreduce.task.progress-report.interval default
-HADOOP_REDUCE_FROM = 2.0 / 3.0  # a ReduceTask's score once its copy and sort phases are done
+HADOOP_REDUCE_FROM = REDUCE_PHASE_FROM  # a ReduceTask's score once its copy and sort phases are done
 
 
 @dataclass(frozen=True, slots=True)
