@@ -11,6 +11,7 @@ display       progress lines of the demo and the benchmark
 demo          the newcomer's demo (`make demo`); demomix its job mix and summary
 bench_cluster the cluster benchmark (`make bench-cluster`); benchmix its mixes, cluster sizes and policy
 draws         the straggler job's drawn run times (StragglerJob draws the same numbers)
+clonebound    from those draws: the flowtime that cloning fewer tasks could keep, against its clone share
 cds           a class-data-sharing archive for task and AM JVMs; benchcds the benchmark's, from warm-up jobs
 cputally      where a run's CPU went, by process kind
 amrecords     the AM helper's attempt records read back; benchreads those and the decision log after a run
