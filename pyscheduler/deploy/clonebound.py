@@ -96,11 +96,11 @@ class MixRun:
     clone_share: float
 
 
-def mix_run(seed: int, rule: Rule, setting: Setting, gap_s: float = benchmix.DEFAULT_GAP_S) -> MixRun:
-    """The light mix at `seed` under `rule`: mean job flowtime and clone share."""
+def mix_run(seed: int, rule: Rule, setting: Setting) -> MixRun:
+    """The light mix at `seed` under `rule`, each job alone: mean job flowtime and clone share."""
     flows: list[float] = []
     total = clones = 0.0
-    for job in benchmix.mix("light", gap_s):
+    for job in benchmix.mix("light"):
         phases = (("m", job.maps, setting.map_base_ms), ("r", job.reduces, setting.map_base_ms // 2))
         flow = setting.startup_s
         for kind, n, base_ms in phases:
