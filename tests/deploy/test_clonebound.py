@@ -63,5 +63,15 @@ def test_the_command_prints_each_rule_with_its_ratio_and_share(capsys: pytest.Ca
     assert cb.main(["--seeds", "2"]) == 0
     out = capsys.readouterr().out
     assert "launch c=2" in out and "first-step c=2 t=3" in out and "clone share" in out
+    assert "  seed 2: oracle c=" in out and "fastest at clone share <= 0.3" in out
     with pytest.raises(SystemExit):
         cb.main(["--seeds", "0"])
+
+
+def test_the_fastest_rule_within_a_share_limit_keeps_to_it_and_a_looser_limit_is_never_slower() -> None:
+    tight = cb.fastest_within(1, "oracle", 0.2, S)
+    loose = cb.fastest_within(1, "oracle", 0.4, S)
+    assert tight is not None and loose is not None
+    assert tight[1].clone_share <= 0.2 < loose[1].clone_share <= 0.4
+    assert loose[1].mean_flowtime_s < tight[1].mean_flowtime_s
+    assert cb.mix_run(1, tight[0], S) == tight[1]
