@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
+
+import pytest
+
 from pyscheduler.sim.live.appmaster import AppMaster
 from pyscheduler.sim.live.records import LiveRecord
 from pyscheduler.sim.live.workload import JobSpec, PhaseSpec, Workload
@@ -111,3 +115,32 @@ def test_reports_carry_changes_and_progress_every_few_seconds() -> None:
     assert len(later.attempts) == 3 and all(r.progress > 0 for r in later.attempts)
     # a map of a job with reduces is scored to 0.667 at its input's end (Hadoop's MapTask)
     assert all(r.progress <= 0.667 for r in later.attempts)
+
+
+def test_with_a_clone_wait_clones_follow_progress_or_the_wait() -> None:
+    """clone_after_start_s (the AM helper's dollymp.am.clone.after-start-ms): no clone before a copy of
+    the task reports progress or its first copy is that old."""
+
+    def clones(am: AppMaster) -> int:
+        return sum(1 for a in am.attempts.values() if a.is_clone)
+
+    rec = LiveRecord()
+    am = AppMaster(dataclasses.replace(WL, clone_after_start_s=10.0), 0, rec)  # start-up 2 s, then work
+    am.start_ready(0.0)
+    _launch_waiting(am, 0.0)
+    am.act(_plan(per_phase=1), 1.0)
+    assert clones(am) == 0  # the originals are still starting
+    am.act(_plan(per_phase=1), 2.5)
+    assert clones(am) == 3  # each reported progress
+    slow = AppMaster(dataclasses.replace(WL, clone_after_start_s=10.0, startup_s=60.0), 0, LiveRecord())
+    slow.start_ready(0.0)
+    _launch_waiting(slow, 0.0)
+    slow.act(_plan(per_phase=1), 9.5)
+    assert clones(slow) == 0
+    slow.act(_plan(per_phase=1), 10.0)
+    assert clones(slow) == 3  # no progress yet, but launched 10 s ago
+
+
+def test_a_negative_clone_wait_is_refused_by_name() -> None:
+    with pytest.raises(ValueError, match="clone_after_start_s"):
+        dataclasses.replace(WL, clone_after_start_s=-1.0)

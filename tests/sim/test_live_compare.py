@@ -116,6 +116,9 @@ def test_cli_lays_policy_options_over_the_benchmarks(capsys: pytest.CaptureFixtu
     with pytest.raises(SystemExit):
         main([*args, "--startup-fixed-s", "4000"])
     assert "--startup-fixed-s: 4000.0 outside [0, 3600]" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main([*args, "--clone-after-start-s", "-1"])
+    assert "--clone-after-start-s: -1.0 outside [0, 3600]" in capsys.readouterr().err
 
 
 def test_cli_passes_service_keys_and_splits_container_seconds(capsys: pytest.CaptureFixture[str]) -> None:

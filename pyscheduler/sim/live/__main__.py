@@ -47,12 +47,14 @@ def _with(workload: Callable[[int], Workload], changes: dict[str, Any], seed: in
     return dataclasses.replace(workload(seed), **changes)
 
 
-# Start-up flags -> Workload fields (a flag left out keeps the workload's own value)
+# Start-up and AM clone-wait flags -> Workload fields (a flag left out keeps the workload's own value)
 _STARTUP_FLAGS = {
     "host_cores": "start-ups contend on this many cores (default 0: they do not)",
     "startup_s": "a task container's start-up, CPU-seconds with --host-cores, else seconds",
     "am_startup_s": "an AM container's start-up, as --startup-s",
     "startup_fixed_s": "wall time of every start-up that takes no shared CPU (before its CPU-seconds)",
+    "clone_after_start_s": "the AM helper's clone wait: a task's clones wait until a copy reports progress "
+    "or its first copy is this many seconds old (dollymp.am.clone.after-start-ms / 1000; default 0)",
 }
 
 

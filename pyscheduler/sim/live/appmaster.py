@@ -9,7 +9,8 @@ its plan. Progress is the share of the copy's work
 done since its start-up, as Hadoop's score: a map of a job with reduces reaches 0.667 at its input's
 end. Each ClonePlan sets the clones per phase and raises the per-task counts it names (kept once seen).
 A task gets clones only while one of its copies runs and none succeeded: the larger of its phase's
-count and its own, at most 2 in all and three live copies; a phase's clones at launch go round robin
+count and its own, at most 2 in all and three live copies (with `Workload.clone_after_start_s`, only
+once a copy reported progress or was launched that long ago); a phase's clones at launch go round robin
 (every task's k-th before any (k+1)-th); a clone that ended before its task succeeded (preempted) is
 launched again only for a task the plan named. Clones ask for containers of their task's phase (same
 priority). The first copy of a task to finish wins and the AM kills the others; a task left without
@@ -225,10 +226,13 @@ class AppMaster:
             self.granted[tc.task_id] = max(self.granted.get(tc.task_id, 0), tc.clones)
         tasks = [(p, t) for p in sorted(self.started) for t in range(self.spec.phases[p].tasks)]
         floor = self._launch_floor(tasks)
+        upstream = self._upstream()
         for p, t in tasks:
             copies = [a for a in self.attempts.values() if (a.phase, a.task) == (p, t)]
             if (p, t) in self.done or not any(a.state == pb.ATTEMPT_RUNNING for a in copies):
                 continue  # clones only while the task runs (Hadoop's TaskImpl takes them only then)
+            if not self._at_work(copies, now, upstream):
+                continue
             task_id = copies[0].task_id
             live = sum(1 for a in copies if a.state in LIVE)
             lost = sum(
@@ -246,6 +250,17 @@ class AppMaster:
             self.sent[(p, t)] = sent + c
             for _ in range(c):
                 self._new(p, t, True, "task" if task_id in self.granted else "phase", now)
+
+    def _at_work(self, copies: list[Attempt], now: float, upstream: set[int]) -> bool:
+        """With `Workload.clone_after_start_s` (the AM helper's dollymp.am.clone.after-start-ms): a copy
+        of the task reported progress, or its first copy was launched that long ago (CloneBook.started)."""
+        wait = self.wl.clone_after_start_s
+        if wait <= 0:
+            return True
+        return any(
+            self._progress(a, now, upstream) > 0 or (a.container_id and now - a.launch_s >= wait)
+            for a in copies
+        )
 
     def _clones_for(self, task_id: str, p: int) -> int:
         phase_id = self.spec.phases[p].phase_id

@@ -66,6 +66,9 @@ class Workload:
     startup_fixed_s: float = 0.0
     # What an AM sees of its attempts' progress (progress.py): "exact" by default
     progress: ProgressModel = EXACT
+    # The AM helper's dollymp.am.clone.after-start-ms in seconds: a task's clones wait until one of its
+    # copies reported progress or its first copy was launched this long ago (0: no wait)
+    clone_after_start_s: float = 0.0
 
     def __post_init__(self) -> None:
         if self.draws not in DRAWS:
@@ -76,7 +79,7 @@ class Workload:
             raise ValueError(f"Workload.am_startup_s: {self.am_startup_s} below 0")
         if not 0 <= self.host_cores <= 4096:
             raise ValueError(f"Workload.host_cores: {self.host_cores} outside [0, 4096]")
-        for name in ("startup_s", "startup_fixed_s"):
+        for name in ("startup_s", "startup_fixed_s", "clone_after_start_s"):
             if not 0 <= getattr(self, name) <= 3600:
                 raise ValueError(f"Workload.{name}: {getattr(self, name)} outside [0, 3600]")
 
