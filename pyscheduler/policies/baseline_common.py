@@ -14,6 +14,7 @@ from pyscheduler.policies.common import (
     REASON_BEST_FIT,
     REASON_FIRST_FIT,
     REASON_WAITING,
+    Unplaced,
     defer_unplaced,
     engine_for,
     original_entry,
@@ -69,12 +70,12 @@ def place_in_classes(
 ) -> PlacementEngine:
     """Place pending originals class by class (each class a list of job positions, best first).
 
-    Once no node has room left, the remaining jobs' waiting phases are deferred without building their
-    placement entries (the same deferral records, computed cheaply)."""
+    Once no node has room left, or (a class of one job) none for its phases' demands, the waiting phases are
+    deferred without building their placement entries (the same deferral records, computed cheaply)."""
     jobs = snapshot.jobs
     engine = engine or engine_for(snapshot)
     placed: dict[tuple[int, int], int] = {}
-    entries: list[Entry] = []
+    entries: list[Entry | Unplaced] = []
     rank = 0
     reason = REASON_BEST_FIT if best_fit else REASON_FIRST_FIT
     for level, cls in enumerate(classes):
@@ -85,7 +86,19 @@ def place_in_classes(
             rank += 1
             if not any(p.num_pending for p in job.phases):
                 continue
-            for k in ready_pending_phases(job):
+            ready = ready_pending_phases(job)
+            if (
+                len(cls) == 1
+                and engine.cand.size
+                and all(engine.is_full(job.phases[k].demand.values) for k in ready)
+            ):
+                # a class of one job none of whose phases any node has room for: what placing them would
+                # find, without listing their tasks
+                entries.extend(
+                    Unplaced(pos, k, job.phases[k].demand.values, job.phases[k].num_pending) for k in ready
+                )
+                continue
+            for k in ready:
                 if not engine.cand.size:
                     out.deferrals.append(
                         Deferral(
@@ -109,6 +122,14 @@ def running_tasks(job: Job, k: int, max_copies: int) -> IntArray:
     """Tasks of phase k that are running with fewer than `max_copies` copies (candidates for a clone)."""
     p = job.phases[k]
     return np.flatnonzero((p.state == TaskState.RUNNING) & (p.copies < max_copies)).astype(np.int64)
+
+
+def room_for_copies(jobs: Sequence[Job], engine: PlacementEngine) -> bool:
+    """Some node has room for one more copy of a running task of `jobs` (else a copy rule can skip its
+    scan of the running copies: nothing it picks would be placed)."""
+    return engine.room_for_any(
+        {p.demand.values for j in jobs for p in j.phases if p.num_tasks - p.num_pending - p.num_finished}
+    )
 
 
 def place_copies(

@@ -22,7 +22,7 @@ import numpy as np
 
 from pyscheduler.objects import TaskState
 from pyscheduler.policies.base import Decisions, Snapshot, register_policy
-from pyscheduler.policies.baseline_common import order_by, place_copies, place_in_classes
+from pyscheduler.policies.baseline_common import order_by, place_copies, place_in_classes, room_for_copies
 from pyscheduler.policies.placement import PlacementEngine
 
 REASON_SPECULATE = "late_speculation"
@@ -51,7 +51,7 @@ class CapacityLatePolicy:
         out = Decisions(snapshot.time, jobs, snapshot.cluster.node_ids)
         order = order_by(jobs, [j.arrival for j in jobs])
         engine = place_in_classes(snapshot, out, [[p] for p in order], best_fit=False)
-        if self.speculate and engine.cand.size:
+        if self.speculate and engine.cand.size and room_for_copies(jobs, engine):
             self._late(snapshot, out, engine)
         return out
 

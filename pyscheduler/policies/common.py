@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -17,6 +18,16 @@ REASON_CLONE = "clone_idle_capacity"
 REASON_WAITING = "waiting_for_resources"
 REASON_INFEASIBLE = "infeasible"
 REASON_LOST_RACE = "first_copy_finished"
+
+
+@dataclass(slots=True)
+class Unplaced:
+    """Pending originals of one (job, phase) that no node has room for, kept without listing the tasks."""
+
+    job_pos: int
+    phase_k: int
+    demand: tuple[float, ...]
+    count: int
 
 
 def pending_tasks(job: Job, k: int) -> IntArray:
@@ -53,13 +64,14 @@ def record(decisions: Decisions, entry: Entry, got: Assigned, is_clone: bool, re
 def defer_unplaced(
     decisions: Decisions,
     jobs: Sequence[Job],
-    entries: Iterable[Entry],
+    entries: Iterable[Entry | Unplaced],
     placed: dict[tuple[int, int], int],
     engine: PlacementEngine,
 ) -> None:
     """One deferral per (job, phase) whose pending originals were not all placed, with the reason."""
     for e in entries:
-        left = len(e.tasks) - placed.get((e.job_pos, e.phase_k), 0)
+        wanted = e.count if isinstance(e, Unplaced) else len(e.tasks)
+        left = wanted - placed.get((e.job_pos, e.phase_k), 0)
         if left <= 0:
             continue
         job = jobs[e.job_pos]
@@ -71,7 +83,7 @@ def defer_unplaced(
                     pid,
                     left,
                     REASON_INFEASIBLE,
-                    f"demand {e.demand.tolist()} exceeds every node's capacity",
+                    f"demand {[float(v) for v in e.demand]} exceeds every node's capacity",
                 )
             )
         else:

@@ -14,7 +14,7 @@ import numpy as np
 
 from pyscheduler.objects import TaskState
 from pyscheduler.policies.base import Decisions, Snapshot, register_policy
-from pyscheduler.policies.baseline_common import order_by, place_copies, place_in_classes
+from pyscheduler.policies.baseline_common import order_by, place_copies, place_in_classes, room_for_copies
 
 REASON_MANTRI = "mantri_speculation"
 
@@ -33,7 +33,7 @@ class MantriPolicy:
         out = Decisions(snapshot.time, jobs, snapshot.cluster.node_ids)
         order = order_by(jobs, [j.arrival for j in jobs])
         engine = place_in_classes(snapshot, out, [[p] for p in order], best_fit=False)
-        if not engine.cand.size:
+        if not (engine.cand.size and room_for_copies(jobs, engine)):
             return out
         pos = {j.job_id: i for i, j in enumerate(jobs)}
         cands: list[tuple[float, int, int, int]] = []

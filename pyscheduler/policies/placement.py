@@ -21,6 +21,7 @@ Groups that need no shape scoring (first fit, or one shape) run in a compiled tw
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -69,16 +70,41 @@ class PlacementEngine:
         self.cand: IntArray = np.flatnonzero(active & (self.free > _EPS).any(axis=1)).astype(np.int64)
         self._feasible: dict[tuple[float, ...], bool] = {}
         self._active = active
+        # demands no candidate node has room for any more: free only shrinks while the engine places, so
+        # such a demand stays unplaceable until `release` gives resources back
+        self._full: set[tuple[float, ...]] = set()
 
-    def feasible(self, demand: FloatArray) -> bool:
+    def feasible(self, demand: FloatArray | tuple[float, ...]) -> bool:
         """Some active node's total capacity holds `demand` in every dimension (else: infeasible)."""
-        key = tuple(demand.tolist())
+        key = demand if isinstance(demand, tuple) else tuple(demand.tolist())
         ok = self._feasible.get(key)
         if ok is None:
-            fits = (self.capacity[self._active] + _EPS >= demand).all(axis=1)
+            fits = (self.capacity[self._active] + _EPS >= np.asarray(key)).all(axis=1)
             ok = bool(fits.any())
             self._feasible[key] = ok
         return ok
+
+    def is_full(self, demand: tuple[float, ...]) -> bool:
+        """No candidate node has room left for one task of `demand` (known from an earlier placement)."""
+        return demand in self._full
+
+    def room_for_any(self, demands: Iterable[tuple[float, ...]]) -> bool:
+        """Some candidate node has room for one task of some demand in `demands` (those without are
+        remembered as full)."""
+        for d in demands:
+            if d in self._full or not self.cand.size:
+                continue
+            if (self.free[self.cand] + _EPS >= np.asarray(d)).all(axis=1).any():
+                return True
+            self._full.add(d)
+        return False
+
+    def release(self, row: int, demand: FloatArray) -> None:
+        """Give `demand` back on node `row` (a copy the driver frees before placing): it may fit again."""
+        self.free[row] += demand
+        if row not in set(self.cand.tolist()):
+            self.cand = np.append(self.cand, row)
+        self._full.clear()
 
     def prune(self, min_demand: FloatArray) -> None:
         """Drop candidate nodes on which not even the smallest demand of the round fits."""
@@ -91,6 +117,8 @@ class PlacementEngine:
         empty = Assigned(np.empty(0, np.int64), np.empty(0, np.int64))
         if not entries or self.cand.size == 0:
             return [empty for _ in entries]
+        if len(entries) == 1 and self.is_full(tuple(entries[0].demand.tolist())):
+            return [empty]
         counts = np.array([len(e.tasks) for e in entries], dtype=np.int64)
         if len(entries) == 1:  # np.unique of one row is that row
             shapes: FloatArray = np.array(entries[0].demand, dtype=np.float64, ndmin=2)
@@ -112,6 +140,8 @@ class PlacementEngine:
         """Nodes on which the element-wise smallest shape of the group fits, and the window width."""
         smallest = shapes.min(axis=0)
         cand = self.cand[(self.free[self.cand] + _EPS >= smallest).all(axis=1)]
+        if not cand.size and len(shapes) == 1:
+            self._full.add(tuple(smallest.tolist()))
         return cand, int(min(cand.size, max(32, int(rem.sum()) // 4)))
 
     def _run_compiled(

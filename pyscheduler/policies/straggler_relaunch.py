@@ -69,9 +69,7 @@ class StragglerRelaunchPolicy:
         for kd, (jp, k, t) in zip(out.kills, relaunch, strict=True):
             # the driver frees a killed copy before committing placements: count its resources as free
             row = c.index[kd.node_id]
-            engine.free[row] += jobs[jp].phases[k].demand.as_array()
-            if row not in set(engine.cand.tolist()):
-                engine.cand = np.append(engine.cand, row)
+            engine.release(row, jobs[jp].phases[k].demand.as_array())
             place_copies(out, engine, jobs[jp], jp, k, np.array([t], np.int64), REASON_RELAUNCH)
         order = order_by(jobs, [j.arrival for j in jobs])
         place_in_classes(snapshot, out, [[p] for p in order], best_fit=False, engine=engine)
