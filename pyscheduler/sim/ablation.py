@@ -158,9 +158,9 @@ def headline_tables(res: dict[str, Comparison]) -> list[str]:
             util = stats([m.utilisation for m in ms])
             wait = stats([m.wait_rounds for m in ms])
             lines.append(
-                f"| `{pol}` | {_cell(avg, '.1f')} | {_cell(small, '.1f')} | {_cell(tet, '.2f')} | "
-                f"{_cell(cap, '.2f')} | {_cell(st, '.2f')} | {_cell(ext, '+.1%')} | {_cell(util, '.2f')} | "
-                f"{_cell(wait, '.0%')} |"
+                f"| `{pol}` | {cell(avg, '.1f')} | {cell(small, '.1f')} | {cell(tet, '.2f')} | "
+                f"{cell(cap, '.2f')} | {cell(st, '.2f')} | {cell(ext, '+.1%')} | {cell(util, '.2f')} | "
+                f"{cell(wait, '.0%')} |"
             )
         lines.append("")
     lines.append(
@@ -171,7 +171,7 @@ def headline_tables(res: dict[str, Comparison]) -> list[str]:
     return lines
 
 
-def _cell(st: tuple[float, float, float], fmt: str) -> str:
+def cell(st: tuple[float, float, float], fmt: str) -> str:
     med, lo, hi = st
     if not math.isfinite(med):
         return "-"
