@@ -15,6 +15,7 @@ report          CDF plots and a Markdown summary of one `dollymp simulate` run
 reproduce       the reproduction report's scenarios; reproduce_checks its two-sided checks; reproduce_doc
                 its Markdown (docs/reproduction.md)
 ablation        DollyMP's extensions: the paper's DollyMP2, each extension alone, all together, over seeds
+ordering        why DollyMP trails Tetris at high load: job order by class, volume and time, tested
 textio          plain or gzip text files alike
 live/           the live mechanism simulated: a simulated shim and AM helper driving the real service
 """

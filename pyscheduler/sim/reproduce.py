@@ -175,7 +175,8 @@ SCENARIOS: list[Scenario] = [
         "Not a figure of the papers: a test of this report's explanation of the headline. Algorithm 1 puts a "
         "job in size class l only once its effective time e = theta + 1.5 sigma fits 2^l, then packs by "
         "volume, so a job of few but long tasks waits behind large jobs of short tasks. If that is the "
-        "cause, volume order alone (SVF) is about as fast as Tetris, time order alone (SRPT) is slower than "
+        "cause, volume order alone (SVF), and DollyMP2 with only its order changed to volume, are about as "
+        "fast as Tetris, time order alone (SRPT) is slower than "
         "DollyMP0 on jobs of 1-10 tasks, most of DollyMP2's loss to Tetris is in those jobs, and the loss "
         "rises with load (pyscheduler/sim/ordering.py).",
         [

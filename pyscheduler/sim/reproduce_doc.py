@@ -185,9 +185,10 @@ The checks above compare both ways: a gain far above the paper's band is as susp
 * **Ordering at high load.** Where originals wait in most rounds, Algorithm 1 decides; it admits a job to
   class l only once its effective time e = theta + 1.5 sigma fits 2^l, then packs by volume. A job with a
   small volume but a long or uncertain phase lands in a high class where smallest-volume-first (SVF) or
-  Tetris's remaining-work term would run it early; on the FB-2010 slice DollyMP0 then lands near SRPT and
-  behind SVF and Tetris, mostly in jobs of 11-50 tasks (`dollymp simulate ... --policies
-  tetris,dollymp0,srpt,svf` shows it). This is the paper's algorithm as written; no baseline was changed.
+  Tetris's remaining-work term would run it early. The scenario "Why DollyMP trails Tetris at high load"
+  tests this explanation with checks that can fail: volume order alone (SVF) against Tetris, time order
+  alone (SRPT) against DollyMP0 on jobs of 1-10 tasks, the share of DollyMP2's loss that is in those jobs,
+  and the loss across offered loads. This is the paper's algorithm as written; no baseline was changed.
   Inside a class the paper leaves the order open ("all jobs within the same category are treated
   equally"); the paper's row ranks a class by arrival, so a small job waits behind earlier, larger jobs of
   its class. The extension `order=size_class_volume` ranks a class smallest volume first; its ablation

@@ -134,15 +134,45 @@ def test_order_inside_a_class_is_arrival_for_the_paper_and_volume_for_the_extens
     # every priority names the order that ranked it
     reasons = {
         o: {p.reason for p in get_policy("dollymp", max_clones=0, order=o).decide(snap).priorities}
-        for o in ("size_class", "size_class_volume", "arrival")
+        for o in ("size_class", "size_class_volume", "arrival", "volume")
     }
     assert reasons == {
         "size_class": {"size_class"},
         "size_class_volume": {"size_class_volume"},
         "arrival": {"arrival_order"},
+        "volume": {"volume"},
     }
     with pytest.raises(ValueError, match="order"):
-        get_policy("dollymp", order="volume")
+        get_policy("dollymp", order="volumes")
+
+
+def test_volume_order_serves_smallest_volume_first_and_keeps_the_classes() -> None:
+    big = job("big", 0.0, ("m", 3, (1.0,), 1.0, 0.0, ()))  # v = 3/4, e = 1 s
+    small = job("small", 1.0, ("m", 1, (1.0,), 1.0, 0.0, ()))  # v = 1/4, e = 1 s
+    long = job("long", 2.0, ("m", 1, (0.01,), 100.0, 0.0, ()))  # v = 1/4, e = 100 s: a later class
+    snap = Snapshot(0.0, cluster((4.0,)), [big, small, long])
+    d = get_policy("dollymp", max_clones=0, order="volume").decide(snap)
+    ranked = sorted(d.priorities, key=lambda p: p.rank)
+    assert [p.job_id for p in ranked] == ["small", "long", "big"]  # volume, then arrival
+    paper = {p.job_id: p.priority for p in get_policy("dollymp", max_clones=0).decide(snap).priorities}
+    assert {p.job_id: p.priority for p in ranked} == paper  # Algorithm 1's classes (clone counts) kept
+    # one node of 1: "short" (v = 1, e = 1 s: class 0) fills it under the paper; the extension serves
+    # "long" (v = 0.5, e = 10 s: class 4) first, and then one of short's tasks still fits
+    one = Snapshot(
+        0.0,
+        cluster((1.0,)),
+        [
+            job("short", 0.0, ("m", 2, (0.5,), 1.0, 0.0, ())),
+            job("long", 1.0, ("m", 1, (0.05,), 10.0, 0.0, ())),
+        ],
+    )
+    placed = {
+        o: sorted(
+            p.job_id for p in get_policy("dollymp", max_clones=0, order=o).decide(one).iter_placements()
+        )
+        for o in ("size_class", "volume")
+    }
+    assert placed == {"size_class": ["short", "short"], "volume": ["long", "short"]}
 
 
 def test_job_order_takes_volume_after_class_and_application_priority() -> None:

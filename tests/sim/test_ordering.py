@@ -32,6 +32,7 @@ def _explained(scale: float) -> dict[str, list[float]]:
         "srpt": [60 * scale, 60 * scale, 50, 400],
         "dollymp0": [40 * scale, 30 * scale, 50, 480],
         "dollymp2": [40 * scale, 30 * scale, 52, 480],
+        ordering.VOLUME: [11, 10, 52, 500],
     }
 
 
@@ -50,7 +51,7 @@ def test_checks_hold_when_the_explanation_fits() -> None:
         for k in (1, 2)
     }
     out = ordering.checks(res)
-    assert len(out) == 7 and all(c.holds for c in out), [c.text for c in out if not c.holds]
+    assert len(out) == 9 and all(c.holds for c in out), [c.text for c in out if not c.holds]
     assert "offered 0.90" in out[-1].text and "offered 1.20" in out[-1].text
     assert any("#### FB-2010 offered 1.2: 2 seeds" in line for line in ordering.table(res))
 
@@ -62,6 +63,7 @@ def test_checks_fail_when_it_does_not() -> None:
         "srpt": [20, 20, 50, 400],  # time order faster than DollyMP0 on small jobs
         "dollymp0": [40, 30, 50, 480],
         "dollymp2": [10, 10, 150, 700],  # the loss is in large jobs
+        ordering.VOLUME: [30, 30, 90, 900],  # and volume order does not help
     }
     flat = {**wrong, "dollymp2": [10, 10, 100, 600]}  # and smaller at the higher load
     res = {
