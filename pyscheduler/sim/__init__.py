@@ -13,7 +13,7 @@ metrics         flowtime, makespan, resources (design.md, "Measures that count")
 lowerbound      a lower bound on any schedule's total flowtime (SREW+C Eq. 18)
 report          CDF plots and a Markdown summary of one `dollymp simulate` run
 reproduce       the reproduction report's scenarios; reproduce_checks its two-sided checks; reproduce_doc
-                its Markdown (docs/reproduction.md)
+                its Markdown (docs/reproduction.md); reproduce_cache its kept runs
 ablation        DollyMP's extensions: the paper's DollyMP2, each extension alone, all together, over seeds
 ordering        why DollyMP trails Tetris at high load: job order by class, volume and time, tested
 textio          plain or gzip text files alike

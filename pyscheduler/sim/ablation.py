@@ -26,8 +26,10 @@ ROWS: list[tuple[str, str]] = [
     ("+ launch clones for small jobs", "dollymp(small_job_clones=10)"),
     ("+ phase-tail clones", "dollymp(phase_tail=true)"),
     ("+ smallest volume first within a class", "dollymp(order=size_class_volume)"),
-    ("dollymp-ext (every extension but the order inside a class)", "dollymp-ext"),
+    ("+ smallest volume first, one class (no admission by e)", "dollymp(order=volume)"),
+    ("dollymp-ext (every extension but the orders)", "dollymp-ext"),
     ("dollymp-ext, smallest volume first within a class", "dollymp-ext(order=size_class_volume)"),
+    ("dollymp-ext, smallest volume first, one class", "dollymp-ext(order=volume)"),
     ("all, no Corollary 4.1 clones, r = 1 (the former default)", FORMER),
     ("DollyMP0 (no clones)", NO_CLONES),
     ("Tetris", "tetris"),
@@ -46,8 +48,10 @@ HEADLINE_ROWS = [
     PAPER,
     "dollymp-ext",
     "dollymp-ext(order=size_class_volume)",
+    "dollymp-ext(order=volume)",
 ]
-EXTENSIONS = ROWS[1:11]  # the rows an extension could be made default from
+# the rows an extension could be made default from: every row after the paper's, the former default included
+EXTENSIONS = ROWS[1 : [p for _, p in ROWS].index(FORMER) + 1]
 
 
 def group_of(label: str) -> str:

@@ -5,15 +5,14 @@ settings. Scenarios are data (`SCENARIOS`); `dollymp report` runs them and write
 
 from __future__ import annotations
 
-import hashlib
 import json
-import pickle
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from pyscheduler.sim import ablation, ordering
+from pyscheduler.sim import reproduce_cache as kept_runs
 from pyscheduler.sim.engine import SimConfig
 from pyscheduler.sim.loaders import load_workload
 from pyscheduler.sim.reproduce_checks import (
@@ -299,18 +298,22 @@ def run_scenario(
 ) -> None:
     """Run the scenario's runs (or only the one labelled `only`) into `sc.results`. With `cache`, each run's
     results are kept there under a name made of the run's exact command; with `reuse`, a run whose command
-    was kept already is read back instead of run again (a report can be rebuilt, or finished in parts);
+    was kept already is read back instead of run again (a report can be rebuilt, or finished in parts), and
+    a run kept with fewer policies gives those back, so only the added policies run (sim/reproduce_cache.py);
     with `kept_only`, a run that was not kept is left out (the report's tables count the seeds they have)."""
     for run in sc.runs:
         if only is not None and run.label != only:
             continue
-        kept = _cached(cache, sc.key, run, quick)
+        command = run.command(quick)
+        kept = None if cache is None else kept_runs.path_for(cache, sc.key, command)
         if reuse and kept is not None and kept.is_file():
-            with kept.open("rb") as f:
-                sc.results[run.label] = pickle.load(f)  # our own file, written below
+            sc.results[run.label] = kept_runs.load(kept)
             log(f"  {sc.key} / {run.label}: reused {kept.name}")
             continue
-        if kept_only:
+        part = None
+        if reuse and cache is not None:
+            part = kept_runs.fewer_policies(cache, sc.key, run.policies, _with_policies(run, quick))
+        if kept_only and part is None:
             log(f"  {sc.key} / {run.label}: not kept, left out")
             continue
         t0 = time.perf_counter()
@@ -321,21 +324,21 @@ def run_scenario(
         if run.load is not None:
             slow = config.straggler.mean_slowdown
             jobs, cluster, _ = apply_load(jobs, cluster, run.load, slow, run.load_by)
-        sc.results[run.label] = compare(jobs, cluster, run.policies, config)
+        if part is None:
+            sc.results[run.label] = compare(jobs, cluster, run.policies, config)
+        else:
+            added = [p for p in run.policies if p not in part[1]]
+            new = compare(jobs, cluster, added, config)
+            sc.results[run.label] = kept_runs.merged(run.policies, kept_runs.load(part[0]), new)
+            log(f"  {sc.key} / {run.label}: {len(part[1])} policies reused from {part[0].name}")
         if kept is not None:
-            kept.parent.mkdir(parents=True, exist_ok=True)
-            tmp = kept.with_suffix(".tmp")
-            with tmp.open("wb") as f:
-                pickle.dump(sc.results[run.label], f)
-            tmp.replace(kept)
+            kept_runs.save(kept, sc.results[run.label], command, run.policies)
         log(f"  {sc.key} / {run.label}: {len(jobs)} jobs, {time.perf_counter() - t0:.0f} s")
 
 
-def _cached(cache: Path | None, key: str, run: Run, quick: bool) -> Path | None:
-    if cache is None:
-        return None
-    digest = hashlib.sha256(run.command(quick).encode()).hexdigest()[:16]
-    return cache / f"{key}-{digest}.pickle"
+def _with_policies(run: Run, quick: bool) -> Callable[[list[str]], str]:
+    """The run's command with another policy list (how a kept run with fewer policies is recognised)."""
+    return lambda policies: replace(run, policies=policies).command(quick)
 
 
 def _inputs(run: Run, traces: Path, quick: bool) -> tuple[list[JobSpec], ClusterSpec]:

@@ -77,3 +77,53 @@ def test_a_kept_run_is_read_back_and_a_changed_command_runs_again(
     assert again.results["r"].results["fifo"].avg_flowtime == first.results["r"].results["fifo"].avg_flowtime
     with pytest.raises(AssertionError, match="run again"):  # another load is another command
         run_scenario(tiny(0.6), tmp_path, quick=True, log=lambda _m: None, cache=cache, reuse=True)
+
+
+def test_a_run_kept_with_fewer_policies_runs_only_the_added_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(reproduce, "SYNTHETIC_OUT", tmp_path / "mw.jsonl")
+
+    def tiny(policies: list[str]) -> Scenario:
+        run = Run("r", reproduce.SYNTHETIC, "native", "mw20.json", policies, load=0.5, tick=1.0)
+        return Scenario("tiny", "Tiny", "a claim", [run], lambda _res: [])
+
+    cache = tmp_path / "cache"
+    first = tiny(["fifo"])
+    run_scenario(first, tmp_path, quick=True, log=lambda _m: None, cache=cache)
+    ran: list[list[str]] = []
+    real = reproduce.compare
+
+    def counting(jobs: object, cluster: object, policies: list[str], config: object) -> object:
+        ran.append(list(policies))
+        return real(jobs, cluster, policies, config)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(reproduce, "compare", counting)
+    both = tiny(["redundant-small", "fifo"])
+    said: list[str] = []
+    run_scenario(both, tmp_path, quick=True, log=said.append, cache=cache, reuse=True)
+    assert ran == [["redundant-small"]] and "1 policies reused" in said[0]
+    got = both.results["r"]
+    assert list(got.results) == ["redundant-small", "fifo"]
+    assert got.results["fifo"].flowtimes.tolist() == first.results["r"].results["fifo"].flowtimes.tolist()
+    alone = tiny(["redundant-small"])  # the merged run is kept under its own command: read back whole
+    run_scenario(alone, tmp_path, quick=True, log=lambda _m: None, cache=cache, reuse=False)
+    assert alone.results["r"].results["redundant-small"].flowtimes.tolist() == (
+        got.results["redundant-small"].flowtimes.tolist()
+    )
+    run_scenario(
+        tiny(["redundant-small", "fifo"]), tmp_path, quick=True, log=said.append, cache=cache, reuse=True
+    )
+    assert "reused" in said[-1] and ran == [["redundant-small"], ["redundant-small"]]
+    other = Run(
+        "r", reproduce.SYNTHETIC, "native", "mw20.json", ["redundant-small", "fifo"], load=0.6, tick=1.0
+    )
+    run_scenario(
+        Scenario("tiny", "T", "c", [other], lambda _r: []),
+        tmp_path,
+        True,
+        said.append,
+        cache=cache,
+        reuse=True,
+    )
+    assert ran[-1] == ["redundant-small", "fifo"]  # another load: nothing kept matches, all run
