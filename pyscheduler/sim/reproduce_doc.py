@@ -118,12 +118,13 @@ def write_report(
     out_md.write_text("\n".join([*lines, "", *body, DISAGREEMENTS]))
 
 
-PLOTTED = ("tetris", "drf", "capacity", "carbyne", "dollymp0", "dollymp2", "dollymp-ext")
+PLOTTED = ("tetris", "drf", "capacity", "carbyne", "svf", "srpt", "dollymp0", "dollymp2", "dollymp-ext")
+AGAINST_TETRIS = ("dollymp2", "dollymp-ext", "dollymp(order=volume)")  # each job's flowtime over Tetris's
 
 
 def _seed_one_plots(sc: Scenario, fig_dir: Path, shown: Path) -> list[str]:
     """DollyMP Fig. 8's views of each group's first seed: the flowtime CDF, and the CDF of each job's
-    flowtime under DollyMP2 (and DollyMP-ext) over its flowtime under Tetris."""
+    flowtime under DollyMP2 (and the others of AGAINST_TETRIS that ran) over its flowtime under Tetris."""
     from pyscheduler.sim.report import cdf_plot
 
     out: list[str] = []
@@ -138,7 +139,7 @@ def _seed_one_plots(sc: Scenario, fig_dir: Path, shown: Path) -> list[str]:
         tet = c.results["tetris"].flowtimes
         ratios = {
             f"{n} / tetris": c.results[n].flowtimes / np.maximum(tet, 1e-9)
-            for n in ("dollymp2", "dollymp-ext")
+            for n in AGAINST_TETRIS
             if n in c.results and c.results[n].flowtimes.size == tet.size
         }
         ratio_png = fig_dir / f"{sc.key}_{_slug(name)}_vs_tetris_cdf.png"
