@@ -4,7 +4,8 @@ Each finished run is pickled under a name made of its exact `dollymp simulate` c
 sidecar naming that command and its policies. A run whose command differs from a kept one only by added
 policies reads the kept policies back and runs only the new ones: in one run every policy simulates alone
 on the same jobs, cluster, straggler draws and seed (sim/runner.compare), so a policy's results do not
-depend on which others ran beside it.
+depend on which others ran beside it. A run kept without a sidecar (by an older version) is recognised by
+its results' policies, which rebuild its command and so its name.
 """
 
 from __future__ import annotations
@@ -47,11 +48,32 @@ def describe(path: Path, command: str, policies: list[str]) -> None:
     tmp.replace(side)
 
 
+_POLICIES_OF: dict[Path, list[str]] = {}  # pickles without a sidecar: their policies, read once a process
+
+
+def _describe_kept(cache: Path, key: str, command_with: Callable[[list[str]], str]) -> None:
+    """Give a sidecar to each kept run of scenario `key` that has none (kept before sidecars) and is this
+    run's with some policy list: its policies are its results' labels, its name is that command's."""
+    for pickled in sorted(cache.glob(f"{key}-*.pickle")):
+        if pickled.with_suffix(".json").is_file():
+            continue
+        if pickled not in _POLICIES_OF:
+            try:
+                _POLICIES_OF[pickled] = list(load(pickled).results)
+            except (OSError, pickle.UnpicklingError, EOFError, AttributeError):
+                _POLICIES_OF[pickled] = []
+        theirs = _POLICIES_OF[pickled]
+        command = command_with(theirs)
+        if theirs and path_for(cache, key, command) == pickled:
+            describe(pickled, command, theirs)
+
+
 def fewer_policies(
     cache: Path, key: str, policies: list[str], command_with: Callable[[list[str]], str]
 ) -> tuple[Path, list[str]] | None:
     """A kept run of scenario `key` whose command is this run's with only some of its `policies`
     (`command_with(theirs)` rebuilds this run's command with their policy list): the one with the most."""
+    _describe_kept(cache, key, command_with)
     best: tuple[Path, list[str]] | None = None
     for side in sorted(cache.glob(f"{key}-*.json")):
         try:
