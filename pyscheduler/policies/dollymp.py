@@ -219,7 +219,7 @@ class DollyMPPolicy:
         order = job_order(np.zeros_like(prio) if by_volume else prio, table.arrival, app, ties)
         rank = np.empty(len(jobs), np.int64)
         rank[order] = np.arange(len(jobs))
-        why = "arrival_order" if self.order == "arrival" else self.order  # size_class[_volume]
+        why = "arrival_order" if self.order == "arrival" else self.order  # size_class[_volume], volume
         pl = prio.tolist()
         out.priorities = [Priority(jobs[p].job_id, pl[p], r, why) for r, p in enumerate(order.tolist())]
 

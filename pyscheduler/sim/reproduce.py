@@ -310,12 +310,12 @@ def run_scenario(
             sc.results[run.label] = kept_runs.load(kept)
             log(f"  {sc.key} / {run.label}: reused {kept.name}")
             continue
+        if kept_only:
+            log(f"  {sc.key} / {run.label}: not kept, left out")
+            continue
         part = None
         if reuse and cache is not None:
             part = kept_runs.fewer_policies(cache, sc.key, run.policies, _with_policies(run, quick))
-        if kept_only and part is None:
-            log(f"  {sc.key} / {run.label}: not kept, left out")
-            continue
         t0 = time.perf_counter()
         jobs, cluster = _inputs(run, traces, quick)
         config = SimConfig(

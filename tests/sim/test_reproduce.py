@@ -101,8 +101,11 @@ def test_a_run_kept_with_fewer_policies_runs_only_the_added_ones(
     monkeypatch.setattr(reproduce, "compare", counting)
     for side in cache.glob("tiny-*.json"):  # a run kept before sidecars existed: found by its results
         side.unlink()
-    both = tiny(["redundant-small", "fifo"])
     said: list[str] = []
+    shown = tiny(["redundant-small", "fifo"])  # --kept-only runs nothing, not even the added policies
+    run_scenario(shown, tmp_path, quick=True, log=said.append, cache=cache, reuse=True, kept_only=True)
+    assert ran == [] and not shown.results and "left out" in said.pop()
+    both = tiny(["redundant-small", "fifo"])
     run_scenario(both, tmp_path, quick=True, log=said.append, cache=cache, reuse=True)
     assert ran == [["redundant-small"]] and "1 policies reused" in said[0]
     got = both.results["r"]
