@@ -13,6 +13,9 @@ if TYPE_CHECKING:
     from pyscheduler.sim.runner import Comparison
 
 REPO = Path(__file__).resolve().parents[2]
+# the committed report is the full one; a quick run (slices) goes where it cannot overwrite it
+FULL = ("docs/reproduction.md", "docs/reproduction")
+QUICK = ("var/reproduction/quick/reproduction.md", "var/reproduction/quick/reproduction")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -20,8 +23,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--quick", action="store_true", help="slices of the traces (minutes instead of hours)")
     p.add_argument("--only", default="", help="comma-separated scenario keys (default: all)")
     p.add_argument("--traces", default=str(REPO.parent / "shared" / "traces"))
-    p.add_argument("--out", default=str(REPO / "docs" / "reproduction.md"))
-    p.add_argument("--figures", default=str(REPO / "docs" / "reproduction"), help="PNG folder (committed)")
+    p.add_argument("--out", default=None, help=f"default {FULL[0]} ({QUICK[0]} with --quick)")
+    p.add_argument("--figures", default=None, help=f"PNG folder, default {FULL[1]} ({QUICK[1]} with --quick)")
     p.add_argument("--jobs", type=int, default=1, help="run scenarios in this many processes")
     p.add_argument(
         "--cache",
@@ -33,6 +36,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--kept-only", action="store_true", help="with --reuse: leave out the runs that were not kept"
     )
     p.set_defaults(func=run)
+
+
+def outputs(args: argparse.Namespace) -> tuple[str, str]:
+    """Where the report and its plots go: as given, else the committed place, or var/ for a quick run."""
+    where = QUICK if args.quick else FULL
+    return args.out or str(REPO / where[0]), args.figures or str(REPO / where[1])
 
 
 def _command(args: argparse.Namespace, keys: list[str]) -> str:
@@ -69,6 +78,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"dollymp report: error: --traces {traces} is not a folder", file=sys.stderr)
         return 2
     chosen = [s for s in SCENARIOS if not keys or s.key in keys]
+    args.out, args.figures = outputs(args)
     t0 = time.perf_counter()
     if args.jobs > 1:
         # one process per run (a scenario may have several); a scenario is reported once all its runs are in

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 import pytest
@@ -132,3 +133,16 @@ def test_a_run_kept_with_fewer_policies_runs_only_the_added_ones(
         reuse=True,
     )
     assert ran[-1] == ["redundant-small", "fifo"]  # another load: nothing kept matches, all run
+
+
+def test_a_quick_report_never_overwrites_the_committed_full_one() -> None:
+    from pyscheduler.cli import report as cli
+
+    parser = argparse.ArgumentParser()
+    cli.register(parser.add_subparsers())
+    full = cli.outputs(parser.parse_args(["report"]))
+    quick = cli.outputs(parser.parse_args(["report", "--quick"]))
+    assert full == (str(cli.REPO / "docs/reproduction.md"), str(cli.REPO / "docs/reproduction"))
+    assert all("/var/reproduction/quick/" in p for p in quick)
+    given = cli.outputs(parser.parse_args(["report", "--quick", "--out", "/x/r.md", "--figures", "/x/f"]))
+    assert given == ("/x/r.md", "/x/f")
