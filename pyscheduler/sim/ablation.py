@@ -46,6 +46,7 @@ HEADLINE_ROWS = [
     "carbyne",
     NO_CLONES,
     PAPER,
+    "dollymp(order=volume)",
     "dollymp-ext",
     "dollymp-ext(order=size_class_volume)",
     "dollymp-ext(order=volume)",
@@ -92,6 +93,15 @@ def earned(res: dict[str, Comparison]) -> dict[str, bool]:
     per seed (same draws), so their spread is the spread that counts."""
     r = ratios(res)
     return {pol: all(_beats(stats(g[pol])) for g in r.values()) for _, pol in EXTENSIONS}
+
+
+def best(res: dict[str, Comparison]) -> str:
+    """The best configuration (issue 25: the paper plus the extensions that earned their place): of the rows
+    that earned a place, each a whole configuration run beside the paper, the one whose slowest group
+    (largest median ratio to the paper) is fastest; the paper's DollyMP2 when no row earned one."""
+    wins, r = earned(res), ratios(res)
+    chosen = [pol for _, pol in EXTENSIONS if wins[pol]]
+    return min(chosen, key=lambda pol: max(stats(g[pol])[0] for g in r.values())) if chosen else PAPER
 
 
 def _beats(st: tuple[float, float, float]) -> bool:

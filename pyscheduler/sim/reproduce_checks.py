@@ -60,7 +60,7 @@ def limit(text: str, ours: float, most: float, *, pct: bool = True) -> Check:
 
 
 def _fmt(x: float, pct: bool) -> str:
-    return f"{100 * x:.0f}%" if pct else f"{x:.2f}"
+    return f"{100 * x:.0f}%" if pct else f"{x:.3f}"
 
 
 def _avg(c: Comparison, name: str) -> float:
@@ -92,11 +92,18 @@ def _extra(c: Comparison, name: str) -> float:
     return c.results[name].extra_vs(ref) if ref is not None else math.nan
 
 
+def _by_trace(res: dict[str, Comparison]) -> dict[str, list[Comparison]]:
+    """'FB-2010 empirical seed3' and its seeds -> 'FB-2010 empirical': their runs, in sorted order."""
+    out: dict[str, list[Comparison]] = {}
+    for label in sorted(res):
+        out.setdefault(label.rsplit(" seed", 1)[0], []).append(res[label])
+    return out
+
+
 def _seeds(res: dict[str, Comparison]) -> list[Check]:
     """The headline over seeds: the median of the per-seed gains, with the range in the text."""
     out: list[Check] = []
-    for trace in sorted({label.rsplit(" seed", 1)[0] for label in res}):
-        runs = [c for label, c in res.items() if label.rsplit(" seed", 1)[0] == trace]
+    for trace, runs in _by_trace(res).items():
         n = len(runs)
         for pol, name in (("dollymp2", "DollyMP2 (paper)"), ("dollymp-ext", "DollyMP-ext")):
             for base, base_name, paper in PAPER_GAINS:
@@ -111,6 +118,51 @@ def _seeds(res: dict[str, Comparison]) -> list[Check]:
 
 def _range(values: list[float]) -> str:
     return f"{100 * min(values):.0f}% to {100 * max(values):.0f}%" if values else "-"
+
+
+# Issue 25's bars for the best configuration, each against the same run: average flowtime at most 0.7x
+# Tetris's and 0.5x Capacity+LATE's, jobs of 1-10 tasks no slower than under Tetris, and (EXTRA_LIMIT)
+# extra resources vs DollyMP0 at most 5%; medians over seeds.
+BARS = (("tetris", "Tetris", 0.7), ("capacity", "Capacity+LATE", 0.5))
+
+
+def bars(res: dict[str, Comparison], pol: str, name: str) -> list[Check]:
+    """The bars for policy `pol` (shown as `name`) in every trace and straggler model of `res`."""
+    out: list[Check] = []
+    for trace, runs in _by_trace(res).items():
+        head = f"{trace}, {len(runs)} seeds: {name}"
+        for base, base_name, most in BARS:
+            v = [_avg(c, pol) / _avg(c, base) for c in runs]
+            text = f"{head} / {base_name} average flowtime, median (range {_span(v)})"
+            out.append(limit(text, float(np.median(v)), most, pct=False))
+        v = [_small(c, pol) / _small(c, "tetris") for c in runs]
+        out.append(
+            limit(
+                f"{head} / Tetris on jobs of 1-10 tasks, median (range {_span(v)})", _med(v), 1.0, pct=False
+            )
+        )
+        v = [_extra(c, pol) for c in runs]
+        out.append(
+            limit(f"{head} extra resources vs DollyMP0, median (range {_range(v)})", _med(v), EXTRA_LIMIT)
+        )
+    return out
+
+
+def _span(values: list[float]) -> str:
+    return f"{min(values):.3f} to {max(values):.3f}" if values else "-"
+
+
+def _med(values: list[float]) -> float:
+    finite = [v for v in values if math.isfinite(v)]
+    return float(np.median(finite)) if finite else math.nan
+
+
+def _best(res: dict[str, Comparison]) -> list[Check]:
+    """The bars for the best configuration the ablation of the same runs chose (ablation.best)."""
+    from pyscheduler.sim import ablation
+
+    pol = ablation.best(res)
+    return bars(res, pol, f"best configuration `{pol}`")
 
 
 def _clones(res: dict[str, Comparison]) -> list[Check]:
