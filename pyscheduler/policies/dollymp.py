@@ -34,6 +34,11 @@ ablation of docs/reproduction.md; policy `dollymp-ext` turns them all on but the
   the lag) reaches `progress_factor` x a fresh copy's expected time gets one more copy in the clone passes.
 * `late_first` (needs `late`): a late task's copy is placed in pass 1 with its job's class, ahead of other
   jobs' originals.
+* `late_first_worth` = w > 0 (needs `late_first`): the late tasks of a phase go in pass 1 only when their
+  copies together are expected to bring the phase's end forward by at least w x the slot-seconds they hold
+  (policies/late.py `phase_gain`, under the phase's Pareto fit: a phase ends with its last task, so
+  copies of many similar late tasks gain little); otherwise they get their copies from idle capacity in
+  the clone passes.
 * `replace` (needs `late`): kill-and-restart: a late task at the copy cap has its slowest copy killed and
   a fresh copy placed in pass 1 (policies/replace.py; Mantri's kill-restart, paper 003's relaunch).
 * `small_job_clones` = n > 0: jobs of at most n tasks (Dolly's small jobs) get max_clones clones at launch,
@@ -83,7 +88,7 @@ from pyscheduler.policies.common import (
 )
 from pyscheduler.policies.dolly import DollyBudget
 from pyscheduler.policies.kernel import warm_up
-from pyscheduler.policies.late import LateTasks
+from pyscheduler.policies.late import LateTasks, phase_gain
 from pyscheduler.policies.model import job_order, transient_priorities
 from pyscheduler.policies.omega import OmegaChooser
 from pyscheduler.policies.optioncheck import choice as _choice
@@ -110,8 +115,8 @@ class DollyMPPolicy:
     beta/tau/epsilon/straggler_p for clone_rule "dolly"; delay assignment's output_bytes (per upstream
     task), transfer statistics and omega_samples. Extensions, all off by default: late (with late_by,
     progress_factor, progress_after, residual_factor, late_upstream_cap, late_copies_per_round),
-    late_first, replace, small_job_clones, phase_tail (with tail_tasks), order="size_class_volume" or
-    "volume"."""
+    late_first (with late_first_worth), replace, small_job_clones, phase_tail (with tail_tasks),
+    order="size_class_volume" or "volume"."""
 
     name = "dollymp"
     timer_driven = False  # its one timer (the late extension, policies/residual.py) is Decisions.wake_at
@@ -137,6 +142,7 @@ class DollyMPPolicy:
         progress_after: float = 10.0,
         late_upstream_cap: bool = False,
         late_first: bool = False,
+        late_first_worth: float = 0.0,
         late_copies_per_round: int = 1,
         small_job_clones: int = 0,
         tail_tasks: int = TAIL_TASKS,
@@ -159,6 +165,11 @@ class DollyMPPolicy:
         )
         self.late_on = bool(late)
         self.late_first = bool(late_first)
+        if not (isinstance(late_first_worth, int | float) and 0 <= late_first_worth < math.inf):
+            raise ValueError(f"dollymp option late_first_worth must be finite >= 0, got {late_first_worth!r}")
+        if late_first_worth and not late_first:
+            raise ValueError("dollymp option late_first_worth extends late_first: set late_first=true too")
+        self.late_first_worth = float(late_first_worth)
         self.late_per_round = _count("late_copies_per_round", late_copies_per_round, 1)
         self.replace = bool(replace)
         self.phase_tail = bool(phase_tail)
@@ -234,7 +245,7 @@ class DollyMPPolicy:
 
         late_rule = self.max_clones > 0 and self.late_on
         late_reasons: dict[int, tuple[int, str]] = {}
-        late = None
+        late, left = None, np.zeros(0)
         by_left = None  # late tasks of a phase take room longest time left first (policies/late.py)
         if late_rule:  # late tasks (policies/residual.py), judged on the round's state before placing
             late, out.wake_at, left = self.late.judge(snapshot, view, flat, late_reasons)
@@ -249,7 +260,7 @@ class DollyMPPolicy:
         # pass 1: originals (and, with late_first, one more copy of each late task in its job's class;
         # a fresh copy of each task whose slowest copy is replaced)
         pending = flat.pending() & feasible[flat.owner]
-        mask = pending | late if late is not None and self.late_first else pending
+        mask = pending | self._first(snapshot, view, flat, late, left) if late is not None else pending
         if swap is not None:
             mask = mask | swap
         entry_rows, entry_counts, placed, got_clone = place_pass_of(
@@ -278,6 +289,34 @@ class DollyMPPolicy:
             self._grants_and_omegas(out, snapshot, flat, sorted(cloned_rows), allowed, reasons)
         kill_losers(out, snapshot, spare_upstream=self.max_clones > 0)
         return out
+
+    def _first(
+        self, snapshot: Snapshot, view: RoundView, flat: FlatTasks, late: np.ndarray, left: np.ndarray
+    ) -> np.ndarray:
+        """The late tasks whose copy goes in pass 1: none without late_first; with late_first_worth, those
+        worth it, phase by phase (policies/late.py `phase_gain`: a phase's late tasks go first together
+        when their copies are expected to bring its end forward by at least late_first_worth x the
+        slot-seconds they hold); else every late task."""
+        if not self.late_first:
+            return np.zeros_like(late)
+        if not self.late_first_worth:
+            return late
+        first = np.zeros_like(late)
+        at = np.flatnonzero(late)
+        owner = flat.owner[at]
+        for o in np.unique(owner).tolist():  # the phases with a late task (few)
+            lo, hi = int(flat.offset[o]), int(flat.offset[o + 1])
+            mine = at[owner == o]
+            others = left[lo:hi].copy()
+            others[mine - lo] = np.nan  # the phase's other running tasks (nan: no copy listed)
+            running = others[~np.isnan(others)]
+            rest = float(running.max()) if running.size else 0.0
+            row = int(flat.rows[o])
+            gain, held = phase_gain(
+                left[mine], rest, float(view.theta[row]), float(view.sigma[row]), snapshot.startup_s
+            )
+            first[mine] = gain >= self.late_first_worth * held
+        return first
 
     def _feasible_shapes(self, shapes: np.ndarray, capacity: np.ndarray) -> np.ndarray:
         """feasible(shapes, capacity), kept for equal shapes and the same capacity array (never written

@@ -31,6 +31,7 @@ import math
 
 import numpy as np
 
+from pyscheduler.estimate.pareto import fit_pareto
 from pyscheduler.objects import TaskState
 from pyscheduler.policies.base import IntArray, Snapshot
 from pyscheduler.policies.cloning import REASON_UPSTREAM
@@ -203,3 +204,52 @@ def late_first_by_time_left(tasks: IntArray, task_ptr: IntArray, late: np.ndarra
     key = np.where(np.isnan(key), math.inf, key)
     order = np.lexsort((tasks[pos], key, entry))  # by entry, then longest time left, then task
     tasks[pos] = tasks[pos][order]
+
+
+def phase_gain(
+    left: np.ndarray, rest: float, theta: float, sigma: float, startup: float, steps: int = 256
+) -> tuple[float, float]:
+    """(gain, held) of one more copy for each late task of one phase (the `late_first_worth` extension,
+    policies/dollymp.py): how many seconds sooner the phase is expected to end, and the slot-seconds the
+    copies are expected to hold.
+
+    The late tasks' lead copies have L_i = `left` seconds to go, the phase's other running tasks at most
+    R = `rest`. A fresh copy starts after `startup` s and runs X, Pareto fitted from the phase's theta and
+    sigma (DollyMP Eq. 2, estimate/pareto.py `fit_pareto`), so task i ends at T_i = min(L_i, startup +
+    X_i) and the phase at max(R, T_1, ..., T_k), where it ended at max L_i without the copies (a phase ends
+    with its last task). E[max] = R + integral from R to max L_i of 1 - prod_i Pr{T_i <= t} dt
+    (trapezoids on `steps` points). Copy i holds its slot G(L_i) = E[min(L_i, startup + X)] seconds
+    (`_slot_time`). Time left inf or nan (stalled, or no progress) or no usable theta: gain inf."""
+    L = np.asarray(left, np.float64)
+    bad = not (math.isfinite(theta) and theta > 0 and math.isfinite(sigma) and sigma >= 0)
+    if bad or not L.size or not np.isfinite(L).all():
+        return math.inf, 0.0
+    x_m, alpha = fit_pareto(theta, sigma)
+    held = float(_slot_time(L, startup, np.full(L.size, x_m), np.full(L.size, alpha)).sum())
+    top = float(L.max())
+    lo = 0.0 if math.isnan(rest) else min(max(rest, 0.0), top)
+    if top <= lo:
+        return 0.0, held
+    t = np.linspace(lo, top, steps)
+    y = t - startup
+    with np.errstate(divide="ignore", invalid="ignore"):
+        done = np.where(
+            y >= x_m, 1.0 - (x_m / np.maximum(y, x_m)) ** alpha if math.isfinite(alpha) else 1.0, 0.0
+        )
+    alive = (L[None, :] > t[:, None]).sum(axis=1)  # tasks whose lead copy has not ended by t
+    later = 1.0 - done**alive  # Pr{the phase has not ended by t}
+    e_end = lo + float(((later[1:] + later[:-1]) * np.diff(t)).sum() / 2.0)
+    return top - e_end, held
+
+
+def _slot_time(z: np.ndarray, startup: float, x_m: np.ndarray, alpha: np.ndarray) -> np.ndarray:
+    """G(z) = E[min(z, startup + X)] for X Pareto(x_m, alpha) (alpha inf: X = x_m), z >= 0: G(z) = z for
+    z <= startup, else startup + F(z - startup) with F(y) = y for y <= x_m and
+    x_m + x_m (1 - (x_m / y)^(alpha - 1)) / (alpha - 1) above (`phase_gain`)."""
+    y = np.maximum(z - startup, 0.0)
+    finite = np.isfinite(alpha)
+    a1 = np.where(finite, alpha - 1.0, 1.0)
+    tail = x_m + x_m * (1.0 - (x_m / np.maximum(y, x_m)) ** a1) / a1
+    f = np.where(y <= x_m, y, np.where(finite, tail, x_m))
+    result: np.ndarray = np.where(z <= startup, z, startup + f)
+    return result

@@ -38,7 +38,7 @@ FB2010 = "swim_facebook/FB-2010_samples_24_times_1hr_0.tsv"
 PARETO = "pareto:alpha=1.5,cap=20"
 # the held-out runs add the configurations the ablation can choose as best with the volume order, whose bars
 # (reproduce_checks.BARS) are checked on workloads nobody tuned on
-HELDOUT_BEST = ("dollymp(order=volume)", "dollymp-ext(order=volume)")
+HELDOUT_BEST = ("dollymp(order=volume)", "dollymp-ext(order=volume)", ablation.WORTH_EXT)
 HELDOUT = ["tetris", "drf", "capacity", "carbyne", "dollymp0", "dollymp2", "dollymp-ext", *HELDOUT_BEST]
 ALIBABA = "alibaba_v2018/spar_sample_instances_arrival_lt_1200s.csv.gz"
 GOOGLE = "google_2011/task_events"

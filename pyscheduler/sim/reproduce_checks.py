@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pyscheduler.sim import ablation
 from pyscheduler.sim.metrics import RunMetrics
 from pyscheduler.sim.runner import Comparison
 
@@ -96,7 +97,7 @@ def _by_trace(res: dict[str, Comparison]) -> dict[str, list[Comparison]]:
     """'FB-2010 empirical seed3' and its seeds -> 'FB-2010 empirical': their runs, in sorted order."""
     out: dict[str, list[Comparison]] = {}
     for label in sorted(res):
-        out.setdefault(label.rsplit(" seed", 1)[0], []).append(res[label])
+        out.setdefault(ablation.group_of(label), []).append(res[label])
     return out
 
 
@@ -159,8 +160,6 @@ def _med(values: list[float]) -> float:
 
 def _best(res: dict[str, Comparison]) -> list[Check]:
     """The bars for the best configuration the ablation of the same runs chose (ablation.best)."""
-    from pyscheduler.sim import ablation
-
     pol = ablation.best(res)
     return bars(res, pol, f"best configuration `{pol}`")
 
@@ -271,8 +270,6 @@ def _redundancy(res: dict[str, Comparison]) -> list[Check]:
 
 def _ablation(res: dict[str, Comparison]) -> list[Check]:
     """One check per extension: does it beat the paper's DollyMP2 on the median over seeds everywhere."""
-    from pyscheduler.sim import ablation
-
     wins = ablation.earned(res)
     r = ablation.ratios(res)
     out = []
