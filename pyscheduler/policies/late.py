@@ -236,7 +236,7 @@ def phase_gain(
         done = np.where(
             y >= x_m, 1.0 - (x_m / np.maximum(y, x_m)) ** alpha if math.isfinite(alpha) else 1.0, 0.0
         )
-    alive = (L[None, :] > t[:, None]).sum(axis=1)  # tasks whose lead copy has not ended by t
+    alive = L.size - np.searchsorted(np.sort(L), t, side="right")  # lead copies not ended by t
     later = 1.0 - done**alive  # Pr{the phase has not ended by t}
     e_end = lo + float(((later[1:] + later[:-1]) * np.diff(t)).sum() / 2.0)
     return top - e_end, held
