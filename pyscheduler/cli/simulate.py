@@ -179,4 +179,22 @@ def format_table(cmp: Comparison) -> str:
             f"{m.utilisation:>7.3f}{100 * m.wait_rounds:>6.1f}%"
             f"{m.jobs_completed:>7}/{m.jobs_completed + m.jobs_unfinished:<5}{m.wall_seconds:>8.1f}"
         )
+    lines.extend(_split_lines(cmp))
     return "\n".join(lines)
+
+
+def _split_lines(cmp: Comparison) -> list[str]:
+    """avg flowtime = own time + waiting - saved, per policy (sim/owntime.py)."""
+    own = cmp.settings.get("own_time_avg")
+    split = {n: m.extra["flowtime_split"] for n, m in cmp.results.items() if "flowtime_split" in m.extra}
+    if own is None or not split:
+        return []
+    lines = [
+        f"own time avg {own:.1f} s (each job alone on the fastest nodes, its originals winning); "
+        "avg flowtime = own + waiting - saved by clones; top1% = share of all waiting in the 1% of jobs "
+        "that wait longest",
+        f"{'policy':<22}{'waiting':>9}{'saved':>9}{'top1%':>7}",
+    ]
+    for name, d in split.items():
+        lines.append(f"{name:<22}{d['waiting']:>9.1f}{d['saved']:>9.1f}{100 * d['top_share']:>6.0f}%")
+    return lines

@@ -11,6 +11,7 @@ shuffle         reduce copies' reads of map output (Dolly Sec. 4: CAC, CC, delay
 runner          several policies on one workload, cluster, straggler model and seed, side by side
 metrics         flowtime, makespan, resources (design.md, "Measures that count"); loadmeter measured load
 lowerbound      a lower bound on any schedule's total flowtime (SREW+C Eq. 18)
+owntime         each job's own time (alone, no clone) and a run's flowtime split into it, waiting, saved
 report          CDF plots and a Markdown summary of one `dollymp simulate` run
 reproduce       the reproduction report's scenarios; reproduce_checks its two-sided checks; reproduce_doc
                 its Markdown (docs/reproduction.md); reproduce_cache its kept runs

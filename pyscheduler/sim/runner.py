@@ -13,6 +13,7 @@ from pyscheduler.policies import get_policy
 from pyscheduler.sim.engine import SimConfig, Simulation, print_progress
 from pyscheduler.sim.lowerbound import LowerBound, lower_bound
 from pyscheduler.sim.metrics import RunMetrics
+from pyscheduler.sim.owntime import decompose, own_times
 from pyscheduler.sim.straggler import StragglerModel
 from pyscheduler.sim.workload import ClusterSpec, JobSpec, NodeSpec
 
@@ -186,6 +187,9 @@ def compare(
     else:
         bases_lb = bases
     bound = lower_bound(jobs, bases_lb, cluster, min_slow, config.bandwidth_mb_s)
+    own = own_times(
+        jobs, bases, cluster, StragglerModel(config.straggler, config.seed), config.bandwidth_mb_s
+    )
     results: dict[str, RunMetrics] = {}
     for text in policies:
         label, name, opts = parse_policy(text)
@@ -196,6 +200,8 @@ def compare(
         if show_progress:
             print("", file=__import__("sys").stderr)
         m.policy = label
+        if not m.jobs_unfinished:  # flowtimes are the completed jobs' (engine order): all of them here
+            m.extra["flowtime_split"] = decompose(m.flowtimes, own).as_dict()
         results[label] = m
     settings = {
         "jobs": len(jobs),
@@ -206,5 +212,6 @@ def compare(
         "tick": config.tick,
         "bandwidth_mb_s": config.bandwidth_mb_s,
         "total_tasks": int(np.sum([j.task_count for j in jobs])),
+        "own_time_avg": float(own.mean()) if own.size else 0.0,
     }
     return Comparison(results, bound, load, settings)
