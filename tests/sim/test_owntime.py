@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 
+from pyscheduler.cli import main
 from pyscheduler.sim.engine import SimConfig
 from pyscheduler.sim.owntime import decompose, own_times
 from pyscheduler.sim.runner import compare, draw_bases
@@ -103,3 +107,31 @@ def test_refusals_name_what_is_wrong() -> None:
     config = SimConfig(straggler=parse_straggler("none"))
     with pytest.raises(ValueError, match="bandwidth_mb_s must be > 0"):
         own_times(jobs, draw_bases(jobs, config), CLUSTER, StragglerModel(config.straggler, 1), 0.0)
+
+
+def test_simulate_prints_and_writes_the_split(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`dollymp simulate` prints each policy's waiting and saved under the table and writes them in --json,
+    with the room clones have: own time less the lower bound's critical path."""
+    wl, cl, out = tmp_path / "w.jsonl", tmp_path / "c.json", tmp_path / "r.json"
+    jobs = [
+        {
+            "id": f"j{i}",
+            "arrival": 3.0 * i,
+            "phases": [{"id": "m", "tasks": 1 + i % 4, "cpu": 1, "mem_mb": 1024, "mean": 8.0, "sd": 3.0}],
+        }
+        for i in range(30)
+    ]
+    wl.write_text("\n".join(json.dumps(j) for j in jobs) + "\n")
+    cl.write_text('{"nodes": [{"count": 2, "cpu": 4, "mem_mb": 8192, "speed": 1.0}]}')
+    args = ["simulate", "--workload", str(wl), "--cluster", str(cl), "--policies", "fifo,dollymp2"]
+    assert main([*args, "--json", str(out), "--quiet", "--straggler", "pareto:alpha=1.5,cap=20"]) == 0
+    text = capsys.readouterr().out
+    data = json.loads(out.read_text())
+    own = data["settings"]["own_time_avg"]
+    floor = data["lower_bound"]["critical_path_total"] / 30
+    assert f"own time avg {own:.1f} s" in text and f"at most {own - floor:.1f} s" in text
+    for name, rec in data["policies"].items():
+        split = rec["flowtime_split"]
+        assert rec["avg_flowtime"] == pytest.approx(split["own"] + split["waiting"] - split["saved"])
+        row = next(line for line in text.splitlines()[-3:] if line.startswith(name))
+        assert row.split()[1:3] == [f"{split['waiting']:.1f}", f"{split['saved']:.1f}"]
