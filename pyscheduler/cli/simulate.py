@@ -191,12 +191,14 @@ def _split_lines(cmp: Comparison) -> list[str]:
         return []
     jobs = cmp.bound.jobs
     floor = cmp.bound.critical_path_total / jobs if jobs else 0.0
+    two = float(cmp.settings.get("own_time_2_clones_avg", own))
     lines = [
         f"own time avg {own:.1f} s (each job alone on the fastest nodes, its originals winning); "
         "avg flowtime = own + waiting - saved by clones; top1% = share of all waiting in the 1% of jobs "
         "that wait longest",
         f"clones can save at most {max(own - floor, 0.0):.1f} s of it (own time less the lower bound's "
-        f"critical path, {floor:.1f} s: every task as short as any copy of it can be)",
+        f"critical path, {floor:.1f} s: every task as short as any copy of it can be); with two clones of "
+        f"every task from its start and no restart, alone: {two:.1f} s",
         f"{'policy':<22}{'waiting':>9}{'saved':>9}{'top1%':>7}",
     ]
     for name, d in split.items():

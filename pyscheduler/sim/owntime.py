@@ -36,12 +36,18 @@ def own_times(
     cluster: ClusterSpec,
     model: StragglerModel,
     bandwidth_mb_s: float,
+    clones: int = 0,
 ) -> np.ndarray:
     """Per job (in `jobs`' order, as the engine indexes them), its own time (module docstring).
     `bases[j][k]` are job j's phase k base times as the run uses them; `model` is the run's straggler model
-    (the engine's: same spec, same seed)."""
+    (the engine's: same spec, same seed). With `clones` = c > 0, every task also runs copies 1..c from its
+    start and ends with the first of them (`StragglerModel.copy_time` of each, the draws the engine gives
+    the task's first c clones): a job's time alone under a policy that clones every task c times at once
+    and never restarts a copy, the best DollyMP's cloning (at most two clones, Sec. 5) reaches."""
     if not bandwidth_mb_s > 0:
         raise ValueError(f"bandwidth_mb_s must be > 0, got {bandwidth_mb_s!r}")
+    if isinstance(clones, bool) or not isinstance(clones, int) or not 0 <= clones <= 3:
+        raise ValueError(f"clones must be an integer 0..3, got {clones!r}")
     fastest = max(n.speed for n in cluster.nodes)
     out = np.empty(len(jobs))
     for j, (job, jb) in enumerate(zip(jobs, bases, strict=True)):
@@ -51,7 +57,13 @@ def own_times(
             n = len(jb[k])
             # copy_time of each original (copy 0): its base time x its own slowdown (1 unless Pareto)
             slow = model.slowdowns_of([j] * n, [k] * n, range(n), [0] * n)
-            longest = max(b * s for b, s in zip(jb[k], slow, strict=True))
+            runs = [b * s for b, s in zip(jb[k], slow, strict=True)]
+            for nth in range(1, clones + 1):
+                runs = [
+                    min(r, model.copy_time(b, jb[k], True, (j, k, t, nth)))
+                    for t, (r, b) in enumerate(zip(runs, jb[k], strict=True))
+                ]
+            longest = max(runs)
             start = max((finish[q] for q in p.parents), default=0.0)
             read = p.read_mb / bandwidth_mb_s if (p.parents and p.read_mb > 0) else 0.0
             finish[p.id] = start + read + longest / fastest

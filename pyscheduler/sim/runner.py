@@ -187,9 +187,9 @@ def compare(
     else:
         bases_lb = bases
     bound = lower_bound(jobs, bases_lb, cluster, min_slow, config.bandwidth_mb_s)
-    own = own_times(
-        jobs, bases, cluster, StragglerModel(config.straggler, config.seed), config.bandwidth_mb_s
-    )
+    model = StragglerModel(config.straggler, config.seed)
+    own = own_times(jobs, bases, cluster, model, config.bandwidth_mb_s)
+    own2 = own_times(jobs, bases, cluster, model, config.bandwidth_mb_s, clones=2)
     results: dict[str, RunMetrics] = {}
     for text in policies:
         label, name, opts = parse_policy(text)
@@ -213,5 +213,6 @@ def compare(
         "bandwidth_mb_s": config.bandwidth_mb_s,
         "total_tasks": int(np.sum([j.task_count for j in jobs])),
         "own_time_avg": float(own.mean()) if own.size else 0.0,
+        "own_time_2_clones_avg": float(own2.mean()) if own2.size else 0.0,
     }
     return Comparison(results, bound, load, settings)

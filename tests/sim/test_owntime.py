@@ -135,3 +135,22 @@ def test_simulate_prints_and_writes_the_split(tmp_path: Path, capsys: pytest.Cap
         assert rec["avg_flowtime"] == pytest.approx(split["own"] + split["waiting"] - split["saved"])
         row = next(line for line in text.splitlines()[-3:] if line.startswith(name))
         assert row.split()[1:3] == [f"{split['waiting']:.1f}", f"{split['saved']:.1f}"]
+
+
+@pytest.mark.parametrize("model", ["pareto:alpha=1.5,cap=20", "empirical"])
+def test_two_clones_from_the_start_is_what_every_task_cloned_twice_at_once_takes(model: str) -> None:
+    """clone_rule "idle" gives every running task its two clones in the round its original starts; alone
+    on an idle cluster each job then takes its own time with two clones (the first of copies 0..2 of each
+    task, the engine's own draws), never less, and no more than a round per phase and the reduce copies'
+    shared shuffle read (50 MB at 100 MB/s, read by up to three copies) later."""
+    jobs = spaced_jobs(10, gap=3000.0)
+    config = SimConfig(straggler=parse_straggler(model), seed=6, tick=0.5)
+    bases = draw_bases(jobs, config)
+    sm = StragglerModel(config.straggler, 6)
+    own, own2 = (own_times(jobs, bases, CLUSTER, sm, 100.0, clones=c) for c in (0, 2))
+    assert np.all(own2 <= own) and own2.mean() < own.mean()
+    m = compare(jobs, CLUSTER, ["dollymp(clone_rule=idle)"], config).results["dollymp(clone_rule=idle)"]
+    assert np.all(m.flowtimes >= own2 - 1e-6)
+    assert np.all(m.flowtimes - own2 <= 3 * config.tick + 2 * 0.5 + 1e-6)
+    with pytest.raises(ValueError, match=r"clones must be an integer 0\.\.3"):
+        own_times(jobs, bases, CLUSTER, sm, 100.0, clones=4)
