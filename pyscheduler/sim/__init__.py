@@ -17,6 +17,7 @@ reproduce       the reproduction report's scenarios; reproduce_checks its two-si
                 its Markdown (docs/reproduction.md); reproduce_cache its kept runs
 ablation        DollyMP's extensions: the paper's DollyMP2, each extension alone, all together, over seeds
 ordering        why DollyMP trails Tetris at high load: job order by class, volume and time, tested
+floors          issue 25's bar for the best configuration beside what the draws allow (own time, two clones)
 textio          plain or gzip text files alike
 live/           the live mechanism simulated: a simulated shim and AM helper driving the real service
 """

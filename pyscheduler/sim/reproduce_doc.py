@@ -202,6 +202,13 @@ The checks above compare both ways: a gain far above the paper's band is as susp
   25's bars - at most 0.7x Tetris and 0.5x Capacity+LATE, jobs of 1-10 tasks no slower than under Tetris,
   extra resources vs DollyMP0 at most 5%, medians over seeds - are checked for it on the traces, and for
   the configurations with the volume order on the held-out workloads; the summary marks each met or missed.
+* **The best configuration's bar against what the workload allows.** Per job, flowtime = own time (alone,
+  no clone) + waiting - what clones saved (`pyscheduler/sim/owntime.py`). The scenario "How far the best
+  configuration's bar lies" runs the headline's commands with Tetris, DollyMP0 and the volume-order
+  configurations, and sets 0.7x Tetris beside two floors from the same draws: every job alone with two clones
+  of every task from its start (the most cloning within DollyMP's two clones buys without restarting a copy),
+  and the lower bound's critical path (any copy, restarts included). Its check says whether the waiting the
+  bar leaves above the two-clone floor is below the least waiting any measured order reached.
 * **Ordering at high load.** Where originals wait in most rounds, Algorithm 1 decides; it admits a job to
   class l only once its effective time e = theta + 1.5 sigma fits 2^l, then packs by volume. A job with a
   small volume but a long or uncertain phase lands in a high class where smallest-volume-first (SVF) or
