@@ -136,14 +136,21 @@ MODELS = (("", "empirical"), (" (Pareto sensitivity)", PARETO))
 LOAD = ["dollymp0", "dollymp2", "dollymp-ext"]
 
 
+SEEDED_MODELS = (("empirical", "empirical"), ("Pareto sensitivity", PARETO))
+
+
 def _seeded(
-    trace: str, make: Callable[..., Run], policies: list[str] = ablation.POLICIES, **kw: object
+    trace: str,
+    make: Callable[..., Run],
+    policies: list[str] = ablation.POLICIES,
+    models: tuple[tuple[str, str], ...] = SEEDED_MODELS,
+    **kw: object,
 ) -> list[Run]:
     """Seeds 1-5 of one trace under both straggler models: the papers' method (`empirical`, DollyMP Sec.
     6.3: a clone draws another task's recorded time of the same phase) and the Pareto sensitivity model."""
     return [
         make(f"{trace} {model} seed{k}", policies, seed=k, straggler=straggler, **kw)
-        for model, straggler in (("empirical", "empirical"), ("Pareto sensitivity", PARETO))
+        for model, straggler in models
         for k in range(1, 6)
     ]
 
@@ -186,8 +193,10 @@ SCENARIOS: list[Scenario] = [
         "flowtime. The headline's runs (same commands, fewer policies) with each job's own time, its time "
         "with two clones of every task from its start, and the lower bound's critical path: how much "
         "waiting per job the bar leaves, against the least waiting any measured policy reached "
-        "(pyscheduler/sim/floors.py).",
-        _seeded("FB-2010", _fb, floors.POLICIES, load=FB_HIGH)
+        "(pyscheduler/sim/floors.py). The groups where the best configuration misses the bar (the papers' "
+        "method, both traces), and as the contrast one where it meets it (Alibaba, Pareto sensitivity "
+        "model), whose check should not hold.",
+        _seeded("FB-2010", _fb, floors.POLICIES, SEEDED_MODELS[:1], load=FB_HIGH)
         + _seeded("Alibaba", _ali, floors.POLICIES, every=3, cluster_scale=1 / 3),
         floors.checks,
         table=floors.table,
