@@ -25,7 +25,7 @@ from pyscheduler.rpc.session import RoundRecords
 from pyscheduler.sim.live.appmaster import AppMaster
 from pyscheduler.sim.live.cluster import Cluster
 from pyscheduler.sim.live.records import EPOCH_S, LiveRecord
-from pyscheduler.sim.live.transport import connect, service_of
+from pyscheduler.sim.live.transport import Tap, Tapped, Transport, connect, service_of
 from pyscheduler.sim.live.workload import Workload
 from pyscheduler.wire import pb
 
@@ -63,18 +63,23 @@ def _hear_kills(svc: DecisionService, why: dict[str, str]) -> None:
     svc.servicer.before_send = tee
 
 
-def run(wl: Workload, opts: LiveOptions | None = None, store_dir: Path | None = None) -> LiveRecord:
-    """Run `wl` through the service; the record of everything decided (records.py)."""
+def run(
+    wl: Workload, opts: LiveOptions | None = None, store_dir: Path | None = None, tap: Tap | None = None
+) -> LiveRecord:
+    """Run `wl` through the service; the record of everything decided (records.py). With `tap`, every
+    answer of the service is also handed to it (transport.py `Tapped`: the run itself unchanged)."""
     opts = opts or LiveOptions()
     if store_dir is None:
         with tempfile.TemporaryDirectory(prefix="dollymp-live-") as tmp:
-            return run(wl, opts, Path(tmp))
+            return run(wl, opts, Path(tmp), tap)
     clock = ManualClock(EPOCH_S)
     svc = service_of(store_dir, clock, {**opts.service, "appmaster.yield_model": opts.yield_model})
     record = LiveRecord()
     cluster = Cluster(wl, record)
     _hear_kills(svc, cluster.kill_why)
-    transport = connect(opts.transport, svc)
+    transport: Transport = connect(opts.transport, svc)
+    if tap is not None:
+        transport = Tapped(transport, tap, cluster.kill_why)
     try:
         reg = transport.register(pb.RegisterRequest(rm_id="sim-rm", tick_ms=round(opts.tick_s * 1000)))
         arriving = sorted(range(len(wl.jobs)), key=lambda j: (wl.jobs[j].submit_s, j))

@@ -6,7 +6,7 @@ one StateBatch sent, its Plan taken; one AM call, its answer taken."""
 from __future__ import annotations
 
 import queue
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -144,6 +144,42 @@ class Grpc:
         self.svc.stop()
 
 
+class Tap(Protocol):
+    """Told of every call to the service and its answer: `call` the Transport method's name, and the
+    service's reasons for kills it decided so far, by container (the decision log's, as run.py hears them)."""
+
+    def __call__(self, call: str, request: Any, response: Any, kill_why: Mapping[str, str]) -> None: ...
+
+
+class Tapped:
+    """`inner` with every answer also handed to `tap`; the calls and answers themselves unchanged."""
+
+    def __init__(self, inner: Transport, tap: Tap, kill_why: Mapping[str, str]) -> None:
+        self.inner, self.tap, self.kill_why = inner, tap, kill_why
+
+    def _told(self, call: str, request: Any, response: Any) -> Any:
+        self.tap(call, request, response, self.kill_why)
+        return response
+
+    def register(self, request: Any) -> Any:
+        return self._told("register", request, self.inner.register(request))
+
+    def sync(self, batch: Any) -> Any:
+        return self._told("sync", batch, self.inner.sync(batch))
+
+    def report_job_profile(self, request: Any) -> Any:
+        return self._told("report_job_profile", request, self.inner.report_job_profile(request))
+
+    def report_attempts(self, request: Any) -> Any:
+        return self._told("report_attempts", request, self.inner.report_attempts(request))
+
+    def get_clone_plan(self, request: Any) -> Any:
+        return self._told("get_clone_plan", request, self.inner.get_clone_plan(request))
+
+    def close(self) -> None:
+        self.inner.close()
+
+
 def connect(kind: str, svc: DecisionService) -> Transport:
     if kind == "direct":
         return Direct(svc)
@@ -152,4 +188,15 @@ def connect(kind: str, svc: DecisionService) -> Transport:
     raise ValueError(f"transport must be one of {', '.join(TRANSPORTS)}, got {kind!r}")
 
 
-__all__ = ["TRANSPORTS", "Aborted", "Direct", "Grpc", "Transport", "connect", "pb", "service_of"]
+__all__ = [
+    "TRANSPORTS",
+    "Aborted",
+    "Direct",
+    "Grpc",
+    "Tap",
+    "Tapped",
+    "Transport",
+    "connect",
+    "pb",
+    "service_of",
+]
