@@ -14,6 +14,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from pyscheduler.rpc.stats import percentile
+
 AddArgs = Callable[[argparse.ArgumentParser], None]
 Run = Callable[[argparse.Namespace], int]
 
@@ -27,12 +29,6 @@ def _positive(value: str) -> int:
 
 def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # Linux reports KiB
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    idx = min(len(ordered) - 1, max(0, round(q / 100.0 * (len(ordered) - 1))))
-    return ordered[idx]
 
 
 def _add_engine(p: argparse.ArgumentParser) -> None:

@@ -24,10 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from pyscheduler.core.queue_limits import LimitTracker
+from typing import Any, Protocol
 
 MAX_QUEUES = 1024
 MAX_PREEMPT_AFTER_S = 86_400.0  # a day: longer is no preemption in practice
@@ -177,13 +174,20 @@ def _by_leaf(
     return used
 
 
+class Limits(Protocol):
+    """What `admit` asks of the users' and AMs' limits (queue_limits.py's LimitTracker)."""
+
+    def check(self, q: QueueShare, c: Candidate) -> tuple[str, str] | None: ...
+    def take(self, q: QueueShare, c: Candidate) -> None: ...
+
+
 def admit(
     book: QueueBook,
     capacity: Sequence[float],
     usage: Mapping[str, Sequence[float]],
     waiting: Mapping[str, bool],
     candidates: Sequence[Candidate],
-    limits: LimitTracker | None = None,
+    limits: Limits | None = None,
 ) -> list[Verdict]:
     """Judge `candidates` (in the policy's order): one verdict each, in the same order.
 

@@ -55,8 +55,8 @@ from typing import Any
 
 import grpc
 
-from pyscheduler.cli.bench import percentile
 from pyscheduler.rpc.shimmodel import ShimModel
+from pyscheduler.rpc.stats import percentile
 from pyscheduler.wire import pb, pb_grpc
 
 

@@ -9,6 +9,13 @@ from dataclasses import dataclass, field
 from pyscheduler.rpc.gcpace import GcPacer
 
 
+def percentile(values: list[float], q: float) -> float:
+    """The nearest-rank `q`th percentile of `values` (the bench's and the load generator's round times)."""
+    ordered = sorted(values)
+    idx = min(len(ordered) - 1, max(0, round(q / 100.0 * (len(ordered) - 1))))
+    return ordered[idx]
+
+
 @dataclass
 class ServiceStats:
     """Counters read by the bench and the HTTP metrics; updated under `lock`."""

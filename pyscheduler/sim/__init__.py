@@ -8,7 +8,8 @@ engine          the discrete-event driver of DecisionLoop with a ManualClock; ev
 starts          a round's placements started (the shim's part); ends a copy's end (the AM helper's part)
 copies          running copies as records; running the same as numpy columns for policies that read them all
 shuffle         reduce copies' reads of map output (Dolly Sec. 4: CAC, CC, delay assignment)
-runner          several policies on one workload, cluster, straggler model and seed, side by side
+runner          several policies on one workload, cluster, straggler model and seed, side by side; table
+                their table, as `dollymp simulate` prints it
 metrics         flowtime, makespan, resources (design.md, "Measures that count"); loadmeter measured load
 lowerbound      a lower bound on any schedule's total flowtime (SREW+C Eq. 18)
 owntime         each job's own time (alone, no clone) and a run's flowtime split into it, waiting, saved

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from pyscheduler.sim.runner import Comparison
+from pyscheduler.sim.table import format_table
 
 
 def cdf_plot(series: dict[str, np.ndarray], path: Path, xlabel: str, title: str, logx: bool = True) -> None:
@@ -33,8 +34,6 @@ def cdf_plot(series: dict[str, np.ndarray], path: Path, xlabel: str, title: str,
 
 
 def write_run_report(cmp: Comparison, out: Path, command: str) -> None:
-    from pyscheduler.cli.simulate import format_table
-
     out.mkdir(parents=True, exist_ok=True)
     flows = {n: m.flowtimes for n, m in cmp.results.items()}
     cdf_plot(flows, out / "flowtime_cdf.png", "job flowtime (s)", "Job flowtime CDF")
