@@ -15,7 +15,7 @@ import numpy as np
 from pyscheduler.sim.runner import Comparison
 
 if TYPE_CHECKING:
-    from pyscheduler.sim.reproduce import Scenario
+    from pyscheduler.sim.reproduce_runs import Scenario
 
 
 def policy_table(c: Comparison) -> list[str]:

@@ -170,8 +170,6 @@ KNOWN_CYCLES = {
     ),
     # the simulator's mixin chain engine -> starts -> ends -> copies (-> engine under TYPE_CHECKING), shuffle
     _p("sim.engine", "sim.starts", "sim.ends", "sim.copies", "sim.shuffle"),
-    # the reproduction report's Markdown takes its Scenario type from reproduce.py (TYPE_CHECKING)
-    _p("sim.reproduce", "sim.reproduce_doc"),
 }
 
 
