@@ -5,16 +5,14 @@ policy reads (`SimAttempt`, progress from the simulation clock) and Snapshot.att
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, overload
+from typing import Any, Protocol, overload
 
 from pyscheduler.core import ManualClock
 from pyscheduler.objects import Attempt, Job
 from pyscheduler.policies.attempts import AttemptColumns
-
-if TYPE_CHECKING:
-    from pyscheduler.sim.engine import Simulation
+from pyscheduler.sim.running import RunningColumns
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,11 +39,23 @@ UID, JIDX, K, TASK, NODE, START, END, IS_CLONE, CPU, MEM, SHARE, ALIVE, JOB = ra
 RunCopy = list[Any]  # [uid, jidx, k, task, node, start, end, is_clone, cpu, mem, share, alive, job]
 
 
+class Copies(Protocol):
+    """What LazyAttempts reads of the simulation (engine.py's Simulation): its running copies by uid,
+    their columns once a policy read them, and the Attempt of one copy."""
+
+    @property
+    def running(self) -> Mapping[int, RunCopy]: ...
+    @property
+    def columns(self) -> RunningColumns | None: ...
+    def attempt_of(self, r: RunCopy) -> Attempt: ...
+    def attempt_columns(self, jobs: Sequence[Job]) -> AttemptColumns: ...
+
+
 class LazyAttempts(Sequence[Attempt]):
     """Snapshot.attempts built only if a policy reads it (most policies never do); `columns` gives them
     as numpy columns without building the objects (policies/attempts.py)."""
 
-    def __init__(self, sim: Simulation) -> None:
+    def __init__(self, sim: Copies) -> None:
         self._sim = sim
         self._items: list[Attempt] | None = None
         self._columns: tuple[Sequence[Job], AttemptColumns] | None = None  # the last `columns` answer
