@@ -164,6 +164,9 @@ SCHEMA: dict[str, tuple[Any, Parser]] = {
     "grpc.auth_secret_file": ("", _file),
     # Serve gRPC on a non-loopback address with neither a secret nor client certificates.
     "grpc.insecure": (False, _bool),
+    # A client connection with no RPC in progress this long is closed (grpc.max_connection_idle_ms); an
+    # open Sync stream is an RPC in progress, so the shim's stream is never cut by it.
+    "grpc.idle_timeout_s": (300.0, _float(0.0, low_open=True)),
     "sync.queue_size": (64, _int(1, 100_000)),
     "sync.max_coalesce": (64, _int(1, 100_000)),
     "sync.outstanding_ttl_s": (30.0, _float(0.0, low_open=True)),
@@ -206,6 +209,9 @@ SCHEMA: dict[str, tuple[Any, Parser]] = {
     "http.port": (8080, _int(-1, 65535)),  # -1: no HTTP API; 0: an ephemeral port
     "http.token": ("", _str()),  # the read role's bearer token (GET endpoints; pyscheduler/api/roles.py)
     "http.admin_token": ("", _str()),  # the admin role's: also POST /v1/config/validate; empty: refused
+    # A connection with no request in progress this long (none yet, between two, or a head still arriving,
+    # counted from its last response) is closed (pyscheduler/api/connection.py); SSE streams are requests.
+    "http.idle_timeout_s": (30.0, _float(0.0, low_open=True)),
     # Bounds on what callers can make the service hold (pyscheduler/rpc/limits.py; operator's guide)
     "limits.containers_per_ask": (100_000, _int(1, 10_000_000)),
     "limits.tasks_per_phase": (100_000, _int(1, 10_000_000)),
@@ -220,6 +226,7 @@ SCHEMA: dict[str, tuple[Any, Parser]] = {
     "limits.stream_reserve": (4, _int(1, 1024)),
     "limits.sync_idle_s": (60.0, _float(0.0, low_open=True)),
     "limits.http_body_bytes": (1 << 20, _int(1, 1 << 30)),
+    "limits.http_header_bytes": (64 * 1024, _int(1024, 1 << 24)),  # request line and headers: else 431
     "limits.json_depth": (32, _int(1, 1000)),
     "limits.log_wait_s": (1.0, _float(0.0, low_open=True)),
     "service.port_file": ("", _str()),

@@ -1,8 +1,9 @@
 """Bounds on an HTTP request body: its size, its encoding and the nesting depth of its JSON or TOML.
 
 The body is read in chunks and refused (413) as soon as it passes `limits.http_body_bytes`, before the
-rest is buffered. It must be UTF-8 text without NUL (400 otherwise): the depth scan and the parser then
-read the same characters (a UTF-16 body read as bytes by the scan but decoded by json.loads hid its
+rest is buffered; a client that leaves before sending it all is logged in one line (no traceback).
+It must be UTF-8 text without NUL (400 otherwise): the depth scan and the parser then read the same
+characters (a UTF-16 body read as bytes by the scan but decoded by json.loads hid its
 brackets behind a quote byte). Its nesting (brackets and braces outside strings and, for TOML, comments)
 is measured by a linear scan of that text and refused (400) past `limits.json_depth`, before a parser
 recurses into it (Python's JSON and TOML parsers raise RecursionError on deep input, which answered
@@ -12,9 +13,13 @@ first wall, not the only one. Every refusal names the field (body) and the limit
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from fastapi import HTTPException
+from starlette.requests import ClientDisconnect
+
+log = logging.getLogger(__name__)
 
 DEPTH_KEY = "limits.json_depth"
 SIZE_KEY = "limits.http_body_bytes"
@@ -28,11 +33,21 @@ async def read_body(request: Any, limit: int) -> bytes:
         raise HTTPException(413, f"body: {declared} bytes, limit {limit} bytes ({SIZE_KEY})")
     chunks: list[bytes] = []
     size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise HTTPException(413, f"body: more than {limit} bytes, limit {limit} ({SIZE_KEY})")
-        chunks.append(chunk)
+    try:
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                raise HTTPException(413, f"body: more than {limit} bytes, limit {limit} ({SIZE_KEY})")
+            chunks.append(chunk)
+    except ClientDisconnect:  # nobody to answer: one line, no stack trace (uvicorn drops the answer)
+        log.info(
+            "%s %s: client gone after %d of %s body bytes",
+            request.method,
+            request.url.path,
+            size,
+            declared or "?",
+        )
+        raise HTTPException(400, f"body: client disconnected after {size} bytes") from None
     return b"".join(chunks)
 
 
