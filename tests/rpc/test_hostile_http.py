@@ -132,3 +132,16 @@ def test_a_parser_that_recurses_too_deep_is_answered_naming_the_limit(tmp_path: 
         _refused(port, doc.encode(), "application/json", 400, depth)
     finally:
         s.stop()
+
+
+def test_a_huge_value_is_echoed_bounded_naming_the_key(svc: DecisionService) -> None:
+    port = svc.http.port
+    r = hostile.row(ATTACK)
+    for doc in ({"service": {"log_level": "x" * 500_000}}, {"grpc": {"port": "9" * 500_000}}):
+        r.inputs += 1
+        code, text = _post(port, json.dumps(doc).encode(), "application/json")
+        body = json.loads(text)
+        key = next(f"{s}.{k}" for s, t in doc.items() for k in t)
+        ok = code == 200 and body["key"] == key and "... (500000 characters)" in body["problem"]
+        r.clear_errors += ok
+        assert ok and len(text) < 1000, (code, text[:300])
