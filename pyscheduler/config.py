@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pyscheduler.echo import shown
+
 ENV_PREFIX = "DOLLYMP_"
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
@@ -54,9 +56,9 @@ def _int(low: int, high: int | None = None) -> Parser:
             try:
                 v = int(str(v).strip())
             except ValueError:
-                raise ValueError(f"must be an integer, got {v!r}") from None
+                raise ValueError(f"must be an integer, got {shown(v)}") from None
         if isinstance(v, bool) or not isinstance(v, int):
-            raise ValueError(f"must be an integer, got {v!r}")
+            raise ValueError(f"must be an integer, got {shown(v)}")
         if v < low or (high is not None and v > high):
             raise ValueError(f"must be in {low}..{high if high is not None else 'inf'}, got {v}")
         return v
@@ -71,9 +73,9 @@ def _bool(v: Any, text: bool) -> bool:
             return True
         if t in ("false", "0", "no", "off"):
             return False
-        raise ValueError(f"must be true or false, got {v!r}")
+        raise ValueError(f"must be true or false, got {shown(v)}")
     if not isinstance(v, bool):
-        raise ValueError(f"must be true or false, got {v!r}")
+        raise ValueError(f"must be true or false, got {shown(v)}")
     return v
 
 
@@ -83,9 +85,9 @@ def _float(low: float, low_open: bool = False) -> Parser:
             try:
                 v = float(str(v).strip())
             except ValueError:
-                raise ValueError(f"must be a number, got {v!r}") from None
+                raise ValueError(f"must be a number, got {shown(v)}") from None
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-            raise ValueError(f"must be a finite number, got {v!r}")
+            raise ValueError(f"must be a finite number, got {shown(v)}")
         if v < low or (low_open and v == low):
             raise ValueError(f"must be {'>' if low_open else '>='} {low}, got {v}")
         return float(v)
@@ -96,10 +98,10 @@ def _float(low: float, low_open: bool = False) -> Parser:
 def _str(choices: tuple[str, ...] = (), upper: bool = False) -> Parser:
     def parse(v: Any, text: bool) -> str:
         if not isinstance(v, str):
-            raise ValueError(f"must be a string, got {v!r}")
+            raise ValueError(f"must be a string, got {shown(v)}")
         s = v.upper() if upper else v
         if choices and s not in choices:
-            raise ValueError(f"must be one of {', '.join(choices)}, got {v!r}")
+            raise ValueError(f"must be one of {', '.join(choices)}, got {shown(v)}")
         return s
 
     return parse
@@ -107,23 +109,23 @@ def _str(choices: tuple[str, ...] = (), upper: bool = False) -> Parser:
 
 def _host(v: Any, text: bool) -> str:
     if not isinstance(v, str) or not v.strip():
-        raise ValueError(f"must be a host name or IP address, got {v!r}")
+        raise ValueError(f"must be a host name or IP address, got {shown(v)}")
     return v.strip()
 
 
 def _file(v: Any, text: bool) -> str:
     if not isinstance(v, str):
-        raise ValueError(f"must be a file path, got {v!r}")
+        raise ValueError(f"must be a file path, got {shown(v)}")
     if v and not Path(v).is_file():
-        raise ValueError(f"file {v!r} does not exist")
+        raise ValueError(f"file {shown(v)} does not exist")
     if v and not os.access(v, os.R_OK):
-        raise ValueError(f"file {v!r} is not readable")
+        raise ValueError(f"file {shown(v)} is not readable")
     return v
 
 
 def _path(v: Any, text: bool) -> str:
     if not isinstance(v, str):
-        raise ValueError(f"must be a file path, got {v!r}")
+        raise ValueError(f"must be a file path, got {shown(v)}")
     return v
 
 
@@ -134,7 +136,7 @@ def _options(v: Any, text: bool) -> dict[str, Any]:
         except json.JSONDecodeError as exc:
             raise ValueError(f"must be a JSON object: {exc}") from None
     if not isinstance(v, dict):
-        raise ValueError(f"must be a table/object, got {v!r}")
+        raise ValueError(f"must be a table/object, got {shown(v)}")
     return dict(v)
 
 
@@ -164,6 +166,9 @@ SCHEMA: dict[str, tuple[Any, Parser]] = {
     "grpc.auth_secret_file": ("", _file),
     # Serve gRPC on a non-loopback address with neither a secret nor client certificates.
     "grpc.insecure": (False, _bool),
+    # A client connection with no RPC in progress this long is closed (grpc.max_connection_idle_ms); an
+    # open Sync stream is an RPC in progress, so the shim's stream is never cut by it.
+    "grpc.idle_timeout_s": (300.0, _float(0.0, low_open=True)),
     "sync.queue_size": (64, _int(1, 100_000)),
     "sync.max_coalesce": (64, _int(1, 100_000)),
     "sync.outstanding_ttl_s": (30.0, _float(0.0, low_open=True)),
@@ -206,6 +211,9 @@ SCHEMA: dict[str, tuple[Any, Parser]] = {
     "http.port": (8080, _int(-1, 65535)),  # -1: no HTTP API; 0: an ephemeral port
     "http.token": ("", _str()),  # the read role's bearer token (GET endpoints; pyscheduler/api/roles.py)
     "http.admin_token": ("", _str()),  # the admin role's: also POST /v1/config/validate; empty: refused
+    # A connection with no request in progress this long (none yet, between two, or a head still arriving,
+    # counted from its last response) is closed (pyscheduler/api/connection.py); SSE streams are requests.
+    "http.idle_timeout_s": (30.0, _float(0.0, low_open=True)),
     # Bounds on what callers can make the service hold (pyscheduler/rpc/limits.py; operator's guide)
     "limits.containers_per_ask": (100_000, _int(1, 10_000_000)),
     "limits.tasks_per_phase": (100_000, _int(1, 10_000_000)),
@@ -220,6 +228,7 @@ SCHEMA: dict[str, tuple[Any, Parser]] = {
     "limits.stream_reserve": (4, _int(1, 1024)),
     "limits.sync_idle_s": (60.0, _float(0.0, low_open=True)),
     "limits.http_body_bytes": (1 << 20, _int(1, 1 << 30)),
+    "limits.http_header_bytes": (64 * 1024, _int(1024, 1 << 24)),  # request line and headers: else 431
     "limits.json_depth": (32, _int(1, 1000)),
     "limits.log_wait_s": (1.0, _float(0.0, low_open=True)),
     "service.port_file": ("", _str()),

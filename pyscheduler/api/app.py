@@ -29,7 +29,7 @@ from fastapi_offline import FastAPIOffline
 
 from pyscheduler import __version__, metrics
 from pyscheduler.api import configcheck, stream, ui
-from pyscheduler.api.bodylimits import check_depth, read_body
+from pyscheduler.api.bodylimits import check_depth, read_body, too_deep, utf8_text
 from pyscheduler.api.models import (
     ApplicationOut,
     ConfigCheck,
@@ -250,7 +250,7 @@ def create_app(
         dependencies=admin,
         tags=["config"],
         responses={
-            400: {"model": Problem, "description": "Not JSON / not UTF-8 text, or nested too deep"},
+            400: {"model": Problem, "description": "Not JSON, not UTF-8 (UTF-16/32, NUL), or too deep"},
             413: {"model": Problem, "description": "The body is larger than limits.http_body_bytes"},
             415: {"model": Problem, "description": "Unsupported content type"},
             422: {"model": Problem, "description": "The JSON body is not an object"},
@@ -271,25 +271,26 @@ def create_app(
         document as a JSON object. Answers `valid` and, if not, the first invalid key and why.
         Admin role (http.admin_token) when tokens are configured."""
         raw = await read_body(request, settings.body_bytes)
-        check_depth(raw, settings.json_depth)
         media = request.headers.get("content-type", "").split(";")[0].strip().lower()
-        if media == "application/json":
+        if media not in ("application/json", "text/plain", "application/toml", ""):
+            raise HTTPException(
+                415, f"content-type {media!r}: use text/plain, application/toml or application/json"
+            )
+        text = utf8_text(raw)
+        is_json = media == "application/json"
+        check_depth(text, settings.json_depth, toml=not is_json)
+        try:
+            if not is_json:
+                return await run_in_threadpool(configcheck.check_toml, text)
             try:
-                doc = json.loads(raw)
+                doc = json.loads(text)
             except ValueError as exc:
-                raise HTTPException(400, f"body: not valid JSON: {exc}") from exc
+                raise HTTPException(400, f"body: not valid JSON: {exc}") from None
             if not isinstance(doc, dict):
                 raise HTTPException(422, "body: must be a JSON object of sections")
             return await run_in_threadpool(configcheck.check_document, doc)
-        if media in ("text/plain", "application/toml", ""):
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise HTTPException(400, f"body: not UTF-8 text: {exc}") from exc
-            return await run_in_threadpool(configcheck.check_toml, text)
-        raise HTTPException(
-            415, f"content-type {media!r}: use text/plain, application/toml or application/json"
-        )
+        except RecursionError:  # the depth scan is the first wall; the parser's own limit the second
+            raise too_deep(settings.json_depth) from None
 
     ui.mount(app, store, state_provider, auth, guarded, in_thread)
     return app

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pyscheduler.api.models import ConfigCheck
+from pyscheduler.echo import detail
 
 SECRET_KEYS = frozenset({"http.token", "http.admin_token"})
 BODY = "request body"
@@ -33,9 +34,9 @@ def check_toml(text: str) -> ConfigCheck:
             f.write(text)
         cfg = config.load(path, env={}, files=False)
     except config.ConfigError as exc:
-        return ConfigCheck(valid=False, key=exc.key, problem=exc.problem.replace(path, BODY))
+        return ConfigCheck(valid=False, key=exc.key, problem=detail(exc.problem.replace(path, BODY)))
     except (UnicodeError, ValueError) as exc:
-        return ConfigCheck(valid=False, key="--config", problem=f"not valid TOML: {exc}")
+        return ConfigCheck(valid=False, key="--config", problem=detail(f"not valid TOML: {exc}"))
     finally:
         os.unlink(path)
     return ConfigCheck(valid=True, values=_masked(cfg.values))
@@ -54,5 +55,5 @@ def check_document(doc: Mapping[str, Any]) -> ConfigCheck:
     try:
         cfg = config.load(None, env={}, overrides=flat, files=False)
     except config.ConfigError as exc:
-        return ConfigCheck(valid=False, key=exc.key, problem=exc.problem)
+        return ConfigCheck(valid=False, key=exc.key, problem=detail(exc.problem))
     return ConfigCheck(valid=True, values=_masked(cfg.values))

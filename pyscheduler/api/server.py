@@ -5,18 +5,23 @@
     ...
     server.stop()           # closes open streams and joins the thread
 
-uvicorn's own signal handlers are not installed (the service owns SIGTERM/SIGINT).
+uvicorn's own signal handlers are not installed (the service owns SIGTERM/SIGINT). Connections are
+bounded by pyscheduler.api.connection: a request head past `header_bytes` is answered 431, a connection
+with no request in progress is closed after `idle_s`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import threading
 from collections.abc import Iterator
 
 import uvicorn
 from fastapi import FastAPI
+
+from pyscheduler.api.connection import HeadLimit, bounded_h11
 
 
 class _ThreadServer(uvicorn.Server):
@@ -27,12 +32,21 @@ class _ThreadServer(uvicorn.Server):
 
 class ApiServer:
     def __init__(
-        self, app: FastAPI, host: str = "127.0.0.1", port: int = 0, log_level: str = "warning"
+        self,
+        app: FastAPI,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        log_level: str = "warning",
+        header_bytes: int = 64 * 1024,  # limits.http_header_bytes
+        idle_s: float = 30.0,  # http.idle_timeout_s
     ) -> None:
         config = uvicorn.Config(
-            app,
+            HeadLimit(app, header_bytes),
             host=host,
             port=port,
+            http=bounded_h11(header_bytes, idle_s),
+            h11_max_incomplete_event_size=header_bytes,
+            timeout_keep_alive=max(1, math.ceil(idle_s)),  # BoundedH11 closes idle ones at idle_s itself
             log_level=log_level,
             access_log=False,  # request lines carry application ids: none above debug (issue 5)
             lifespan="off",

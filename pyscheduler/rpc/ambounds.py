@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from pyscheduler.echo import shown
 from pyscheduler.rpc import validate
 from pyscheduler.rpc.amjob import FINAL, job_of
 from pyscheduler.rpc.limits import Limits, Refusal, at_most
@@ -99,7 +100,7 @@ def check_profile(p: Any) -> None:
         at = f"phases[{i}]"
         validate.nonempty(ph.phase_id, f"{at}.phase_id")
         if ph.phase_id in ids[:i]:
-            raise InvalidMessage(f"{at}.phase_id", f"duplicate phase {ph.phase_id!r}")
+            raise InvalidMessage(f"{at}.phase_id", f"duplicate phase {shown(ph.phase_id)}")
         validate.at_least(ph.tasks, 1, f"{at}.tasks")
         validate.resource(ph.demand, f"{at}.demand", ph, "demand")
         if ph.demand.memory_mb == 0 and ph.demand.vcores == 0:
@@ -107,7 +108,7 @@ def check_profile(p: Any) -> None:
         validate.at_least(ph.yarn_priority, 0, f"{at}.yarn_priority")
         for j, parent in enumerate(ph.parents):
             if parent not in ids or parent == ph.phase_id:
-                raise InvalidMessage(f"{at}.parents[{j}]", f"unknown phase {parent!r}")
+                raise InvalidMessage(f"{at}.parents[{j}]", f"unknown phase {shown(parent)}")
     try:  # the core rejects DAG cycles; say which field
         job_of(p, {})
     except ValueError as exc:
@@ -139,7 +140,9 @@ def check_map_read(m: Any, at: str) -> None:
     validate.nonempty(m.map_attempt_id, f"{at}.map_attempt_id")
     stem = m.map_task_id.removeprefix("task_")
     if not m.map_attempt_id.startswith(f"attempt_{stem}_"):
-        raise InvalidMessage(f"{at}.map_attempt_id", f"{m.map_attempt_id!r} is no copy of {m.map_task_id!r}")
+        raise InvalidMessage(
+            f"{at}.map_attempt_id", f"{shown(m.map_attempt_id)} is no copy of {shown(m.map_task_id)}"
+        )
     validate.enum_value(m.kind, pb.MapReadKind, f"{at}.kind")
     validate.finite_nonneg(m.waited_s, f"{at}.waited_s")
     validate.at_least(m.time_ms, 0, f"{at}.time_ms")

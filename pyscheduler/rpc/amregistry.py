@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pyscheduler.core.clock import Clock, WallClock
+from pyscheduler.echo import shown
 from pyscheduler.estimate.copies import (
     Report,
     StartupEstimate,
@@ -86,7 +87,7 @@ class AppState:
 
 class UnknownPhase(ValueError):
     def __init__(self, index: int, phase_id: str) -> None:
-        super().__init__(f"attempts[{index}].phase_id: unknown phase {phase_id!r}")
+        super().__init__(f"attempts[{index}].phase_id: unknown phase {shown(phase_id)}")
 
 
 class AmRegistry:

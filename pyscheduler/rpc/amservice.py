@@ -12,6 +12,7 @@ from typing import Any
 import grpc
 
 from pyscheduler.core.clock import Clock
+from pyscheduler.echo import detail, shown
 from pyscheduler.objects.decision import DecisionKind
 from pyscheduler.policies import Policy
 from pyscheduler.rpc import ambounds, validate
@@ -74,12 +75,14 @@ class AppMasterServicer:
         except KeyError:
             context.abort(
                 grpc.StatusCode.FAILED_PRECONDITION,
-                f"application_id: no job profile for {request.application_id!r}; report it first",
+                detail(
+                    f"application_id: no job profile for {shown(request.application_id)}; report it first"
+                ),
             )
         except UnknownPhase as exc:
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, detail(str(exc)))
         except Refusal as exc:
-            context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
+            context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, detail(str(exc)))
         if outcomes:
             self.recorder.append(outcomes)
         if self.rm_job_name is not None and self.rm_job_name(request.application_id) != job_name:
@@ -101,25 +104,26 @@ class AppMasterServicer:
 
     def get_clone_plan(self, request: Any, context: grpc.ServicerContext) -> Any:
         if isinstance(request, Malformed):
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, request.describe())
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, detail(request.describe()))
         if not request.application_id:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, "application_id: must be non-empty")
         with self.am.lock:
             known = request.application_id in self.am.apps
         if not known:
             context.abort(
-                grpc.StatusCode.NOT_FOUND, f"application_id: no job profile for {request.application_id!r}"
+                grpc.StatusCode.NOT_FOUND,
+                detail(f"application_id: no job profile for {shown(request.application_id)}"),
             )
         return self.planner.plan(request.application_id)
 
     @staticmethod
     def _check(request: Any, check: Callable[[Any], None], context: grpc.ServicerContext) -> None:
         if isinstance(request, Malformed):
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, request.describe())
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, detail(request.describe()))
         try:
             check(request)
         except validate.InvalidMessage as exc:
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, detail(str(exc)))
 
 
 def generic_handler(servicer: AppMasterServicer) -> grpc.GenericRpcHandler[Any, Any]:

@@ -29,6 +29,7 @@ from typing import Any
 
 import grpc
 
+from pyscheduler.echo import detail, shown
 from pyscheduler.rpc.records import application_of_attempt
 from pyscheduler.rpc.session import SessionRegistry
 
@@ -135,7 +136,7 @@ class Guard(grpc.ServerInterceptor):  # type: ignore[type-arg]
         def register(request: Any, context: grpc.ServicerContext) -> Any:
             why = self.shim_refusal(context)
             if why is not None:
-                context.abort(grpc.StatusCode.UNAUTHENTICATED, f"Register: {why}")
+                context.abort(grpc.StatusCode.UNAUTHENTICATED, detail(f"Register: {why}"))
             response = inner(request, context)
             with self._lock:
                 live = {s.session_id for s in self.registry.sessions()}
@@ -152,7 +153,7 @@ class Guard(grpc.ServerInterceptor):  # type: ignore[type-arg]
         def sync(request_iterator: Iterator[Any], context: grpc.ServicerContext) -> Iterator[Any]:
             why = self.shim_refusal(context)
             if why is not None:
-                context.abort(grpc.StatusCode.UNAUTHENTICATED, f"Sync: {why}")
+                context.abort(grpc.StatusCode.UNAUTHENTICATED, detail(f"Sync: {why}"))
             yield from inner(request_iterator, context)
 
         return sync
@@ -170,7 +171,7 @@ class Guard(grpc.ServerInterceptor):  # type: ignore[type-arg]
             if app_id:
                 code, why = self.am_refusal(app_id, _metadata(context, AM_TOKEN_HEADER), request)
                 if code is not None:
-                    context.abort(code, why)
+                    context.abort(code, detail(why))
             return inner(request, context)
 
         return call
@@ -194,11 +195,11 @@ class Guard(grpc.ServerInterceptor):  # type: ignore[type-arg]
                 digest = b""
             if not any(hmac.compare_digest(digest, t) for t in tokens):
                 return grpc.StatusCode.UNAUTHENTICATED, (
-                    f"metadata {AM_TOKEN_HEADER!r}: missing or not the AMRMToken of {app_id}"
+                    f"metadata {AM_TOKEN_HEADER!r}: missing or not the AMRMToken of {shown(app_id)}"
                 )
         elif self.settings.required:
             return grpc.StatusCode.UNAUTHENTICATED, (
-                f"application_id: {app_id} is not known to an authenticated ResourceManager session"
+                f"application_id: {shown(app_id)} is not known to an authenticated ResourceManager session"
                 + (" (no AMRMToken issued yet)" if known else "")
             )
         attempts = [
@@ -209,7 +210,7 @@ class Guard(grpc.ServerInterceptor):  # type: ignore[type-arg]
             owner = owners.get(cid)
             if owner is not None and owner != app_id:
                 return grpc.StatusCode.PERMISSION_DENIED, (
-                    f"attempts[{i}].container_id: {cid} belongs to {owner}, not {app_id}"
+                    f"attempts[{i}].container_id: {shown(cid)} belongs to {shown(owner)}, not {shown(app_id)}"
                 )
         return None, ""
 

@@ -45,6 +45,7 @@ class Limits:
     sync_idle_s: float = 60.0  # a Sync stream with no batch for this long is closed
     http_body_bytes: int = 1 << 20  # an HTTP request body
     json_depth: int = 32  # nesting of a JSON request body
+    http_header_bytes: int = 64 * 1024  # an HTTP request line and headers together (431 past it)
     log_wait_s: float = 1.0  # a round's placements wait this long for the decision log before its plan
 
     def __post_init__(self) -> None:

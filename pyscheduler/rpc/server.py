@@ -29,6 +29,7 @@ class ServerOptions:
     port: int = 0
     max_workers: int = 32  # each open Sync stream holds one worker thread
     max_message_mb: int = 64  # a full resync of a large cluster is one message
+    idle_timeout_s: float = 300.0  # a connection with no RPC in progress this long is closed (GOAWAY)
     tls: TlsFiles | None = None
 
 
@@ -52,6 +53,8 @@ class GrpcServer:
                 ("grpc.max_receive_message_length", limit),
                 ("grpc.max_send_message_length", limit),
                 ("grpc.so_reuseport", 0),
+                # Only connections without an active RPC: an open Sync stream is never cut by it.
+                ("grpc.max_connection_idle_ms", max(1, round(options.idle_timeout_s * 1000))),
             ],
             maximum_concurrent_rpcs=options.max_workers * 4,
             interceptors=list(interceptors),  # pyscheduler.rpc.auth.Guard

@@ -183,6 +183,7 @@ class DecisionService:
             port=cfg["grpc.port"],
             max_workers=cfg["grpc.max_workers"],
             max_message_mb=cfg["grpc.max_message_mb"],
+            idle_timeout_s=cfg["grpc.idle_timeout_s"],
             tls=tls,
         )
         try:
@@ -207,7 +208,13 @@ class DecisionService:
             except ValueError as exc:
                 self.stop()
                 raise ConfigError("http.token", cfg.sources["http.token"], str(exc)) from None
-            self.http = ApiServer(app, cfg["http.host"], cfg["http.port"])
+            self.http = ApiServer(
+                app,
+                cfg["http.host"],
+                cfg["http.port"],
+                header_bytes=cfg["limits.http_header_bytes"],
+                idle_s=cfg["http.idle_timeout_s"],
+            )
 
     @property
     def port(self) -> int:

@@ -25,6 +25,7 @@ import grpc
 
 from pyscheduler import __version__, metrics
 from pyscheduler.core.clock import Clock, MonotonicClock
+from pyscheduler.echo import detail
 from pyscheduler.rpc import validate
 from pyscheduler.rpc.gcpace import GcPacer
 from pyscheduler.rpc.limits import DEFAULTS, Limits, Refusal
@@ -113,19 +114,19 @@ class SchedulerServicer:
 
     def register(self, request: Any, context: grpc.ServicerContext) -> Any:
         if isinstance(request, Malformed):
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, request.describe())
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, detail(request.describe()))
         if self.draining.is_set():
             context.abort(grpc.StatusCode.UNAVAILABLE, "service shutting down")
         try:
             validate.register_request(request)
         except validate.InvalidMessage as exc:
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, detail(str(exc)))
         try:
             s = self.registry.register(
                 request.rm_id, request.tick_ms, list(request.resource_types), context.peer()
             )
         except Refusal as exc:
-            context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
+            context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, detail(str(exc)))
         return pb.RegisterResponse(
             session_id=s.session_id, policy=self.policy_name, service_version=__version__, epoch=s.first_epoch
         )
@@ -136,7 +137,7 @@ class SchedulerServicer:
         peer = context.peer()
         refused = self.gate.enter(peer)
         if refused is not None:
-            context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, refused)
+            context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, detail(refused))
         try:
             yield from self._sync(request_iterator, context, peer)
         finally:
@@ -180,7 +181,7 @@ class SchedulerServicer:
                     with self.stats.lock:
                         self.stats.rejected_batches += 1
                     code = grpc.StatusCode.PERMISSION_DENIED if error.startswith(_BOUND) else None
-                    context.abort(code or grpc.StatusCode.INVALID_ARGUMENT, error)
+                    context.abort(code or grpc.StatusCode.INVALID_ARGUMENT, detail(error))
                 if ended:
                     return
         finally:

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from pyscheduler.core.queues import book_of_wire
+from pyscheduler.echo import shown
 from pyscheduler.rpc.mirror import ContainerRec
 from pyscheduler.rpc.res import Res, interned
 from pyscheduler.wire import pb
@@ -65,7 +66,7 @@ def resource(r: Any, path: str, parent: Any, field_name: str, required: bool = T
         if not name:
             raise InvalidMessage(f"{path}.others", "resource type names must be non-empty")
         if amount < 0:
-            raise InvalidMessage(f"{path}.others[{name!r}]", f"must be >= 0, got {amount}")
+            raise InvalidMessage(f"{path}.others[{shown(name)}]", f"must be >= 0, got {amount}")
 
 
 def _ids(values: Iterable[str], path: str) -> None:
@@ -74,7 +75,7 @@ def _ids(values: Iterable[str], path: str) -> None:
         if not v:
             raise InvalidMessage(f"{path}[{i}]", "must be non-empty")
         if v in seen:
-            raise InvalidMessage(f"{path}[{i}]", f"duplicate id {v!r}")
+            raise InvalidMessage(f"{path}[{i}]", f"duplicate id {shown(v)}")
         seen.add(v)
 
 
@@ -177,7 +178,9 @@ def state_batch(
             if memo is not None:
                 valid[node_id] = raw
         if node_id in seen_nodes:
-            raise InvalidMessage(f"nodes_upserted[{i}].node_id", f"duplicate node {node_id!r} in one batch")
+            raise InvalidMessage(
+                f"nodes_upserted[{i}].node_id", f"duplicate node {shown(node_id)} in one batch"
+            )
         seen_nodes.add(node_id)
         wires.append((node_id, raw))
     _ids(b.nodes_removed, "nodes_removed")
@@ -195,7 +198,7 @@ def state_batch(
         ask(a, p)
         key = (a.attempt_id, a.priority, a.allocation_request_id)
         if key in seen_keys:
-            raise InvalidMessage(p, f"duplicate scheduler key {key} in one batch")
+            raise InvalidMessage(p, f"duplicate scheduler key {shown(key)} in one batch")
         seen_keys.add(key)
     _containers(b.containers_allocated, containers)
     for i, d in enumerate(b.containers_completed):

@@ -261,3 +261,45 @@ def test_am_reports_with_hostile_ids_get_clear_errors_or_plans(svc: DecisionServ
     r = hostile.row(attack)
     assert r.crashes == r.hangs == r.cross_tenant == 0, r
     assert r.clear_errors == 6 and r.bounded == 12, r  # the long ids refused, the others answered
+
+
+def test_huge_ids_in_errors_are_echoed_bounded_naming_the_field(svc: DecisionService) -> None:
+    """A 1 MB id repeated in a status message passed gRPC's metadata limit: the client saw
+    RESOURCE_EXHAUSTED about metadata size, not the error naming the field. Echoes are cut to 64
+    characters with their length."""
+    attack = "huge ids echoed in errors"
+    big = "a" * (1 << 20)
+    echo = f"'{'a' * 64}'... (1048576 characters)"
+    good = hostile.GoodTenant(svc.port)
+    with hostile.connection(svc.port) as ch:
+        try:
+            base = good.median_ms()
+            am = pb_grpc.AppMasterServiceStub(ch)
+            twice = _profile(phases=2)
+            for ph in twice.phases:
+                ph.phase_id = big
+            calls = [
+                (lambda: am.GetClonePlan(pb.ClonePlanRequest(application_id=big), timeout=10), "NOT_FOUND"),
+                (
+                    lambda: am.ReportAttempts(pb.AttemptReports(application_id=big), timeout=10),
+                    "FAILED_PRECONDITION",
+                ),
+                (lambda: am.ReportJobProfile(twice, timeout=10), "INVALID_ARGUMENT"),
+            ]
+            for call, code in calls:
+                field = "phase_id" if code == "INVALID_ARGUMENT" else "application_id: "
+                exc = hostile.attempt(attack, call, (getattr(grpc.StatusCode, code),), field)
+                assert exc is not None and exc.code().name == code, exc
+                assert echo in (exc.details() or "") and len(exc.details() or "") < 400, exc.details()
+            reg = register(ch, "rm-huge-ids")
+            stream = Stream(ch)
+            exc = hostile.attempt(
+                attack,
+                lambda: stream.send(full_batch(reg.session_id, apps_removed=[big, big])),
+                INVALID,
+                "apps_removed[1]",
+            )
+            assert exc is not None and echo in (exc.details() or ""), exc
+            assert good.unaffected(attack, base), good.why
+        finally:
+            good.close()
