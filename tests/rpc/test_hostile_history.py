@@ -185,7 +185,9 @@ def test_the_am_cannot_name_another_job_or_tenant(svc: DecisionService) -> None:
 def test_an_operator_may_share_the_history_across_queues(tmp_path: Path) -> None:
     """store.history_share_across_queues: one history per (user, job name) in every queue; still not
     across users."""
-    svc = _service(tmp_path, **{"store.history_share_across_queues": True})
+    bounds = {"store.history_max_rows_per_queue": 40, "store.history_max_rows_per_user": 4}
+    svc = _service(tmp_path, **{"store.history_share_across_queues": True, **bounds})
+    assert (svc.history.max_rows_per_queue, svc.history.max_rows_per_user) == (40, 4)
     cluster = Cluster(
         svc.port,
         [
