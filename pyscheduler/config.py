@@ -179,6 +179,12 @@ SCHEMA: dict[str, tuple[Any, Parser]] = {
     # this many (application name, queue, YARN priority) keys, each weighing at most this many run times.
     "store.run_history_max_keys": (10_000, _int(1, 1_000_000)),
     "store.run_history_max_samples": (2_000, _int(1, 1_000_000)),
+    # Recurring-job history of AM-helper jobs (pyscheduler.store.history), keyed by the RM's queue, user and
+    # job name: shared across queues only when an operator says so; at most this many (job, phase) rows of
+    # one user in one queue, and of one queue (the tenant's own least recently updated rows forgotten).
+    "store.history_share_across_queues": (False, _bool),
+    "store.history_max_rows_per_queue": (10_000, _int(1, 1_000_000)),
+    "store.history_max_rows_per_user": (1_000, _int(1, 1_000_000)),
     "appmaster.plans_per_s": (50.0, _float(0.0, low_open=True)),
     # Running clones yield their containers to waiting originals (rpc/yielding.py, docs/operators-guide.md).
     "appmaster.clone_yield": (True, _bool),
@@ -361,3 +367,9 @@ def _cross_check(v: Mapping[str, Any], src: Mapping[str, str]) -> None:
         raise ConfigError("policy.name", src["policy.name"], "must be non-empty")
     if not v["store.url"]:
         raise ConfigError("store.url", src["store.url"], "must be non-empty")
+    if v["store.history_max_rows_per_user"] > v["store.history_max_rows_per_queue"]:
+        raise ConfigError(
+            "store.history_max_rows_per_user",
+            src["store.history_max_rows_per_user"],
+            f"must be at most store.history_max_rows_per_queue ({v['store.history_max_rows_per_queue']})",
+        )

@@ -44,6 +44,7 @@ from pyscheduler.rpc.named import NamedLog
 from pyscheduler.rpc.outcomes import outcome_records
 from pyscheduler.rpc.translate import PhaseHint
 from pyscheduler.rpc.yielding import Copy
+from pyscheduler.store.history import JobKey
 from pyscheduler.wire import pb
 
 # TaskClones reasons of tasks judged on their own (late, the phase tail): their clones never yield
@@ -68,6 +69,9 @@ class AppState:
     downstream: frozenset[str] = frozenset()  # `amjob.downstream`: with reduce_phase, `reduce_work_progress`
     named_log: NamedLog = field(default_factory=NamedLog)  # tasks named on their own, logged once each
     map_reads: dict[str, set[str]] = field(default_factory=dict)  # reduce attempt -> map tasks read (logged)
+    # the recurring-job history key: the RM's (queue, user, name) of the application, as of its last
+    # report; None when the RM knows no such application or knows it by another name (`attributed`)
+    tenant: JobKey | None = None
 
     def __post_init__(self) -> None:
         self.last_stages = last_stages(self.profile)
@@ -83,6 +87,15 @@ class AppState:
         if not waiting_clone(a):
             return False
         return self.per_task.get(a.task_id) in JUDGED_ALONE or a.phase_id in self.last_stages
+
+
+def attributed(profile: Any, rm_key: JobKey | None) -> JobKey | None:
+    """The history key of an application whose AM reported `profile`: the RM's (queue, user, name), when
+    the RM knows the application by the job name its AM reports and its queue and user are given; None
+    otherwise (no history written or read)."""
+    if rm_key is None or not profile.job_name or rm_key.job_name != profile.job_name:
+        return None
+    return rm_key if rm_key.queue and rm_key.user else None
 
 
 class UnknownPhase(ValueError):
@@ -109,11 +122,14 @@ class AmRegistry:
         # appmaster.reduce_phase_progress: a reduce's progress is its reduce phase's (`reduce_work_progress`)
         self.reduce_phase = reduce_phase
 
-    def put_profile(self, profile: Any) -> None:
-        """A job profile, reported first or again (the durations seen so far are kept)."""
+    def put_profile(self, profile: Any, rm_key: JobKey | None = None) -> None:
+        """A job profile, reported first or again (the durations seen so far are kept). `rm_key`: the RM's
+        (queue, user, name) of the application (`attributed`)."""
         with self.lock:
             old = self.apps.get(profile.application_id)
-            self.apps[profile.application_id] = AppState(profile, *(() if old is None else (old.durations,)))
+            st = AppState(profile, *(() if old is None else (old.durations,)))
+            st.tenant = attributed(profile, rm_key)
+            self.apps[profile.application_id] = st
             while len(self.apps) > self.max_apps:  # bounded: forget the oldest profile
                 self.apps.pop(next(iter(self.apps)))
 
@@ -122,14 +138,17 @@ class AmRegistry:
         with self.lock:
             return app_id in self.apps
 
-    def record(self, request: Any, limits: Limits) -> tuple[dict[str, list[float]], str, list[Any]]:
-        """Keeps an AttemptReports: (durations finished now per phase, the job's name, the decision-log
-        records of the attempts' outcomes). Raises KeyError for an application without a profile,
-        UnknownPhase, or limits.Refusal (nothing kept)."""
+    def record(
+        self, request: Any, limits: Limits, rm_key: JobKey | None = None
+    ) -> tuple[dict[str, list[float]], JobKey | None, list[Any]]:
+        """Keeps an AttemptReports: (durations finished now per phase, the job's history key from `rm_key`
+        (`attributed`), the decision-log records of the attempts' outcomes). Raises KeyError for an
+        application without a profile, UnknownPhase, or limits.Refusal (nothing kept)."""
         finished: dict[str, list[float]] = {}
         changes: list[tuple[Any, Any]] = []
         with self.lock:
             st = self.apps[request.application_id]
+            st.tenant = attributed(st.profile, rm_key)
             known = {ph.phase_id for ph in st.profile.phases}
             for i, a in enumerate(request.attempts):
                 if a.phase_id not in known:
@@ -160,18 +179,19 @@ class AmRegistry:
                     finished.setdefault(a.phase_id, []).append(a.duration_s)
             return (
                 finished,
-                st.profile.job_name,
+                st.tenant,
                 outcome_records(request.application_id, changes, st.attempts) + reads,
             )
 
     def stats(self, st: AppState) -> dict[str, tuple[float, float]]:
         """θ and σ per phase in DollyMP Sec. 5.2's order (as estimate/stats.py): the recurring job's
-        history first, then the phase's own finished tasks (caller holds the lock)."""
+        history in its own tenant (`AppState.tenant`) first, then the phase's own finished tasks (caller
+        holds the lock)."""
         out: dict[str, tuple[float, float]] = {}
         for ph in st.profile.phases:
             m = None
-            if self.history is not None and st.profile.job_name:
-                m = self.history.moments(st.profile.job_name, ph.phase_id)
+            if self.history is not None and st.tenant is not None:
+                m = self.history.moments(st.tenant, ph.phase_id)
             seen = st.durations.get(ph.phase_id, [])
             if m is not None and math.isfinite(m.mean):
                 out[ph.phase_id] = (m.mean, m.sd)

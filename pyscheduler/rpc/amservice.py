@@ -1,7 +1,13 @@
 """AppMasterService: the gRPC face of the AM helper's calls. It validates each message (rpc/ambounds.py,
 naming the field and its limit), keeps what it reports in the AM registry (rpc/amregistry.py), writes the
 attempts' outcomes and the recurring-job history, and answers with the AM plan (rpc/amplan.py). The AM
-asks again every `dollymp.am.plan-poll-ms`."""
+asks again every `dollymp.am.plan-poll-ms`.
+
+The recurring-job history (pyscheduler.store.history) is keyed by the tenant the RM's mirror of the
+application gives (`rm_job`: its queue, user and name, pyscheduler.rpc.auth), looked up again with every
+report, never by what the AM says of itself: an AM proves which application it is (its AMRMToken), not
+its queue or user. An application the RM does not know, or whose AM reports another job name, neither
+writes nor reads any history."""
 
 from __future__ import annotations
 
@@ -22,6 +28,7 @@ from pyscheduler.rpc.amregistry import AmRegistry, UnknownPhase
 from pyscheduler.rpc.limits import DEFAULTS, Limits, Refusal
 from pyscheduler.rpc.servicer import Malformed, lenient
 from pyscheduler.rpc.session import DecisionRecorder, SessionRegistry
+from pyscheduler.store.history import JobKey
 from pyscheduler.wire import pb
 
 SERVICE_NAME = "dollymp.v1.AppMasterService"
@@ -46,9 +53,9 @@ class AppMasterServicer:
         # `clock`: the plans' time (default wall time); `reduce_phase`: appmaster.reduce_phase_progress
         self.am = AmRegistry(history, max_apps, clock, reduce_phase)
         self.planner = AmPlanner(self.am, registry, policy, recorder, budget)
-        # The job name the RM knows an application by, None if it knows none (pyscheduler.rpc.auth): the
-        # recurring-job history is written only for such applications, under that name.
-        self.rm_job_name: Callable[[str], str | None] | None = None
+        # The queue, user and name the RM knows an application by, None if it knows none
+        # (pyscheduler.rpc.auth): the recurring-job history is kept only for such applications, by that key.
+        self.rm_job: Callable[[str], JobKey | None] | None = None
         # One application's hints and the running copies, read on their own (RM rounds read both at once,
         # `self.am.round_view`, rpc/amview.py)
         self.hints = self.am.hints
@@ -56,7 +63,7 @@ class AppMasterServicer:
 
     def report_job_profile(self, request: Any, context: grpc.ServicerContext) -> Any:
         self._check(request, lambda p: ambounds.profile(p, self.limits, ambounds.check_profile), context)
-        self.am.put_profile(request)
+        self.am.put_profile(request, self._rm_key(request.application_id))
         plan = self.planner.plan(request.application_id)
         log.info(
             "ReportJobProfile %s (%s): phases %s -> clones %s, omega %.3g s",
@@ -71,7 +78,9 @@ class AppMasterServicer:
     def report_attempts(self, request: Any, context: grpc.ServicerContext) -> Any:
         self._check(request, lambda r: ambounds.reports(r, self.limits, ambounds.check_reports), context)
         try:
-            finished, job_name, outcomes = self.am.record(request, self.limits)
+            finished, key, outcomes = self.am.record(
+                request, self.limits, self._rm_key(request.application_id)
+            )
         except KeyError:
             context.abort(
                 grpc.StatusCode.FAILED_PRECONDITION,
@@ -85,11 +94,9 @@ class AppMasterServicer:
             context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, detail(str(exc)))
         if outcomes:
             self.recorder.append(outcomes)
-        if self.rm_job_name is not None and self.rm_job_name(request.application_id) != job_name:
-            finished = {}  # an application the RM does not know, or by another name: no history
-        if self.am.history is not None and job_name:
+        if self.am.history is not None and key is not None:  # else: unknown to the RM, or by another name
             for phase_id, ds in finished.items():
-                self.am.history.record(job_name, phase_id, ds)
+                self.am.history.record(key, phase_id, ds)
         log.info(
             "ReportAttempts %s: %d attempt(s), %d clone(s) (%d waiting for a container), %d finished, "
             "%d map read(s)",
@@ -115,6 +122,10 @@ class AppMasterServicer:
                 detail(f"application_id: no job profile for {shown(request.application_id)}"),
             )
         return self.planner.plan(request.application_id)
+
+    def _rm_key(self, app_id: str) -> JobKey | None:
+        """The RM's (queue, user, name) of `app_id`, read outside the registry's lock."""
+        return None if self.rm_job is None else self.rm_job(app_id)
 
     @staticmethod
     def _check(request: Any, check: Callable[[Any], None], context: grpc.ServicerContext) -> None:

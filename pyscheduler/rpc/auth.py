@@ -13,8 +13,8 @@
   only for containers of that application. With shim authentication on, an application no
   authenticated RM session knows is refused; with it off (loopback only) such calls are accepted as
   before, but a digest the RM sent is still required.
-* The recurring-job history is written only for applications the RM knows, under the name the RM knows
-  (`history_name`).
+* The recurring-job history is kept only for applications the RM knows, by the queue, user and name the
+  RM knows (`history_key`), never by what the AM says of itself.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ import grpc
 from pyscheduler.echo import detail, shown
 from pyscheduler.rpc.records import application_of_attempt
 from pyscheduler.rpc.session import SessionRegistry
+from pyscheduler.store.history import JobKey
 
 SECRET_HEADER = "x-dollymp-secret"
 AM_TOKEN_HEADER = "x-dollymp-amrm-sha256"
@@ -232,11 +233,12 @@ class Guard(grpc.ServerInterceptor):  # type: ignore[type-arg]
                 out[cid] = app
         return out
 
-    def history_name(self, app_id: str) -> str | None:
-        """The job name the RM knows `app_id` by; None for an application no session knows."""
+    def history_key(self, app_id: str) -> JobKey | None:
+        """The queue, user and job name the RM knows `app_id` by; None for an application no session
+        knows."""
         for s in self.registry.sessions():
             with s.lock:
                 rec = s.mirror.apps.get(app_id)
             if rec is not None:
-                return rec.name
+                return JobKey(rec.queue, rec.user, rec.name)
         return None

@@ -101,7 +101,13 @@ class DecisionService:
     def __init__(self, cfg: Config, clock: Clock | None = None) -> None:
         """`clock`: the decisions' time (default: wall time, and monotonic time for rates and TTLs); a
         simulator passes one clock for all (pyscheduler/sim/live)."""
-        from pyscheduler.store import AppRunHistory, BackgroundWriter, Retention, open_store
+        from pyscheduler.store import (
+            AppRunHistory,
+            BackgroundWriter,
+            Retention,
+            StatisticsHistory,
+            open_store,
+        )
         from pyscheduler.store.runhistory import FRAMEWORKS
 
         self.cfg = cfg
@@ -129,6 +135,13 @@ class DecisionService:
         self.run_history = AppRunHistory(self.store.db, *bounds)
         self.framework_history = AppRunHistory(self.store.db, *bounds, table=FRAMEWORKS)
         histories = RunHistories(self.run_history, self.framework_history)
+        # AM-helper jobs: task durations per phase by the RM's queue, user and job name (store/history.py)
+        self.history = StatisticsHistory(
+            self.store.db,
+            max_rows_per_queue=cfg["store.history_max_rows_per_queue"],
+            max_rows_per_user=cfg["store.history_max_rows_per_user"],
+            share_across_queues=cfg["store.history_share_across_queues"],
+        )
         recorder = _WriterRecorder(self.writer)
         self.limits = Limits.from_config(cfg)
         self.registry = SessionRegistry(self.limits)
@@ -136,7 +149,7 @@ class DecisionService:
             self.registry,
             core_policy,
             recorder,
-            history=self.store.history,
+            history=self.history,
             budget=PlanBudget(
                 cfg["appmaster.plans_per_s"], clock=time.monotonic if clock is None else clock.now
             ),
@@ -145,7 +158,7 @@ class DecisionService:
             reduce_phase=cfg["appmaster.reduce_phase_progress"],
         )
         self.guard = auth.Guard(auth_settings, self.registry)
-        self.appmaster.rm_job_name = self.guard.history_name
+        self.appmaster.rm_job = self.guard.history_key
         self.servicer = SchedulerServicer(
             self.registry,
             rpc_policy.round_with(

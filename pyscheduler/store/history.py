@@ -1,21 +1,31 @@
-"""Statistics history of recurring jobs, keyed by job name: per-phase task durations.
+"""Statistics history of recurring jobs, per tenant: per-phase task durations of each (queue, user, job
+name), the recurring job's identity within a tenant as the RM reports the application (ApplicationInfo's
+queue, user and name; the wire contract carries no submitter-given recurring-job key).
 
-For every (job name, phase id) the store keeps running moments over all durations ever recorded
-(count, mean, M2, min, max) and the most recent `max_samples` durations themselves (for a Pareto tail
-fit or a recency-weighted estimate). pyscheduler.estimate reads it; the rpc service writes it when the
-AM helper reports task completions:
+For every (JobKey, phase id) the store keeps running moments over all durations ever recorded (count,
+mean, M2, min, max) and the most recent `max_samples` durations themselves (for a Pareto tail fit or a
+recency-weighted estimate). The rpc service writes it when the AM helper reports task completions and
+reads it for the AM plan's θ/σ (rpc/amservice.py, rpc/amregistry.py):
 
-    history.record("wordcount", "map", [31.2, 29.8])   # each finished task's duration, seconds
-    history.record_run("wordcount")                    # once per finished run of the job
-    history.moments("wordcount", "map")  -> PhaseMoments(count, mean, variance, min, max) | None
-    history.samples("wordcount", "map")  -> [..., 29.8] oldest first, at most max_samples
-    history.phases("wordcount")          -> {"map": PhaseMoments, ...}
-    history.runs("wordcount")            -> number of finished runs recorded
-    history.merge("wordcount", "map", count, mean, m2)   # fold in moments only (no samples), e.g. a
-                                                         # finished job's running stats from the core
-    history.all_moments()                -> {(job name, phase id): PhaseMoments} (warm a cache at start)
+    key = JobKey("root.prod", "alice", "wordcount")
+    history.record(key, "map", [31.2, 29.8])   # each finished task's duration, seconds
+    history.record_run(key)                    # once per finished run of the job
+    history.moments(key, "map")  -> PhaseMoments(count, mean, variance, min, max) | None
+    history.samples(key, "map")  -> [..., 29.8] oldest first, at most max_samples
+    history.phases(key)          -> {"map": PhaseMoments, ...}
+    history.runs(key)            -> number of finished runs recorded
+    history.merge(key, "map", count, mean, m2)   # fold in moments only (no samples)
+    history.all_moments()        -> {(JobKey as stored, phase id): PhaseMoments}
 
-A duration must be finite and >= 0; anything else is refused with ValueError naming the element.
+Isolation: a job's rows are never read by a job of another queue or user, unless `share_across_queues`
+(the operator's `store.history_share_across_queues`): then a user's job of one name shares one history
+in every queue (stored under queue SHARED_QUEUE, ""). Bounded per tenant: at most
+`max_rows_per_user` (queue, phase) rows of one user in one queue and `max_rows_per_queue` rows in one
+queue (the same bounds for `record_run`'s job rows); beyond, the tenant's own least recently updated
+rows (and their samples) are forgotten, never another tenant's.
+
+A duration must be finite and >= 0, the key's parts non-empty strings; anything else is refused with
+ValueError naming the element.
 """
 
 from __future__ import annotations
@@ -26,10 +36,22 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pyscheduler.store.db import Database
+from pyscheduler.store.db import Cursor, Database
 
 PG_LOCK_HISTORY = 0x444D5033  # "DMP3"
 DEFAULT_MAX_SAMPLES = 2000
+DEFAULT_MAX_ROWS_PER_QUEUE = 10_000
+DEFAULT_MAX_ROWS_PER_USER = 1_000
+SHARED_QUEUE = ""  # the queue part of a stored key when histories are shared across queues
+
+
+@dataclass(frozen=True, slots=True)
+class JobKey:
+    """A recurring job within a tenant: the leaf queue, user and application name the RM reports."""
+
+    queue: str
+    user: str
+    job_name: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,11 +79,21 @@ def _duration_ok(v: object) -> bool:
     return not isinstance(v, bool) and isinstance(v, int | float) and math.isfinite(v) and v >= 0
 
 
-def _check_key(job_name: str, phase_id: str) -> None:
-    if not isinstance(job_name, str) or not job_name:
-        raise ValueError("job_name must be a non-empty string")
+def _check_key(key: JobKey, phase_id: str) -> None:
+    if not isinstance(key, JobKey):
+        raise ValueError(f"key must be a JobKey (queue, user, job name), got {key!r}")
+    for name in ("queue", "user", "job_name"):
+        v = getattr(key, name)
+        if not isinstance(v, str) or not v:
+            raise ValueError(f"{name} must be a non-empty string, got {v!r}")
     if not isinstance(phase_id, str) or not phase_id:
         raise ValueError("phase_id must be a non-empty string")
+
+
+def _bound(name: str, v: int) -> int:
+    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+        raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
+    return v
 
 
 def _summarise(values: Sequence[float]) -> tuple[int, float, float]:
@@ -85,30 +117,47 @@ def merge_moments(a: tuple[int, float, float], b: tuple[int, float, float]) -> t
     return n, ma + delta * nb / n, m2a + m2b + delta * delta * na * nb / n
 
 
+_KEY = "queue = ? AND user_name = ? AND job_name = ?"
+_PHASE_KEY = _KEY + " AND phase_id = ?"
+
+
 class StatisticsHistory:
-    """Recurring-job task-duration statistics in the same database as the decision log."""
+    """Recurring-job task-duration statistics in the same database as the decision log, per tenant."""
 
-    def __init__(self, db: Database, max_samples: int = DEFAULT_MAX_SAMPLES) -> None:
-        if max_samples < 1:
-            raise ValueError(f"max_samples must be >= 1, got {max_samples}")
+    def __init__(
+        self,
+        db: Database,
+        max_samples: int = DEFAULT_MAX_SAMPLES,
+        max_rows_per_queue: int = DEFAULT_MAX_ROWS_PER_QUEUE,
+        max_rows_per_user: int = DEFAULT_MAX_ROWS_PER_USER,
+        share_across_queues: bool = False,
+    ) -> None:
         self.db = db
-        self.max_samples = max_samples
+        self.max_samples = _bound("max_samples", max_samples)
+        self.max_rows_per_queue = _bound("max_rows_per_queue", max_rows_per_queue)
+        self.max_rows_per_user = _bound("max_rows_per_user", max_rows_per_user)
+        self.share_across_queues = bool(share_across_queues)
 
-    def record(self, job_name: str, phase_id: str, durations: Sequence[float]) -> PhaseMoments | None:
+    def stored(self, key: JobKey) -> tuple[str, str, str]:
+        """The (queue, user, job name) a key's rows are stored under: its own queue, or SHARED_QUEUE
+        when histories are shared across queues."""
+        return (SHARED_QUEUE if self.share_across_queues else key.queue, key.user, key.job_name)
+
+    def record(self, key: JobKey, phase_id: str, durations: Sequence[float]) -> PhaseMoments | None:
         """Add task durations (seconds) of one phase; return the updated moments (None if nothing known)."""
-        _check_key(job_name, phase_id)
+        _check_key(key, phase_id)
         values: list[float] = []
         for i, v in enumerate(durations):
             if not _duration_ok(v):
                 raise ValueError(f"durations[{i}] must be a finite number >= 0, got {v!r}")
             values.append(float(v))
         if not values:
-            return self.moments(job_name, phase_id)
-        return self._fold(job_name, phase_id, _summarise(values), min(values), max(values), values)
+            return self.moments(key, phase_id)
+        return self._fold(key, phase_id, _summarise(values), min(values), max(values), values)
 
     def merge(
         self,
-        job_name: str,
+        key: JobKey,
         phase_id: str,
         count: int,
         mean: float,
@@ -118,28 +167,30 @@ class StatisticsHistory:
     ) -> PhaseMoments | None:
         """Fold in moments of durations not recorded one by one (count, mean, M2 = sum of squared
         deviations). Without `low`/`high` the mean stands in for the batch's minimum and maximum."""
-        _check_key(job_name, phase_id)
+        _check_key(key, phase_id)
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:
             raise ValueError(f"count must be an integer >= 0, got {count!r}")
         for name, v in (("mean", mean), ("m2", m2), ("low", low), ("high", high)):
             if v is not None and not _duration_ok(v):
                 raise ValueError(f"{name} must be a finite number >= 0, got {v!r}")
         if count == 0:
-            return self.moments(job_name, phase_id)
+            return self.moments(key, phase_id)
         lo = float(mean) if low is None else float(low)
         hi = float(mean) if high is None else float(high)
-        return self._fold(job_name, phase_id, (count, float(mean), float(m2)), lo, hi, [])
+        return self._fold(key, phase_id, (count, float(mean), float(m2)), lo, hi, [])
 
-    def all_moments(self) -> dict[tuple[str, str], PhaseMoments]:
-        """Moments of every (job name, phase id) in the history."""
+    def all_moments(self) -> dict[tuple[JobKey, str], PhaseMoments]:
+        """Moments of every (key as stored, phase id) in the history (an operator's view: every tenant)."""
         with self.db.read() as cur:
-            cur.execute("SELECT job_name, phase_id, count, mean, m2, min, max FROM phase_moments")
+            cur.execute(
+                "SELECT queue, user_name, job_name, phase_id, count, mean, m2, min, max FROM phase_moments"
+            )
             rows = cur.fetchall()
-        return {(str(r[0]), str(r[1])): _moments(*r[2:]) for r in rows}
+        return {(JobKey(str(r[0]), str(r[1]), str(r[2])), str(r[3])): _moments(*r[4:]) for r in rows}
 
     def _fold(
         self,
-        job_name: str,
+        key: JobKey,
         phase_id: str,
         batch: tuple[int, float, float],
         batch_low: float,
@@ -147,14 +198,11 @@ class StatisticsHistory:
         values: Sequence[float],
     ) -> PhaseMoments:
         db = self.db
-        key = (job_name, phase_id)
+        row = (*self.stored(key), phase_id)
         with db.write() as cur:
             db.lock(cur, PG_LOCK_HISTORY)
             cur.execute(
-                db.sql(
-                    "SELECT count, mean, m2, min, max FROM phase_moments WHERE job_name = ? AND phase_id = ?"
-                ),
-                key,
+                db.sql(f"SELECT count, mean, m2, min, max FROM phase_moments WHERE {_PHASE_KEY}"), row
             )
             old = cur.fetchone()
             if old is None:
@@ -165,89 +213,134 @@ class StatisticsHistory:
                 low, high = min(float(old[3]), batch_low), max(float(old[4]), batch_high)
             cur.execute(
                 db.sql(
-                    "INSERT INTO phase_moments (job_name, phase_id, count, mean, m2, min, max, updated_at) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (job_name, phase_id) DO UPDATE SET "
+                    "INSERT INTO phase_moments (queue, user_name, job_name, phase_id, count, mean, m2, "
+                    "min, max, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                    "ON CONFLICT (queue, user_name, job_name, phase_id) DO UPDATE SET "
                     "count = excluded.count, mean = excluded.mean, m2 = excluded.m2, min = excluded.min, "
                     "max = excluded.max, updated_at = excluded.updated_at"
                 ),
-                (*key, n, mean, m2, low, high, time.time()),
+                (*row, n, mean, m2, low, high, time.time()),
             )
-            if not values:
-                return _moments(n, mean, m2, low, high)
-            cur.executemany(
-                db.sql("INSERT INTO phase_samples (job_name, phase_id, duration) VALUES (?, ?, ?)"),
-                [(*key, v) for v in values[-self.max_samples :]],
-            )
-            # Keep the newest max_samples: drop every sample older than the max_samples-th newest.
-            cur.execute(
-                db.sql(
-                    "SELECT id FROM phase_samples WHERE job_name = ? AND phase_id = ? "
-                    "ORDER BY id DESC LIMIT 1 OFFSET ?"
-                ),
-                (*key, self.max_samples - 1),
-            )
-            oldest_kept = cur.fetchone()
-            if oldest_kept is not None:
-                cur.execute(
-                    db.sql("DELETE FROM phase_samples WHERE job_name = ? AND phase_id = ? AND id < ?"),
-                    (*key, int(oldest_kept[0])),
-                )
+            if old is None:
+                self._trim(cur, "phase_moments", "updated_at", row)
+            if values:
+                self._keep_recent(cur, row, values)
         return _moments(n, mean, m2, low, high)
 
-    def record_run(self, job_name: str, now: float | None = None) -> int:
-        """Count one finished run of a recurring job; return its number of runs so far."""
-        _check_key(job_name, "-")
+    def _keep_recent(self, cur: Cursor, row: tuple[str, str, str, str], values: Sequence[float]) -> None:
+        """Add a phase's samples, keeping its newest max_samples."""
         db = self.db
-        with db.write() as cur:
+        cur.executemany(
+            db.sql(
+                "INSERT INTO phase_samples (queue, user_name, job_name, phase_id, duration) "
+                "VALUES (?, ?, ?, ?, ?)"
+            ),
+            [(*row, v) for v in values[-self.max_samples :]],
+        )
+        # Drop every sample older than the max_samples-th newest.
+        cur.execute(
+            db.sql(f"SELECT id FROM phase_samples WHERE {_PHASE_KEY} ORDER BY id DESC LIMIT 1 OFFSET ?"),
+            (*row, self.max_samples - 1),
+        )
+        oldest_kept = cur.fetchone()
+        if oldest_kept is not None:
+            cur.execute(
+                db.sql(f"DELETE FROM phase_samples WHERE {_PHASE_KEY} AND id < ?"),
+                (*row, int(oldest_kept[0])),
+            )
+
+    def _trim(self, cur: Cursor, table: str, stamp: str, new: tuple[str, ...]) -> None:
+        """After `new` (queue, user, job name[, phase id]) was added to `table`: forget the least recently
+        updated rows (by `stamp`) of the same user in the same queue beyond max_rows_per_user, then of the
+        same queue beyond max_rows_per_queue; never `new` itself, never another queue's rows. The
+        phase rows' samples go with them."""
+        db = self.db
+        names = ("user_name", "job_name", "phase_id")[: len(new) - 1]
+        not_new = " AND NOT (" + " AND ".join(f"{c} = ?" for c in names) + ")"
+        for scope, limit in (
+            (("queue", "user_name"), self.max_rows_per_user),
+            (("queue",), self.max_rows_per_queue),
+        ):
+            where = " AND ".join(f"{c} = ?" for c in scope)
+            params = new[: len(scope)]
+            cur.execute(db.sql(f"SELECT COUNT(*) FROM {table} WHERE {where}"), params)
+            extra = int(cur.fetchone()[0]) - limit
+            if extra <= 0:
+                continue
             cur.execute(
                 db.sql(
-                    "INSERT INTO job_runs (job_name, runs, last_run_at) VALUES (?, 1, ?) "
-                    "ON CONFLICT (job_name) DO UPDATE SET runs = job_runs.runs + 1, "
-                    "last_run_at = excluded.last_run_at"
+                    f"SELECT {', '.join(names)} FROM {table} WHERE {where}{not_new} "
+                    f"ORDER BY {stamp}, {', '.join(names)} LIMIT ?"
                 ),
-                (job_name, time.time() if now is None else now),
+                (*params, *new[1:], extra),
             )
-            cur.execute(db.sql("SELECT runs FROM job_runs WHERE job_name = ?"), (job_name,))
+            gone = [(new[0], *(str(v) for v in r)) for r in cur.fetchall()]
+            match = "queue = ? AND " + " AND ".join(f"{c} = ?" for c in names)
+            cur.executemany(db.sql(f"DELETE FROM {table} WHERE {match}"), gone)
+            if table == "phase_moments":
+                cur.executemany(db.sql(f"DELETE FROM phase_samples WHERE {match}"), gone)
+
+    def record_run(self, key: JobKey, now: float | None = None) -> int:
+        """Count one finished run of a recurring job; return its number of runs so far."""
+        _check_key(key, "-")
+        db = self.db
+        job = self.stored(key)
+        with db.write() as cur:
+            db.lock(cur, PG_LOCK_HISTORY)
+            cur.execute(db.sql(f"SELECT runs FROM job_runs WHERE {_KEY}"), job)
+            new = cur.fetchone() is None
+            cur.execute(
+                db.sql(
+                    "INSERT INTO job_runs (queue, user_name, job_name, runs, last_run_at) "
+                    "VALUES (?, ?, ?, 1, ?) ON CONFLICT (queue, user_name, job_name) DO UPDATE SET "
+                    "runs = job_runs.runs + 1, last_run_at = excluded.last_run_at"
+                ),
+                (*job, time.time() if now is None else now),
+            )
+            if new:
+                self._trim(cur, "job_runs", "last_run_at", job)
+            cur.execute(db.sql(f"SELECT runs FROM job_runs WHERE {_KEY}"), job)
             return int(cur.fetchone()[0])
 
-    def runs(self, job_name: str) -> int:
+    def runs(self, key: JobKey) -> int:
         with self.db.read() as cur:
-            cur.execute(self.db.sql("SELECT runs FROM job_runs WHERE job_name = ?"), (job_name,))
+            cur.execute(self.db.sql(f"SELECT runs FROM job_runs WHERE {_KEY}"), self.stored(key))
             row = cur.fetchone()
         return int(row[0]) if row else 0
 
-    def moments(self, job_name: str, phase_id: str) -> PhaseMoments | None:
-        return self.phases(job_name, phase_id).get(phase_id)
+    def moments(self, key: JobKey, phase_id: str) -> PhaseMoments | None:
+        return self.phases(key, phase_id).get(phase_id)
 
-    def phases(self, job_name: str, only: str | None = None) -> dict[str, PhaseMoments]:
-        """Moments of every phase recorded for `job_name` (or just phase `only`)."""
-        sql = "SELECT phase_id, count, mean, m2, min, max FROM phase_moments WHERE job_name = ?"
-        params: tuple[str, ...] = (job_name,)
+    def phases(self, key: JobKey, only: str | None = None) -> dict[str, PhaseMoments]:
+        """Moments of every phase recorded for `key` (or just phase `only`)."""
+        sql = f"SELECT phase_id, count, mean, m2, min, max FROM phase_moments WHERE {_KEY}"
+        params: tuple[str, ...] = self.stored(key)
         if only is not None:
             sql += " AND phase_id = ?"
-            params = (job_name, only)
+            params = (*params, only)
         with self.db.read() as cur:
             cur.execute(self.db.sql(sql + " ORDER BY phase_id"), params)
             rows = cur.fetchall()
         return {str(r[0]): _moments(*r[1:]) for r in rows}
 
-    def samples(self, job_name: str, phase_id: str, limit: int | None = None) -> list[float]:
+    def samples(self, key: JobKey, phase_id: str, limit: int | None = None) -> list[float]:
         """The most recent durations of a phase, oldest first (at most `limit`, at most max_samples)."""
         n = self.max_samples if limit is None else max(0, min(limit, self.max_samples))
         with self.db.read() as cur:
             cur.execute(
                 self.db.sql(
-                    "SELECT duration FROM phase_samples WHERE job_name = ? AND phase_id = ? "
-                    "ORDER BY id DESC LIMIT ?"
+                    f"SELECT duration FROM phase_samples WHERE {_PHASE_KEY} ORDER BY id DESC LIMIT ?"
                 ),
-                (job_name, phase_id, n),
+                (*self.stored(key), phase_id, n),
             )
             rows = cur.fetchall()
         return [float(r[0]) for r in reversed(rows)]
 
-    def job_names(self) -> list[str]:
+    def job_keys(self) -> list[JobKey]:
+        """Every (queue, user, job name) as stored (an operator's view: every tenant)."""
         with self.db.read() as cur:
             cur.execute(
-                "SELECT job_name FROM phase_moments UNION SELECT job_name FROM job_runs ORDER BY job_name"
+                "SELECT queue, user_name, job_name FROM phase_moments "
+                "UNION SELECT queue, user_name, job_name FROM job_runs ORDER BY 1, 2, 3"
             )
-            return [str(r[0]) for r in cur.fetchall()]
+            return [JobKey(str(r[0]), str(r[1]), str(r[2])) for r in cur.fetchall()]

@@ -1,6 +1,6 @@
 """Recurring-job history of applications without an AM helper: run-time moments per (application name,
 queue, YARN priority), in the same database as the decision log and the AM helper's history
-(pyscheduler.store.history, keyed by the helper's job name and phase). The same class keeps DollyMP Sec.
+(pyscheduler.store.history, keyed by queue, user, job name and phase). The same class keeps DollyMP Sec.
 5.2's framework-wide prior in its own table (`FRAMEWORKS`): moments per (application type, queue, YARN
 priority), every application of that framework in the queue folded in.
 

@@ -19,6 +19,7 @@ from rpc_harness import REPO, Stream, app, full_batch, in_process_service, node,
 
 from pyscheduler.rpc.auth import AM_TOKEN_HEADER, SECRET_HEADER
 from pyscheduler.rpc.service import DecisionService
+from pyscheduler.store.history import JobKey
 from pyscheduler.wire import pb, pb_grpc
 
 SECRET = "s3cret-for-the-shim-0123456789"
@@ -193,7 +194,7 @@ def test_ams_are_bound_to_their_amrm_token_and_their_own_containers(secured: Dec
         own.attempts[0].state = pb.ATTEMPT_SUCCEEDED
         own.attempts[0].duration_s = 7.0
         assert am.ReportAttempts(own, timeout=10, metadata=_am(TOKEN1)).application_id == APP1
-        moments = secured.store.history.moments("wordcount", "map")
+        moments = secured.history.moments(JobKey("default", "u", "wordcount"), "map")
         assert moments is not None and moments.count == 1
         # The token rolls over: the AM may present the old one until it sees the new one.
         rolled = hashlib.sha256(b"app 1's next AMRMToken").digest()
@@ -233,7 +234,7 @@ def test_history_only_for_applications_the_rm_knows_under_its_name(tmp_path: Pat
             am.ReportAttempts(
                 pb.AttemptReports(application_id=stranger.application_id, attempts=[done]), timeout=10
             )
-            assert svc.store.history.moments("wordcount", "map") is None
+            assert svc.history.all_moments() == {}
     finally:
         svc.stop()
 

@@ -41,6 +41,12 @@ def test_defaults_bind_loopback_and_layering(tmp_path: Path) -> None:
     assert config.load(None, env=on)["appmaster.reduce_phase_progress"] is True
     rule = config.load(None, env={"DOLLYMP_APPMASTER_BEATEN_MARGIN_S": "2.5"})
     assert (rule["appmaster.beaten_margin_s"], rule["appmaster.beaten_min_progress"]) == (2.5, 0.2)
+    # the statistics history: per tenant, not shared across queues unless an operator says so
+    d = config.load(None, env={})
+    assert d["store.history_share_across_queues"] is False
+    assert (d["store.history_max_rows_per_queue"], d["store.history_max_rows_per_user"]) == (10_000, 1_000)
+    shared = config.load(None, env={"DOLLYMP_STORE_HISTORY_SHARE_ACROSS_QUEUES": "true"})
+    assert shared["store.history_share_across_queues"] is True
     with pytest.raises(config.ConfigError, match=r"appmaster\.beaten_margin_frac"):
         config.load(None, env={"DOLLYMP_APPMASTER_BEATEN_MARGIN_FRAC": "-1"})
 
@@ -66,6 +72,30 @@ def test_defaults_bind_loopback_and_layering(tmp_path: Path) -> None:
         ("[grpc]\nport = 1\n[grpc]\n", {}, "--config", "not valid TOML"),
         ("[appmaster]\nclone_yield = 1\n", {}, "appmaster.clone_yield", "true or false"),
         ("", {"DOLLYMP_APPMASTER_CLONE_YIELD": "maybe"}, "appmaster.clone_yield", "true or false"),
+        (
+            "[store]\nhistory_share_across_queues = 1\n",
+            {},
+            "store.history_share_across_queues",
+            "true or false",
+        ),
+        (
+            "",
+            {"DOLLYMP_STORE_HISTORY_MAX_ROWS_PER_QUEUE": "0"},
+            "store.history_max_rows_per_queue",
+            "1..1000000",
+        ),
+        (
+            "[store]\nhistory_max_rows_per_user = 2000000\n",
+            {},
+            "store.history_max_rows_per_user",
+            "1..1000000",
+        ),
+        (
+            "[store]\nhistory_max_rows_per_queue = 10\nhistory_max_rows_per_user = 11\n",
+            {},
+            "store.history_max_rows_per_user",
+            "at most store.history_max_rows_per_queue (10)",
+        ),
     ],
 )
 def test_invalid_configuration_names_the_key(

@@ -13,6 +13,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from rpc_harness import Service, Stream, app, ask, attempt, full_batch, in_process_service, node, register
 
 from pyscheduler.rpc.service import DecisionService
+from pyscheduler.store.history import JobKey
 from pyscheduler.wire import pb, pb_grpc
 
 
@@ -104,24 +105,29 @@ def test_appmaster_clone_plan_and_validation(idle_cloning: DecisionService) -> N
         assert am.GetClonePlan(
             pb.ClonePlanRequest(application_id=plan.application_id), timeout=10
         ).application_id
-        # The durations reached the recurring-job history.
-        moments = inproc.store.history.moments("wordcount", "map")
+        # The durations reached the recurring-job history, under the RM's queue, user and name.
+        moments = inproc.history.moments(JobKey("default", "u", "wordcount"), "map")
         assert moments is not None and moments.count == 3 and abs(moments.mean - 11.0) < 1e-9
         # ... and θ for the YARN priority of "map" in the translation to the core.
         assert inproc.appmaster.hints(plan.application_id)[20].mean == pytest.approx(11.0)
         # A later run of the same recurring job: θ and σ come from the history first (DollyMP Sec. 5.2),
-        # 10, 11 and 12 s, not from its own first task's 40 s (an application the RM has not told the
-        # service of adds nothing to the history).
+        # 10, 11 and 12 s, not from its own first task's 40 s; the RM knows it in the same queue, by the
+        # same user and name (an application the RM does not know neither reads nor writes the history).
+        known = [_named(app(2), "wordcount")]
+        assert s.send(pb.StateBatch(session_id=reg.session_id, seq=2, apps_upserted=known)).status == (
+            pb.BATCH_ACCEPTED
+        )
         again = _profile("application_1700000000000_0002")
         am.ReportJobProfile(again, timeout=10)
+        assert inproc.appmaster.hints(again.application_id)[20].mean == pytest.approx(11.0)
         first = pb.AttemptReport()
         first.CopyFrom(reports.attempts[0])
         first.duration_s = 40.0
         am.ReportAttempts(
             pb.AttemptReports(application_id=again.application_id, attempts=[first]), timeout=10
         )
-        hint = inproc.appmaster.hints(again.application_id)[20]
-        assert hint.mean == pytest.approx(11.0) and hint.sd > 0
+        hint = inproc.appmaster.hints(again.application_id)[20]  # the history, its own 40 s folded in
+        assert hint.mean == pytest.approx((10 + 11 + 12 + 40) / 4) and hint.sd > 0
 
         bad = [
             (_profile(""), "application_id: must be non-empty"),

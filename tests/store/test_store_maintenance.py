@@ -11,6 +11,7 @@ import pytest
 from pyscheduler.objects.decision import Decision, DecisionKind
 from pyscheduler.store import StoreError, open_store
 from pyscheduler.store.db import Database
+from pyscheduler.store.history import JobKey
 from pyscheduler.store.log import DecisionLog
 from pyscheduler.store.schema import LATEST_VERSION, MIGRATIONS, current_version, migrate
 
@@ -35,7 +36,7 @@ def test_migrations_go_forward_from_an_older_schema(store_url: str) -> None:
     with open_store(store_url) as s:
         assert current_version(s.db) == LATEST_VERSION
         assert s.count() == 3
-        s.history.record("wc", "map", [1.0])
+        s.history.record(JobKey("root.a", "u", "wc"), "map", [1.0])
         with s.db.read() as cur:
             cur.execute("SELECT version, description FROM schema_version ORDER BY version")
             rows = [tuple(r) for r in cur.fetchall()]

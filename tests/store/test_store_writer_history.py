@@ -11,7 +11,10 @@ import pytest
 
 from pyscheduler.objects.decision import Decision, DecisionKind
 from pyscheduler.store import BackgroundWriter, QueueFull, Retention, StoreError, codec, open_store
-from pyscheduler.store.history import merge_moments
+from pyscheduler.store.history import JobKey, merge_moments
+
+WORDCOUNT, GREP, OTHER = (JobKey("root.prod", "alice", n) for n in ("wordcount", "grep", "other"))
+J, ETL = JobKey("root.q", "u", "j"), JobKey("root.q", "u", "etl")
 
 
 def _batch(n: int, start: int = 0) -> list[Decision]:
@@ -101,35 +104,35 @@ def test_history_moments_match_all_samples(store_url: str) -> None:
     with open_store(store_url) as s:
         h = s.history
         for durations in runs:
-            h.record("wordcount", "map", durations)
-            h.record_run("wordcount")
-        h.record("wordcount", "reduce", [12.0, 14.0])
+            h.record(WORDCOUNT, "map", durations)
+            h.record_run(WORDCOUNT)
+        h.record(WORDCOUNT, "reduce", [12.0, 14.0])
         flat = [v for r in runs for v in r]
-        m = h.moments("wordcount", "map")
+        m = h.moments(WORDCOUNT, "map")
         assert m is not None
         assert m.count == len(flat)
         assert m.mean == pytest.approx(statistics.fmean(flat), rel=1e-12)
         assert m.variance == pytest.approx(statistics.variance(flat), rel=1e-12)
         assert m.sd == pytest.approx(statistics.stdev(flat), rel=1e-12)
         assert (m.min, m.max) == (min(flat), max(flat))
-        assert h.samples("wordcount", "map") == flat
-        assert h.samples("wordcount", "map", limit=2) == flat[-2:]
-        assert h.runs("wordcount") == 3 and h.runs("other") == 0
-        assert sorted(h.phases("wordcount")) == ["map", "reduce"]
-        assert h.job_names() == ["wordcount"]
-        assert h.moments("wordcount", "sort") is None
-        single = h.record("grep", "map", [5.0])
+        assert h.samples(WORDCOUNT, "map") == flat
+        assert h.samples(WORDCOUNT, "map", limit=2) == flat[-2:]
+        assert h.runs(WORDCOUNT) == 3 and h.runs(OTHER) == 0
+        assert sorted(h.phases(WORDCOUNT)) == ["map", "reduce"]
+        assert h.job_keys() == [WORDCOUNT]
+        assert h.moments(WORDCOUNT, "sort") is None
+        single = h.record(GREP, "map", [5.0])
         assert single is not None and single.variance == 0.0
-        assert h.record("grep", "map", []) == single
+        assert h.record(GREP, "map", []) == single
 
 
 def test_history_keeps_only_recent_samples(store_url: str) -> None:
     with open_store(store_url) as s:
         s.history.max_samples = 10
-        s.history.record("j", "p", [float(i) for i in range(8)])
-        s.history.record("j", "p", [float(i) for i in range(8, 25)])
-        assert s.history.samples("j", "p") == [float(i) for i in range(15, 25)]
-        moments = s.history.moments("j", "p")
+        s.history.record(J, "p", [float(i) for i in range(8)])
+        s.history.record(J, "p", [float(i) for i in range(8, 25)])
+        assert s.history.samples(J, "p") == [float(i) for i in range(15, 25)]
+        moments = s.history.moments(J, "p")
         assert moments is not None and moments.count == 25  # moments still cover everything
 
 
@@ -140,12 +143,16 @@ def test_history_keeps_only_recent_samples(store_url: str) -> None:
 def test_history_refuses_bad_durations(store_url: str, durations: list[float], bad: str) -> None:
     with open_store(store_url) as s:
         with pytest.raises(ValueError, match=bad.replace("[", r"\[").replace("]", r"\]")):
-            s.history.record("j", "p", durations)
+            s.history.record(J, "p", durations)
         with pytest.raises(ValueError, match="job_name"):
-            s.history.record("", "p", [1.0])
+            s.history.record(JobKey("q", "u", ""), "p", [1.0])
+        with pytest.raises(ValueError, match="queue"):
+            s.history.record(JobKey("", "u", "j"), "p", [1.0])
+        with pytest.raises(ValueError, match="user"):
+            s.history.record(JobKey("q", "", "j"), "p", [1.0])
         with pytest.raises(ValueError, match="phase_id"):
-            s.history.record("j", "", [1.0])
-        assert s.history.moments("j", "p") is None
+            s.history.record(J, "", [1.0])
+        assert s.history.moments(J, "p") is None
 
 
 def test_merge_moments_is_exact_on_split_data() -> None:
@@ -168,22 +175,22 @@ def test_history_merge_of_moments_and_all_moments(store_url: str) -> None:
     first, second = [10.0, 12.0, 14.0], [20.0, 22.0]
     with open_store(store_url) as s:
         h = s.history
-        h.record("etl", "map", first)
+        h.record(ETL, "map", first)
         mean2 = statistics.fmean(second)
-        merged = h.merge("etl", "map", len(second), mean2, sum((v - mean2) ** 2 for v in second), 20.0, 22.0)
+        merged = h.merge(ETL, "map", len(second), mean2, sum((v - mean2) ** 2 for v in second), 20.0, 22.0)
         both = first + second
         assert merged is not None and merged.count == 5
         assert merged.mean == pytest.approx(statistics.fmean(both))
         assert merged.variance == pytest.approx(statistics.variance(both))
         assert (merged.min, merged.max) == (10.0, 22.0)
-        assert h.samples("etl", "map") == first  # moments only: no samples were added
-        only = h.merge("etl", "reduce", 4, 7.5, 3.0)  # no min/max known: the mean stands in
+        assert h.samples(ETL, "map") == first  # moments only: no samples were added
+        only = h.merge(ETL, "reduce", 4, 7.5, 3.0)  # no min/max known: the mean stands in
         assert only is not None and (only.min, only.max, only.variance) == (7.5, 7.5, 1.0)
-        assert h.merge("etl", "reduce", 0, 0.0, 0.0) == only
+        assert h.merge(ETL, "reduce", 0, 0.0, 0.0) == only
         everything = h.all_moments()
-        assert set(everything) == {("etl", "map"), ("etl", "reduce")}
-        assert everything[("etl", "map")] == h.moments("etl", "map")
+        assert set(everything) == {(ETL, "map"), (ETL, "reduce")}
+        assert everything[(ETL, "map")] == h.moments(ETL, "map")
         for bad in ({"count": -1}, {"mean": math.nan}, {"m2": -2.0}, {"low": math.inf}):
             args = {"count": 2, "mean": 1.0, "m2": 0.5, **bad}
             with pytest.raises(ValueError, match=next(iter(bad))):
-                h.merge("etl", "map", **args)  # type: ignore[arg-type]
+                h.merge(ETL, "map", **args)  # type: ignore[arg-type]
