@@ -39,6 +39,7 @@ from pyscheduler.store import DecisionLog, Page, StoredDecision, StoreError
 
 log = logging.getLogger(__name__)
 _PAGE = 500
+_WAKE_STEP = 50  # subscribers woken per turn of the event loop
 _DRAIN_FROM = 64  # subscribers: when at least half of such a peak have left, memory is handed back
 
 
@@ -182,15 +183,19 @@ class StreamHub:
             if page.items:
                 batch = Batch(page.items, [event_text(s) for s in page.items])
                 self.position = batch.last_id
-                self._publish(batch)
+                await self._publish(batch)
                 if page.next_cursor is not None:
                     await asyncio.sleep(0)  # more waiting: no pause, but let requests run
                     continue
             await asyncio.sleep(self.poll_s)
 
-    def _publish(self, batch: Batch) -> None:
+    async def _publish(self, batch: Batch) -> None:
+        """Queue `batch` for every subscriber, waking at most _WAKE_STEP of them per turn of the event
+        loop, so that a request arriving meanwhile waits for a few sends, not for a thousand."""
         n = len(batch.items)
-        for sub in self._subscribers:
+        for i, sub in enumerate(list(self._subscribers)):
+            if i and i % _WAKE_STEP == 0:
+                await asyncio.sleep(0)
             if sub.overflowed:
                 continue
             if sub.queued + n > self.queue_events:

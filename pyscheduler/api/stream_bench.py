@@ -253,12 +253,10 @@ def run(args: argparse.Namespace) -> int:
         f"probes {', '.join(PROBES)} ({args.seconds:g} s a phase)"
     )
     head = ("subscribers", "queries", "errors", "p50 ms", "p99 ms", "RSS MB")
-    print(f"{'phase':<8} " + " ".join(f"{h:>{max(8, len(h))}}" for h in head))
+    keys = ("subscribers", "queries", "errors", "p50_ms", "p99_ms", "rss_mb")
+    print(f"{'phase':<8} " + " ".join(f"{h:>11}" for h in head))
     for p in phases:
-        print(
-            f"{p['phase']:<8} {p['subscribers']:>11} {p['queries']:>8} {p['errors']:>6} "
-            f"{p['p50_ms']:>8} {p['p99_ms']:>8} {p['rss_mb']:>8}"
-        )
+        print(f"{p['phase']:<8} " + " ".join(f"{p[k]:>11}" for k in keys))
     before, during, after = phases
     result = {
         "subscribers": args.subscribers,
