@@ -220,6 +220,12 @@ SCHEMA: dict[str, tuple[Any, Parser]] = {
     # A connection with no request in progress this long (none yet, between two, or a head still arriving,
     # counted from its last response) is closed (pyscheduler/api/connection.py); SSE streams are requests.
     "http.idle_timeout_s": (30.0, _float(0.0, low_open=True)),
+    # Live decision streams (GET /v1/decisions/stream, pyscheduler/api/stream.py): open at once in total
+    # and per caller (token role, or client address without tokens), over which a stream is answered 429;
+    # decisions a stream may fall behind before it is dropped (its client reconnects and catches up).
+    "http.stream_max_total": (1000, _int(1, 100_000)),
+    "http.stream_max_per_caller": (250, _int(1, 100_000)),
+    "http.stream_queue_events": (10_000, _int(100, 10_000_000)),
     # Bounds on what callers can make the service hold (pyscheduler/rpc/limits.py; operator's guide)
     "limits.containers_per_ask": (100_000, _int(1, 10_000_000)),
     "limits.tasks_per_phase": (100_000, _int(1, 10_000_000)),

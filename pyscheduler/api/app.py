@@ -26,6 +26,7 @@ from fastapi import FastAPI, HTTPException, Path, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, StreamingResponse
 from fastapi_offline import FastAPIOffline
+from starlette.background import BackgroundTask
 
 from pyscheduler import __version__, metrics
 from pyscheduler.api import configcheck, stream, ui
@@ -61,6 +62,9 @@ class ApiSettings:
     why_decisions: int = 20  # decisions shown by /why
     body_bytes: int = 1 << 20  # request body size (limits.http_body_bytes)
     json_depth: int = 32  # nesting of a request body (limits.json_depth)
+    stream_max_total: int = 1000  # live SSE streams open at once (http.stream_max_total)
+    stream_max_per_caller: int = 250  # per token role, or per client address without tokens
+    stream_queue_events: int = 10_000  # decisions a stream may fall behind before it is dropped
 
     @classmethod
     def from_config(cls, cfg: Any) -> ApiSettings:
@@ -71,6 +75,9 @@ class ApiSettings:
             admin_token=str(cfg["http.admin_token"]),
             body_bytes=int(cfg["limits.http_body_bytes"]),
             json_depth=int(cfg["limits.json_depth"]),
+            stream_max_total=int(cfg["http.stream_max_total"]),
+            stream_max_per_caller=int(cfg["http.stream_max_per_caller"]),
+            stream_queue_events=int(cfg["http.stream_queue_events"]),
         )
 
 
@@ -114,6 +121,10 @@ def create_app(
         503: {"model": Problem, "description": "The decision log cannot be reached"}
     }
     guarded = {**unauthorised, **store_down}
+    hub = stream.StreamHub(store, settings.stream_poll_s, settings.stream_queue_events)
+    slots = stream.StreamSlots(settings.stream_max_total, settings.stream_max_per_caller)
+    app.state.stream_hub = hub
+    app.state.stream_slots = slots
 
     async def in_thread(fn: Any, *args: Any, **kwargs: Any) -> Any:
         try:
@@ -183,6 +194,7 @@ def create_app(
         response_class=StreamingResponse,
         responses={
             200: {"content": {"text/event-stream": {}}, "description": "Server-sent events"},
+            429: {"model": Problem, "description": "Too many live streams open (in total or of this caller)"},
             **guarded,
         },
     )
@@ -205,11 +217,19 @@ def create_app(
             raise HTTPException(422, "Last-Event-ID must be a decision id (1 to 18 digits)")
         first = int(start) if start is not None else await in_thread(store.latest_id)
         filters = stream.Filters(application, job, node, task, tuple(kind or ()))
-        events = stream.decision_events(
-            request, store, first, filters, settings.stream_poll_s, settings.stream_keepalive_s
+        caller = roles.caller(
+            request.headers.get("authorization", ""), request.client.host if request.client else None
         )
+        try:
+            slot = slots.acquire(caller)
+        except stream.StreamRefused as exc:
+            raise HTTPException(429, str(exc), headers={"Retry-After": "5"}) from None
+        events = stream.decision_events(hub, slot, first, filters, settings.stream_keepalive_s)
         return StreamingResponse(
-            events, media_type="text/event-stream", headers={"Cache-Control": "no-cache"}
+            events,
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-cache"},
+            background=BackgroundTask(slot.release),  # also when the stream never started
         )
 
     @app.get(

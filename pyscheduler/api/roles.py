@@ -52,6 +52,15 @@ class Roles:
             return READ
         return None
 
+    def caller(self, authorization: str, client_host: str | None) -> str:
+        """Who a request counts as for per-caller limits: its token's role when tokens are configured
+        (`role:read`, `role:admin`), else its client address (`address:127.0.0.1`)."""
+        scheme, _, given = authorization.partition(" ")
+        role = self.role(given.strip()) if scheme.lower() == "bearer" else None
+        if role is not None:
+            return f"role:{role}"
+        return f"address:{client_host or 'unknown'}"
+
     def _given(self, creds: HTTPAuthorizationCredentials | None) -> str:
         return creds.credentials if creds is not None else ""
 

@@ -120,9 +120,22 @@ def _run_ui(args: argparse.Namespace) -> int:
     return ui_bench.run(args)
 
 
+def _add_streams(p: argparse.ArgumentParser) -> None:
+    from pyscheduler.api import stream_bench
+
+    stream_bench.add_args(p)
+
+
+def _run_streams(args: argparse.Namespace) -> int:
+    from pyscheduler.api import stream_bench
+
+    return stream_bench.run(args)
+
+
 BENCH_TARGETS: dict[str, tuple[str, AddArgs, Run]] = {
     "engine": ("decision rounds of a policy on a random snapshot", _add_engine, _run_engine),
     "service": ("the gRPC service driven by a shim-like load generator", _add_service, _run_service),
+    "streams": ("other HTTP queries and memory under many live SSE subscribers", _add_streams, _run_streams),
     "ui": ("the operator page in headless Chromium under a stream of decisions", _add_ui, _run_ui),
 }
 

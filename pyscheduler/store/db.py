@@ -11,11 +11,23 @@ the URL trades power-loss durability for speed: in WAL mode a commit is then wri
 fsynced until the next checkpoint, which still survives kill -9 of the process (the OS holds the pages)
 but not a crash of the machine. PostgreSQL commits are durable when COMMIT returns (the server's
 synchronous_commit setting, on by default, governs it).
+
+WAL checkpoints (SQLite, issue 57 item 6): SQLite's own automatic checkpoint is PASSIVE and never makes
+the `-wal` file smaller, so on a full disk the file keeps what it grew to, and space freed by an operator
+is taken again by the WAL. The writer therefore checkpoints itself (`Database.checkpoint`): TRUNCATE
+(copy every frame into the database file and cut the WAL to zero bytes) every `checkpoint_commits`
+commits and whenever the WAL file has grown past `wal_max_bytes`; and after a failed write, before the
+next one, so a writer recovering from a full disk first gives back what the WAL holds.
+`journal_size_limit` = `wal_max_bytes` also makes SQLite cut the file whenever it resets the WAL. A
+checkpoint waits at most CHECKPOINT_BUSY_MS for readers; a busy one is simply tried again later. The
+checkpoint never loses a commit: it only moves committed frames into the database file.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
+import os
 import queue
 import sqlite3
 import threading
@@ -25,6 +37,11 @@ from typing import Any, Literal, Protocol
 from urllib.parse import parse_qs, unquote
 
 Dialect = Literal["sqlite", "postgresql"]
+log = logging.getLogger(__name__)
+CHECKPOINT_COMMITS = 1000  # commits between two TRUNCATE checkpoints of the WAL
+WAL_MAX_BYTES = 4 << 20  # a WAL file larger than this is checkpointed (TRUNCATE) after the commit
+CHECKPOINT_BUSY_MS = 1000  # how long a checkpoint waits for readers
+_BUSY_MS = 30_000
 
 
 class StoreError(Exception):
@@ -77,7 +94,22 @@ def _parse_sqlite(target: str) -> tuple[str, str]:
 class Database:
     """Connections to one SQLite file or PostgreSQL database, with a writer lock and a reader pool."""
 
-    def __init__(self, target: str | Path) -> None:
+    def __init__(
+        self,
+        target: str | Path,
+        *,
+        checkpoint_commits: int = CHECKPOINT_COMMITS,
+        wal_max_bytes: int = WAL_MAX_BYTES,
+    ) -> None:
+        if checkpoint_commits < 1:
+            raise ValueError(f"checkpoint_commits must be >= 1, got {checkpoint_commits}")
+        if wal_max_bytes < 0:
+            raise ValueError(f"wal_max_bytes must be >= 0, got {wal_max_bytes}")
+        self.checkpoint_commits = checkpoint_commits
+        self.wal_max_bytes = wal_max_bytes
+        self.checkpoints = 0  # TRUNCATE checkpoints that completed
+        self._since_checkpoint = 0  # commits since the last one
+        self._write_failed = False  # the last write failed: checkpoint before the next
         text = str(target)
         self.url = text
         self.dialect: Dialect
@@ -101,6 +133,8 @@ class Database:
             if not self.path.parent.exists():
                 raise StoreError(f"store URL: directory {str(self.path.parent)!r} does not exist")
         self._writer = self._connect()
+        if self.dialect == "sqlite":
+            self._writer.execute(f"PRAGMA journal_size_limit={int(wal_max_bytes)}")
 
     # -- connections -------------------------------------------------------------------------------------
     def _connect(self) -> Any:
@@ -115,7 +149,9 @@ class Database:
                 raise StoreError(f"cannot connect to PostgreSQL: {exc}") from exc
         assert self.path is not None
         try:
-            conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30.0)
+            conn = sqlite3.connect(
+                self.path, isolation_level=None, check_same_thread=False, timeout=_BUSY_MS / 1000
+            )
             # auto_vacuum only takes effect on a new file (before the first table); it lets retention give
             # freed pages back to the file system with `PRAGMA incremental_vacuum`.
             conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
@@ -156,17 +192,60 @@ class Database:
                 with conn.transaction(), conn.cursor() as cur:
                     yield cur
                 return
+            if self._write_failed:  # recovering (e.g. from a full disk): give the WAL's space back first
+                self.checkpoint()
             cur = conn.cursor()
-            cur.execute("BEGIN IMMEDIATE")
             try:
-                yield cur
-            except BaseException:
-                conn.rollback()
+                cur.execute("BEGIN IMMEDIATE")
+                try:
+                    yield cur
+                    cur.execute("COMMIT")
+                except BaseException:
+                    if conn.in_transaction:
+                        conn.rollback()
+                    raise
+            except sqlite3.Error:
+                self._write_failed = True
                 raise
-            else:
-                cur.execute("COMMIT")
             finally:
                 cur.close()
+            self._write_failed = False
+            self._since_checkpoint += 1
+            if self._since_checkpoint >= self.checkpoint_commits or self.wal_bytes() > self.wal_max_bytes:
+                self.checkpoint()
+
+    def wal_bytes(self) -> int:
+        """Size of the SQLite WAL file (0 without one, and on PostgreSQL)."""
+        if self.path is None:
+            return 0
+        try:
+            return os.stat(f"{self.path}-wal").st_size
+        except OSError:
+            return 0
+
+    def checkpoint(self) -> bool:
+        """Checkpoint the SQLite WAL (TRUNCATE): every committed frame into the database file, the WAL
+        cut to zero bytes. True if it completed; False if readers kept it busy or it failed (logged;
+        tried again after the next commit). PostgreSQL: nothing to do, True."""
+        if self.dialect != "sqlite":
+            return True
+        self._check_open()
+        with self._write_lock:
+            conn = self._writer
+            try:
+                conn.execute(f"PRAGMA busy_timeout={CHECKPOINT_BUSY_MS}")
+                busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            except sqlite3.Error as exc:
+                log.warning("decision log: WAL checkpoint failed: %s", exc)
+                return False
+            finally:
+                with contextlib.suppress(sqlite3.Error):
+                    conn.execute(f"PRAGMA busy_timeout={_BUSY_MS}")
+            if busy:
+                return False
+            self._since_checkpoint = 0
+            self.checkpoints += 1
+            return True
 
     @contextlib.contextmanager
     def read(self) -> Iterator[Cursor]:

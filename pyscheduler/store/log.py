@@ -22,7 +22,7 @@ from typing import Any, Literal
 from pyscheduler import metrics
 from pyscheduler.objects.decision import Decision, DecisionKind
 from pyscheduler.store import codec
-from pyscheduler.store.db import Database, StoreError
+from pyscheduler.store.db import CHECKPOINT_COMMITS, WAL_MAX_BYTES, Database, StoreError
 from pyscheduler.store.history import StatisticsHistory
 from pyscheduler.store.names import NameTable
 from pyscheduler.store.schema import PG_LOCK_APPEND, migrate
@@ -76,8 +76,16 @@ def _named(row: codec.Row, names: dict[str, int]) -> tuple[Any, ...]:
 class DecisionLog:
     """The decision log and statistics history of one store (SQLite file or PostgreSQL database)."""
 
-    def __init__(self, target: str | Path, *, migrate_schema: bool = True) -> None:
-        self.db = Database(target)
+    def __init__(
+        self,
+        target: str | Path,
+        *,
+        migrate_schema: bool = True,
+        checkpoint_commits: int = CHECKPOINT_COMMITS,
+        wal_max_bytes: int = WAL_MAX_BYTES,
+    ) -> None:
+        """`checkpoint_commits`, `wal_max_bytes`: when the SQLite WAL is checkpointed (store.db)."""
+        self.db = Database(target, checkpoint_commits=checkpoint_commits, wal_max_bytes=wal_max_bytes)
         try:
             if migrate_schema:
                 migrate(self.db)

@@ -14,6 +14,8 @@ Backpressure: the queue holds at most `max_queue` decisions; `submit` blocks whi
 `timeout` seconds, then raises `QueueFull`), so a stalled disk slows the producer instead of growing
 memory without bound. A failed commit (disk full, database gone) keeps its batch at the head of the queue
 and is retried every `retry_s`; `last_error` says why, and `flush(timeout)` raises after its timeout.
+Before a retry the SQLite WAL is checkpointed and truncated (pyscheduler.store.db), so space freed on a
+full disk goes to the retried commit rather than to the write-ahead file.
 Optionally the writer also applies a `Retention` every `retention.interval_s`.
 """
 
