@@ -12,22 +12,27 @@ from pathlib import Path
 import httpx
 import pytest
 from conftest import ADMIN_TOKEN, READ_TOKEN, Api, StaticState, decision, sample_state
+from fastapi import FastAPI
 
 from pyscheduler.api import ApiServer, ApiSettings, create_app
 from pyscheduler.store import open_store
 
 STREAM = "/v1/decisions/stream"
+_APPS: dict[int, FastAPI] = {}  # each running server's application (ApiServer wraps it in middleware)
 
 
 def _serve(tmp_path: Path, settings: ApiSettings) -> Iterator[Api]:
     store = open_store(f"sqlite:///{tmp_path}/decisions.db")
     state = StaticState(sample_state())
-    server = ApiServer(create_app(store, state, settings), settings.host, 0)
+    app = create_app(store, state, settings)
+    server = ApiServer(app, settings.host, 0)
     server.start()
+    _APPS[id(server)] = app
     with httpx.Client(base_url=server.url, timeout=10) as client:
         yield Api(store, state, server, client)
     server.stop()
     store.close()
+    del _APPS[id(server)]
 
 
 @pytest.fixture
@@ -117,7 +122,7 @@ def test_a_subscriber_that_does_not_read_is_dropped_not_buffered(tmp_path: Path)
     """A client that stops reading: its stream is ended after stream_queue_events decisions unread,
     the hub holds nothing more for it, and its slot is freed."""
     for api in _serve(tmp_path, ApiSettings(stream_poll_s=0.02, stream_queue_events=100, stream_max_total=1)):
-        hub = api.server._server.config.app.state.stream_hub  # type: ignore[attr-defined]
+        hub = _APPS[id(api.server)].state.stream_hub
         with api.client.stream("GET", STREAM) as r:
             lines = r.iter_lines()
             next(lines)
