@@ -11,8 +11,10 @@ records     the mirror's records (nodes, apps, asks, containers, outstanding pla
 nodearrays  the mirror's per-node figures (capacity, allocation, container and outstanding sums) as arrays
 memory      what a session's rounds carry from one to the next (cluster arrays, jobs, kills in flight)
 session     sessions per rm_id (Register -> full resync -> batches), a decision round -> Plan
+plan        one round's plan: placements, deferrals, preemptions, decisions to log (RoundResult)
 placer      service-side FCFS placement with locality ("yarn-fcfs"); the fit/locality invariants
 translate   the mirror -> the decision core's Snapshot
+phasehints  what the AM helper reported per phase (θ/σ, waiting clones), by YARN priority (PhaseHint)
 clusterview the mirror's running nodes as the core's ClusterState, kept across rounds
 coreround   the core's Decisions -> placements and deferrals; the round function of a core policy
 amspread    AM containers spread over the running nodes (coreround's choice)
@@ -26,6 +28,7 @@ stats       counters of the Sync service, read by the bench and the HTTP metrics
 amservice   AppMasterService: validates job profiles and attempt reports (ambounds), answers clone plans
 amregistry  per-application AM state (profiles, attempts), the hints and running copies RM rounds read
 amview      one RM round's AM reports (hints, running copies), read once under the registry's lock
+amcopies    the running copies of tasks as the AM helper reported them (Copy)
 amjob       an AM's job as the core sees it (Job, replayed attempts, copy records for estimate/copies.py)
 amplan      the ClonePlan: the core policy decides one job's clones among the jobs it competes with
 named       decision-log records of the tasks a clone plan names on their own (a late copy, the phase tail)

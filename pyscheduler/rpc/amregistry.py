@@ -29,6 +29,7 @@ from pyscheduler.estimate.copies import (
     work_progress,
 )
 from pyscheduler.rpc import ambounds
+from pyscheduler.rpc.amcopies import Copy
 from pyscheduler.rpc.amjob import (
     copy_report,
     copy_reports,
@@ -42,8 +43,7 @@ from pyscheduler.rpc.limits import Limits
 from pyscheduler.rpc.mapreads import read_records
 from pyscheduler.rpc.named import NamedLog
 from pyscheduler.rpc.outcomes import outcome_records
-from pyscheduler.rpc.translate import PhaseHint
-from pyscheduler.rpc.yielding import Copy
+from pyscheduler.rpc.phasehints import PhaseHint
 from pyscheduler.store.history import JobKey
 from pyscheduler.wire import pb
 

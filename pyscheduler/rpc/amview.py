@@ -1,8 +1,8 @@
 """The AM helpers' side of one RM round, read once at the round's start: the round state's second half.
 
 A round decides on the mirror (the RM's state) joined with what the AM helpers reported: θ/σ and waiting
-clones per YARN priority of each application wanting containers (`hints`, rpc/translate.PhaseHint), and
-the running copies clones may be preempted among (`copies`, rpc/yielding.Copy). The registry builds this
+clones per YARN priority of each application wanting containers (`hints`, rpc/phasehints.PhaseHint), and
+the running copies clones may be preempted among (`copies`, rpc/amcopies.Copy). The registry builds this
 view under one hold of its lock (`AmRegistry.round_view`), so every step of the round (the translation,
 released beaten clones, yielding, the queues' reclaim) decides on the same reports, and nothing in the
 round calls back into the AM state. An application whose hints could not be read is named in `failed`:
@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from pyscheduler.rpc.translate import HintSource, PhaseHint
-    from pyscheduler.rpc.yielding import Copy, CopySource
+    from pyscheduler.rpc.amcopies import Copy, CopySource
+    from pyscheduler.rpc.phasehints import HintSource, PhaseHint
 
 log = logging.getLogger(__name__)
 

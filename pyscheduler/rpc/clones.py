@@ -39,7 +39,8 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 
 from pyscheduler.rpc.mirror import AskKey, AskRec, Mirror
-from pyscheduler.rpc.placer import DeferralChoice, PlacementChoice, RoundResult, fcfs_order, place
+from pyscheduler.rpc.placer import fcfs_order, place
+from pyscheduler.rpc.plan import DeferralChoice, PlacementChoice, RoundResult
 from pyscheduler.wire import pb
 
 # Deferrals that do not mean "an original container is waiting for room".
@@ -55,7 +56,7 @@ class CloneAsks(dict[AskKey, int]):
         super().__init__()
         self.alone: dict[AskKey, int] = {}
         # of the others (clones at launch), those that would be their task's first running clone, of a task
-        # not covered (translate.PhaseHint.waiting_first): clones worth the least yield to them
+        # not covered (phasehints.PhaseHint.waiting_first): clones worth the least yield to them
         self.first: dict[AskKey, int] = {}
         # with appmaster.late_first: the clones judged alone that the core's round places with their job's
         # originals (left out of this mapping and of `alone`; translate.py's `_app_job`)

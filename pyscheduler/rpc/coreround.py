@@ -25,6 +25,7 @@ from pyscheduler.objects import Job
 from pyscheduler.objects.decision import Decision, DecisionKind
 from pyscheduler.policies import Decisions, Policy
 from pyscheduler.rpc import yielding
+from pyscheduler.rpc.amcopies import CopySource
 from pyscheduler.rpc.amspread import preferred as _preferred
 from pyscheduler.rpc.amspread import spread_am_containers as _spread_am_containers
 from pyscheduler.rpc.amview import AmSource, from_sources
@@ -32,21 +33,14 @@ from pyscheduler.rpc.clones import place_clones
 from pyscheduler.rpc.isolate import Isolation
 from pyscheduler.rpc.limits import DEFAULTS, Limits
 from pyscheduler.rpc.mirror import AskKey, AskRec, Mirror, application_of_attempt
-from pyscheduler.rpc.placer import (
-    DeferralChoice,
-    KillChoice,
-    PlacementChoice,
-    RoundResult,
-    fcfs_order,
-    place,
-    placer_only,
-)
+from pyscheduler.rpc.phasehints import HintSource
+from pyscheduler.rpc.placer import fcfs_order, place, placer_only
+from pyscheduler.rpc.plan import DeferralChoice, KillChoice, PlacementChoice, RoundResult
 from pyscheduler.rpc.res import Res, fits_count, res_add
 from pyscheduler.rpc.runhistory import RunHistorySource
-from pyscheduler.rpc.translate import HintSource, snapshot_and_clones, theta_source
+from pyscheduler.rpc.translate import snapshot_and_clones, theta_source
 from pyscheduler.rpc.waiting import steady, waiting_alone, waiting_first, waiting_originals
 from pyscheduler.rpc.yield_value import Chooser
-from pyscheduler.rpc.yielding import CopySource
 from pyscheduler.wire import pb
 
 log = logging.getLogger("dollymp.translate")

@@ -22,7 +22,7 @@ from pyscheduler.objects import Job
 from pyscheduler.objects.decision import Decision, DecisionKind
 from pyscheduler.policies import Decisions, Policy, Snapshot
 from pyscheduler.rpc.mirror import AskRec, Mirror
-from pyscheduler.rpc.placer import DeferralChoice
+from pyscheduler.rpc.plan import DeferralChoice
 from pyscheduler.wire import pb
 
 log = logging.getLogger("dollymp.isolate")

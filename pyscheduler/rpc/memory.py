@@ -19,7 +19,7 @@ from pyscheduler.objects import ClusterState
 from pyscheduler.rpc.records import AskKey
 
 if TYPE_CHECKING:
-    from pyscheduler.rpc.translate import PhaseHint
+    from pyscheduler.rpc.phasehints import PhaseHint
 
 
 @dataclass(slots=True)

@@ -12,57 +12,13 @@ deferral with a reason.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
-from pyscheduler.objects.decision import Decision
-from pyscheduler.rpc.mirror import AskKey, AskRec, Mirror, NodeRec, application_of_attempt
+from pyscheduler.rpc.mirror import AskRec, Mirror, NodeRec, application_of_attempt
+from pyscheduler.rpc.plan import DeferralChoice, PlacementChoice, RoundResult
 from pyscheduler.rpc.res import Res, fits_count, res_add
 from pyscheduler.wire import pb
 
-if TYPE_CHECKING:
-    from pyscheduler.rpc.yielding import Copy
-
 ANY_LOCATION = "*"  # YARN's ResourceRequest.ANY
-
-
-@dataclass(frozen=True, slots=True)
-class PlacementChoice:
-    key: AskKey
-    node_id: str
-    capability: Res
-    count: int
-    reason: int  # pb.DecisionReason
-    detail: str
-
-
-@dataclass(frozen=True, slots=True)
-class DeferralChoice:
-    key: AskKey
-    reason: int  # pb.DecisionReason
-    detail: str
-
-
-@dataclass(frozen=True, slots=True)
-class KillChoice:
-    """A running container the shim should preempt (rpc/yielding.py), with the reason."""
-
-    container_id: str
-    application_id: str
-    reason: str  # e.g. "clone_yields"
-    detail: str
-
-
-@dataclass(slots=True)
-class RoundResult:
-    """One decision round: placements, deferrals, preemptions, and further decisions to log."""
-
-    placements: list[PlacementChoice] = field(default_factory=list)
-    deferrals: list[DeferralChoice] = field(default_factory=list)
-    records: list[Decision] = field(default_factory=list)
-    kills: list[KillChoice] = field(default_factory=list)
-    # the running copies the round read (rpc/amview.py; None: clones do not yield), for the queues' reclaim
-    copies: list[Copy] | None = None
 
 
 def fcfs_order(mirror: Mirror) -> list[AskRec]:

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 
 from pyscheduler.core.preempt import REASON_RECLAIM_ORIGINAL, reclaim_originals
 from pyscheduler.core.queues import QueueBook, Running, reclaim
+from pyscheduler.rpc.amcopies import Copy
 from pyscheduler.rpc.mirror import application_of_attempt
-from pyscheduler.rpc.placer import KillChoice, RoundResult
-from pyscheduler.rpc.yielding import Copy
+from pyscheduler.rpc.plan import KillChoice, RoundResult
 
 if TYPE_CHECKING:
     from pyscheduler.rpc.mirror import Mirror

@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 from pyscheduler.core.queue_limits import REASON_AM_LIMIT, REASON_USER_LIMIT, LimitTracker, limited
 from pyscheduler.core.queues import Candidate, QueueBook, admit
-from pyscheduler.rpc.placer import DeferralChoice, PlacementChoice, RoundResult, fcfs_order, place
+from pyscheduler.rpc.placer import fcfs_order, place
+from pyscheduler.rpc.plan import DeferralChoice, PlacementChoice, RoundResult
 from pyscheduler.rpc.queuereclaim import Waits, reclaim_kills
 from pyscheduler.wire import pb
 

@@ -29,10 +29,9 @@ pyscheduler.rpc.coreround. The cluster rows are kept across rounds by pyschedule
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
-from pyscheduler.estimate.runtimes import AM_HELPER, PRIOR_ESTIMATE, describe, theta_sigma
+from pyscheduler.estimate.runtimes import PRIOR_ESTIMATE, theta_sigma
 from pyscheduler.objects import Job, Phase, Resources
 from pyscheduler.policies import Snapshot
 from pyscheduler.rpc.clones import CloneAsks, clone_counts
@@ -40,32 +39,10 @@ from pyscheduler.rpc.clusterview import cluster_of, dims_of
 from pyscheduler.rpc.isolate import Isolation
 from pyscheduler.rpc.limits import DEFAULTS, Limits, ask_bound
 from pyscheduler.rpc.mirror import AskKey, AskRec, Mirror, application_of_attempt
+from pyscheduler.rpc.phasehints import HintSource, PhaseHint
 from pyscheduler.rpc.placer import placer_only
 from pyscheduler.rpc.res import Res
 from pyscheduler.rpc.runhistory import RunHistorySource
-
-
-@dataclass(frozen=True, slots=True)
-class PhaseHint:
-    """What the AM helper told us about the phase a YARN priority belongs to."""
-
-    phase_id: str
-    mean: float
-    sd: float
-    waiting_clones: int = 0  # clones the AM launched that wait for a container (see rpc/clones.py)
-    waiting_alone: int = 0  # of those, clones judged alone (late, phase tail, last stage): placed first
-    # of the others (clones at launch), those that would be their task's first running clone, of a task not
-    # covered: clones worth the least (beaten or covered) yield to them (rpc/yielding.py)
-    waiting_first: int = 0
-    source: str = AM_HELPER  # where θ/σ came from (estimate/runtimes.py)
-    samples: int = 0  # run times behind θ/σ (0: the AM helper's figures)
-
-    def describe(self) -> str:
-        return describe(self.mean, self.sd, self.source, self.samples)
-
-
-# application_id -> {yarn priority -> hint}; filled by the AppMasterService.
-HintSource = Callable[[str], dict[int, PhaseHint]]
 
 
 def _vector(r: Res, dims: tuple[str, ...]) -> tuple[float, ...]:

@@ -10,12 +10,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pyscheduler.rpc.mirror import AskKey, Mirror, application_of_attempt
-from pyscheduler.rpc.placer import PlacementChoice, RoundResult
+from pyscheduler.rpc.plan import PlacementChoice, RoundResult
 from pyscheduler.rpc.res import Res
 from pyscheduler.wire import pb
 
 if TYPE_CHECKING:
-    from pyscheduler.rpc.yielding import Copy
+    from pyscheduler.rpc.amcopies import Copy
 
 # Deferrals that mean "an original container waits for room" (clone asks are subtracted per key).
 _WAITING = frozenset({pb.REASON_WAITING_FOR_RESOURCES, pb.REASON_LOWER_PRIORITY})

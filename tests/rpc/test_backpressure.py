@@ -12,7 +12,7 @@ import pytest
 from rpc_harness import app, ask, full_batch, node
 
 from pyscheduler.rpc.mirror import Mirror
-from pyscheduler.rpc.placer import RoundResult
+from pyscheduler.rpc.plan import RoundResult
 from pyscheduler.rpc.policy import round_for
 from pyscheduler.rpc.server import GrpcServer, ServerOptions
 from pyscheduler.rpc.servicer import SchedulerServicer, SyncOptions

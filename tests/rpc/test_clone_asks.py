@@ -9,8 +9,9 @@ from pyscheduler.policies import get_policy
 from pyscheduler.rpc.clones import clone_counts
 from pyscheduler.rpc.coreround import core_round
 from pyscheduler.rpc.mirror import Mirror
+from pyscheduler.rpc.phasehints import PhaseHint
 from pyscheduler.rpc.service import DecisionService
-from pyscheduler.rpc.translate import PhaseHint, snapshot_and_clones
+from pyscheduler.rpc.translate import snapshot_and_clones
 from pyscheduler.wire import pb
 
 APP1 = "application_1700000000000_0001"
