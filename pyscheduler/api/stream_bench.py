@@ -38,6 +38,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
+from pyscheduler.api.ui_bench import free_port, pct
 from pyscheduler.store import open_store
 from pyscheduler.store.bench import synthetic
 
@@ -57,19 +58,6 @@ def add_args(p: argparse.ArgumentParser) -> None:
         default=None,
         help="http.stream_max_per_caller of the server (default: the subscribers, all from one address)",
     )
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _pct(xs: list[float], q: float) -> float:
-    if not xs:
-        return float("nan")
-    s = sorted(xs)
-    return s[min(len(s) - 1, int(q * len(s)))]
 
 
 def rss_mb(pid: int) -> float:
@@ -145,8 +133,8 @@ def _phase(name: str, times: list[float], errors: int, pid: int, extra: dict[str
         "phase": name,
         "queries": len(times),
         "errors": errors,
-        "p50_ms": round(_pct(times, 0.5), 1),
-        "p99_ms": round(_pct(times, 0.99), 1),
+        "p50_ms": round(pct(times, 0.5), 1),
+        "p99_ms": round(pct(times, 0.99), 1),
         "rss_mb": round(rss_mb(pid), 1),
         **extra,
     }
@@ -221,7 +209,7 @@ def run(args: argparse.Namespace) -> int:
     for start in range(0, args.prefill, 10_000):
         store.append(list(synthetic(min(10_000, args.prefill - start), seed=start, apps=200)))
     store.close()
-    port = _free_port()
+    port = free_port()
     per_caller = args.max_per_caller if args.max_per_caller is not None else max(args.subscribers, 1)
     env = {
         **os.environ,

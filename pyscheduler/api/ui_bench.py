@@ -47,13 +47,15 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--screenshot", type=Path, default=None, help="save the page at the end here (PNG)")
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A loopback TCP port free now (the benchmarks' servers bind it next)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
 
 
-def _pct(xs: list[float], q: float) -> float:
+def pct(xs: list[float], q: float) -> float:
+    """The q-quantile of xs (nearest rank); NaN for none."""
     if not xs:
         return float("nan")
     s = sorted(xs)
@@ -109,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
     now = time.time()
     for start in range(0, args.prefill, 20_000):
         store.append(_decisions(min(20_000, args.prefill - start), args.apps, start, busy, now - 600))
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "DOLLYMP_HTTP_TOKEN": TOKEN}
     serve = subprocess.Popen(
         [
@@ -195,12 +197,12 @@ def run(args: argparse.Namespace) -> int:
         "sent": sent,
         "received": events,
         "update_latency_ms_p50": round(statistics.median(lat), 1) if lat else None,
-        "update_latency_ms_p95": round(_pct(lat, 0.95), 1),
-        "update_latency_ms_p99": round(_pct(lat, 0.99), 1),
+        "update_latency_ms_p95": round(pct(lat, 0.95), 1),
+        "update_latency_ms_p99": round(pct(lat, 0.99), 1),
         "update_latency_ms_max": round(max(lat), 1) if lat else None,
         "timeline_update_latency_ms_p50": round(statistics.median(tl), 1) if tl else None,
-        "timeline_update_latency_ms_p99": round(_pct(tl, 0.99), 1),
-        "script_roundtrip_ms_p99": round(_pct(rtts, 0.99), 1),
+        "timeline_update_latency_ms_p99": round(pct(tl, 0.99), 1),
+        "script_roundtrip_ms_p99": round(pct(rtts, 0.99), 1),
     }
     width = max(len(k) for k in result)
     for k, v in result.items():
