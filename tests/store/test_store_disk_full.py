@@ -1,5 +1,6 @@
 """The decision log on a full disk (issue 57 item 6): a real small file system, a tmpfs mounted with a
-size limit (`mount -t tmpfs -o size=...`, so the test needs root; skipped otherwise). The log fills it
+size limit (`mount -t tmpfs -o size=...`: the test needs root, as the project's test machines run it,
+and fails without it rather than pass unseen). The log fills it
 until the writer's commits fail with SQLite's "database or disk is full"; then the operator frees 2.3 MB
 (a ballast file is deleted). The writer must recover by itself: its retries commit everything that was
 queued, the freed space is not taken again by the write-ahead file (it is checkpointed and truncated),
@@ -30,12 +31,17 @@ WAL_MAX = 256 << 10
 @pytest.fixture
 def small_fs(tmp_path: Path) -> Iterator[Path]:
     if os.geteuid() != 0 or shutil.which("mount") is None:
-        pytest.skip("mounting a size-limited tmpfs needs root")
+        pytest.fail("mounting a size-limited tmpfs needs root and mount(8): run the tests as root")
     mnt = tmp_path / "small"
     mnt.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={SIZE}", "tmpfs", str(mnt)], check=False)
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={SIZE}", "tmpfs", str(mnt)],
+        check=False,
+        capture_output=True,
+        text=True,
+    )
     if done.returncode != 0:
-        pytest.skip("cannot mount a tmpfs here")
+        pytest.fail(f"cannot mount a {SIZE}-byte tmpfs at {mnt}: {done.stderr.strip()}")
     try:
         yield mnt
     finally:
