@@ -28,7 +28,6 @@ import json
 import multiprocessing
 import os
 import resource
-import socket
 import subprocess
 import sys
 import tempfile
@@ -38,7 +37,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from pyscheduler.api.ui_bench import free_port, pct
+from pyscheduler.api.ui_bench import free_port, pct, wait_listening
 from pyscheduler.store import open_store
 from pyscheduler.store.bench import synthetic
 
@@ -226,15 +225,7 @@ def run(args: argparse.Namespace) -> int:
     stop = threading.Event()
     writer = threading.Thread(target=_append_forever, args=(db, args.rate, stop), daemon=True)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=1):
-                    break
-            except OSError:
-                if serve.poll() is not None or time.monotonic() > deadline:
-                    raise SystemExit(f"serve did not start: {(tmp / 'serve.err').read_text()}") from None
-                time.sleep(0.1)
+        wait_listening(serve, port, tmp / "serve.err")
         writer.start()
         phases = asyncio.run(_bench(args, port, serve.pid))
     finally:

@@ -54,6 +54,20 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def wait_listening(serve: subprocess.Popen[bytes], port: int, err: Path, timeout_s: float = 60.0) -> None:
+    """Wait until the benchmark's `dollymp serve` accepts connections on `port`; exit with its stderr
+    if it dies or takes longer than `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return
+        except OSError:
+            if serve.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit(f"serve did not start: {err.read_text()}") from None
+            time.sleep(0.1)
+
+
 def pct(xs: list[float], q: float) -> float:
     """The q-quantile of xs (nearest rank); NaN for none."""
     if not xs:
@@ -135,15 +149,7 @@ def run(args: argparse.Namespace) -> int:
     driver = None
     try:
         base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=1):
-                    break
-            except OSError:
-                if serve.poll() is not None or time.monotonic() > deadline:
-                    raise SystemExit(f"serve did not start: {(tmp / 'serve.err').read_text()}") from None
-                time.sleep(0.1)
+        wait_listening(serve, port, tmp / "serve.err")
         driver = chromium()
         driver.get(base + "/ui/")
         driver.execute_script(f"sessionStorage.setItem('dollymp.token', {json.dumps(TOKEN)})")
