@@ -1,29 +1,33 @@
 """Child processes that never outlive the launcher.
 
 Each daemon runs in its own session (its own process group), with ``PR_SET_PDEATHSIG=SIGTERM`` so the
-kernel tells it to stop if the launcher dies without cleaning up. Stopping sends SIGTERM to the group,
-waits, then SIGKILL. YARN's DefaultContainerExecutor starts containers with ``setsid``, so they leave
-the NodeManager's group: :func:`processes_under` finds them by their working directory or command
-line, which lie under the cluster's own base directory, and they are killed by pid.
+kernel tells it to stop if the launcher dies without cleaning up. The death signal is set by util-linux's
+``setpriv --pdeathsig`` exec'ing the daemon, not by Python code between fork and exec (``preexec_fn``):
+that runs the interpreter's fork handlers in the child, and in a launcher that holds a gRPC server or
+channel (a test process, the demo), gRPC's handlers can abort the child before it execs.
+
+Stopping sends SIGTERM to the group, waits, then SIGKILL. YARN's DefaultContainerExecutor starts
+containers with ``setsid``, so they leave the NodeManager's group: :func:`processes_under` finds them by
+their working directory or command line, which lie under the cluster's own base directory, and they are
+killed by pid.
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
+import shutil
 import signal
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-_PR_SET_PDEATHSIG = 1
 
-
-def _die_with_parent() -> None:  # runs in the child between fork and exec
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+def die_with_parent(argv: Sequence[str]) -> list[str]:
+    """`argv` run so that it gets SIGTERM when the process that started it dies (no-op without setpriv)."""
+    setpriv = shutil.which("setpriv")
+    return [setpriv, "--pdeathsig", "TERM", "--", *argv] if setpriv else list(argv)
 
 
 class Daemon:
@@ -43,14 +47,13 @@ class Daemon:
         log.parent.mkdir(parents=True, exist_ok=True)
         with open(log, "ab") as out:
             self.proc = subprocess.Popen(
-                self.argv,
+                die_with_parent(self.argv),
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 env=dict(env) if env is not None else None,
                 cwd=cwd,
                 start_new_session=True,
-                preexec_fn=_die_with_parent,
             )
 
     @property
