@@ -5,14 +5,28 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from pyscheduler.deploy import bench_cluster as bc
 from pyscheduler.deploy.cputally import CpuTally, cpu_seconds, kind_of
 from pyscheduler.deploy.jobs import JobResult
 
-BURN = "import time\nt = time.process_time()\nwhile time.process_time() - t < {s}: pass\ntime.sleep(30)"
+# Burns `s` CPU-seconds, says so on stdout, then idles: the test waits for the line, not for a fixed time
+# (on a loaded machine a burn of 0.5 s can take several seconds of wall time).
+BURN = (
+    "import time\nt = time.process_time()\nwhile time.process_time() - t < {s}: pass\n"
+    "print('burnt', flush=True)\ntime.sleep(60)"
+)
+
+
+def _burner(seconds: float, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-c", BURN.format(s=seconds), *args], stdout=subprocess.PIPE, text=True
+    )
+
+
+def _burnt(proc: subprocess.Popen[str]) -> None:
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "burnt"
 
 
 def test_kinds_by_command_line() -> None:
@@ -25,14 +39,14 @@ def test_kinds_by_command_line() -> None:
 
 
 def test_a_process_started_after_the_first_sample_counts_from_its_start() -> None:
-    before = subprocess.Popen([sys.executable, "-c", BURN.format(s=0.6)])
+    before = _burner(0.6)
     try:
-        time.sleep(1.5)  # `before` burnt its 0.6 s before the first sample: none of it counts
+        _burnt(before)  # `before` burnt its 0.6 s before the first sample: none of it counts
         tally = CpuTally()
         tally.sample([before.pid])
-        late = subprocess.Popen([sys.executable, "-c", BURN.format(s=0.5), "YarnChild"])
+        late = _burner(0.5, "YarnChild")
         try:
-            time.sleep(1.5)
+            _burnt(late)
             tally.sample([before.pid, late.pid, 2**22 + 7])  # a pid that is not there is skipped
             got = tally.by_kind()
             assert got["client"] < 0.2
