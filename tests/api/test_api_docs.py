@@ -6,7 +6,7 @@ import re
 
 import httpx
 import pytest
-from conftest import Api
+from apikit import Api
 
 from pyscheduler.api.app import DOCS_ASSETS
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import schemathesis
-from conftest import StaticState, decision, sample_state
+from apikit import StaticState, decision, sample_state
 from hypothesis import HealthCheck, given, settings
 from schemathesis import GenerationMode
 

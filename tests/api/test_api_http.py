@@ -6,7 +6,7 @@ import json
 import threading
 
 import pytest
-from conftest import Api, decision
+from apikit import Api, decision
 
 from pyscheduler import metrics
 from pyscheduler.api import ApiSettings, EmptyState, create_app

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import ADMIN_TOKEN, READ_TOKEN, Api, decision
+from apikit import ADMIN_TOKEN, READ_TOKEN, Api, decision
 from fastapi.routing import APIRoute
 
 from pyscheduler.api import ApiSettings, EmptyState, create_app

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import ADMIN_TOKEN, READ_TOKEN, Api, StaticState, decision, sample_state
+from apikit import ADMIN_TOKEN, READ_TOKEN, Api, StaticState, decision, sample_state
 from fastapi import FastAPI
 
 from pyscheduler.api import ApiServer, ApiSettings, create_app

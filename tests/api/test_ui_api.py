@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from conftest import Api
+from apikit import Api
 
 from pyscheduler.api.ui import ASSETS, economics
 from pyscheduler.objects.decision import Decision, DecisionKind
