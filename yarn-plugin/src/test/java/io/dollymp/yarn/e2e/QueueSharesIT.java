@@ -33,6 +33,7 @@ import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.client.api.YarnClient;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplication;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -41,7 +42,10 @@ import org.junit.jupiter.api.Test;
  * and asks for more, b asks for its share; when half the cluster frees up, it goes to b (below its
  * guarantee, with demand) and not to a's earlier ask, within one NodeManager heartbeat interval. And each
  * queue's maximum-am-resource-percent bounds its ApplicationMasters.
+ * Timed: a grant is asserted within one heartbeat interval (plus 500 ms): failsafe runs it after the other
+ * end-to-end classes, with nothing beside it (tag "alone").
  */
+@Tag("alone")
 class QueueSharesIT {
   private static final Path WORK = Paths.get("target", "queue-shares-it").toAbsolutePath();
   private static final Resource SLOT = Resource.newInstance(512, 1);

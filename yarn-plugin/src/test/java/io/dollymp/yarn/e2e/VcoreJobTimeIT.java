@@ -24,6 +24,7 @@ import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.apache.hadoop.yarn.proto.YarnServiceProtos.SchedulerResourceTypes;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.ResourceScheduler;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -34,7 +35,10 @@ import org.junit.jupiter.api.Test;
  * within 1.5x its time under CapacityScheduler (dominant resource calculator), on the same mini cluster
  * configuration, measured here one after the other. Each scheduler runs the job twice and its faster run
  * counts: on a shared 2-core machine one run's time varies by a third.
+ * Timed: the job's time under the shim is compared with its time under CapacityScheduler, measured one after
+ * the other: failsafe runs it after the other end-to-end classes, with nothing beside it (tag "alone").
  */
+@Tag("alone")
 class VcoreJobTimeIT {
   private static final Path WORK = Paths.get("target", "vcore-job-it").toAbsolutePath();
   private static final int MAPS = 8;
