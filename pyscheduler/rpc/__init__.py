@@ -4,17 +4,11 @@ validate    every wire message checked before anything is applied; errors name t
 limits      the bounds on everything a caller can make the service hold or compute, one validated object
 auth        who may call: the shim by its shared secret (or client certificate), an AM by its AMRMToken
 streams     how many Sync streams may be open, per client connection and in all
-res         YARN resource vectors
-mirror      one ResourceManager's state (nodes, apps, asks, containers) + unconfirmed placements
-mirrorbook  the mirror's containers and unconfirmed placements, and the node and ask sums they move
-records     the mirror's records (nodes, apps, asks, containers, outstanding placements)
-nodearrays  the mirror's per-node figures (capacity, allocation, container and outstanding sums) as arrays
 memory      what a session's rounds carry from one to the next (cluster arrays, jobs, kills in flight)
 session     sessions per rm_id (Register -> full resync -> batches), a decision round -> Plan
 plan        one round's plan: placements, deferrals, preemptions, decisions to log (RoundResult)
 placer      service-side FCFS placement with locality ("yarn-fcfs"); the fit/locality invariants
 translate   the mirror -> the decision core's Snapshot
-phasehints  what the AM helper reported per phase (θ/σ, waiting clones), by YARN priority (PhaseHint)
 clusterview the mirror's running nodes as the core's ClusterState, kept across rounds
 coreround   the core's Decisions -> placements and deferrals; the round function of a core policy
 amspread    AM containers spread over the running nodes (coreround's choice)
@@ -26,15 +20,10 @@ servicer    SchedulerService: Register and the Sync stream (bounded queue, coale
 durable     placements reach the decision log before the plan that carries them is sent
 stats       counters of the Sync service, read by the bench and the HTTP metrics
 amservice   AppMasterService: validates job profiles and attempt reports (ambounds), answers clone plans
-amregistry  per-application AM state (profiles, attempts), the hints and running copies RM rounds read
 amview      one RM round's AM reports (hints, running copies), read once under the registry's lock
-amcopies    the running copies of tasks as the AM helper reported them (Copy)
 amjob       an AM's job as the core sees it (Job, replayed attempts, copy records for estimate/copies.py)
 amplan      the ClonePlan: the core policy decides one job's clones among the jobs it competes with
 named       decision-log records of the tasks a clone plan names on their own (a late copy, the phase tail)
-outcomes    task copies' outcomes as the AM helper reports them, logged as `attempt` decisions
-mapreads    reduce copies' reads of map output under delay assignment, logged as `map_read` decisions
-runhistory  the recurring-job history and framework-wide prior of applications without an AM helper
 clones      clone asks placed in idle capacity after the originals
 waiting     containers still waiting for room after a round, which running clones may yield to
 yielding    running clones preempted for waiting containers, beaten clones released

@@ -39,10 +39,10 @@ from pyscheduler.policies import Policy, Snapshot
 from pyscheduler.policies.cloning import REASON_PHASE_TAIL
 from pyscheduler.policies.dollymp import PER_TASK_REASONS
 from pyscheduler.rpc.amjob import copy_reports, job_of, no_data_means, replay, running, task_index
-from pyscheduler.rpc.amregistry import JUDGED_ALONE, AmRegistry
 from pyscheduler.rpc.named import RULE_CORE, RULE_SLOW_WAITING, Named
 from pyscheduler.rpc.session import DecisionRecorder, SessionRegistry
 from pyscheduler.rpc.translate import to_snapshot
+from pyscheduler.service.state.amregistry import JUDGED_ALONE, AmRegistry
 from pyscheduler.wire import pb
 
 log = logging.getLogger("dollymp.appmaster")

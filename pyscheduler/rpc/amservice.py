@@ -1,7 +1,7 @@
 """AppMasterService: the gRPC face of the AM helper's calls. It validates each message (rpc/ambounds.py,
-naming the field and its limit), keeps what it reports in the AM registry (rpc/amregistry.py), writes the
-attempts' outcomes and the recurring-job history, and answers with the AM plan (rpc/amplan.py). The AM
-asks again every `dollymp.am.plan-poll-ms`.
+naming the field and its limit), keeps what it reports in the AM registry (service/state/amregistry.py),
+writes the attempts' outcomes and the recurring-job history, and answers with the AM plan (rpc/amplan.py). The
+AM asks again every `dollymp.am.plan-poll-ms`.
 
 The recurring-job history (pyscheduler.store.history) is keyed by the tenant the RM's mirror of the
 application gives (`rm_job`: its queue, user and name, pyscheduler.rpc.auth), looked up again with every
@@ -24,10 +24,10 @@ from pyscheduler.policies import Policy
 from pyscheduler.rpc import ambounds, validate
 from pyscheduler.rpc.amjob import FINAL, waiting_clone
 from pyscheduler.rpc.amplan import AmPlanner, PlanBudget
-from pyscheduler.rpc.amregistry import AmRegistry, UnknownPhase
 from pyscheduler.rpc.limits import DEFAULTS, Limits, Refusal
 from pyscheduler.rpc.servicer import Malformed, lenient
 from pyscheduler.rpc.session import DecisionRecorder, SessionRegistry
+from pyscheduler.service.state.amregistry import AmRegistry, UnknownPhase
 from pyscheduler.store.history import JobKey
 from pyscheduler.wire import pb
 

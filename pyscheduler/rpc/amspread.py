@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import bisect
 
-from pyscheduler.rpc.mirror import AskKey, AskRec, Mirror
 from pyscheduler.rpc.placer import ANY_LOCATION, blacklisted
-from pyscheduler.rpc.res import Res, fits_count, res_add
+from pyscheduler.service.state.mirror import AskKey, AskRec, Mirror
+from pyscheduler.service.state.resources import Res, fits_count, res_add
 from pyscheduler.wire import pb
 
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from pyscheduler.rpc.amcopies import Copy, CopySource
-    from pyscheduler.rpc.phasehints import HintSource, PhaseHint
+    from pyscheduler.service.state.amcopies import Copy, CopySource
+    from pyscheduler.service.state.phasehints import HintSource, PhaseHint
 
 log = logging.getLogger(__name__)
 

@@ -30,8 +30,8 @@ from typing import Any
 import grpc
 
 from pyscheduler.echo import detail, shown
-from pyscheduler.rpc.records import application_of_attempt
 from pyscheduler.rpc.session import SessionRegistry
+from pyscheduler.service.state.records import application_of_attempt
 from pyscheduler.store.history import JobKey
 
 SECRET_HEADER = "x-dollymp-secret"

@@ -11,7 +11,7 @@ capacity left idle afterwards).
 - clones are placed only when no original container of any application is still waiting this round
   (a deferral other than "infeasible"): idle capacity means capacity nobody's original task can use;
 - first-fit, each ask capped at its clone count: first the clones of tasks judged on their own (a late
-  copy, the phase tail) and of a job's last stage (`CloneAsks.alone`, rpc/amregistry.py
+  copy, the phase tail) and of a job's last stage (`CloneAsks.alone`, service/state/amregistry.py
   `AppState.waits_alone`; the task is known to straggle, or it is what its job waits for), in FCFS order of
   the applications (submit time); then the clones at launch that would be their task's first running clone,
   of a task not covered (`CloneAsks.first`: a task's second copy is worth 1.5 x its base by the papers'
@@ -38,9 +38,9 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping
 
-from pyscheduler.rpc.mirror import AskKey, AskRec, Mirror
 from pyscheduler.rpc.placer import fcfs_order, place
 from pyscheduler.rpc.plan import DeferralChoice, PlacementChoice, RoundResult
+from pyscheduler.service.state.mirror import AskKey, AskRec, Mirror
 from pyscheduler.wire import pb
 
 # Deferrals that do not mean "an original container is waiting for room".

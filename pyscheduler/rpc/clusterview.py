@@ -15,8 +15,8 @@ import numpy.typing as npt
 
 from pyscheduler.objects import ClusterState
 from pyscheduler.rpc.memory import ClusterCache
-from pyscheduler.rpc.mirror import Mirror, NodeRec
-from pyscheduler.rpc.nodearrays import CAP
+from pyscheduler.service.state.mirror import Mirror, NodeRec
+from pyscheduler.service.state.nodearrays import CAP
 from pyscheduler.wire import pb
 
 

@@ -25,22 +25,22 @@ from pyscheduler.objects import Job
 from pyscheduler.objects.decision import Decision, DecisionKind
 from pyscheduler.policies import Decisions, Policy
 from pyscheduler.rpc import yielding
-from pyscheduler.rpc.amcopies import CopySource
 from pyscheduler.rpc.amspread import preferred as _preferred
 from pyscheduler.rpc.amspread import spread_am_containers as _spread_am_containers
 from pyscheduler.rpc.amview import AmSource, from_sources
 from pyscheduler.rpc.clones import place_clones
 from pyscheduler.rpc.isolate import Isolation
 from pyscheduler.rpc.limits import DEFAULTS, Limits
-from pyscheduler.rpc.mirror import AskKey, AskRec, Mirror, application_of_attempt
-from pyscheduler.rpc.phasehints import HintSource
 from pyscheduler.rpc.placer import fcfs_order, place, placer_only
 from pyscheduler.rpc.plan import DeferralChoice, KillChoice, PlacementChoice, RoundResult
-from pyscheduler.rpc.res import Res, fits_count, res_add
-from pyscheduler.rpc.runhistory import RunHistorySource
 from pyscheduler.rpc.translate import snapshot_and_clones, theta_source
 from pyscheduler.rpc.waiting import steady, waiting_alone, waiting_first, waiting_originals
 from pyscheduler.rpc.yield_value import Chooser
+from pyscheduler.service.state.amcopies import CopySource
+from pyscheduler.service.state.mirror import AskKey, AskRec, Mirror, application_of_attempt
+from pyscheduler.service.state.phasehints import HintSource
+from pyscheduler.service.state.resources import Res, fits_count, res_add
+from pyscheduler.service.state.runhistory import RunHistorySource
 from pyscheduler.wire import pb
 
 log = logging.getLogger("dollymp.translate")
@@ -184,9 +184,9 @@ def core_round(
     `beaten_rule`) are released at once, every round (rpc/yielding.py). `yield_by` chooses which clones
     yield (default rpc/yielding.py's rules; the value model: rpc/yield_value.py). `history`: the
     recurring-job history of applications without an AM helper, θ/σ of their asks before their own
-    containers end (rpc/runhistory.py). `late_first` (appmaster.late_first): clones judged alone are placed
-    by the core with their job's originals (rpc/translate.py); still waiting, they count as clones judged
-    alone for yielding, as without it."""
+    containers end (service/state/runhistory.py). `late_first` (appmaster.late_first): clones judged alone are
+    placed by the core with their job's originals (rpc/translate.py); still waiting, they count as clones
+    judged alone for yielding, as without it."""
     import time
 
     now = clock or time.time

@@ -21,8 +21,8 @@ from typing import Any
 from pyscheduler.objects import Job
 from pyscheduler.objects.decision import Decision, DecisionKind
 from pyscheduler.policies import Decisions, Policy, Snapshot
-from pyscheduler.rpc.mirror import AskRec, Mirror
 from pyscheduler.rpc.plan import DeferralChoice
+from pyscheduler.service.state.mirror import AskRec, Mirror
 from pyscheduler.wire import pb
 
 log = logging.getLogger("dollymp.isolate")

@@ -16,10 +16,10 @@ import numpy as np
 import numpy.typing as npt
 
 from pyscheduler.objects import ClusterState
-from pyscheduler.rpc.records import AskKey
+from pyscheduler.service.state.records import AskKey
 
 if TYPE_CHECKING:
-    from pyscheduler.rpc.phasehints import PhaseHint
+    from pyscheduler.service.state.phasehints import PhaseHint
 
 
 @dataclass(slots=True)

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pyscheduler.rpc.mirror import AskRec, Mirror, NodeRec, application_of_attempt
 from pyscheduler.rpc.plan import DeferralChoice, PlacementChoice, RoundResult
-from pyscheduler.rpc.res import Res, fits_count, res_add
+from pyscheduler.service.state.mirror import AskRec, Mirror, NodeRec, application_of_attempt
+from pyscheduler.service.state.resources import Res, fits_count, res_add
 from pyscheduler.wire import pb
 
 ANY_LOCATION = "*"  # YARN's ResourceRequest.ANY

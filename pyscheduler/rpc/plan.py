@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from pyscheduler.objects.decision import Decision
-from pyscheduler.rpc.amcopies import Copy
-from pyscheduler.rpc.records import AskKey
-from pyscheduler.rpc.res import Res
+from pyscheduler.service.state.amcopies import Copy
+from pyscheduler.service.state.records import AskKey
+from pyscheduler.service.state.resources import Res
 
 
 @dataclass(frozen=True, slots=True)

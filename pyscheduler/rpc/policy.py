@@ -11,18 +11,18 @@ from collections.abc import Callable
 from typing import Any
 
 from pyscheduler import policies
-from pyscheduler.rpc.amcopies import CopySource
 from pyscheduler.rpc.amview import AmSource
 from pyscheduler.rpc.coreround import core_round
 from pyscheduler.rpc.limits import DEFAULTS, Limits
-from pyscheduler.rpc.mirror import Mirror
-from pyscheduler.rpc.phasehints import HintSource
 from pyscheduler.rpc.placer import fcfs_order, place
 from pyscheduler.rpc.plan import RoundResult
 from pyscheduler.rpc.queueshare import with_queue_shares
-from pyscheduler.rpc.runhistory import RunHistorySource
 from pyscheduler.rpc.yield_value import Chooser
 from pyscheduler.rpc.yielding import BEATEN_RULE, BeatenRule
+from pyscheduler.service.state.amcopies import CopySource
+from pyscheduler.service.state.mirror import Mirror
+from pyscheduler.service.state.phasehints import HintSource
+from pyscheduler.service.state.runhistory import RunHistorySource
 from pyscheduler.wire import pb
 
 RoundFn = Callable[[Mirror], RoundResult]

@@ -9,9 +9,9 @@ from collections.abc import Callable
 from typing import Any
 
 from pyscheduler.api.provider import ApplicationView, AskView, NodeView, StateView
-from pyscheduler.rpc.mirror import Mirror, application_of_attempt
-from pyscheduler.rpc.res import Res
 from pyscheduler.rpc.session import Session, SessionRegistry, SessionState
+from pyscheduler.service.state.mirror import Mirror, application_of_attempt
+from pyscheduler.service.state.resources import Res
 from pyscheduler.wire import pb
 
 _WAITING = {

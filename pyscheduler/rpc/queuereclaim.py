@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING
 
 from pyscheduler.core.preempt import REASON_RECLAIM_ORIGINAL, reclaim_originals
 from pyscheduler.core.queues import QueueBook, Running, reclaim
-from pyscheduler.rpc.amcopies import Copy
-from pyscheduler.rpc.mirror import application_of_attempt
 from pyscheduler.rpc.plan import KillChoice, RoundResult
+from pyscheduler.service.state.amcopies import Copy
+from pyscheduler.service.state.mirror import application_of_attempt
 
 if TYPE_CHECKING:
-    from pyscheduler.rpc.mirror import Mirror
+    from pyscheduler.service.state.mirror import Mirror
 
 Vec = tuple[float, float]
 

@@ -28,7 +28,7 @@ from pyscheduler.rpc.queuereclaim import Waits, reclaim_kills
 from pyscheduler.wire import pb
 
 if TYPE_CHECKING:
-    from pyscheduler.rpc.mirror import Mirror
+    from pyscheduler.service.state.mirror import Mirror
 
 RoundFn = Callable[["Mirror"], RoundResult]
 _LIMIT_PREFIXES = (f"{REASON_USER_LIMIT}:", f"{REASON_AM_LIMIT}:")

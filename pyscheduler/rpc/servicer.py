@@ -29,10 +29,10 @@ from pyscheduler.echo import detail
 from pyscheduler.rpc import validate
 from pyscheduler.rpc.gcpace import GcPacer
 from pyscheduler.rpc.limits import DEFAULTS, Limits, Refusal
-from pyscheduler.rpc.mirror import ContainerRec, FinishedRuns
 from pyscheduler.rpc.session import DecisionRecorder, RoundFn, RoundRecords, Session, SessionRegistry
 from pyscheduler.rpc.stats import ServiceStats
 from pyscheduler.rpc.streams import StreamGate
+from pyscheduler.service.state.mirror import ContainerRec, FinishedRuns
 from pyscheduler.wire import pb
 
 SERVICE_NAME = "dollymp.v1.SchedulerService"
@@ -107,7 +107,7 @@ class SchedulerServicer:
         # called with a round's records before its plan is sent (DecisionService: log, then send)
         self.before_send: Callable[[list[RoundRecords]], None] | None = None
         # called with the applications the RM removed (their run times), before the next round, off the
-        # session's lock (DecisionService: the recurring-job history, rpc/runhistory.py)
+        # session's lock (DecisionService: the recurring-job history, service/state/runhistory.py)
         self.on_finished: Callable[[list[FinishedRuns]], None] | None = None
 
     # ---- Register ----------------------------------------------------------------------------

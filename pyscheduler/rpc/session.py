@@ -24,9 +24,15 @@ from typing import Any, Protocol
 from pyscheduler import metrics
 from pyscheduler.objects.decision import Decision, DecisionKind
 from pyscheduler.rpc.limits import DEFAULTS, Limits, Refusal
-from pyscheduler.rpc.mirror import AskKey, ContainerRec, Mirror, OutstandingPlacement, application_of_attempt
 from pyscheduler.rpc.plan import PlacementChoice, RoundResult
-from pyscheduler.rpc.res import Res
+from pyscheduler.service.state.mirror import (
+    AskKey,
+    ContainerRec,
+    Mirror,
+    OutstandingPlacement,
+    application_of_attempt,
+)
+from pyscheduler.service.state.resources import Res
 from pyscheduler.wire import pb
 
 

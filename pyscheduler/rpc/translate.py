@@ -9,8 +9,8 @@ YARN -> core (choices documented here, tested in tests/rpc/test_translate.py):
   containers. When the AM helper reported a job profile, a key whose YARN priority matches a profile
   phase takes that phase's statistics; otherwise θ and σ come, in DollyMP Sec. 5.2's order
   (estimate/runtimes.py), from the recurring-job history of the application's name in its queue at that
-  YARN priority (rpc/runhistory.py), else from its own containers of that priority that succeeded, else
-  from the framework-wide prior (earlier applications of its type in its queue at that priority), else
+  YARN priority (service/state/runhistory.py), else from its own containers of that priority that succeeded,
+  else from the framework-wide prior (earlier applications of its type in its queue at that priority), else
   1 s and 0 (nothing measured). The source of each ask's θ/σ is kept for the round's decisions' details
   (`RoundMemory.theta_sources`, read by rpc/coreround.py). DAG parents are NOT passed
   for YARN asks: an ask exists only once the AM decided to ask (MapReduce's reduce slow-start overlaps
@@ -38,11 +38,11 @@ from pyscheduler.rpc.clones import CloneAsks, clone_counts
 from pyscheduler.rpc.clusterview import cluster_of, dims_of
 from pyscheduler.rpc.isolate import Isolation
 from pyscheduler.rpc.limits import DEFAULTS, Limits, ask_bound
-from pyscheduler.rpc.mirror import AskKey, AskRec, Mirror, application_of_attempt
-from pyscheduler.rpc.phasehints import HintSource, PhaseHint
 from pyscheduler.rpc.placer import placer_only
-from pyscheduler.rpc.res import Res
-from pyscheduler.rpc.runhistory import RunHistorySource
+from pyscheduler.service.state.mirror import AskKey, AskRec, Mirror, application_of_attempt
+from pyscheduler.service.state.phasehints import HintSource, PhaseHint
+from pyscheduler.service.state.resources import Res
+from pyscheduler.service.state.runhistory import RunHistorySource
 
 
 def _vector(r: Res, dims: tuple[str, ...]) -> tuple[float, ...]:
@@ -132,7 +132,7 @@ def snapshot_and_clones(
     """`to_snapshot`, plus the clone containers among the pending ones (rpc/clones.py), which the
     snapshot leaves out. With `isolation`, an application whose translation raises is left out of the
     round (rpc/isolate.py) and so is one excluded earlier that has not changed since. `history`: the
-    recurring-job history of applications without an AM helper (rpc/runhistory.py). `late_first`
+    recurring-job history of applications without an AM helper (service/state/runhistory.py). `late_first`
     (appmaster.late_first): clones judged alone are given to the core with their job's originals
     (`CloneAsks.ahead`)."""
     dims = dims_of(mirror)

@@ -15,8 +15,8 @@ from typing import Any
 
 from pyscheduler.core.queues import book_of_wire
 from pyscheduler.echo import shown
-from pyscheduler.rpc.mirror import ContainerRec
-from pyscheduler.rpc.res import Res, interned
+from pyscheduler.service.state.mirror import ContainerRec
+from pyscheduler.service.state.resources import Res, interned
 from pyscheduler.wire import pb
 
 

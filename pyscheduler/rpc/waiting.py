@@ -9,13 +9,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pyscheduler.rpc.mirror import AskKey, Mirror, application_of_attempt
 from pyscheduler.rpc.plan import PlacementChoice, RoundResult
-from pyscheduler.rpc.res import Res
+from pyscheduler.service.state.mirror import AskKey, Mirror, application_of_attempt
+from pyscheduler.service.state.resources import Res
 from pyscheduler.wire import pb
 
 if TYPE_CHECKING:
-    from pyscheduler.rpc.amcopies import Copy
+    from pyscheduler.service.state.amcopies import Copy
 
 # Deferrals that mean "an original container waits for room" (clone asks are subtracted per key).
 _WAITING = frozenset({pb.REASON_WAITING_FOR_RESOURCES, pb.REASON_LOWER_PRIORITY})

@@ -23,12 +23,12 @@ import math
 from collections.abc import Callable, Sequence
 
 from pyscheduler.estimate.copies import lead as lead_of
-from pyscheduler.rpc.amcopies import Copy
-from pyscheduler.rpc.mirror import Mirror, application_of_attempt
 from pyscheduler.rpc.plan import KillChoice, PlacementChoice
-from pyscheduler.rpc.res import Res, res_add
 from pyscheduler.rpc.waiting import Waiting
 from pyscheduler.rpc.yielding import REASON_CLONE_YIELDS, by_task, in_flight, preempt, room_after
+from pyscheduler.service.state.amcopies import Copy
+from pyscheduler.service.state.mirror import Mirror, application_of_attempt
+from pyscheduler.service.state.resources import Res, res_add
 from pyscheduler.value import Candidate, Draw, ValueOptions, eligible, expected_min, remaining, select_victims
 from pyscheduler.value import value_of_copy as copy_value
 

@@ -46,11 +46,11 @@ from dataclasses import dataclass
 
 from pyscheduler.estimate.copies import finish_ms
 from pyscheduler.estimate.copies import lead as lead_of
-from pyscheduler.rpc.amcopies import Copy
-from pyscheduler.rpc.mirror import Mirror, application_of_attempt
 from pyscheduler.rpc.plan import KillChoice, PlacementChoice
-from pyscheduler.rpc.res import Res, res_add
 from pyscheduler.rpc.waiting import Waiting
+from pyscheduler.service.state.amcopies import Copy
+from pyscheduler.service.state.mirror import Mirror, application_of_attempt
+from pyscheduler.service.state.resources import Res, res_add
 
 REASON_CLONE_YIELDS = "clone_yields"
 REASON_CLONE_BEATEN = "clone_beaten"

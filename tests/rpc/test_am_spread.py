@@ -10,7 +10,7 @@ from rpc_harness import app, ask, attempt, full_batch, node
 
 from pyscheduler import policies
 from pyscheduler.rpc.coreround import core_round
-from pyscheduler.rpc.mirror import Mirror
+from pyscheduler.service.state.mirror import Mirror
 from pyscheduler.wire import pb
 
 

@@ -12,12 +12,12 @@ import pytest
 from rpc_harness import ask, attempt_report, phase_profile, two_app_mirror
 
 from pyscheduler.policies import get_policy
-from pyscheduler.rpc.amcopies import Copy
-from pyscheduler.rpc.amregistry import AmRegistry, AppState
 from pyscheduler.rpc.amview import AmView, from_sources
 from pyscheduler.rpc.coreround import core_round
 from pyscheduler.rpc.limits import DEFAULTS
-from pyscheduler.rpc.phasehints import PhaseHint
+from pyscheduler.service.state.amcopies import Copy
+from pyscheduler.service.state.amregistry import AmRegistry, AppState
+from pyscheduler.service.state.phasehints import PhaseHint
 from pyscheduler.wire import pb
 
 APP1, APP2 = "application_1700000000000_0001", "application_1700000000000_0002"

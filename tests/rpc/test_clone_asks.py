@@ -8,10 +8,10 @@ from rpc_harness import am_session, app, ask, attempt, node, res, two_app_mirror
 from pyscheduler.policies import get_policy
 from pyscheduler.rpc.clones import clone_counts
 from pyscheduler.rpc.coreround import core_round
-from pyscheduler.rpc.mirror import Mirror
-from pyscheduler.rpc.phasehints import PhaseHint
 from pyscheduler.rpc.service import DecisionService
 from pyscheduler.rpc.translate import snapshot_and_clones
+from pyscheduler.service.state.mirror import Mirror
+from pyscheduler.service.state.phasehints import PhaseHint
 from pyscheduler.wire import pb
 
 APP1 = "application_1700000000000_0001"

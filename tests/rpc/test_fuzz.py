@@ -20,10 +20,10 @@ from rpc_harness import Stream, register
 
 from pyscheduler import config
 from pyscheduler.rpc import validate
-from pyscheduler.rpc.mirror import Mirror
 from pyscheduler.rpc.policy import round_for
-from pyscheduler.rpc.res import fits_count
 from pyscheduler.rpc.service import DecisionService
+from pyscheduler.service.state.mirror import Mirror
+from pyscheduler.service.state.resources import fits_count
 from pyscheduler.wire import pb
 
 FIELD_PATH = re.compile(r"^([a-z_]+)(\[[0-9]+\])?(\.[a-z_]+(\[[^\]]+\])?)*: ")

@@ -16,9 +16,9 @@ from rpc_harness import full_batch, node
 
 from pyscheduler.rpc import gcpace, validate
 from pyscheduler.rpc.gcpace import GcPacer
-from pyscheduler.rpc.mirror import Mirror
-from pyscheduler.rpc.res import Res
 from pyscheduler.rpc.shimmodel import ShimModel
+from pyscheduler.service.state.mirror import Mirror
+from pyscheduler.service.state.resources import Res
 from pyscheduler.wire import pb
 
 

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from rpc_harness import app, ask, full_batch, node
 
-from pyscheduler.rpc.mirror import Mirror
 from pyscheduler.rpc.policy import round_for
 from pyscheduler.rpc.validate import InvalidMessage, state_batch
+from pyscheduler.service.state.mirror import Mirror
 from pyscheduler.wire import pb
 
 NODES = [node(f"h{i}:1", 4096, 4) for i in range(2)]  # 8 GiB, 8 vcores in all

@@ -12,13 +12,13 @@ from yield_rig import APP1, NOW_MS, two_nodes
 
 from pyscheduler import config
 from pyscheduler.policies import get_policy
-from pyscheduler.rpc.amcopies import Copy
 from pyscheduler.rpc.coreround import core_round
-from pyscheduler.rpc.mirror import Mirror
-from pyscheduler.rpc.res import Res
 from pyscheduler.rpc.session import Session
 from pyscheduler.rpc.waiting import Waiting
 from pyscheduler.rpc.yield_value import choose_by_value, chooser_by_value
+from pyscheduler.service.state.amcopies import Copy
+from pyscheduler.service.state.mirror import Mirror
+from pyscheduler.service.state.resources import Res
 from pyscheduler.value import ValueOptions
 from pyscheduler.wire import pb
 

@@ -17,14 +17,14 @@ from yield_rig import (
 )
 
 from pyscheduler.policies import get_policy
-from pyscheduler.rpc.amcopies import Copy
 from pyscheduler.rpc.coreround import core_round
-from pyscheduler.rpc.mirror import Mirror
-from pyscheduler.rpc.phasehints import PhaseHint
-from pyscheduler.rpc.res import Res
 from pyscheduler.rpc.session import Session
 from pyscheduler.rpc.waiting import STEADY_S, Waiting
 from pyscheduler.rpc.yielding import choose, preemptible
+from pyscheduler.service.state.amcopies import Copy
+from pyscheduler.service.state.mirror import Mirror
+from pyscheduler.service.state.phasehints import PhaseHint
+from pyscheduler.service.state.resources import Res
 from pyscheduler.wire import pb
 
 

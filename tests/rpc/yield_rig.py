@@ -6,11 +6,11 @@ from __future__ import annotations
 from rpc_harness import app, ask, attempt, full_batch, node, res
 
 from pyscheduler.policies import get_policy
-from pyscheduler.rpc.amcopies import Copy
 from pyscheduler.rpc.coreround import core_round
-from pyscheduler.rpc.mirror import Mirror
-from pyscheduler.rpc.phasehints import PhaseHint
 from pyscheduler.rpc.waiting import STEADY_S
+from pyscheduler.service.state.amcopies import Copy
+from pyscheduler.service.state.mirror import Mirror
+from pyscheduler.service.state.phasehints import PhaseHint
 from pyscheduler.wire import pb
 
 APP1 = "application_1700000000000_0001"

@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from pyscheduler.estimate.runtimes import Moments
-from pyscheduler.rpc.mirror import FinishedRuns
+from pyscheduler.service.state.mirror import FinishedRuns
 
 if TYPE_CHECKING:
     from pyscheduler.store.runhistory import AppRunHistory, RunTimes

@@ -10,7 +10,7 @@ Why arrays: a commit wave (10^4 containers in one batch) updates `used` with one
 column instead of one Res object per container, and the translation reads free room for every
 running node with a few array operations instead of one `NodeRec.free()` per node.
 
-Free room of a row (the accounting rule of pyscheduler.rpc.mirror, per column):
+Free room of a row (the accounting rule of pyscheduler.service.state.mirror, per column):
     capacity - max(allocated, used) - outstanding
 `res()` turns a row back into a Res: further types are listed when the row's value is non-zero or,
 for `free`, when the node's capacity names the type (so a node without a type shows none of it).
@@ -23,7 +23,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from pyscheduler.rpc.res import Res
+from pyscheduler.service.state.resources import Res
 
 IntTable = npt.NDArray[np.int64]
 

@@ -1,6 +1,6 @@
 """The mirror's records: nodes, applications, asks, containers, placements not yet confirmed.
 
-pyscheduler.rpc.mirror keeps them (and re-exports these names); see it for the accounting rules.
+pyscheduler.service.state.mirror keeps them (and re-exports these names); see it for the accounting rules.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from pyscheduler.rpc.nodearrays import OUT, USED, NodeArrays
-from pyscheduler.rpc.res import Res, res_of_wire
+from pyscheduler.service.state.nodearrays import OUT, USED, NodeArrays
+from pyscheduler.service.state.resources import Res, res_of_wire
 
 AskKey = tuple[str, int, int]  # (attempt_id, priority, allocation_request_id), YARN's scheduler key
 

@@ -29,7 +29,6 @@ from pyscheduler.estimate.copies import (
     work_progress,
 )
 from pyscheduler.rpc import ambounds
-from pyscheduler.rpc.amcopies import Copy
 from pyscheduler.rpc.amjob import (
     copy_report,
     copy_reports,
@@ -40,10 +39,11 @@ from pyscheduler.rpc.amjob import (
 )
 from pyscheduler.rpc.amview import AmView
 from pyscheduler.rpc.limits import Limits
-from pyscheduler.rpc.mapreads import read_records
 from pyscheduler.rpc.named import NamedLog
-from pyscheduler.rpc.outcomes import outcome_records
-from pyscheduler.rpc.phasehints import PhaseHint
+from pyscheduler.service.state.amcopies import Copy
+from pyscheduler.service.state.mapreads import read_records
+from pyscheduler.service.state.outcomes import outcome_records
+from pyscheduler.service.state.phasehints import PhaseHint
 from pyscheduler.store.history import JobKey
 from pyscheduler.wire import pb
 

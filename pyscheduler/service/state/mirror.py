@@ -8,7 +8,7 @@ Accounting choices (documented here, tested in tests/rpc):
 - A node's used resources are the larger, per dimension, of the RM's `allocated` and the sum of
   the containers mirrored on it, so a container that arrives before the node's next upsert is
   never counted as free room.
-- The per-node figures live in numeric arrays (pyscheduler.rpc.nodearrays), one row per node, so a
+- The per-node figures live in numeric arrays (pyscheduler.service.state.nodearrays), one row per node, so a
   commit wave and the core's view of free room are array operations; `NodeRec.free()` reads them.
 - A placement stays outstanding (its room reserved on the node and its count subtracted from the
   ask) until the shim confirms it: by containers carrying its placement_id, by PLACEMENT_COMMITTED
@@ -16,7 +16,7 @@ Accounting choices (documented here, tested in tests/rpc):
   out after `outstanding_ttl_s`.
 
 The containers and outstanding placements, and the sums they move, are kept by `MirrorBook`
-(pyscheduler.rpc.mirrorbook), which `Mirror` extends with the nodes, applications and asks.
+(pyscheduler.service.state.mirrorbook), which `Mirror` extends with the nodes, applications and asks.
 """
 
 from __future__ import annotations
@@ -31,9 +31,9 @@ import numpy as np
 from pyscheduler.core.queues import QueueBook, book_of_wire
 from pyscheduler.estimate.stats import RunningStats
 from pyscheduler.rpc.memory import RoundMemory
-from pyscheduler.rpc.mirrorbook import MirrorBook
-from pyscheduler.rpc.nodearrays import ALLOC, CAP, USED
-from pyscheduler.rpc.records import (
+from pyscheduler.service.state.mirrorbook import MirrorBook
+from pyscheduler.service.state.nodearrays import ALLOC, CAP, USED
+from pyscheduler.service.state.records import (
     AppRec,
     AskKey,
     AskRec,
@@ -44,7 +44,7 @@ from pyscheduler.rpc.records import (
     records,
     rolled_tokens,
 )
-from pyscheduler.rpc.res import Res, interned, res_of_wire, same_as_wire
+from pyscheduler.service.state.resources import Res, interned, res_of_wire, same_as_wire
 from pyscheduler.wire import pb
 
 __all__ = [
@@ -65,7 +65,8 @@ FINISHED_KEPT = 10_000  # finished applications' run times awaiting `take_finish
 
 class FinishedRuns(NamedTuple):
     """An application that left the RM with containers that succeeded: its name, queue and type as the RM
-    knows them, and its run times per YARN priority (the recurring-job history's input, rpc/runhistory.py)."""
+    knows them, and its run times per YARN priority (the recurring-job history's input,
+    service/state/runhistory.py)."""
 
     application_id: str
     name: str

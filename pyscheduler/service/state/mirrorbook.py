@@ -1,5 +1,5 @@
 """A mirror's containers and outstanding placements (sent but not yet confirmed), and the node and ask
-sums they move: the bookkeeping half of `pyscheduler.rpc.mirror.Mirror`, whose docstring states the
+sums they move: the bookkeeping half of `pyscheduler.service.state.mirror.Mirror`, whose docstring states the
 accounting rules (a container's room counts on its node once mirrored; a placement holds its room on the
 node and its count on the ask until confirmed, dropped, or aged out)."""
 
@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from pyscheduler.rpc.nodearrays import OUT, USED, NodeArrays
-from pyscheduler.rpc.records import (
+from pyscheduler.service.state.nodearrays import OUT, USED, NodeArrays
+from pyscheduler.service.state.records import (
     AskKey,
     AskRec,
     ContainerRec,
@@ -20,14 +20,14 @@ from pyscheduler.rpc.records import (
     index_add,
     index_discard,
 )
-from pyscheduler.rpc.res import Res
+from pyscheduler.service.state.resources import Res
 from pyscheduler.wire import pb
 
 
 class MirrorBook:
     """The nodes, asks, containers and outstanding placements of a mirror, the containers' indexes, and the
-    per-node figures (NodeArrays); `Mirror` (pyscheduler.rpc.mirror) fills the nodes and asks from the RM's
-    batches, this class keeps the containers and placements and the sums they move."""
+    per-node figures (NodeArrays); `Mirror` (pyscheduler.service.state.mirror) fills the nodes and asks from
+    the RM's batches, this class keeps the containers and placements and the sums they move."""
 
     def __init__(self) -> None:
         self.nodes: dict[str, NodeRec] = {}

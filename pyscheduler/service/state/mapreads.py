@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from pyscheduler.objects.decision import Decision, DecisionKind
-from pyscheduler.rpc.outcomes import about_attempt
+from pyscheduler.service.state.outcomes import about_attempt
 from pyscheduler.wire import pb
 
 _REASON = {pb.MAP_READ_OWN_COPY: "own_copy", pb.MAP_READ_FIRST_COPY: "first_copy"}
