@@ -226,7 +226,7 @@ SCHEMA: dict[str, tuple[Any, Parser]] = {
     "http.stream_max_total": (1000, _int(1, 100_000)),
     "http.stream_max_per_caller": (250, _int(1, 100_000)),
     "http.stream_queue_events": (10_000, _int(100, 10_000_000)),
-    # Bounds on what callers can make the service hold (pyscheduler/rpc/limits.py; operator's guide)
+    # Bounds on what callers can make the service hold (pyscheduler/service/limits.py; operator's guide)
     "limits.containers_per_ask": (100_000, _int(1, 10_000_000)),
     "limits.tasks_per_phase": (100_000, _int(1, 10_000_000)),
     "limits.phases_per_job": (1_000, _int(1, 100_000)),

@@ -1,7 +1,6 @@
 """The gRPC decision service: the only module that speaks the wire (proto/dollymp/v1).
 
 validate    every wire message checked before anything is applied; errors name the field path
-limits      the bounds on everything a caller can make the service hold or compute, one validated object
 auth        who may call: the shim by its shared secret (or client certificate), an AM by its AMRMToken
 streams     how many Sync streams may be open, per client connection and in all
 memory      what a session's rounds carry from one to the next (cluster arrays, jobs, kills in flight)

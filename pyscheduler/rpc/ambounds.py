@@ -2,7 +2,7 @@
 
 A job profile's phases and tasks, an attempt report's size, durations and reduce copies' map reads
 (`limits.map_reads_per_report` in one report, ids and reasons of bounded length), and the attempts kept
-per application are bounded by `Limits` (rpc/limits.py). Past `limits.attempts_per_app`, the oldest
+per application are bounded by `Limits` (service/limits.py). Past `limits.attempts_per_app`, the oldest
 finished attempts (succeeded, failed, killed: insertion order, which is report order) are dropped to make
 room; when the live ones alone are over the limit the report is refused, naming the limit, and nothing of
 it is kept. Durations are finite and at most `limits.max_duration_s`, so no mean or deviation of them can
@@ -17,8 +17,8 @@ from typing import Any
 from pyscheduler.echo import shown
 from pyscheduler.rpc import validate
 from pyscheduler.rpc.amjob import FINAL, job_of
-from pyscheduler.rpc.limits import Limits, Refusal, at_most
 from pyscheduler.rpc.validate import InvalidMessage
+from pyscheduler.service.limits import Limits, Refusal, at_most
 from pyscheduler.wire import pb
 
 MAX_ID = 1024  # characters of an id in a report (Hadoop's are under 64)

@@ -24,9 +24,9 @@ from pyscheduler.policies import Policy
 from pyscheduler.rpc import ambounds, validate
 from pyscheduler.rpc.amjob import FINAL, waiting_clone
 from pyscheduler.rpc.amplan import AmPlanner, PlanBudget
-from pyscheduler.rpc.limits import DEFAULTS, Limits, Refusal
 from pyscheduler.rpc.servicer import Malformed, lenient
 from pyscheduler.rpc.session import DecisionRecorder, SessionRegistry
+from pyscheduler.service.limits import DEFAULTS, Limits, Refusal
 from pyscheduler.service.state.amregistry import AmRegistry, UnknownPhase
 from pyscheduler.store.history import JobKey
 from pyscheduler.wire import pb

@@ -30,12 +30,12 @@ from pyscheduler.rpc.amspread import spread_am_containers as _spread_am_containe
 from pyscheduler.rpc.amview import AmSource, from_sources
 from pyscheduler.rpc.clones import place_clones
 from pyscheduler.rpc.isolate import Isolation
-from pyscheduler.rpc.limits import DEFAULTS, Limits
 from pyscheduler.rpc.placer import fcfs_order, place, placer_only
 from pyscheduler.rpc.plan import DeferralChoice, KillChoice, PlacementChoice, RoundResult
 from pyscheduler.rpc.translate import snapshot_and_clones, theta_source
 from pyscheduler.rpc.waiting import steady, waiting_alone, waiting_first, waiting_originals
 from pyscheduler.rpc.yield_value import Chooser
+from pyscheduler.service.limits import DEFAULTS, Limits
 from pyscheduler.service.state.amcopies import CopySource
 from pyscheduler.service.state.mirror import AskKey, AskRec, Mirror, application_of_attempt
 from pyscheduler.service.state.phasehints import HintSource

@@ -43,7 +43,7 @@ class RoundMemory:
     jobs: dict[str, tuple[Any, Any, Any]] = field(default_factory=dict)
     # rpc/translate.py, this round: each ask's θ/σ source (None: the prior), read by the decisions' detail.
     theta_sources: dict[AskKey, PhaseHint | None] = field(default_factory=dict)
-    # rpc/translate.py, this round: containers of an ask beyond its bound (rpc/limits.py), deferred.
+    # rpc/translate.py, this round: containers of an ask beyond its bound (service/limits.py), deferred.
     clamped: dict[AskKey, int] = field(default_factory=dict)
     # rpc/coreround.py: each job's (priority, rank, reason) as last logged; only changes are logged.
     priorities: dict[str, tuple[int, int, str]] = field(default_factory=dict)

@@ -13,12 +13,12 @@ from typing import Any
 from pyscheduler import policies
 from pyscheduler.rpc.amview import AmSource
 from pyscheduler.rpc.coreround import core_round
-from pyscheduler.rpc.limits import DEFAULTS, Limits
 from pyscheduler.rpc.placer import fcfs_order, place
 from pyscheduler.rpc.plan import RoundResult
 from pyscheduler.rpc.queueshare import with_queue_shares
 from pyscheduler.rpc.yield_value import Chooser
 from pyscheduler.rpc.yielding import BEATEN_RULE, BeatenRule
+from pyscheduler.service.limits import DEFAULTS, Limits
 from pyscheduler.service.state.amcopies import CopySource
 from pyscheduler.service.state.mirror import Mirror
 from pyscheduler.service.state.phasehints import HintSource

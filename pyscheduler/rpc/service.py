@@ -22,12 +22,12 @@ from pyscheduler.rpc.amplan import PlanBudget
 from pyscheduler.rpc.amservice import AppMasterServicer
 from pyscheduler.rpc.durable import LogFirst
 from pyscheduler.rpc.gcpace import GcPacer
-from pyscheduler.rpc.limits import Limits
 from pyscheduler.rpc.server import GrpcServer, ServerOptions, TlsFiles
 from pyscheduler.rpc.servicer import SchedulerServicer, SyncOptions
 from pyscheduler.rpc.session import SessionRegistry
 from pyscheduler.rpc.yield_value import Chooser, chooser_by_value
 from pyscheduler.rpc.yielding import BeatenRule
+from pyscheduler.service.limits import Limits
 from pyscheduler.service.state.runhistory import RecordFinished, RunHistories
 from pyscheduler.value import ValueOptions
 

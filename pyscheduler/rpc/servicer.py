@@ -28,10 +28,10 @@ from pyscheduler.core.clock import Clock, MonotonicClock
 from pyscheduler.echo import detail
 from pyscheduler.rpc import validate
 from pyscheduler.rpc.gcpace import GcPacer
-from pyscheduler.rpc.limits import DEFAULTS, Limits, Refusal
 from pyscheduler.rpc.session import DecisionRecorder, RoundFn, RoundRecords, Session, SessionRegistry
 from pyscheduler.rpc.stats import ServiceStats
 from pyscheduler.rpc.streams import StreamGate
+from pyscheduler.service.limits import DEFAULTS, Limits, Refusal
 from pyscheduler.service.state.mirror import ContainerRec, FinishedRuns
 from pyscheduler.wire import pb
 
@@ -65,7 +65,7 @@ class SyncOptions:
     queue_size: int = 64  # batches buffered per stream before the reader stops reading
     max_coalesce: int = 64  # batches applied before one decision round at most
     outstanding_ttl_s: float = 30.0  # placements never confirmed by the shim are forgotten after this
-    limits: Limits = DEFAULTS  # streams, idle time (rpc/limits.py)
+    limits: Limits = DEFAULTS  # streams, idle time (service/limits.py)
     workers: int = 32  # the gRPC server's worker threads (grpc.max_workers)
 
 

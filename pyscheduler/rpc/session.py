@@ -23,8 +23,8 @@ from typing import Any, Protocol
 
 from pyscheduler import metrics
 from pyscheduler.objects.decision import Decision, DecisionKind
-from pyscheduler.rpc.limits import DEFAULTS, Limits, Refusal
 from pyscheduler.rpc.plan import PlacementChoice, RoundResult
+from pyscheduler.service.limits import DEFAULTS, Limits, Refusal
 from pyscheduler.service.state.mirror import (
     AskKey,
     ContainerRec,
@@ -312,7 +312,7 @@ class Session:
 class SessionRegistry:
     """All sessions, by id and by rm_id; Register replaces the rm_id's previous session.
 
-    Bounded (rpc/limits.py): a session without a batch for `limits.session_idle_s` is reaped (a Sync
+    Bounded (service/limits.py): a session without a batch for `limits.session_idle_s` is reaped (a Sync
     stream idle for `limits.sync_idle_s`, shorter, was closed before); a Register for a new rm_id while
     `limits.sessions` are live is refused (live sessions are never evicted by newcomers)."""
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 
-from pyscheduler.rpc.limits import Limits
+from pyscheduler.service.limits import Limits
 
 
 class StreamGate:

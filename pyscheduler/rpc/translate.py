@@ -37,8 +37,8 @@ from pyscheduler.policies import Snapshot
 from pyscheduler.rpc.clones import CloneAsks, clone_counts
 from pyscheduler.rpc.clusterview import cluster_of, dims_of
 from pyscheduler.rpc.isolate import Isolation
-from pyscheduler.rpc.limits import DEFAULTS, Limits, ask_bound
 from pyscheduler.rpc.placer import placer_only
+from pyscheduler.service.limits import DEFAULTS, Limits, ask_bound
 from pyscheduler.service.state.mirror import AskKey, AskRec, Mirror, application_of_attempt
 from pyscheduler.service.state.phasehints import HintSource, PhaseHint
 from pyscheduler.service.state.resources import Res
@@ -65,7 +65,7 @@ def _job(
 ) -> tuple[Job | None, list[tuple[str, AskRec]]]:
     """The core Job for an application's pending original containers (clone asks left out), or None
     when every pending container is a clone's; the same object while nothing changed. An ask's tasks
-    are at most `bound(capability)` (rpc/limits.py: 64 cluster-fulls, at most a hard cap)."""
+    are at most `bound(capability)` (service/limits.py: 64 cluster-fulls, at most a hard cap)."""
     app = mirror.apps.get(app_id)
     asks = sorted(
         (a for a in asks if a.num_containers - a.outstanding > clones.get(a.key, 0)),

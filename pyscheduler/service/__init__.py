@@ -2,4 +2,6 @@
 the AMs reported (state/) -> a round over it -> the round's plan -> back over the wire.
 
 state/      what the ResourceManager and the AM helpers reported: the mirror of each RM, the AM registry
+limits      the bounds on everything a caller can make the service hold or compute, one validated object:
+            read at the wire (refusals), by the state (attempts kept) and by the rounds (an ask's bound)
 """

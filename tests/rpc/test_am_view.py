@@ -14,7 +14,7 @@ from rpc_harness import ask, attempt_report, phase_profile, two_app_mirror
 from pyscheduler.policies import get_policy
 from pyscheduler.rpc.amview import AmView, from_sources
 from pyscheduler.rpc.coreround import core_round
-from pyscheduler.rpc.limits import DEFAULTS
+from pyscheduler.service.limits import DEFAULTS
 from pyscheduler.service.state.amcopies import Copy
 from pyscheduler.service.state.amregistry import AmRegistry, AppState
 from pyscheduler.service.state.phasehints import PhaseHint

@@ -38,8 +38,8 @@ from pyscheduler.rpc.amjob import (
     waiting_clone,
 )
 from pyscheduler.rpc.amview import AmView
-from pyscheduler.rpc.limits import Limits
 from pyscheduler.rpc.named import NamedLog
+from pyscheduler.service.limits import Limits
 from pyscheduler.service.state.amcopies import Copy
 from pyscheduler.service.state.mapreads import read_records
 from pyscheduler.service.state.outcomes import outcome_records
