@@ -46,13 +46,13 @@ PLACEMENTS = Counter(
 )
 CLONES_YIELDED = Counter(
     "dollymp_clones_yielded",
-    "Running clones the service asked the shim to preempt for waiting originals (rpc/yielding.py).",
+    "Running clones the service asked the shim to preempt for waiting originals (service/round/yielding.py).",
     registry=REGISTRY,
 )
 CLONES_BEATEN = Counter(
     "dollymp_clones_beaten",
     "Running clones at launch the service asked the shim to release because another copy of their task "
-    "will clearly finish first (rpc/yielding.py, beaten).",
+    "will clearly finish first (service/round/yielding.py, beaten).",
     registry=REGISTRY,
 )
 CLONES_GRANTED = Counter(

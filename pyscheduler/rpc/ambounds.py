@@ -16,9 +16,9 @@ from typing import Any
 
 from pyscheduler.echo import shown
 from pyscheduler.rpc import validate
-from pyscheduler.rpc.amjob import FINAL, job_of
 from pyscheduler.rpc.validate import InvalidMessage
 from pyscheduler.service.limits import Limits, Refusal, at_most
+from pyscheduler.service.round.amjob import FINAL, job_of
 from pyscheduler.wire import pb
 
 MAX_ID = 1024  # characters of an id in a report (Hadoop's are under 64)

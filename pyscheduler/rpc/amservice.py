@@ -1,7 +1,7 @@
 """AppMasterService: the gRPC face of the AM helper's calls. It validates each message (rpc/ambounds.py,
 naming the field and its limit), keeps what it reports in the AM registry (service/state/amregistry.py),
-writes the attempts' outcomes and the recurring-job history, and answers with the AM plan (rpc/amplan.py). The
-AM asks again every `dollymp.am.plan-poll-ms`.
+writes the attempts' outcomes and the recurring-job history, and answers with the AM plan
+(service/round/amplan.py). The AM asks again every `dollymp.am.plan-poll-ms`.
 
 The recurring-job history (pyscheduler.store.history) is keyed by the tenant the RM's mirror of the
 application gives (`rm_job`: its queue, user and name, pyscheduler.rpc.auth), looked up again with every
@@ -22,11 +22,11 @@ from pyscheduler.echo import detail, shown
 from pyscheduler.objects.decision import DecisionKind
 from pyscheduler.policies import Policy
 from pyscheduler.rpc import ambounds, validate
-from pyscheduler.rpc.amjob import FINAL, waiting_clone
-from pyscheduler.rpc.amplan import AmPlanner, PlanBudget
 from pyscheduler.rpc.servicer import Malformed, lenient
 from pyscheduler.rpc.session import DecisionRecorder, SessionRegistry
 from pyscheduler.service.limits import DEFAULTS, Limits, Refusal
+from pyscheduler.service.round.amjob import FINAL, waiting_clone
+from pyscheduler.service.round.amplan import AmPlanner, PlanBudget
 from pyscheduler.service.state.amregistry import AmRegistry, UnknownPhase
 from pyscheduler.store.history import JobKey
 from pyscheduler.wire import pb
@@ -57,7 +57,7 @@ class AppMasterServicer:
         # (pyscheduler.rpc.auth): the recurring-job history is kept only for such applications, by that key.
         self.rm_job: Callable[[str], JobKey | None] | None = None
         # One application's hints and the running copies, read on their own (RM rounds read both at once,
-        # `self.am.round_view`, rpc/amview.py)
+        # `self.am.round_view`, service/round/amview.py)
         self.hints = self.am.hints
         self.running_copies = self.am.running_copies
 

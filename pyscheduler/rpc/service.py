@@ -17,17 +17,17 @@ from pyscheduler.config import Config, ConfigError
 from pyscheduler.core.clock import Clock
 from pyscheduler.objects.decision import Decision
 from pyscheduler.rpc import auth
-from pyscheduler.rpc import policy as rpc_policy
-from pyscheduler.rpc.amplan import PlanBudget
 from pyscheduler.rpc.amservice import AppMasterServicer
 from pyscheduler.rpc.durable import LogFirst
 from pyscheduler.rpc.gcpace import GcPacer
 from pyscheduler.rpc.server import GrpcServer, ServerOptions, TlsFiles
 from pyscheduler.rpc.servicer import SchedulerServicer, SyncOptions
 from pyscheduler.rpc.session import SessionRegistry
-from pyscheduler.rpc.yield_value import Chooser, chooser_by_value
-from pyscheduler.rpc.yielding import BeatenRule
 from pyscheduler.service.limits import Limits
+from pyscheduler.service.round import policy as round_policy
+from pyscheduler.service.round.amplan import PlanBudget
+from pyscheduler.service.round.yield_value import Chooser, chooser_by_value
+from pyscheduler.service.round.yielding import BeatenRule
 from pyscheduler.service.state.runhistory import RecordFinished, RunHistories
 from pyscheduler.value import ValueOptions
 
@@ -113,7 +113,7 @@ class DecisionService:
         self.cfg = cfg
         yield_by = _yield_by(cfg)
         try:
-            core_policy = rpc_policy.resolve(cfg["policy.name"], cfg["policy.options"])
+            core_policy = round_policy.resolve(cfg["policy.name"], cfg["policy.options"])
         except ValueError as exc:
             key = "policy.options" if cfg["policy.options"] and "option" in str(exc) else "policy.name"
             raise ConfigError(key, cfg.sources[key], str(exc)) from None
@@ -161,7 +161,7 @@ class DecisionService:
         self.appmaster.rm_job = self.guard.history_key
         self.servicer = SchedulerServicer(
             self.registry,
-            rpc_policy.round_with(
+            round_policy.round_with(
                 core_policy,
                 am=functools.partial(self.appmaster.am.round_view, with_copies=cfg["appmaster.clone_yield"]),
                 release_beaten=cfg["appmaster.release_beaten_clones"],
@@ -287,7 +287,8 @@ class DecisionService:
 
 
 def _yield_by(cfg: Config) -> Chooser | None:
-    """The value model's chooser when `appmaster.yield_model` is "value" (None: rpc/yielding.py's rules)."""
+    """The value model's chooser when `appmaster.yield_model` is "value" (None: service/round/yielding.py's
+    rules)."""
     if cfg["appmaster.yield_model"] != "value":
         return None
     try:

@@ -23,8 +23,8 @@ from typing import Any, Protocol
 
 from pyscheduler import metrics
 from pyscheduler.objects.decision import Decision, DecisionKind
-from pyscheduler.rpc.plan import PlacementChoice, RoundResult
 from pyscheduler.service.limits import DEFAULTS, Limits, Refusal
+from pyscheduler.service.round.plan import PlacementChoice, RoundResult
 from pyscheduler.service.state.mirror import (
     AskKey,
     ContainerRec,
@@ -47,7 +47,8 @@ class NullRecorder:
         return None
 
 
-# A round: the mirror in, placements, deferrals and further decisions out (see pyscheduler.rpc.policy).
+# A round: the mirror in, placements, deferrals and further decisions out (see
+# pyscheduler.service.round.policy).
 RoundFn = Callable[[Mirror], RoundResult]
 
 
@@ -240,7 +241,7 @@ class Session:
                 allocation_request_id=alloc,
                 node_id=c.node_id,
                 count=c.count,
-                is_clone=c.reason == pb.REASON_CLONE_IDLE_CAPACITY,  # rpc/clones.py's pass
+                is_clone=c.reason == pb.REASON_CLONE_IDLE_CAPACITY,  # service/round/clones.py's pass
                 reason=c.reason,
                 detail=c.detail,
                 capability=wire_cap,
@@ -274,7 +275,7 @@ class Session:
                         },
                     )
                 )
-        for k in result.kills:  # clones yielding to waiting originals (rpc/yielding.py)
+        for k in result.kills:  # clones yielding to waiting originals (service/round/yielding.py)
             plan.kill_container_ids.append(k.container_id)
             plan.kill_application_ids.append(k.application_id)
             decisions.append(

@@ -20,8 +20,8 @@ from rpc_harness import Stream, register
 
 from pyscheduler import config
 from pyscheduler.rpc import validate
-from pyscheduler.rpc.policy import round_for
 from pyscheduler.rpc.service import DecisionService
+from pyscheduler.service.round.policy import round_for
 from pyscheduler.service.state.mirror import Mirror
 from pyscheduler.service.state.resources import fits_count
 from pyscheduler.wire import pb

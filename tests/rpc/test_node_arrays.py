@@ -17,7 +17,7 @@ from collections import defaultdict
 import numpy as np
 from rpc_harness import app, ask, attempt, full_batch, node
 
-from pyscheduler.rpc.clusterview import cluster_of
+from pyscheduler.service.round.clusterview import cluster_of
 from pyscheduler.service.state.mirror import Mirror, OutstandingPlacement, application_of_attempt
 from pyscheduler.service.state.resources import Res
 from pyscheduler.wire import pb

@@ -24,7 +24,7 @@ from pyscheduler.estimate.runtimes import FIRST_TASKS, HISTORY, PRIOR_ESTIMATE, 
 from pyscheduler.estimate.stats import RunningStats
 from pyscheduler.objects.decision import DecisionKind
 from pyscheduler.rpc.service import DecisionService
-from pyscheduler.rpc.translate import to_snapshot
+from pyscheduler.service.round.translate import to_snapshot
 from pyscheduler.service.state.mirror import Mirror
 from pyscheduler.store.runhistory import AppRunMoments
 from pyscheduler.wire import pb, pb_grpc

@@ -1,7 +1,7 @@
 """The AM registry: what each application's AM helper reported (its job profile, its attempts as last
 reported, the phases' finished durations), kept per application under one lock, and what the RM rounds
-read of it, both at once at a round's start (`round_view`, rpc/amview.py): θ/σ hints per YARN priority
-(`hints`) and the running copies the service may preempt (`running_copies`), each judged by the copy
+read of it, both at once at a round's start (`round_view`, service/round/amview.py): θ/σ hints per YARN
+priority (`hints`) and the running copies the service may preempt (`running_copies`), each judged by the copy
 estimator (estimate/copies.py).
 
 Bounded: at most `max_apps` profiles (the oldest forgotten), and the attempts per application by
@@ -29,7 +29,8 @@ from pyscheduler.estimate.copies import (
     work_progress,
 )
 from pyscheduler.rpc import ambounds
-from pyscheduler.rpc.amjob import (
+from pyscheduler.service.limits import Limits
+from pyscheduler.service.round.amjob import (
     copy_report,
     copy_reports,
     downstream,
@@ -37,9 +38,8 @@ from pyscheduler.rpc.amjob import (
     upstream,
     waiting_clone,
 )
-from pyscheduler.rpc.amview import AmView
-from pyscheduler.rpc.named import NamedLog
-from pyscheduler.service.limits import Limits
+from pyscheduler.service.round.amview import AmView
+from pyscheduler.service.round.named_tasks import NamedLog
 from pyscheduler.service.state.amcopies import Copy
 from pyscheduler.service.state.mapreads import read_records
 from pyscheduler.service.state.outcomes import outcome_records
@@ -80,10 +80,10 @@ class AppState:
 
     def waits_alone(self, a: Any) -> bool:
         """Whether attempt `a` is a clone waiting for its container that goes before clones at launch,
-        which yield their containers to it (rpc/clones.py, rpc/yielding.py): a clone of a task judged on
-        its own (a late copy, the phase tail), or of the job's last stage, which the job's finish waits
-        for, with the least work left of any running job's phase (a clone at launch of another job's map
-        is a fresh draw of one of its several tasks)."""
+        which yield their containers to it (service/round/clones.py, service/round/yielding.py): a clone of a
+        task judged on its own (a late copy, the phase tail), or of the job's last stage, which the job's
+        finish waits for, with the least work left of any running job's phase (a clone at launch of another
+        job's map is a fresh draw of one of its several tasks)."""
         if not waiting_clone(a):
             return False
         return self.per_task.get(a.task_id) in JUDGED_ALONE or a.phase_id in self.last_stages
@@ -204,7 +204,7 @@ class AmRegistry:
     def round_view(
         self, hint_apps: Collection[str], copy_apps: Collection[str] | None, with_copies: bool = True
     ) -> AmView:
-        """One RM round's AM reports, read under one hold of the lock (rpc/amview.py): the hints of
+        """One RM round's AM reports, read under one hold of the lock (service/round/amview.py): the hints of
         `hint_apps` (an application whose hints raise is named in `failed`) and, `with_copies`, the running
         copies of `copy_apps` (None: of every application)."""
         hints: dict[str, dict[int, PhaseHint]] = {}
@@ -222,7 +222,8 @@ class AmRegistry:
         return AmView(hints, failed, copies)
 
     def hints(self, app_id: str) -> dict[int, PhaseHint]:
-        """θ/σ and the waiting clones per YARN priority of the application's phases (rpc/translate.py)."""
+        """θ/σ and the waiting clones per YARN priority of the application's phases
+        (service/round/translate.py)."""
         with self.lock:
             st = self.apps.get(app_id)
             return {} if st is None else self._hints(st)
@@ -266,8 +267,8 @@ class AmRegistry:
         return out
 
     def running_copies(self, apps: Collection[str] | None = None) -> list[Copy]:
-        """Every attempt the AM helpers last reported RUNNING in a container (rpc/yielding.py), of jobs
-        whose AM lets a preempted clone go unreplaced (JobProfile.clones_preemptible): Hadoop's own AM
+        """Every attempt the AM helpers last reported RUNNING in a container (service/round/yielding.py), of
+        jobs whose AM lets a preempted clone go unreplaced (JobProfile.clones_preemptible): Hadoop's own AM
         would schedule a replacement attempt, which would wait for a container in its turn. Each copy says
         whether its task was named per task, whether it is of the job's last stage, whether its task
         straggles and whether it is covered by a copy about to finish (`judge`)."""
@@ -315,7 +316,7 @@ class AmRegistry:
 
 def _own_moments(st: AppState) -> dict[str, tuple[float, float]]:
     """Mean and SD of each phase's finished run times this job reported (what the value model reads of a
-    running copy's phase, rpc/yield_value.py; without any, the phase's fresh-copy estimate)."""
+    running copy's phase, service/round/yield_value.py; without any, the phase's fresh-copy estimate)."""
     return {
         phase_id: (statistics.fmean(ds), statistics.pstdev(ds) if len(ds) > 1 else 0.0)
         for phase_id, ds in st.durations.items()

@@ -30,7 +30,7 @@ import numpy as np
 
 from pyscheduler.core.queues import QueueBook, book_of_wire
 from pyscheduler.estimate.stats import RunningStats
-from pyscheduler.rpc.memory import RoundMemory
+from pyscheduler.service.round.round_memory import RoundMemory
 from pyscheduler.service.state.mirrorbook import MirrorBook
 from pyscheduler.service.state.nodearrays import ALLOC, CAP, USED
 from pyscheduler.service.state.records import (
@@ -97,7 +97,7 @@ class Mirror(MirrorBook):
         self.queue_book: QueueBook | None = None
         self._app_asks: dict[str, set[AskKey]] = {}  # keys of the asks, by application
         self.resource_types: set[str] = set()  # names beyond memory and vcores seen (until a resync)
-        self.memory = RoundMemory()  # what the rounds carry from one to the next (rpc/memory.py)
+        self.memory = RoundMemory()  # what the rounds carry from one to the next (round/round_memory.py)
         # Run times of the containers that succeeded, per (application, YARN priority): an application
         # without an AM helper is profiled from its own containers (`record_run_times`)
         self.run_times: dict[tuple[str, int], RunningStats] = {}
@@ -318,7 +318,7 @@ class Mirror(MirrorBook):
         """Memory and vcores of each of the mirrored nodes `node_ids` once the RM's `allocated` catches up
         with the mirrored containers: capacity - containers - outstanding. A container the shim reported
         gone (a preempted clone) keeps its room in the RM's figures until its NodeManager's next
-        heartbeat; rpc/yielding.py must count that room as coming, not free it a second time."""
+        heartbeat; service/round/yielding.py must count that room as coming, not free it a second time."""
         ids = list(node_ids)
         rows = np.fromiter((self.nodes[nid].row for nid in ids), np.intp, len(ids))
         free = self.arrays.free_rows(rows, ("memory_mb", "vcores"), rm_allocated=False).tolist()

@@ -1,8 +1,8 @@
 """The recurring-job history and the framework-wide prior of applications without an AM helper, as the live
 service uses them (DollyMP Sec. 5.2's first and third sources of θ and σ; estimate/runtimes.py).
 
-Read: the translation (rpc/translate.py) looks up θ and σ of a YARN priority by the application's name
-and queue as the RM reports them (`RunHistorySource.moments`), and, when neither that history nor the
+Read: the translation (service/round/translate.py) looks up θ and σ of a YARN priority by the application's
+name and queue as the RM reports them (`RunHistorySource.moments`), and, when neither that history nor the
 application's own containers hold a run time, by its application type and queue (`framework`; the type
 as `framework_type` normalises it). pyscheduler.store.runhistory answers both from memory.
 Written: when the RM removes an application, the mirror hands over the run times of its containers that

@@ -32,7 +32,7 @@ from pyscheduler.wire import pb
 
 @dataclass(frozen=True)
 class LiveOptions:
-    yield_model: str = "rules"  # appmaster.yield_model: rpc/yielding.py's rules or the value model
+    yield_model: str = "rules"  # appmaster.yield_model: service/round/yielding.py's rules or the value model
     transport: str = "direct"  # "direct" or "grpc" (transport.py)
     tick_s: float = 1.0  # node heartbeats and StateBatches
     am_interval_s: float = 1.0  # the AM helper's report interval (dollymp.am.plan-poll-ms)

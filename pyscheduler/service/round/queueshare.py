@@ -5,7 +5,7 @@ names its leaf (ApplicationInfo.queue). After the policy's round this step admit
 queue order (queues below their guarantee first, borrowing only idle room no waiting queue is owed,
 never above a queue's maximum), places asks of queues still below their guarantee that the policy left
 waiting (submit order), and preempts clones of queues above their guarantee for what is still owed, then
-their originals where preemption is on (rpc/queuereclaim.py).
+their originals where preemption is on (service/round/queuereclaim.py).
 Within a leaf, each user's containers stay within the queue's user limit and its ApplicationMasters
 within its AM limit (pyscheduler/core/queue_limits.py); these apply even with a single leaf. Every
 refused placement becomes a deferral with its detail: REASON_AM_SHARE_CAP for the AM limit,
@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any
 
 from pyscheduler.core.queue_limits import REASON_AM_LIMIT, REASON_USER_LIMIT, LimitTracker, limited
 from pyscheduler.core.queues import Candidate, QueueBook, admit
-from pyscheduler.rpc.placer import fcfs_order, place
-from pyscheduler.rpc.plan import DeferralChoice, PlacementChoice, RoundResult
-from pyscheduler.rpc.queuereclaim import Waits, reclaim_kills
+from pyscheduler.service.round.placer import fcfs_order, place
+from pyscheduler.service.round.plan import DeferralChoice, PlacementChoice, RoundResult
+from pyscheduler.service.round.queuereclaim import Waits, reclaim_kills
 from pyscheduler.wire import pb
 
 if TYPE_CHECKING:
@@ -209,7 +209,7 @@ def _apply(mirror: Mirror, book: QueueBook, result: RoundResult, waits: Waits) -
         return result
     # What queues below their guarantee still wait for: reclaimed from clones of queues above theirs
     # (not for users at their limit, nor for AMs beyond their queue's AM limit: they could not take it),
-    # then, where preemption is on, from their originals (for AMs too): rpc/queuereclaim.py.
+    # then, where preemption is on, from their originals (for AMs too): service/round/queuereclaim.py.
     _, placed_now = _after(mirror, usage, kept)
     unmet: dict[str, tuple[float, float]] = {}
     with_ams: dict[str, tuple[float, float]] = {}

@@ -1,12 +1,12 @@
 """Decision-log records of the tasks a clone plan names on their own (a late copy, the phase tail).
 
-The AM helper's clone plan (rpc/amplan.py) names some tasks per task (`ClonePlan.task_clones`): the
+The AM helper's clone plan (service/round/amplan.py) names some tasks per task (`ClonePlan.task_clones`): the
 core's late rule (`Decisions.late`: a copy's time left t_rem above a fresh copy's t_new, Mantri's test as
 DollyMP applies it), a phase granted for its tail, or the service's own straggler test for a task whose
 clones wait (`estimate.copies.slow_waiting`). Such clones go before clones at launch and yield to originals
-only (rpc/clones.py, rpc/yielding.py), so which rule named a task, and on what figures, decides who gets
-the next free container; with the phase grants alone, a run's log could not tell a late copy from a
-phase tail's clone.
+only (service/round/clones.py, service/round/yielding.py), so which rule named a task, and on what figures,
+decides who gets the next free container; with the phase grants alone, a run's log could not tell a late copy
+from a phase tail's clone.
 
 One record per task when it is named or its count changes (`NamedLog`), kind clone_grant, reason
 `clone_late_copy`, `clone_phase_tail` or `clone_slow_waiting`, with the task's running copies (work

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pyscheduler.rpc.plan import DeferralChoice, PlacementChoice, RoundResult
+from pyscheduler.service.round.plan import DeferralChoice, PlacementChoice, RoundResult
 from pyscheduler.service.state.mirror import AskRec, Mirror, NodeRec, application_of_attempt
 from pyscheduler.service.state.resources import Res, fits_count, res_add
 from pyscheduler.wire import pb

@@ -15,8 +15,8 @@ capacity left idle afterwards).
   `AppState.waits_alone`; the task is known to straggle, or it is what its job waits for), in FCFS order of
   the applications (submit time); then the clones at launch that would be their task's first running clone,
   of a task not covered (`CloneAsks.first`: a task's second copy is worth 1.5 x its base by the papers'
-  model, a third copy about 0.2 x; rpc/yielding.py `cheap`), newest ask first; then the other clones at
-  launch, newest ask first (the order its key appeared in the mirror,
+  model, a third copy about 0.2 x; service/round/yielding.py `cheap`), newest ask first; then the other clones
+  at launch, newest ask first (the order its key appeared in the mirror,
   latest first: `AskRec.arrival`). A clone at launch is a fresh draw raced against its task's original,
   which keeps running meanwhile: the longer it waited, the more head start it must make up, and an
   original that turns out to straggle is named on its own (estimate/copies.py `slow_waiting`) and served
@@ -38,8 +38,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping
 
-from pyscheduler.rpc.placer import fcfs_order, place
-from pyscheduler.rpc.plan import DeferralChoice, PlacementChoice, RoundResult
+from pyscheduler.service.round.placer import fcfs_order, place
+from pyscheduler.service.round.plan import DeferralChoice, PlacementChoice, RoundResult
 from pyscheduler.service.state.mirror import AskKey, AskRec, Mirror
 from pyscheduler.wire import pb
 
@@ -50,7 +50,7 @@ _NOT_WAITING = frozenset({pb.REASON_INFEASIBLE})
 class CloneAsks(dict[AskKey, int]):
     """Clone containers per ask (the mapping), and `alone`: how many of them are clones of tasks judged on
     their own (a late copy, the phase tail), which `place_clones` places before clones at launch and
-    for which clones at launch yield their containers (rpc/yielding.py)."""
+    for which clones at launch yield their containers (service/round/yielding.py)."""
 
     def __init__(self) -> None:
         super().__init__()

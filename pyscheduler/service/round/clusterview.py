@@ -1,4 +1,5 @@
-"""The core's ClusterState of a mirror's running nodes, kept across rounds (pyscheduler.rpc.translate).
+"""The core's ClusterState of a mirror's running nodes, kept across rounds
+(pyscheduler.service.round.translate).
 
 Each RUNNING node with non-zero capacity is a row, sorted by node id; dimensions are vcores, memory_mb, then
 every further resource type seen, sorted; free = the mirror's free room (NodeRec.free()), clipped to
@@ -14,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pyscheduler.objects import ClusterState
-from pyscheduler.rpc.memory import ClusterCache
+from pyscheduler.service.round.round_memory import ClusterCache
 from pyscheduler.service.state.mirror import Mirror, NodeRec
 from pyscheduler.service.state.nodearrays import CAP
 from pyscheduler.wire import pb

@@ -1,5 +1,6 @@
 """The core's decisions -> the round's placements and deferrals (`from_decisions`), and the round function
-deciding with a core policy (`core_round`); the mirror -> the core's Snapshot is pyscheduler.rpc.translate.
+deciding with a core policy (`core_round`); the mirror -> the core's Snapshot is
+pyscheduler.service.round.translate.
 
 Core -> YARN: placements are grouped per (scheduler key, node) into one wire Placement with a count;
 clone placements are not sent on Sync (the AM helper requests clone containers itself, from the
@@ -24,18 +25,18 @@ from pyscheduler import metrics
 from pyscheduler.objects import Job
 from pyscheduler.objects.decision import Decision, DecisionKind
 from pyscheduler.policies import Decisions, Policy
-from pyscheduler.rpc import yielding
-from pyscheduler.rpc.amspread import preferred as _preferred
-from pyscheduler.rpc.amspread import spread_am_containers as _spread_am_containers
-from pyscheduler.rpc.amview import AmSource, from_sources
-from pyscheduler.rpc.clones import place_clones
-from pyscheduler.rpc.isolate import Isolation
-from pyscheduler.rpc.placer import fcfs_order, place, placer_only
-from pyscheduler.rpc.plan import DeferralChoice, KillChoice, PlacementChoice, RoundResult
-from pyscheduler.rpc.translate import snapshot_and_clones, theta_source
-from pyscheduler.rpc.waiting import steady, waiting_alone, waiting_first, waiting_originals
-from pyscheduler.rpc.yield_value import Chooser
 from pyscheduler.service.limits import DEFAULTS, Limits
+from pyscheduler.service.round import yielding
+from pyscheduler.service.round.amspread import preferred as _preferred
+from pyscheduler.service.round.amspread import spread_am_containers as _spread_am_containers
+from pyscheduler.service.round.amview import AmSource, from_sources
+from pyscheduler.service.round.clones import place_clones
+from pyscheduler.service.round.isolate import Isolation
+from pyscheduler.service.round.placer import fcfs_order, place, placer_only
+from pyscheduler.service.round.plan import DeferralChoice, KillChoice, PlacementChoice, RoundResult
+from pyscheduler.service.round.translate import snapshot_and_clones, theta_source
+from pyscheduler.service.round.waiting import steady, waiting_alone, waiting_first, waiting_originals
+from pyscheduler.service.round.yield_value import Chooser
 from pyscheduler.service.state.amcopies import CopySource
 from pyscheduler.service.state.mirror import AskKey, AskRec, Mirror, application_of_attempt
 from pyscheduler.service.state.phasehints import HintSource
@@ -60,7 +61,7 @@ _DEFERRAL_REASONS = {
 
 
 def _sourced(mirror: Mirror, key: AskKey, text: str) -> str:
-    """A decision's detail followed by where its ask's θ/σ came from (rpc/translate.py)."""
+    """A decision's detail followed by where its ask's θ/σ came from (service/round/translate.py)."""
     src = theta_source(mirror, key)
     return f"{text}; {src}" if src else text
 
@@ -178,15 +179,15 @@ def core_round(
     late_first: bool = False,
 ) -> Callable[[Mirror], RoundResult]:
     """A round function deciding with a core policy. Each round reads the AM helpers' reports once, at its
-    start (`am`, rpc/amview.py; without it, the `hints` and `copies` readers, each once). With copies (the
-    AM helper's running attempts), running clones yield their containers to originals still waiting after
-    the round, and with `release_beaten` clones at launch that their task's lead clearly beats (by
-    `beaten_rule`) are released at once, every round (rpc/yielding.py). `yield_by` chooses which clones
-    yield (default rpc/yielding.py's rules; the value model: rpc/yield_value.py). `history`: the
-    recurring-job history of applications without an AM helper, θ/σ of their asks before their own
-    containers end (service/state/runhistory.py). `late_first` (appmaster.late_first): clones judged alone are
-    placed by the core with their job's originals (rpc/translate.py); still waiting, they count as clones
-    judged alone for yielding, as without it."""
+    start (`am`, service/round/amview.py; without it, the `hints` and `copies` readers, each once). With
+    copies (the AM helper's running attempts), running clones yield their containers to originals still
+    waiting after the round, and with `release_beaten` clones at launch that their task's lead clearly beats
+    (by `beaten_rule`) are released at once, every round (service/round/yielding.py). `yield_by` chooses which
+    clones yield (default service/round/yielding.py's rules; the value model: service/round/yield_value.py).
+    `history`: the recurring-job history of applications without an AM helper, θ/σ of their asks before their
+    own containers end (service/state/runhistory.py). `late_first` (appmaster.late_first): clones judged alone
+    are placed by the core with their job's originals (service/round/translate.py); still waiting, they count
+    as clones judged alone for yielding, as without it."""
     import time
 
     now = clock or time.time
@@ -205,7 +206,7 @@ def core_round(
             metrics.CLONES_BEATEN.inc(sum(1 for k in released if k.reason == yielding.REASON_CLONE_BEATEN))
         if not wanting:
             return RoundResult(kills=released, copies=running)  # nothing pending: no round (rows stay dirty)
-        iso = Isolation(mirror)  # one application's error leaves it out, not the round (rpc/isolate.py)
+        iso = Isolation(mirror)  # one application's error leaves it out, not the round (isolate.py)
         snapshot, index, zero, clones = snapshot_and_clones(
             mirror, now(), view.hint, limits, iso, history, late_first
         )

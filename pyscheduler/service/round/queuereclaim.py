@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from pyscheduler.core.preempt import REASON_RECLAIM_ORIGINAL, reclaim_originals
 from pyscheduler.core.queues import QueueBook, Running, reclaim
-from pyscheduler.rpc.plan import KillChoice, RoundResult
+from pyscheduler.service.round.plan import KillChoice, RoundResult
 from pyscheduler.service.state.amcopies import Copy
 from pyscheduler.service.state.mirror import application_of_attempt
 

@@ -2,8 +2,8 @@
 asks the shim to preempt (Plan.kill_container_ids; the RM reports them PREEMPTED and MapReduce counts a
 killed attempt, not a failure). The rationale and the history of each rule: docs/history/clone-rules.md.
 
-The live path places clones only in idle capacity (rpc/clones.py; DollyMP Sec. 5, Algorithm 2: clones
-start "if there still exist extra idle resources"). Capacity is idle for a clone only while no original
+The live path places clones only in idle capacity (service/round/clones.py; DollyMP Sec. 5, Algorithm 2:
+clones start "if there still exist extra idle resources"). Capacity is idle for a clone only while no original
 wants it, so when originals still wait for room after a round, running clones yield (`choose`). Dolly
 (Sec. 5.5) measures preempting clones for other jobs' tasks as slightly ahead of its admission control.
 Only jobs whose AM is the project's (mapreduce.framework.name=dollymp; JobProfile.clones_preemptible) have
@@ -46,8 +46,8 @@ from dataclasses import dataclass
 
 from pyscheduler.estimate.copies import finish_ms
 from pyscheduler.estimate.copies import lead as lead_of
-from pyscheduler.rpc.plan import KillChoice, PlacementChoice
-from pyscheduler.rpc.waiting import Waiting
+from pyscheduler.service.round.plan import KillChoice, PlacementChoice
+from pyscheduler.service.round.waiting import Waiting
 from pyscheduler.service.state.amcopies import Copy
 from pyscheduler.service.state.mirror import Mirror, application_of_attempt
 from pyscheduler.service.state.resources import Res, res_add

@@ -12,18 +12,19 @@ YARN -> core (choices documented here, tested in tests/rpc/test_translate.py):
   YARN priority (service/state/runhistory.py), else from its own containers of that priority that succeeded,
   else from the framework-wide prior (earlier applications of its type in its queue at that priority), else
   1 s and 0 (nothing measured). The source of each ask's θ/σ is kept for the round's decisions' details
-  (`RoundMemory.theta_sources`, read by rpc/coreround.py). DAG parents are NOT passed
+  (`RoundMemory.theta_sources`, read by service/round/coreround.py). DAG parents are NOT passed
   for YARN asks: an ask exists only once the AM decided to ask (MapReduce's reduce slow-start overlaps
   maps on purpose), so holding it back for an unfinished parent could only deadlock;
 - containers of an ask that the AM helper says are for clones still waiting (ATTEMPT_WAITING reports)
-  are left out of the Job and placed after the core's round, in idle capacity only (rpc/clones.py);
+  are left out of the Job and placed after the core's round, in idle capacity only (service/round/clones.py);
 - zero-size asks cannot be a core Phase (demand must be non-zero): they are deferred as infeasible;
 - asks with strict locality (relax_locality false) or a blacklist are not given to the core, which
   knows no node constraints: after the core's round, the service-side placer puts them, FCFS, on
   their preferred (and never on their blacklisted) nodes in the room the core left.
 
 Core -> YARN (the placements and deferrals of the core's decisions, the round function): see
-pyscheduler.rpc.coreround. The cluster rows are kept across rounds by pyscheduler.rpc.clusterview.
+pyscheduler.service.round.coreround. The cluster rows are kept across rounds by
+pyscheduler.service.round.clusterview.
 """
 
 from __future__ import annotations
@@ -34,11 +35,11 @@ from typing import Any
 from pyscheduler.estimate.runtimes import PRIOR_ESTIMATE, theta_sigma
 from pyscheduler.objects import Job, Phase, Resources
 from pyscheduler.policies import Snapshot
-from pyscheduler.rpc.clones import CloneAsks, clone_counts
-from pyscheduler.rpc.clusterview import cluster_of, dims_of
-from pyscheduler.rpc.isolate import Isolation
-from pyscheduler.rpc.placer import placer_only
 from pyscheduler.service.limits import DEFAULTS, Limits, ask_bound
+from pyscheduler.service.round.clones import CloneAsks, clone_counts
+from pyscheduler.service.round.clusterview import cluster_of, dims_of
+from pyscheduler.service.round.isolate import Isolation
+from pyscheduler.service.round.placer import placer_only
 from pyscheduler.service.state.mirror import AskKey, AskRec, Mirror, application_of_attempt
 from pyscheduler.service.state.phasehints import HintSource, PhaseHint
 from pyscheduler.service.state.resources import Res
@@ -129,9 +130,9 @@ def snapshot_and_clones(
     history: RunHistorySource | None = None,
     late_first: bool = False,
 ) -> tuple[Snapshot, dict[tuple[str, str], AskRec], list[AskRec], CloneAsks]:
-    """`to_snapshot`, plus the clone containers among the pending ones (rpc/clones.py), which the
+    """`to_snapshot`, plus the clone containers among the pending ones (service/round/clones.py), which the
     snapshot leaves out. With `isolation`, an application whose translation raises is left out of the
-    round (rpc/isolate.py) and so is one excluded earlier that has not changed since. `history`: the
+    round (service/round/isolate.py) and so is one excluded earlier that has not changed since. `history`: the
     recurring-job history of applications without an AM helper (service/state/runhistory.py). `late_first`
     (appmaster.late_first): clones judged alone are given to the core with their job's originals
     (`CloneAsks.ahead`)."""
@@ -234,8 +235,8 @@ def _app_job(
     history: RunHistorySource | None = None,
     late_first: bool = False,
 ) -> tuple[Job | None, list[tuple[str, AskRec]], CloneAsks]:
-    """One application's core Job (`_job`) and its clone containers (rpc/clones.py); with `late_first`,
-    the clones judged alone stay in the Job's pending tasks (`CloneAsks.ahead`)."""
+    """One application's core Job (`_job`) and its clone containers (service/round/clones.py); with
+    `late_first`, the clones judged alone stay in the Job's pending tasks (`CloneAsks.ahead`)."""
     clones = CloneAsks()
     waiting = {prio: h.waiting_clones for prio, h in hint.items() if h.waiting_clones > 0}
     app_clones = clone_counts(asks, waiting) if waiting else {}

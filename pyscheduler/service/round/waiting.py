@@ -1,4 +1,4 @@
-"""Containers that wait for room after a round, which running clones may yield to (rpc/yielding.py):
+"""Containers that wait for room after a round, which running clones may yield to (service/round/yielding.py):
 original containers still waiting (`waiting_originals`), clones judged alone (`waiting_alone`), clones at
 launch that would be their task's first running clone (`waiting_first`), each counted only once it has
 waited STEADY_S (`steady`)."""
@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pyscheduler.rpc.plan import PlacementChoice, RoundResult
+from pyscheduler.service.round.plan import PlacementChoice, RoundResult
 from pyscheduler.service.state.mirror import AskKey, Mirror, application_of_attempt
 from pyscheduler.service.state.resources import Res
 from pyscheduler.wire import pb

@@ -8,7 +8,8 @@ the same input fails the same way) and is retried on its next change.
 
 Finding the culprit of a failed decide: the core decides on all jobs at once, so the jobs are halved
 until the failing ones are found (a failure is rare; its cost is a few extra decides, log2 of the job
-count per culprit). Exclusions are per session (kept in the mirror's round memory, rpc/memory.py).
+count per culprit). Exclusions are per session (kept in the mirror's round memory,
+service/round/round_memory.py).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any
 from pyscheduler.objects import Job
 from pyscheduler.objects.decision import Decision, DecisionKind
 from pyscheduler.policies import Decisions, Policy, Snapshot
-from pyscheduler.rpc.plan import DeferralChoice
+from pyscheduler.service.round.plan import DeferralChoice
 from pyscheduler.service.state.mirror import AskRec, Mirror
 from pyscheduler.wire import pb
 

@@ -1,8 +1,8 @@
 """Clones yield to waiting originals by value (`appmaster.yield_model = "value"`): the alternative to the
-rules of rpc/yielding.py, built on the value model (pyscheduler/value).
+rules of service/round/yielding.py, built on the value model (pyscheduler/value).
 
-Per original container that has waited `steady`'s STEADY_S (rpc/waiting.py) and finds no room after the
-round: its value is the time it would otherwise wait, the expected time until the first running copy of
+Per original container that has waited `steady`'s STEADY_S (service/round/waiting.py) and finds no room after
+the round: its value is the time it would otherwise wait, the expected time until the first running copy of
 any task frees its container (E[min] of every running copy's remaining time); each running clone's value
 is what its task's finish is expected to slip without it (value.value_of_copy, under its phase's fitted
 Pareto, DollyMP Eq. 1-3). Eligible clones (value.eligible: never a task's lead copy, never for the clone's
@@ -23,16 +23,17 @@ import math
 from collections.abc import Callable, Sequence
 
 from pyscheduler.estimate.copies import lead as lead_of
-from pyscheduler.rpc.plan import KillChoice, PlacementChoice
-from pyscheduler.rpc.waiting import Waiting
-from pyscheduler.rpc.yielding import REASON_CLONE_YIELDS, by_task, in_flight, preempt, room_after
+from pyscheduler.service.round.plan import KillChoice, PlacementChoice
+from pyscheduler.service.round.waiting import Waiting
+from pyscheduler.service.round.yielding import REASON_CLONE_YIELDS, by_task, in_flight, preempt, room_after
 from pyscheduler.service.state.amcopies import Copy
 from pyscheduler.service.state.mirror import Mirror, application_of_attempt
 from pyscheduler.service.state.resources import Res, res_add
 from pyscheduler.value import Candidate, Draw, ValueOptions, eligible, expected_min, remaining, select_victims
 from pyscheduler.value import value_of_copy as copy_value
 
-# rpc/yielding.py `choose`'s signature: (mirror, waiting, running copies, now ms, the round's placements)
+# service/round/yielding.py `choose`'s signature: (mirror, waiting, running copies, now ms, the round's
+# placements)
 Chooser = Callable[
     [Mirror, Sequence[Res | Waiting], Sequence[Copy], int, Sequence[PlacementChoice]], list[KillChoice]
 ]
@@ -68,7 +69,7 @@ def choose_by_value(
     opts: ValueOptions | None = None,
 ) -> list[KillChoice]:
     """The clones to preempt this round for waiting originals (module docstring); remembered as in
-    flight in the mirror like rpc/yielding.py's."""
+    flight in the mirror like service/round/yielding.py's."""
     opts = opts or ValueOptions()
     flight = in_flight(mirror, now_ms)
     draws = {c.container_id: draw_of(c, now_ms, opts) for c in copies}

@@ -30,7 +30,7 @@ class DeferralChoice:
 
 @dataclass(frozen=True, slots=True)
 class KillChoice:
-    """A running container the shim should preempt (rpc/yielding.py), with the reason."""
+    """A running container the shim should preempt (service/round/yielding.py), with the reason."""
 
     container_id: str
     application_id: str
@@ -46,5 +46,6 @@ class RoundResult:
     deferrals: list[DeferralChoice] = field(default_factory=list)
     records: list[Decision] = field(default_factory=list)
     kills: list[KillChoice] = field(default_factory=list)
-    # the running copies the round read (rpc/amview.py; None: clones do not yield), for the queues' reclaim
+    # the running copies the round read (service/round/amview.py; None: clones do not yield), for the queues'
+    # reclaim
     copies: list[Copy] | None = None

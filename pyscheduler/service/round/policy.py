@@ -1,8 +1,8 @@
 """Policies the service can decide with, by name: each a round function mirror -> RoundResult.
 
 Names are those of the decision core's registry (pyscheduler.policies: "fcfs", "dollymp", ...),
-reached through pyscheduler.rpc.coreround, plus "yarn-fcfs": the service-side first-come-first-served
-placer of the skeleton (issue 2), which also honours YARN locality preferences.
+reached through pyscheduler.service.round.coreround, plus "yarn-fcfs": the service-side
+first-come-first-served placer of the skeleton (issue 2), which also honours YARN locality preferences.
 """
 
 from __future__ import annotations
@@ -11,14 +11,14 @@ from collections.abc import Callable
 from typing import Any
 
 from pyscheduler import policies
-from pyscheduler.rpc.amview import AmSource
-from pyscheduler.rpc.coreround import core_round
-from pyscheduler.rpc.placer import fcfs_order, place
-from pyscheduler.rpc.plan import RoundResult
-from pyscheduler.rpc.queueshare import with_queue_shares
-from pyscheduler.rpc.yield_value import Chooser
-from pyscheduler.rpc.yielding import BEATEN_RULE, BeatenRule
 from pyscheduler.service.limits import DEFAULTS, Limits
+from pyscheduler.service.round.amview import AmSource
+from pyscheduler.service.round.coreround import core_round
+from pyscheduler.service.round.placer import fcfs_order, place
+from pyscheduler.service.round.plan import RoundResult
+from pyscheduler.service.round.queueshare import with_queue_shares
+from pyscheduler.service.round.yield_value import Chooser
+from pyscheduler.service.round.yielding import BEATEN_RULE, BeatenRule
 from pyscheduler.service.state.amcopies import CopySource
 from pyscheduler.service.state.mirror import Mirror
 from pyscheduler.service.state.phasehints import HintSource
@@ -29,10 +29,10 @@ RoundFn = Callable[[Mirror], RoundResult]
 YARN_FCFS = "yarn-fcfs"
 
 # Options the live service sets unless `policy.options` says otherwise. The AM helper acts on both kinds
-# of clones the core decides (rpc/amplan.py): clones at launch per phase, and per-task clones of late
-# copies, judged by the progress the AM reports, as in the simulator. It does not kill a copy the core
+# of clones the core decides (service/round/amplan.py): clones at launch per phase, and per-task clones of
+# late copies, judged by the progress the AM reports, as in the simulator. It does not kill a copy the core
 # names (the ClonePlan has no kill; the only kills the shim carries out are the service's preemptions of
-# clones for waiting originals, rpc/yielding.py), so the core's replacement of an all-late task's
+# clones for waiting originals, service/round/yielding.py), so the core's replacement of an all-late task's
 # slowest copy (policies/replace.py, an extension `dollymp-ext` turns on) is off: the decision log
 # would record kills nobody carries out.
 LIVE_DEFAULTS: dict[str, dict[str, Any]] = {"dollymp-ext": {"replace": False}}
@@ -75,8 +75,9 @@ def round_with(
     late_first: bool = False,
 ) -> RoundFn:
     """`clock`: the rounds' time, epoch seconds (default wall time; a simulator passes its own). `am`: the
-    AM helpers' reports, read once per round (rpc/amview.py), in place of `hints` and `copies`."""
-    # Every policy runs under the RM's queue shares (a no-op without a queue tree): rpc/queueshare.py
+    AM helpers' reports, read once per round (service/round/amview.py), in place of `hints` and `copies`."""
+    # Every policy runs under the RM's queue shares (a no-op without a queue tree):
+    # service/round/queueshare.py
     if policy is None:
         return with_queue_shares(_yarn_fcfs_round)
     core = core_round(

@@ -37,19 +37,23 @@ class ClusterCache:
 class RoundMemory:
     """A session's memory between rounds (module docstring). Each field names the module that owns it."""
 
-    # rpc/clusterview.py: the running nodes' ClusterState, rebuilt when the node set changes.
+    # service/round/clusterview.py: the running nodes' ClusterState, rebuilt when the node set changes.
     cluster: ClusterCache | None = None
-    # rpc/translate.py: per application, the signature of its asks and the core Job built from them.
+    # service/round/translate.py: per application, the signature of its asks and the core Job built from them.
     jobs: dict[str, tuple[Any, Any, Any]] = field(default_factory=dict)
-    # rpc/translate.py, this round: each ask's θ/σ source (None: the prior), read by the decisions' detail.
+    # service/round/translate.py, this round: each ask's θ/σ source (None: the prior), read by the decisions'
+    # detail.
     theta_sources: dict[AskKey, PhaseHint | None] = field(default_factory=dict)
-    # rpc/translate.py, this round: containers of an ask beyond its bound (service/limits.py), deferred.
+    # service/round/translate.py, this round: containers of an ask beyond its bound (service/limits.py),
+    # deferred.
     clamped: dict[AskKey, int] = field(default_factory=dict)
-    # rpc/coreround.py: each job's (priority, rank, reason) as last logged; only changes are logged.
+    # service/round/coreround.py: each job's (priority, rank, reason) as last logged; only changes are logged.
     priorities: dict[str, tuple[int, int, str]] = field(default_factory=dict)
-    # rpc/isolate.py: applications left out of rounds: their input when excluded, and why.
+    # service/round/isolate.py: applications left out of rounds: their input when excluded, and why.
     excluded: dict[str, tuple[Any, str]] = field(default_factory=dict)
-    # rpc/waiting.py: per (kind, ask), the (time ms, count) of waiting containers over the steady window.
+    # service/round/waiting.py: per (kind, ask), the (time ms, count) of waiting containers over the steady
+    # window.
     waiting_seen: dict[tuple[str, AskKey], list[tuple[int, int]]] = field(default_factory=dict)
-    # rpc/yielding.py: preemptions asked for and not yet expired: container id -> (time ms, node id).
+    # service/round/yielding.py: preemptions asked for and not yet expired: container id -> (time ms, node
+    # id).
     kills_in_flight: dict[str, tuple[int, str]] = field(default_factory=dict)

@@ -1,12 +1,12 @@
-"""AM containers spread over the running nodes (rpc/coreround.py's choice, documented there): each goes
-to the node with the fewest AM containers that has room and suits its locality; and the locality check
+"""AM containers spread over the running nodes (service/round/coreround.py's choice, documented there): each
+goes to the node with the fewest AM containers that has room and suits its locality; and the locality check
 of every placement (`preferred`)."""
 
 from __future__ import annotations
 
 import bisect
 
-from pyscheduler.rpc.placer import ANY_LOCATION, blacklisted
+from pyscheduler.service.round.placer import ANY_LOCATION, blacklisted
 from pyscheduler.service.state.mirror import AskKey, AskRec, Mirror
 from pyscheduler.service.state.resources import Res, fits_count, res_add
 from pyscheduler.wire import pb

@@ -6,8 +6,8 @@ the running copies clones may be preempted among (`copies`, rpc/amcopies.Copy). 
 view under one hold of its lock (`AmRegistry.round_view`), so every step of the round (the translation,
 released beaten clones, yielding, the queues' reclaim) decides on the same reports, and nothing in the
 round calls back into the AM state. An application whose hints could not be read is named in `failed`:
-reading its hint raises that error, so the round leaves that application out (rpc/isolate.py) and decides
-for the rest.
+reading its hint raises that error, so the round leaves that application out (service/round/isolate.py) and
+decides for the rest.
 """
 
 from __future__ import annotations

@@ -18,7 +18,8 @@ FINAL = (pb.ATTEMPT_SUCCEEDED, pb.ATTEMPT_FAILED, pb.ATTEMPT_KILLED)
 
 
 def waiting_clone(a: Any) -> bool:
-    """A clone the AM launched that still waits for a container (rpc/clones.py places those last)."""
+    """A clone the AM launched that still waits for a container (service/round/clones.py places those
+    last)."""
     return bool(a.is_clone) and a.state == pb.ATTEMPT_WAITING
 
 

@@ -38,10 +38,10 @@ from pyscheduler.objects import ClusterState, DecisionKind, Job
 from pyscheduler.policies import Policy, Snapshot
 from pyscheduler.policies.cloning import REASON_PHASE_TAIL
 from pyscheduler.policies.dollymp import PER_TASK_REASONS
-from pyscheduler.rpc.amjob import copy_reports, job_of, no_data_means, replay, running, task_index
-from pyscheduler.rpc.named import RULE_CORE, RULE_SLOW_WAITING, Named
 from pyscheduler.rpc.session import DecisionRecorder, SessionRegistry
-from pyscheduler.rpc.translate import to_snapshot
+from pyscheduler.service.round.amjob import copy_reports, job_of, no_data_means, replay, running, task_index
+from pyscheduler.service.round.named_tasks import RULE_CORE, RULE_SLOW_WAITING, Named
+from pyscheduler.service.round.translate import to_snapshot
 from pyscheduler.service.state.amregistry import JUDGED_ALONE, AmRegistry
 from pyscheduler.wire import pb
 
@@ -81,7 +81,7 @@ def task_clones(app_id: str, decisions: Any, attempts: Sequence[Any]) -> dict[st
     AM already launched (any not failed or killed) plus the clones placed now.
 
     A clone of a phase granted at launch (clones_per_phase) is not named: the AM launches it from the
-    phase's count, and does not launch it again once it yielded its container (rpc/yielding.py), or
+    phase's count, and does not launch it again once it yielded its container (service/round/yielding.py), or
     clones at launch would be preempted and relaunched in turn whenever originals arrive."""
     late = {(j, ph, i) for j, ph, i in decisions.late if j == app_id}
     why = {g.phase_id: g.reason for g in decisions.clone_grants if g.job_id == app_id}
@@ -100,7 +100,7 @@ def task_clones(app_id: str, decisions: Any, attempts: Sequence[Any]) -> dict[st
             continue  # a clone at launch: the phase's count says so (module docstring)
         placed[key] = placed.get(key, 0) + 1
     for _, phase_id, i in late:  # late but no room in this round: one clone, which may take a launch clone's
-        if (phase_id, i) not in placed:  # container (rpc/yielding.py)
+        if (phase_id, i) not in placed:  # container (service/round/yielding.py)
             placed[(phase_id, i)], reason[(phase_id, i)] = 1, pb.REASON_CLONE_LATE_COPY
     if not placed:
         return {}
@@ -173,7 +173,7 @@ class AmPlanner:
             return cached
         try:
             plan = self._fresh(app_id)
-        except Exception as exc:  # this application only: no clones this time, said why (rpc/isolate.py)
+        except Exception as exc:  # this application only: no clones this time, said why (isolate.py)
             log.exception("clone plan for %s failed", app_id)
             return pb.ClonePlan(application_id=app_id, detail=f"excluded: {type(exc).__name__}: {exc}"[:300])
         with self.apps.lock:
