@@ -162,7 +162,8 @@ SCHEMA: dict[str, tuple[Any, Parser]] = {
     "grpc.tls_cert": ("", _file),
     "grpc.tls_key": ("", _file),
     "grpc.tls_client_ca": ("", _file),
-    # The shim's shared secret (a file; its bytes, surrounding whitespace stripped): pyscheduler.rpc.auth.
+    # The shim's shared secret (a file; its bytes, surrounding whitespace stripped):
+    # pyscheduler.service.rmproxy.auth.
     "grpc.auth_secret_file": ("", _file),
     # Serve gRPC on a non-loopback address with neither a secret nor client certificates.
     "grpc.insecure": (False, _bool),

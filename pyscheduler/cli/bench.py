@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from pyscheduler.rpc.stats import percentile
+from pyscheduler.service.rmproxy.stats import percentile
 
 AddArgs = Callable[[argparse.ArgumentParser], None]
 Run = Callable[[argparse.Namespace], int]

@@ -56,7 +56,7 @@ from typing import Any
 import grpc
 
 from pyscheduler.rpc.shimmodel import ShimModel
-from pyscheduler.rpc.stats import percentile
+from pyscheduler.service.rmproxy.stats import percentile
 from pyscheduler.wire import pb, pb_grpc
 
 

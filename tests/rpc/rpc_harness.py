@@ -15,7 +15,7 @@ from typing import Any
 import grpc
 
 from pyscheduler import config
-from pyscheduler.rpc.service import DecisionService
+from pyscheduler.service.rmproxy.service import DecisionService
 from pyscheduler.wire import pb, pb_grpc
 
 REPO = Path(__file__).resolve().parents[2]

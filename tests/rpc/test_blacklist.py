@@ -8,7 +8,7 @@ import pytest
 from rpc_harness import app, ask, full_batch, node
 
 from pyscheduler import policies
-from pyscheduler.rpc.validate import InvalidMessage, state_batch
+from pyscheduler.service.rmproxy.validate import InvalidMessage, state_batch
 from pyscheduler.service.round.coreround import core_round
 from pyscheduler.service.round.policy import round_for
 from pyscheduler.service.round.translate import to_snapshot

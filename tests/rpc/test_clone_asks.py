@@ -6,7 +6,7 @@ from __future__ import annotations
 from rpc_harness import am_session, app, ask, attempt, node, res, two_app_mirror
 
 from pyscheduler.policies import get_policy
-from pyscheduler.rpc.service import DecisionService
+from pyscheduler.service.rmproxy.service import DecisionService
 from pyscheduler.service.round.clones import clone_counts
 from pyscheduler.service.round.coreround import core_round
 from pyscheduler.service.round.translate import snapshot_and_clones

@@ -15,7 +15,7 @@ import httpx
 import pytest
 from rpc_harness import am_session, attempt_report, in_process_service, map_read, node, phase_profile
 
-from pyscheduler.rpc.service import DecisionService
+from pyscheduler.service.rmproxy.service import DecisionService
 from pyscheduler.service.state.mapreads import read_records
 from pyscheduler.wire import pb
 

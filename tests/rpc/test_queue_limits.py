@@ -13,7 +13,7 @@ import grpc
 import pytest
 from rpc_harness import Stream, app, ask, full_batch, in_process_service, node, register
 
-from pyscheduler.rpc.service import DecisionService
+from pyscheduler.service.rmproxy.service import DecisionService
 from pyscheduler.service.round.policy import round_for
 from pyscheduler.service.state.mirror import Mirror
 from pyscheduler.wire import pb

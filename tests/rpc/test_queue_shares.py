@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from rpc_harness import app, ask, full_batch, node
 
-from pyscheduler.rpc.validate import InvalidMessage, state_batch
+from pyscheduler.service.rmproxy.validate import InvalidMessage, state_batch
 from pyscheduler.service.round.policy import round_for
 from pyscheduler.service.state.mirror import Mirror
 from pyscheduler.wire import pb

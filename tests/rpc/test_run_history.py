@@ -23,7 +23,7 @@ from rpc_harness import Stream, app, ask, attempt, full_batch, in_process_servic
 from pyscheduler.estimate.runtimes import FIRST_TASKS, HISTORY, PRIOR_ESTIMATE, theta_sigma
 from pyscheduler.estimate.stats import RunningStats
 from pyscheduler.objects.decision import DecisionKind
-from pyscheduler.rpc.service import DecisionService
+from pyscheduler.service.rmproxy.service import DecisionService
 from pyscheduler.service.round.translate import to_snapshot
 from pyscheduler.service.state.mirror import Mirror
 from pyscheduler.store.runhistory import AppRunMoments

@@ -12,7 +12,7 @@ from yield_rig import APP1, NOW_MS, two_nodes
 
 from pyscheduler import config
 from pyscheduler.policies import get_policy
-from pyscheduler.rpc.session import Session
+from pyscheduler.service.rmproxy.session import Session
 from pyscheduler.service.round.coreround import core_round
 from pyscheduler.service.round.waiting import Waiting
 from pyscheduler.service.round.yield_value import choose_by_value, chooser_by_value

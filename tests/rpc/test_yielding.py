@@ -17,7 +17,7 @@ from yield_rig import (
 )
 
 from pyscheduler.policies import get_policy
-from pyscheduler.rpc.session import Session
+from pyscheduler.service.rmproxy.session import Session
 from pyscheduler.service.round.coreround import core_round
 from pyscheduler.service.round.waiting import STEADY_S, Waiting
 from pyscheduler.service.round.yielding import choose, preemptible

@@ -38,7 +38,7 @@ from pyscheduler.objects import ClusterState, DecisionKind, Job
 from pyscheduler.policies import Policy, Snapshot
 from pyscheduler.policies.cloning import REASON_PHASE_TAIL
 from pyscheduler.policies.dollymp import PER_TASK_REASONS
-from pyscheduler.rpc.session import DecisionRecorder, SessionRegistry
+from pyscheduler.service.rmproxy.session import DecisionRecorder, SessionRegistry
 from pyscheduler.service.round.amjob import copy_reports, job_of, no_data_means, replay, running, task_index
 from pyscheduler.service.round.named_tasks import RULE_CORE, RULE_SLOW_WAITING, Named
 from pyscheduler.service.round.translate import to_snapshot

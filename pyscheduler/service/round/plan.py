@@ -1,5 +1,6 @@
 """One decision round's plan as the round functions build it: placements, deferrals, preemptions, and the
-further decisions to log (`RoundResult`); the session turns it into the wire Plan (rpc/session.py)."""
+further decisions to log (`RoundResult`); the session turns it into the wire Plan
+(service/rmproxy/session.py)."""
 
 from __future__ import annotations
 

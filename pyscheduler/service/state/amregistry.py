@@ -5,7 +5,7 @@ priority (`hints`) and the running copies the service may preempt (`running_copi
 estimator (estimate/copies.py).
 
 Bounded: at most `max_apps` profiles (the oldest forgotten), and the attempts per application by
-`limits.attempts_per_app` (rpc/ambounds.py)."""
+`limits.attempts_per_app` (service/rmproxy/ambounds.py)."""
 
 from __future__ import annotations
 
@@ -28,8 +28,8 @@ from pyscheduler.estimate.copies import (
     time_left,
     work_progress,
 )
-from pyscheduler.rpc import ambounds
 from pyscheduler.service.limits import Limits
+from pyscheduler.service.rmproxy import ambounds
 from pyscheduler.service.round.amjob import (
     copy_report,
     copy_reports,

@@ -1,7 +1,7 @@
 """The service's mirror of one ResourceManager: nodes, applications, asks, containers, and the
 placements sent but not yet confirmed (outstanding).
 
-Batches are validated before they reach `Mirror.apply` (pyscheduler.rpc.validate), so applying
+Batches are validated before they reach `Mirror.apply` (pyscheduler.service.rmproxy.validate), so applying
 cannot fail half-way: a batch is applied whole or not at all.
 
 Accounting choices (documented here, tested in tests/rpc):
@@ -112,7 +112,7 @@ class Mirror(MirrorBook):
         containers: Sequence[ContainerRec] | None = None,
     ) -> None:
         """Apply a validated batch. `node_wires`: (node_id, wire bytes) of each upserted node, as
-        pyscheduler.rpc.validate.state_batch returns them; `containers`: the records of
+        pyscheduler.service.rmproxy.validate.state_batch returns them; `containers`: the records of
         `containers_allocated`, as it collects them (both computed here when not given)."""
         if batch.full_resync:
             self.nodes.clear()

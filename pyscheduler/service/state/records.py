@@ -106,7 +106,7 @@ class AppRec:
     submit_time_ms: int
     application_type: str
     # SHA-256 digests of the attempt's AMRMToken, newest first: the current and the one before it (an
-    # AM may present the old one until it sees the rolled-over token); see pyscheduler.rpc.auth.
+    # AM may present the old one until it sees the rolled-over token); see pyscheduler.service.rmproxy.auth.
     amrm_tokens: tuple[bytes, ...] = ()
     priority: int = 0  # YARN application priority: higher first among jobs of equal DollyMP class
 
@@ -135,7 +135,8 @@ class AskRec:
 
 
 class ContainerRec(NamedTuple):
-    """A mirrored container (built by pyscheduler.rpc.validate.state_batch as it checks the batch)."""
+    """A mirrored container (built by pyscheduler.service.rmproxy.validate.state_batch as it checks the
+    batch)."""
 
     container_id: str
     attempt_id: str

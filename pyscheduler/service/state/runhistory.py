@@ -8,8 +8,8 @@ as `framework_type` normalises it). pyscheduler.store.runhistory answers both fr
 Written: when the RM removes an application, the mirror hands over the run times of its containers that
 succeeded (`Mirror.take_finished`), and `RecordFinished` folds them into both, keyed by (name, queue,
 YARN priority) and (type, queue, YARN priority), unless an AM helper described the application (its
-phases go to the helper's history by queue, user and job name, rpc/amservice.py). The name, type and
-queue come from the RM, never from the application itself; the queue in every key keeps one tenant's
+phases go to the helper's history by queue, user and job name, service/rmproxy/amservice.py). The name, type
+and queue come from the RM, never from the application itself; the queue in every key keeps one tenant's
 runs out of another queue's estimates.
 """
 

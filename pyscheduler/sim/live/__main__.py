@@ -33,7 +33,7 @@ def _json_object(ap: argparse.ArgumentParser, flag: str, text: str) -> dict[str,
 
 def _check(ap: argparse.ArgumentParser, flag: str, service: dict[str, Any]) -> None:
     """`service` checked as `dollymp serve` checks its configuration (the keys, then the policy's name
-    and options, as rpc/service.py resolves them); an error names the key under `flag`."""
+    and options, as service/rmproxy/service.py resolves them); an error names the key under `flag`."""
     from pyscheduler.service.round import policy as round_policy
 
     try:

@@ -30,7 +30,7 @@ from typing import Any
 import grpc
 
 from pyscheduler.echo import detail, shown
-from pyscheduler.rpc.session import SessionRegistry
+from pyscheduler.service.rmproxy.session import SessionRegistry
 from pyscheduler.service.state.records import application_of_attempt
 from pyscheduler.store.history import JobKey
 
@@ -87,7 +87,8 @@ def _metadata(context: grpc.ServicerContext, key: str) -> str | None:
 
 
 class Guard(grpc.ServerInterceptor):  # type: ignore[type-arg]
-    """The server interceptor that enforces all of the above (pyscheduler.rpc.server installs it)."""
+    """The server interceptor that enforces all of the above (pyscheduler.service.rmproxy.server installs
+    it)."""
 
     def __init__(self, settings: AuthSettings, registry: SessionRegistry) -> None:
         self.settings = settings
@@ -150,7 +151,7 @@ class Guard(grpc.ServerInterceptor):  # type: ignore[type-arg]
 
     def _sync(self, inner: Callable[[Any, Any], Iterator[Any]]) -> Callable[[Any, Any], Iterator[Any]]:
         # Binding a stream to the connection that registered its session is the servicer's
-        # (rpc/session.py `Session.peer`); the guard only checks who the caller is.
+        # (service/rmproxy/session.py `Session.peer`); the guard only checks who the caller is.
         def sync(request_iterator: Iterator[Any], context: grpc.ServicerContext) -> Iterator[Any]:
             why = self.shim_refusal(context)
             if why is not None:

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pyscheduler.api.provider import ApplicationView, AskView, NodeView, StateView
-from pyscheduler.rpc.session import Session, SessionRegistry, SessionState
+from pyscheduler.service.rmproxy.session import Session, SessionRegistry, SessionState
 from pyscheduler.service.state.mirror import Mirror, application_of_attempt
 from pyscheduler.service.state.resources import Res
 from pyscheduler.wire import pb
@@ -35,8 +35,8 @@ class SessionStateProvider:
         authenticated: Callable[[str], bool] | None = None,
     ) -> None:
         self.registry = registry
-        self.log_problem = log_problem  # why decisions cannot be written now (rpc/durable.py)
-        self.authenticated = authenticated  # pyscheduler.rpc.auth.Guard.authenticated
+        self.log_problem = log_problem  # why decisions cannot be written now (service/rmproxy/durable.py)
+        self.authenticated = authenticated  # pyscheduler.service.rmproxy.auth.Guard.authenticated
 
     def ready(self) -> tuple[bool, str]:
         """Ready: decisions can be written, and a session an authenticated shim registered has completed

@@ -6,7 +6,7 @@ import collections
 import threading
 from dataclasses import dataclass, field
 
-from pyscheduler.rpc.gcpace import GcPacer
+from pyscheduler.service.rmproxy.gcpace import GcPacer
 
 
 def percentile(values: list[float], q: float) -> float:

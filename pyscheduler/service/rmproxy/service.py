@@ -16,14 +16,14 @@ from typing import Any
 from pyscheduler.config import Config, ConfigError
 from pyscheduler.core.clock import Clock
 from pyscheduler.objects.decision import Decision
-from pyscheduler.rpc import auth
-from pyscheduler.rpc.amservice import AppMasterServicer
-from pyscheduler.rpc.durable import LogFirst
-from pyscheduler.rpc.gcpace import GcPacer
-from pyscheduler.rpc.server import GrpcServer, ServerOptions, TlsFiles
-from pyscheduler.rpc.servicer import SchedulerServicer, SyncOptions
-from pyscheduler.rpc.session import SessionRegistry
 from pyscheduler.service.limits import Limits
+from pyscheduler.service.rmproxy import auth
+from pyscheduler.service.rmproxy.amservice import AppMasterServicer
+from pyscheduler.service.rmproxy.durable import LogFirst
+from pyscheduler.service.rmproxy.gcpace import GcPacer
+from pyscheduler.service.rmproxy.server import GrpcServer, ServerOptions, TlsFiles
+from pyscheduler.service.rmproxy.servicer import SchedulerServicer, SyncOptions
+from pyscheduler.service.rmproxy.session import SessionRegistry
 from pyscheduler.service.round import policy as round_policy
 from pyscheduler.service.round.amplan import PlanBudget
 from pyscheduler.service.round.yield_value import Chooser, chooser_by_value
@@ -210,7 +210,7 @@ class DecisionService:
         self.pacer: GcPacer | None = None
         if cfg["http.port"] >= 0:
             from pyscheduler.api import ApiServer, ApiSettings, create_app
-            from pyscheduler.rpc.provider import SessionStateProvider
+            from pyscheduler.service.rmproxy.provider import SessionStateProvider
 
             try:
                 app = create_app(
@@ -234,8 +234,9 @@ class DecisionService:
         return self.grpc.port
 
     def start(self, manage_gc: bool = False) -> None:
-        """Start serving. `manage_gc`: pace the cycle collector between rounds (pyscheduler.rpc.gcpace);
-        for a service that owns its process (`dollymp serve`), not for one embedded in tests."""
+        """Start serving. `manage_gc`: pace the cycle collector between rounds
+        (pyscheduler.service.rmproxy.gcpace); for a service that owns its process (`dollymp serve`), not for
+        one embedded in tests."""
         if self.http is not None:
             try:
                 self.http.start()

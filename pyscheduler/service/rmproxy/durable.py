@@ -16,7 +16,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from pyscheduler.rpc.session import RoundRecords
+from pyscheduler.service.rmproxy.session import RoundRecords
 
 log = logging.getLogger("dollymp.durable")
 

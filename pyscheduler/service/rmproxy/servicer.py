@@ -26,12 +26,18 @@ import grpc
 from pyscheduler import __version__, metrics
 from pyscheduler.core.clock import Clock, MonotonicClock
 from pyscheduler.echo import detail
-from pyscheduler.rpc import validate
-from pyscheduler.rpc.gcpace import GcPacer
-from pyscheduler.rpc.session import DecisionRecorder, RoundFn, RoundRecords, Session, SessionRegistry
-from pyscheduler.rpc.stats import ServiceStats
-from pyscheduler.rpc.streams import StreamGate
 from pyscheduler.service.limits import DEFAULTS, Limits, Refusal
+from pyscheduler.service.rmproxy import validate
+from pyscheduler.service.rmproxy.gcpace import GcPacer
+from pyscheduler.service.rmproxy.session import (
+    DecisionRecorder,
+    RoundFn,
+    RoundRecords,
+    Session,
+    SessionRegistry,
+)
+from pyscheduler.service.rmproxy.stats import ServiceStats
+from pyscheduler.service.rmproxy.streams import StreamGate
 from pyscheduler.service.state.mirror import ContainerRec, FinishedRuns
 from pyscheduler.wire import pb
 

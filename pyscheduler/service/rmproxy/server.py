@@ -10,8 +10,8 @@ from typing import Any
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
-from pyscheduler.rpc import amservice
-from pyscheduler.rpc.servicer import SERVICE_NAME, SchedulerServicer, generic_handler
+from pyscheduler.service.rmproxy import amservice
+from pyscheduler.service.rmproxy.servicer import SERVICE_NAME, SchedulerServicer, generic_handler
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +57,7 @@ class GrpcServer:
                 ("grpc.max_connection_idle_ms", max(1, round(options.idle_timeout_s * 1000))),
             ],
             maximum_concurrent_rpcs=options.max_workers * 4,
-            interceptors=list(interceptors),  # pyscheduler.rpc.auth.Guard
+            interceptors=list(interceptors),  # pyscheduler.service.rmproxy.auth.Guard
         )
         if am_servicer is not None:
             self.server.add_generic_rpc_handlers((amservice.generic_handler(am_servicer),))

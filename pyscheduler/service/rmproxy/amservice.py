@@ -1,11 +1,11 @@
-"""AppMasterService: the gRPC face of the AM helper's calls. It validates each message (rpc/ambounds.py,
-naming the field and its limit), keeps what it reports in the AM registry (service/state/amregistry.py),
-writes the attempts' outcomes and the recurring-job history, and answers with the AM plan
-(service/round/amplan.py). The AM asks again every `dollymp.am.plan-poll-ms`.
+"""AppMasterService: the gRPC face of the AM helper's calls. It validates each message
+(service/rmproxy/ambounds.py, naming the field and its limit), keeps what it reports in the AM registry
+(service/state/amregistry.py), writes the attempts' outcomes and the recurring-job history, and answers with
+the AM plan (service/round/amplan.py). The AM asks again every `dollymp.am.plan-poll-ms`.
 
 The recurring-job history (pyscheduler.store.history) is keyed by the tenant the RM's mirror of the
-application gives (`rm_job`: its queue, user and name, pyscheduler.rpc.auth), looked up again with every
-report, never by what the AM says of itself: an AM proves which application it is (its AMRMToken), not
+application gives (`rm_job`: its queue, user and name, pyscheduler.service.rmproxy.auth), looked up again with
+every report, never by what the AM says of itself: an AM proves which application it is (its AMRMToken), not
 its queue or user. An application the RM does not know, or whose AM reports another job name, neither
 writes nor reads any history."""
 
@@ -21,10 +21,10 @@ from pyscheduler.core.clock import Clock
 from pyscheduler.echo import detail, shown
 from pyscheduler.objects.decision import DecisionKind
 from pyscheduler.policies import Policy
-from pyscheduler.rpc import ambounds, validate
-from pyscheduler.rpc.servicer import Malformed, lenient
-from pyscheduler.rpc.session import DecisionRecorder, SessionRegistry
 from pyscheduler.service.limits import DEFAULTS, Limits, Refusal
+from pyscheduler.service.rmproxy import ambounds, validate
+from pyscheduler.service.rmproxy.servicer import Malformed, lenient
+from pyscheduler.service.rmproxy.session import DecisionRecorder, SessionRegistry
 from pyscheduler.service.round.amjob import FINAL, waiting_clone
 from pyscheduler.service.round.amplan import AmPlanner, PlanBudget
 from pyscheduler.service.state.amregistry import AmRegistry, UnknownPhase
@@ -54,7 +54,8 @@ class AppMasterServicer:
         self.am = AmRegistry(history, max_apps, clock, reduce_phase)
         self.planner = AmPlanner(self.am, registry, policy, recorder, budget)
         # The queue, user and name the RM knows an application by, None if it knows none
-        # (pyscheduler.rpc.auth): the recurring-job history is kept only for such applications, by that key.
+        # (pyscheduler.service.rmproxy.auth): the recurring-job history is kept only for such applications, by
+        # that key.
         self.rm_job: Callable[[str], JobKey | None] | None = None
         # One application's hints and the running copies, read on their own (RM rounds read both at once,
         # `self.am.round_view`, service/round/amview.py)

@@ -1,4 +1,5 @@
-"""Checks of what an ApplicationMaster helper reports (rpc/amservice.py), made before anything is kept.
+"""Checks of what an ApplicationMaster helper reports (service/rmproxy/amservice.py), made before anything is
+kept.
 
 A job profile's phases and tasks, an attempt report's size, durations and reduce copies' map reads
 (`limits.map_reads_per_report` in one report, ids and reasons of bounded length), and the attempts kept
@@ -15,9 +16,9 @@ from collections.abc import Callable
 from typing import Any
 
 from pyscheduler.echo import shown
-from pyscheduler.rpc import validate
-from pyscheduler.rpc.validate import InvalidMessage
 from pyscheduler.service.limits import Limits, Refusal, at_most
+from pyscheduler.service.rmproxy import validate
+from pyscheduler.service.rmproxy.validate import InvalidMessage
 from pyscheduler.service.round.amjob import FINAL, job_of
 from pyscheduler.wire import pb
 
