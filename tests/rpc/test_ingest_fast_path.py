@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from rpc_harness import full_batch, node
 
-from pyscheduler.rpc.shimmodel import ShimModel
+from pyscheduler.bench.shim_model import ShimModel
 from pyscheduler.service.rmproxy import gcpace, validate
 from pyscheduler.service.rmproxy.gcpace import GcPacer
 from pyscheduler.service.state.mirror import Mirror

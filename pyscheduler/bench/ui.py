@@ -32,9 +32,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from pyscheduler.bench.store import synthetic
 from pyscheduler.objects.decision import Decision
 from pyscheduler.store import open_store
-from pyscheduler.store.bench import synthetic
 
 TOKEN = "bench-ui-token"
 

@@ -37,9 +37,9 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from pyscheduler.api.ui_bench import free_port, pct, wait_listening
+from pyscheduler.bench.store import synthetic
+from pyscheduler.bench.ui import free_port, pct, wait_listening
 from pyscheduler.store import open_store
-from pyscheduler.store.bench import synthetic
 
 _SERVE = (sys.executable, "-m", "pyscheduler", "serve", "--grpc-port", "0", "--log-level", "warning")
 PROBES = ("/v1/decisions?limit=100", "/v1/state", "/healthz")

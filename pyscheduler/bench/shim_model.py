@@ -1,4 +1,4 @@
-"""The pretend ResourceManager behind `dollymp bench service` (pyscheduler.rpc.loadgen drives it).
+"""The pretend ResourceManager behind `dollymp bench service` (pyscheduler.bench.service_load drives it).
 
 It holds nodes, applications with one pending ask each, and running containers; `tick_wire` encodes
 the StateBatch a shim would send for one tick (`tick`: the same, parsed). `on_plan` takes a plan's

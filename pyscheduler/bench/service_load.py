@@ -7,7 +7,7 @@ received (with their placement ids, asks reduced), completions of containers who
 and finished applications replaced by new ones so that A stay active. It commits a placement only if
 it still fits the node and the ask is still pending (as the shim does), else reports it dropped.
 
-By default the resync hands over a busy cluster (`--start warm`, see pyscheduler.rpc.shimmodel); `--start
+By default the resync hands over a busy cluster (`--start warm`, see pyscheduler.bench.shim_model); `--start
 cold` starts from an empty one, whose first generation of applications ends all at once about 30 s in:
 a commit wave of ~10^4 containers per tick inside the measuring window, whose few batches then set p99.
 
@@ -55,7 +55,7 @@ from typing import Any
 
 import grpc
 
-from pyscheduler.rpc.shimmodel import ShimModel
+from pyscheduler.bench.shim_model import ShimModel
 from pyscheduler.service.rmproxy.stats import percentile
 from pyscheduler.wire import pb, pb_grpc
 

@@ -1,6 +1,6 @@
 """Decision-log benchmark: size per million decisions and append throughput.
 
-    python -m pyscheduler.store.bench --decisions 1000000 [--url sqlite:////tmp/x.db] [--batch 1000] [--json]
+    python -m pyscheduler.bench.store --decisions 1000000 [--url sqlite:////tmp/x.db] [--batch 1000] [--json]
 
 Writes synthetic but YARN-shaped decisions (application, attempt and node ids as YARN prints them; a
 mix of kinds like a busy cluster's log: mostly placements and deferrals; inputs of a few numbers) in
@@ -128,7 +128,7 @@ def run(url: str, decisions: int, batch: int, seed: int) -> dict[str, float]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m pyscheduler.store.bench", description=__doc__.splitlines()[0]
+        prog="python -m pyscheduler.bench.store", description=__doc__.splitlines()[0]
     )
     parser.add_argument("--decisions", type=int, default=1_000_000)
     parser.add_argument("--batch", type=int, default=1000, help="decisions per transaction")
