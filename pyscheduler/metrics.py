@@ -1,6 +1,6 @@
 """Prometheus metrics of the decision service, in one registry that the HTTP API serves at /metrics.
 
-Import and update them where the thing happens (the rpc service, the decision core, the writer):
+Import and update them where the thing happens (the decision service, the decision core, the writer):
 
     from pyscheduler import metrics
     metrics.DECISION_ROUND_SECONDS.observe(elapsed_s)

@@ -1,4 +1,4 @@
-"""The rpc service's side of the HTTP API: pyscheduler.api.provider.StateProvider over the sessions.
+"""The decision service's side of the HTTP API: pyscheduler.api.provider.StateProvider over the sessions.
 
 Every view is copied under the session's lock, so the HTTP threads never see a half-applied batch.
 """

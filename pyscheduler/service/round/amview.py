@@ -1,11 +1,11 @@
 """The AM helpers' side of one RM round, read once at the round's start: the round state's second half.
 
 A round decides on the mirror (the RM's state) joined with what the AM helpers reported: θ/σ and waiting
-clones per YARN priority of each application wanting containers (`hints`, rpc/phasehints.PhaseHint), and
-the running copies clones may be preempted among (`copies`, rpc/amcopies.Copy). The registry builds this
-view under one hold of its lock (`AmRegistry.round_view`), so every step of the round (the translation,
-released beaten clones, yielding, the queues' reclaim) decides on the same reports, and nothing in the
-round calls back into the AM state. An application whose hints could not be read is named in `failed`:
+clones per YARN priority of each application wanting containers (`hints`, service/state/phasehints.PhaseHint),
+and the running copies clones may be preempted among (`copies`, service/state/amcopies.Copy). The registry
+builds this view under one hold of its lock (`AmRegistry.round_view`), so every step of the round (the
+translation, released beaten clones, yielding, the queues' reclaim) decides on the same reports, and nothing
+in the round calls back into the AM state. An application whose hints could not be read is named in `failed`:
 reading its hint raises that error, so the round leaves that application out (service/round/isolate.py) and
 decides for the rest.
 """

@@ -1,5 +1,7 @@
 """What the ResourceManager and the AM helpers reported, as the service keeps it between rounds: the state a
-round reads. No gRPC here and no round: nothing in this package decides.
+round reads. No gRPC here, and nothing here decides. Below round/ and rmproxy/; the imports of theirs it
+still has (the mirror's RoundMemory, the AM registry's AmView, amjob, named_tasks and ambounds) are the
+known exceptions tests/core/test_structure.py names (issue 54 item 4: state apart from the round).
 
 resources   YARN resource vectors (Res)
 mirror      one ResourceManager's state (nodes, apps, asks, containers) + unconfirmed placements
