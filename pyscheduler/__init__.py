@@ -5,11 +5,13 @@ Folders (see ../README.md, "Where things live"):
   policies  DollyMP and every baseline, pure functions of a snapshot, registered by name
   estimate  task statistics (recurring-job history, first tasks of a phase, priors, Pareto fit)
   core      the decision loop with an injected clock, shared by the service and the simulator
-  rpc       the gRPC servicer (sessions, batching, resync); the only module that speaks the wire
+  service   the decision service: rmproxy/ (the gRPC boundary, the only code that speaks the wire),
+            state/ (what the RM and the AMs reported), round/ (state -> plan)
   api       the HTTP API (decision log queries, state, health, metrics)
   store     the decision log and statistics history (SQLite, PostgreSQL)
   sim       the trace-driven discrete-event simulator
   cli       the `dollymp` command
+  bench     the benchmarks and load generators (`dollymp bench`)
 """
 
 __version__ = "0.1.0"

@@ -162,7 +162,8 @@ SCHEMA: dict[str, tuple[Any, Parser]] = {
     "grpc.tls_cert": ("", _file),
     "grpc.tls_key": ("", _file),
     "grpc.tls_client_ca": ("", _file),
-    # The shim's shared secret (a file; its bytes, surrounding whitespace stripped): pyscheduler.rpc.auth.
+    # The shim's shared secret (a file; its bytes, surrounding whitespace stripped):
+    # pyscheduler.service.rmproxy.auth.
     "grpc.auth_secret_file": ("", _file),
     # Serve gRPC on a non-loopback address with neither a secret nor client certificates.
     "grpc.insecure": (False, _bool),
@@ -186,13 +187,15 @@ SCHEMA: dict[str, tuple[Any, Parser]] = {
     "store.history_max_rows_per_queue": (10_000, _int(1, 1_000_000)),
     "store.history_max_rows_per_user": (1_000, _int(1, 1_000_000)),
     "appmaster.plans_per_s": (50.0, _float(0.0, low_open=True)),
-    # Running clones yield their containers to waiting originals (rpc/yielding.py, docs/operators-guide.md).
+    # Running clones yield their containers to waiting originals (service/round/yielding.py,
+    # docs/operators-guide.md).
     "appmaster.clone_yield": (True, _bool),
-    # Clones at launch that another copy of their task clearly beats are released at once (rpc/yielding.py,
-    # beaten); only with appmaster.clone_yield, which supplies the running copies.
+    # Clones at launch that another copy of their task clearly beats are released at once
+    # (service/round/yielding.py, beaten); only with appmaster.clone_yield, which supplies the running copies.
     "appmaster.release_beaten_clones": (True, _bool),
-    # When a clone at launch is beaten (rpc/yielding.py BeatenRule): later than its task's lead copy by more
-    # than margin_s and margin_frac of the lead's run time, both copies past min_progress of their work.
+    # When a clone at launch is beaten (service/round/yielding.py BeatenRule): later than its task's lead copy
+    # by more than margin_s and margin_frac of the lead's run time, both copies past min_progress of their
+    # work.
     "appmaster.beaten_margin_s": (10.0, _float(0.0)),
     "appmaster.beaten_margin_frac": (0.2, _float(0.0)),
     "appmaster.beaten_min_progress": (0.2, _float(0.0)),
@@ -203,10 +206,11 @@ SCHEMA: dict[str, tuple[Any, Parser]] = {
     "appmaster.reduce_phase_progress": (False, _bool),
     # The live form of the core's late_first extension (policies/dollymp.py): clones of tasks judged on their
     # own (a late copy, the phase tail, a job's last stage) go to the core's round with their job's originals,
-    # in its priority order, instead of waiting for capacity no original can use (rpc/clones.py).
+    # in its priority order, instead of waiting for capacity no original can use (service/round/clones.py).
     "appmaster.late_first": (False, _bool),
-    # Which clones yield to waiting originals: "rules" (rpc/yielding.py) or "value" (rpc/yield_value.py,
-    # the value model of pyscheduler/value with the yield.* parameters; originals only).
+    # Which clones yield to waiting originals: "rules" (service/round/yielding.py) or "value"
+    # (service/round/yield_value.py, the value model of pyscheduler/value with the yield.* parameters;
+    # originals only).
     "appmaster.yield_model": ("rules", _str(("rules", "value"))),
     "yield.margin_s": (5.0, _float(0.0)),
     "yield.min_wait_s": (3.0, _float(0.0)),
@@ -226,7 +230,7 @@ SCHEMA: dict[str, tuple[Any, Parser]] = {
     "http.stream_max_total": (1000, _int(1, 100_000)),
     "http.stream_max_per_caller": (250, _int(1, 100_000)),
     "http.stream_queue_events": (10_000, _int(100, 10_000_000)),
-    # Bounds on what callers can make the service hold (pyscheduler/rpc/limits.py; operator's guide)
+    # Bounds on what callers can make the service hold (pyscheduler/service/limits.py; operator's guide)
     "limits.containers_per_ask": (100_000, _int(1, 10_000_000)),
     "limits.tasks_per_phase": (100_000, _int(1, 10_000_000)),
     "limits.phases_per_job": (1_000, _int(1, 100_000)),

@@ -1,6 +1,6 @@
 """Prometheus metrics of the decision service, in one registry that the HTTP API serves at /metrics.
 
-Import and update them where the thing happens (the rpc service, the decision core, the writer):
+Import and update them where the thing happens (the decision service, the decision core, the writer):
 
     from pyscheduler import metrics
     metrics.DECISION_ROUND_SECONDS.observe(elapsed_s)
@@ -46,13 +46,13 @@ PLACEMENTS = Counter(
 )
 CLONES_YIELDED = Counter(
     "dollymp_clones_yielded",
-    "Running clones the service asked the shim to preempt for waiting originals (rpc/yielding.py).",
+    "Running clones the service asked the shim to preempt for waiting originals (service/round/yielding.py).",
     registry=REGISTRY,
 )
 CLONES_BEATEN = Counter(
     "dollymp_clones_beaten",
     "Running clones at launch the service asked the shim to release because another copy of their task "
-    "will clearly finish first (rpc/yielding.py, beaten).",
+    "will clearly finish first (service/round/yielding.py, beaten).",
     registry=REGISTRY,
 )
 CLONES_GRANTED = Counter(

@@ -4,10 +4,10 @@
     app = create_app(store, state_provider, ApiSettings.from_config(cfg))
     server = ApiServer(app, cfg["http.host"], cfg["http.port"]); server.start()
 
-`state_provider` implements pyscheduler.api.provider.StateProvider (the rpc service does).
-Modules: app (routes), models (bodies), provider (the protocol), stream (SSE), configcheck, server,
-roles (read and admin tokens), bodylimits (request body size and depth), ui and ui_assets/ (the
-operator's page), ui_bench (`dollymp bench ui`, the page under a stream of decisions).
+`state_provider` implements pyscheduler.api.provider.StateProvider (the decision service's does:
+pyscheduler/service/rmproxy/provider.py). Modules: app (routes), models (bodies), provider (the protocol),
+stream (SSE), configcheck, server, roles (read and admin tokens), bodylimits (request body size and depth),
+ui and ui_assets/ (the operator's page; its benchmark is pyscheduler/bench/ui.py).
 """
 
 from pyscheduler.api.app import ApiSettings, create_app

@@ -1,6 +1,6 @@
 """What the HTTP API needs from the running service: the `StateProvider` protocol and its views.
 
-The rpc service implements `StateProvider` (plain methods returning these frozen dataclasses, no web
+The decision service implements `StateProvider` (plain methods returning these frozen dataclasses, no web
 types), and passes it to `pyscheduler.api.create_app`. Every method is called from a worker thread of
 the HTTP server, concurrently with the decision loop: return a consistent copy taken under the
 service's own lock, never live mutable state. Resources are maps from YARN resource name to amount
@@ -70,7 +70,8 @@ class StateView:
 
 
 class StateProvider(Protocol):
-    """Implemented by the rpc service; see the module docstring for threading rules."""
+    """Implemented by the decision service (service/rmproxy/provider.py); see the module docstring for
+    threading rules."""
 
     def ready(self) -> tuple[bool, str]:
         """(ready, reason): ready once a ResourceManager session has resynced and decisions flow;

@@ -45,9 +45,9 @@ _DRAIN_FROM = 64  # subscribers: when at least half of such a peak have left, me
 
 def return_memory() -> None:
     """After many subscribers left: collect what they left in cycles, including objects the service's
-    GC pacer froze while they were alive (pyscheduler.rpc.gcpace: frozen objects are otherwise only
-    collected at its rare thaw), then give the C heap's free pages back to the system (malloc_trim)."""
-    from pyscheduler.rpc.gcpace import MALLOC_TRIM
+    GC pacer froze while they were alive (pyscheduler.service.rmproxy.gcpace: frozen objects are otherwise
+    only collected at its rare thaw), then give the C heap's free pages back to the system (malloc_trim)."""
+    from pyscheduler.service.rmproxy.gcpace import MALLOC_TRIM
 
     if gc.get_freeze_count():
         gc.unfreeze()

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from pyscheduler.rpc.stats import percentile
+from pyscheduler.service.rmproxy.stats import percentile
 
 AddArgs = Callable[[argparse.ArgumentParser], None]
 Run = Callable[[argparse.Namespace], int]
@@ -48,7 +48,7 @@ def _add_engine(p: argparse.ArgumentParser) -> None:
 
 
 def _run_engine(args: argparse.Namespace) -> int:
-    from pyscheduler.core.benchdata import random_snapshot
+    from pyscheduler.bench.engine_data import random_snapshot
     from pyscheduler.policies import get_policy
 
     options: dict[str, Any] = {"recompute": "every_round"} if args.policy == "dollymp" else {}
@@ -97,39 +97,39 @@ def _run_engine(args: argparse.Namespace) -> int:
 
 
 def _add_service(p: argparse.ArgumentParser) -> None:
-    from pyscheduler.rpc import loadgen  # the gRPC decision service's bench lives with the service
+    from pyscheduler.bench import service_load
 
-    loadgen.add_args(p)
+    service_load.add_args(p)
 
 
 def _run_service(args: argparse.Namespace) -> int:
-    from pyscheduler.rpc import loadgen
+    from pyscheduler.bench import service_load
 
-    return loadgen.run(args)
+    return service_load.run(args)
 
 
 def _add_ui(p: argparse.ArgumentParser) -> None:
-    from pyscheduler.api import ui_bench
+    from pyscheduler.bench import ui
 
-    ui_bench.add_args(p)
+    ui.add_args(p)
 
 
 def _run_ui(args: argparse.Namespace) -> int:
-    from pyscheduler.api import ui_bench
+    from pyscheduler.bench import ui
 
-    return ui_bench.run(args)
+    return ui.run(args)
 
 
 def _add_streams(p: argparse.ArgumentParser) -> None:
-    from pyscheduler.api import stream_bench
+    from pyscheduler.bench import streams
 
-    stream_bench.add_args(p)
+    streams.add_args(p)
 
 
 def _run_streams(args: argparse.Namespace) -> int:
-    from pyscheduler.api import stream_bench
+    from pyscheduler.bench import streams
 
-    return stream_bench.run(args)
+    return streams.run(args)
 
 
 BENCH_TARGETS: dict[str, tuple[str, AddArgs, Run]] = {

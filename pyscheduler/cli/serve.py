@@ -129,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
         stream=sys.stderr,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
-    from pyscheduler.rpc.service import DecisionService
+    from pyscheduler.service.rmproxy.service import DecisionService
 
     try:
         service = DecisionService(cfg)
@@ -150,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
     # SIGUSR1: a new statistics window (the bench marks the end of its warm-up so).
     signal.signal(signal.SIGUSR1, lambda signum, frame: service.servicer.stats.reset_window())
     try:
-        service.start(manage_gc=True)  # the collector runs between rounds (pyscheduler.rpc.gcpace)
+        service.start(manage_gc=True)  # the collector runs between rounds (service/rmproxy/gcpace.py)
     except config.ConfigError as exc:
         print(f"dollymp serve: {exc}", file=sys.stderr)
         service.stop()

@@ -15,7 +15,7 @@ queue below its guarantee is still owed after that is taken from original contai
 - in one round at most `per_round` of the cluster (dominant share; CapacityScheduler's
   total_preemption_per_round default, 0.1) but always one container, and no more than owed.
 
-Pure: the caller (pyscheduler/rpc/queueshare.py) tracks how long each queue has waited.
+Pure: the caller (pyscheduler/service/round/queueshare.py) tracks how long each queue has waited.
 """
 
 from __future__ import annotations

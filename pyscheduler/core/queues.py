@@ -16,7 +16,8 @@ there were no queues; this step then judges its placements, in the policy's orde
 Shares are dominant shares (the largest fraction over the resource dimensions). Within a leaf, the
 user limit (user-limit-factor) and the ApplicationMaster limit (maximum-am-resource-percent) are judged
 first (pyscheduler/core/queue_limits.py). Every refusal and every reclaim carries its reason. The
-service runs these functions (pyscheduler/rpc/queueshare.py); the simulator does not model queues yet.
+service runs these functions (pyscheduler/service/round/queueshare.py); the simulator does not model queues
+yet.
 """
 
 from __future__ import annotations

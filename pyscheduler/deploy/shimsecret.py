@@ -29,7 +29,7 @@ from pathlib import Path
 
 from pyscheduler import config
 
-SECRET_HEX_BYTES = 32  # 64 hex characters; pyscheduler.rpc.auth accepts 16..4096 printable bytes
+SECRET_HEX_BYTES = 32  # 64 hex characters; pyscheduler.service.rmproxy.auth accepts 16..4096 printable bytes
 
 
 def secret_path(command: Sequence[str], env: dict[str, str] | None = None) -> str:

@@ -1,10 +1,10 @@
 """One estimator of running copies: when a copy's work began, when it finishes, whether it is stalled, what a
 fresh copy of its phase takes, and which copy of a task leads.
 
-Every live rule that reads a copy's progress uses these functions: the AM's clone plan (rpc/amplan.py),
-the copies the service may preempt (rpc/yielding.py) and the copies it releases when beaten. Inputs are
-typed records (`CopyReport`, built from the AM helper's reports at the wire boundary), times in seconds
-on the AM's clock; no gRPC, no mirror.
+Every live rule that reads a copy's progress uses these functions: the AM's clone plan
+(service/round/amplan.py), the copies the service may preempt (service/round/yielding.py) and the copies it
+releases when beaten. Inputs are typed records (`CopyReport`, built from the AM helper's reports at the wire
+boundary), times in seconds on the AM's clock; no gRPC, no mirror.
 
 Progress is Hadoop's progress score (fraction of a task's work done, LATE, Zaharia et al., OSDI'08,
 Sec. 4). It grows in steps (a map's records, the StragglerJob's twentieths), after a JVM start-up that
@@ -255,7 +255,7 @@ def slow_waiting(
 
 
 class Timed(Protocol):
-    """A running copy of a task as the preemption rules see it (rpc/yielding.py `Copy`)."""
+    """A running copy of a task as the preemption rules see it (service/round/yielding.py `Copy`)."""
 
     @property
     def attempt_id(self) -> str: ...

@@ -4,8 +4,8 @@ Sec. 5.2: "First, recurring jobs ... apply task statistics measured in prior run
 tasks" of the phase itself; third, a prior. For an application without an AM helper (Spark,
 DistributedShell, MapReduce under framework `yarn`) a phase is a YARN priority, the recurring job is
 the application's name within its queue (pyscheduler.store.runhistory), the first tasks are its own
-containers that succeeded (pyscheduler.rpc.mirror), and the prior is the framework's: "AM simply uses all
-the prior jobs from the same application framework to calculate both the mean and the standard
+containers that succeeded (pyscheduler.service.state.mirror), and the prior is the framework's: "AM simply
+uses all the prior jobs from the same application framework to calculate both the mean and the standard
 deviation" (Sec. 5.2), i.e. every earlier application of the same YARN application type in the same
 queue at the same YARN priority (the queue keeps one tenant's runs out of another's prior). With none of
 the three, 1 s with no spread (nothing measured). Pure: the callers look the figures up.
@@ -21,7 +21,7 @@ HISTORY = "history"  # the recurring job's earlier runs (same name, same queue, 
 FIRST_TASKS = "first_tasks"  # the phase's own containers that succeeded so far
 FRAMEWORK = "framework"  # earlier applications of the same type (framework) in the queue, same priority
 PRIOR = "prior"  # nothing measured
-AM_HELPER = "am_helper"  # the AM helper's job profile (pyscheduler.rpc.amregistry), not chosen here
+AM_HELPER = "am_helper"  # the AM helper's job profile (pyscheduler.service.state.amregistry), not chosen here
 
 PRIOR_MEAN_S = 1.0
 PRIOR_SD_S = 0.0

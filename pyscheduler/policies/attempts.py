@@ -44,7 +44,7 @@ class AttemptColumns:
     @classmethod
     def from_attempts(cls, attempts: Iterable[Attempt], jobs: Sequence[Job]) -> AttemptColumns:
         """The columns of Attempt objects; `progress` is the attempt's attribute of that name if it has
-        one (SimAttempt, rpc ReportedAttempt), else nan."""
+        one (SimAttempt, the service's ReportedAttempt), else nan."""
         pos_of = {j.job_id: i for i, j in enumerate(jobs)}
         pos: list[int] = []
         ks: list[int] = []

@@ -46,7 +46,7 @@ class Snapshot:
     attempts: Sequence[Attempt] = ()
     estimator: PhaseEstimator | None = None
     # what a fresh copy spends before its work starts, s (the live AM measures task JVM start-ups,
-    # rpc/amplan.py; 0 in the simulator): the late-copy rules count it against a clone
+    # service/round/amplan.py; 0 in the simulator): the late-copy rules count it against a clone
     startup_s: float = 0.0
 
     def validate(self) -> None:
@@ -172,7 +172,7 @@ class Decisions:
     deferrals: list[Deferral] = field(default_factory=list)
     chunks: list[_PlacementChunk] = field(default_factory=list)
     # (job id, phase id, task index) of the running tasks the policy judged late this round (a late copy's
-    # candidates, e.g. policies/late.py): the live AM plan names these per task (rpc/amplan.py)
+    # candidates, e.g. policies/late.py): the live AM plan names these per task (service/round/amplan.py)
     late: list[tuple[str, str, int]] = field(default_factory=list)
     # earliest time the policy wants another round although nothing else changed (a timer, e.g. a running
     # task becoming late); inf: only events matter. Drivers may run that round later (their tick).

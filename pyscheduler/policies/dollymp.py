@@ -101,7 +101,7 @@ from pyscheduler.policies.table import FlatTasks, PhaseTable, RoundView
 
 # Grants that name a phase but are carried out per task, by the clones the core places this round (late
 # copies, the phase tail), not by cloning every task of the phase at its launch. The live AM plan
-# (rpc/amplan.py) must not turn them into clones per phase.
+# (service/round/amplan.py) must not turn them into clones per phase.
 PER_TASK_REASONS = frozenset({REASON_RESIDUAL, REASON_PROGRESS, REASON_PHASE_TAIL})
 _RUNNING = int(TaskState.RUNNING)  # enum attribute access is slow in hot loops
 CLONE_RULES = ("paper", "idle", "none", "dolly")

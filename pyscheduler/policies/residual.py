@@ -130,11 +130,11 @@ def late_copies(
     that reports progress 0 after `min_elapsed` seconds of work is late (LATE's rate 0, time left
     infinite; choice: LATE and Hadoop's speculator have no estimate for it and wait for a finished task,
     which on a job of a few tasks is the straggler itself). The simulator's copies report p > 0 once
-    they run, so only the live AM's copies, whose work start the AM knows (rpc/amplan.py), stall.
+    they run, so only the live AM's copies, whose work start the AM knows (service/round/amplan.py), stall.
     A copy that reports progress but has run less than `min_elapsed` is not judged yet (its rate is not
     trusted): it may turn late in min_elapsed - elapsed seconds. `startup` (s, 0 in the simulator): what a
-    fresh copy spends before its work starts (the live AM measures the JVM start-up, rpc/amplan.py); a
-    copy is late only if its time left also pays for that (factor x theta + startup). A judged copy that
+    fresh copy spends before its work starts (the live AM measures the JVM start-up, service/round/amplan.py);
+    a copy is late only if its time left also pays for that (factor x theta + startup). A judged copy that
     is not late is left
     (its time left only shrinks while its rate holds; a later round judges it again)."""
     known = np.isfinite(progress) & (progress > 0)

@@ -9,8 +9,8 @@
 Modules: db (connections, durability), schema (migrations), codec (row encoding), names (the id
 dictionary of application, job and node names), log (DecisionLog, queries, retention), writer
 (BackgroundWriter), history (StatisticsHistory: jobs with an AM helper, by the RM's queue, user and job
-name), runhistory (AppRunHistory: applications without an AM helper, by name, queue and YARN priority),
-bench (size benchmark).
+name), runhistory (AppRunHistory: applications without an AM helper, by name, queue and YARN priority).
+The log's size and append benchmark is pyscheduler/bench/store.py.
 """
 
 from pyscheduler.store.db import StoreError

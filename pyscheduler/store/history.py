@@ -4,8 +4,8 @@ queue, user and name; the wire contract carries no submitter-given recurring-job
 
 For every (JobKey, phase id) the store keeps running moments over all durations ever recorded (count,
 mean, M2, min, max) and the most recent `max_samples` durations themselves (for a Pareto tail fit or a
-recency-weighted estimate). The rpc service writes it when the AM helper reports task completions and
-reads it for the AM plan's θ/σ (rpc/amservice.py, rpc/amregistry.py):
+recency-weighted estimate). The decision service writes it when the AM helper reports task completions and
+reads it for the AM plan's θ/σ (service/rmproxy/amservice.py, service/state/amregistry.py):
 
     key = JobKey("root.prod", "alice", "wordcount")
     history.record(key, "map", [31.2, 29.8])   # each finished task's duration, seconds

@@ -114,8 +114,8 @@ class BackgroundWriter:
             self._cond.notify_all()
 
     def append(self, decisions: Sequence[Decision]) -> None:
-        """Same as `submit` (so the writer can stand where a DecisionLog is expected, e.g. the rpc
-        DecisionRecorder): queues only; the decisions are committed once `flush()` returns."""
+        """Same as `submit` (so the writer can stand where a DecisionLog is expected, e.g. the
+        service's DecisionRecorder): queues only; the decisions are committed once `flush()` returns."""
         self.submit(decisions)
 
     def flush(self, timeout: float | None = None) -> int:

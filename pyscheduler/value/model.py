@@ -14,7 +14,7 @@ A copy's remaining time R (`remaining`):
 
 The value of a copy to its task is E[min of the others] - E[min of all] (`value_of_copy`): what its task's
 finish is expected to slip if it went. A copy alone in its task is worth E[its R] in this sense, which is
-why a task's last copy is never a victim (rpc/yield_value.py).
+why a task's last copy is never a victim (service/round/yield_value.py).
 """
 
 from __future__ import annotations

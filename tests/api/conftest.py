@@ -1,5 +1,5 @@
 """Fixtures: the HTTP API served by uvicorn on a real socket, over a real SQLite decision log, with the
-state fixed by apikit.StaticState (a plain implementation of the StateProvider protocol; the rpc
+state fixed by apikit.StaticState (a plain implementation of the StateProvider protocol; the decision
 service's implementation is tested with the service), so that these tests decide what the live state is.
 """
 

@@ -1,8 +1,10 @@
 """The package's shape: no import cycle among pyscheduler's modules, at import time nor with every import
-counted (under `if TYPE_CHECKING:` and inside functions too); nothing outside pyscheduler/cli imports
-pyscheduler.cli; and the maps a newcomer reads (the README's, the package docstrings') name every package
-and module. No file length is checked: a module holds one responsibility whatever its length, and a file is
-never split to make it shorter."""
+counted (under `if TYPE_CHECKING:` and inside functions too); the layers (every import counted): the CLI
+and the benchmarks on top (nothing outside pyscheduler/cli imports pyscheduler.cli, nothing outside it and
+pyscheduler/bench imports pyscheduler.bench) and, inside the decision service, rmproxy/ over round/ over
+state/, with the known exceptions named; and the maps a newcomer reads (the README's, the package
+docstrings') name every package and module. No file length is checked: a module holds one responsibility
+whatever its length, and a file is never split to make it shorter."""
 
 from __future__ import annotations
 
@@ -151,7 +153,8 @@ def _cycles(graph: dict[str, set[str]]) -> set[frozenset[str]]:
 def test_no_import_cycle_at_import_time() -> None:
     graph = _graph()
     assert (
-        "pyscheduler.rpc.amplan" in graph and "pyscheduler.estimate.copies" in graph["pyscheduler.rpc.amplan"]
+        "pyscheduler.service.round.amplan" in graph
+        and "pyscheduler.estimate.copies" in graph["pyscheduler.service.round.amplan"]
     )
     cycle = _cycle(graph)
     assert cycle is None, " -> ".join(cycle or [])
@@ -163,13 +166,14 @@ def test_the_imports_under_type_checking_and_in_functions_are_seen() -> None:
     counts = {k: kinds.count(k) for k in (TOP, TYPE_CHECKING, FUNCTION)}
     print(f"imports of the project's own modules: {counts}")
     assert counts[TYPE_CHECKING] > 0 and counts[FUNCTION] > 0, counts
-    assert edges["pyscheduler.rpc.amview"]["pyscheduler.rpc.amcopies"] == TYPE_CHECKING
-    assert edges["pyscheduler.cli.bench"]["pyscheduler.rpc.loadgen"] == FUNCTION
+    assert edges["pyscheduler.service.round.amview"]["pyscheduler.service.state.amcopies"] == TYPE_CHECKING
+    assert edges["pyscheduler.cli.bench"]["pyscheduler.bench.service_load"] == FUNCTION
 
 
 def test_no_import_cycle_with_every_import() -> None:
     """Not even through an import under TYPE_CHECKING or in a function: a type two modules share lives in a
-    module of its own below both (rpc/plan.py, rpc/amcopies.py, rpc/phasehints.py)."""
+    module of its own below both (service/round/plan.py, service/state/amcopies.py,
+    service/state/phasehints.py)."""
     found = _cycles(_graph((TOP, TYPE_CHECKING, FUNCTION)))
     assert not found, (
         f"import cycles (imports in functions and under TYPE_CHECKING count): {[sorted(c) for c in found]}"
@@ -194,19 +198,124 @@ CLI_ENTRY = {"pyscheduler.__main__"}
 def test_nothing_outside_the_cli_imports_it() -> None:
     """The CLI is the top layer: the service, the simulator and the rest never import pyscheduler.cli
     (not even inside a function); what they share with it lives below it."""
-    up = sorted(
-        f"{n} -> {m} ({k})"
-        for n, e in _edges().items()
-        for m, k in e.items()
-        if m.split(".")[:2] == ["pyscheduler", "cli"]
-        and n.split(".")[:2] != ["pyscheduler", "cli"]
-        and n not in CLI_ENTRY
-    )
+    up = _importers_outside(_edges(), "cli", {"cli"})
     assert not up, up
 
 
+def _top_package(module: str) -> str:
+    """pyscheduler.service.round.plan -> service ("" for pyscheduler itself)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def _importers_outside(edges: dict[str, dict[str, str]], package: str, allowed: set[str]) -> list[str]:
+    """The imports of `package` (pyscheduler.<package>) by modules outside the top-level packages `allowed`
+    and the CLI's entry points."""
+    return sorted(
+        f"{n} -> {m} ({k})"
+        for n, e in edges.items()
+        for m, k in e.items()
+        if m.split(".")[:2] == ["pyscheduler", package]
+        and _top_package(n) not in allowed
+        and n not in CLI_ENTRY
+    )
+
+
+def test_nothing_below_the_top_layer_imports_the_benchmarks() -> None:
+    """pyscheduler/bench sits beside the CLI on top: only the CLI (`dollymp bench`) and the benchmarks
+    themselves import it; the service, the simulator, the demo and the rest never do."""
+    edges = _edges()
+    assert edges["pyscheduler.cli.bench"]["pyscheduler.bench.service_load"] == FUNCTION
+    up = _importers_outside(edges, "bench", {"cli", "bench"})
+    assert not up, up
+
+
+# The decision service's layers, lowest first: what the RM and the AMs reported (state), a round over it
+# (round), the gRPC boundary (rmproxy). A module may import its own layer's and the ones below; the modules
+# directly in pyscheduler/service (limits) are below all three.
+SERVICE_LAYERS = ("state", "round", "rmproxy")
+
+# Imports against the layer order that the move into service/ (issue 54 item 1) found and did not change
+# (no code was restructured): (importer, imported), every kind of import counted. An import against the
+# order that is not listed here fails the test, and so does an entry here that no longer occurs (take it out).
+KNOWN_LAYER_EXCEPTIONS = {
+    # The state holding a round's types: to be removed by issue 54 item 4 (state apart from the round).
+    # The mirror owns the round's memory between rounds (`Mirror.memory`, a RoundMemory).
+    ("pyscheduler.service.state.mirror", "pyscheduler.service.round.round_memory"),
+    # The AM registry builds the round's view of the AM reports (`round_view` -> AmView) ...
+    ("pyscheduler.service.state.amregistry", "pyscheduler.service.round.amview"),
+    # ... reads the AM plan's job helpers (copy_report(s), last_stages, upstream, downstream, waiting_clone)
+    ("pyscheduler.service.state.amregistry", "pyscheduler.service.round.amjob"),
+    # ... and keeps, per application, the log of the tasks the AM plan named (NamedLog).
+    ("pyscheduler.service.state.amregistry", "pyscheduler.service.round.named_tasks"),
+    # The state calling the wire's checks: the registry makes room for a report's attempts by
+    # ambounds.make_room (limits.attempts_per_app), kept with the AM service's other checks.
+    ("pyscheduler.service.state.amregistry", "pyscheduler.service.rmproxy.ambounds"),
+    # A round reading the RM sessions: the AM plan takes the cluster and the competing jobs from the mirror
+    # of the session that knows the application (SessionRegistry) and logs through session.DecisionRecorder.
+    ("pyscheduler.service.round.amplan", "pyscheduler.service.rmproxy.session"),
+}
+
+
+def _service_layer(module: str) -> int | None:
+    """The module's rank among SERVICE_LAYERS (0 below them all: pyscheduler/service itself and the
+    modules directly in it), None outside pyscheduler/service."""
+    parts = module.split(".")
+    if parts[:2] != ["pyscheduler", "service"]:
+        return None
+    if len(parts) > 2 and parts[2] in SERVICE_LAYERS:
+        return 1 + SERVICE_LAYERS.index(parts[2])
+    return 0
+
+
+def _against_the_layers(edges: dict[str, dict[str, str]]) -> set[tuple[str, str]]:
+    """(importer, imported) of every import in the service of a layer above the importer's."""
+    out = set()
+    for n, e in edges.items():
+        low = _service_layer(n)
+        for m in e:
+            high = _service_layer(m)
+            if low is not None and high is not None and high > low:
+                out.add((n, m))
+    return out
+
+
+def test_the_service_layers_rmproxy_over_round_over_state() -> None:
+    """rmproxy/ may import round/ and state/, round/ may import state/, state/ imports neither, and the
+    modules directly in pyscheduler/service (limits) none of the three; not even inside a function or
+    under TYPE_CHECKING. The known exceptions are KNOWN_LAYER_EXCEPTIONS, each named."""
+    edges = _edges()
+    assert {"pyscheduler.service.state.mirror", "pyscheduler.service.round.plan"} <= set(edges)
+    assert "pyscheduler.service.state.mirror" in edges["pyscheduler.service.round.placer"]  # round -> state
+    found = _against_the_layers(edges)
+    new = sorted(found - KNOWN_LAYER_EXCEPTIONS)
+    assert not new, f"imports against the service's layers (rmproxy > round > state): {new}"
+    gone = sorted(KNOWN_LAYER_EXCEPTIONS - found)
+    assert not gone, f"known layer exceptions that no longer occur (take them out of the list): {gone}"
+
+
+def test_the_layer_check_sees_an_import_upwards() -> None:
+    s, r, x = "pyscheduler.service.state", "pyscheduler.service.round", "pyscheduler.service.rmproxy"
+    edges = {
+        f"{s}.a": {f"{s}.b": TOP, "pyscheduler.service.limits": TOP, "pyscheduler.wire": TOP},
+        f"{r}.c": {f"{s}.a": TOP, f"{x}.d": FUNCTION},
+        f"{x}.d": {f"{r}.c": TOP, f"{s}.a": TYPE_CHECKING},
+        "pyscheduler.service.limits": {f"{s}.a": TYPE_CHECKING},
+        f"{s}.b": {f"{r}.c": TYPE_CHECKING},
+    }
+    assert _against_the_layers(edges) == {
+        (f"{r}.c", f"{x}.d"),
+        ("pyscheduler.service.limits", f"{s}.a"),
+        (f"{s}.b", f"{r}.c"),
+    }
+    below = {"pyscheduler.sim.run": {"pyscheduler.bench.ui": FUNCTION}, "pyscheduler.cli.x": {}}
+    assert _importers_outside(below, "bench", {"cli", "bench"}) == [
+        "pyscheduler.sim.run -> pyscheduler.bench.ui (function)"
+    ]
+
+
 # Packages whose docstring is a map of their modules.
-MAPPED = ("rpc", "sim", "deploy")
+MAPPED = ("service", "service/rmproxy", "service/state", "service/round", "bench", "sim", "deploy")
 
 
 def _unmapped(package: Path) -> list[str]:
@@ -227,11 +336,15 @@ def test_every_module_is_on_its_packages_map() -> None:
 
 
 def test_the_readme_names_every_subpackage() -> None:
+    """Every package directly in pyscheduler, and the service's sub-packages (its layers), each on a line of
+    the README's map."""
     readme = (ROOT.parent / "README.md").read_text()
     subs = sorted(
         p.name for p in ROOT.iterdir() if (p / "__init__.py").is_file() and not p.name.startswith("_")
     )
-    assert "sim" in subs and "rpc" in subs
+    assert "sim" in subs and "service" in subs and "bench" in subs
+    subs += sorted(f"service/{p}" for p in _names(ROOT / "service") if (ROOT / "service" / p).is_dir())
+    assert {"service/rmproxy", "service/round", "service/state"} <= set(subs)
     missing = [s for s in subs if f"pyscheduler/{s} " not in readme]
     assert not missing, f"README.md's map leaves out pyscheduler/{missing}"
 

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from pyscheduler.deploy import shimsecret
-from pyscheduler.rpc.auth import read_secret
+from pyscheduler.service.rmproxy.auth import read_secret
 
 from . import staticcheck as sc
 

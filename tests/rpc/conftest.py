@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from rpc_harness import FORMER, Service, in_process_service
 
-from pyscheduler.rpc.service import DecisionService
+from pyscheduler.service.rmproxy.service import DecisionService
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from typing import Any
 import grpc
 
 from pyscheduler import config
-from pyscheduler.rpc.service import DecisionService
+from pyscheduler.service.rmproxy.service import DecisionService
 from pyscheduler.wire import pb, pb_grpc
 
 REPO = Path(__file__).resolve().parents[2]
@@ -186,7 +186,7 @@ def full_batch(session_id: str, seq: int = 1, **fields: Any) -> Any:
 def two_app_mirror(free_cores: int, asks: list[Any]) -> Any:
     """A Mirror of one node with `free_cores` vcores (1 GB each), applications 1 and 2 (submitted at 1 s
     and 2 s) and `asks`."""
-    from pyscheduler.rpc.mirror import Mirror
+    from pyscheduler.service.state.mirror import Mirror
 
     m = Mirror()
     m.apply(

@@ -25,7 +25,7 @@ from pyscheduler.estimate.copies import (
     work_progress,
 )
 from pyscheduler.objects import DecisionKind
-from pyscheduler.rpc.amjob import last_stages
+from pyscheduler.service.round.amjob import last_stages
 from pyscheduler.wire import pb
 
 
@@ -61,7 +61,7 @@ def test_a_late_running_task_is_named_in_the_plan_with_its_clone(tmp_path: Path)
         }, plan
         assert plan.clones_per_phase["map"] == 0, plan
         # The decision log names each task once, with the rule and the figures it was judged on; the
-        # same plan again logs nothing new (rpc/named.py).
+        # same plan again logs nothing new (service/round/named_tasks.py).
         am.ReportAttempts(pb.AttemptReports(application_id=APP, attempts=now), timeout=10)
         svc.writer.flush(timeout=10)
         logged = svc.store.query(kinds=[DecisionKind.CLONE_GRANT], limit=100).items
@@ -264,7 +264,7 @@ def _late_plan(
 
 def test_a_late_task_is_named_even_when_the_cluster_has_no_room_for_its_clone_now(tmp_path: Path) -> None:
     """Every vcore taken: the core places no clone, but the late maps are still named, one clone each, so
-    the AM asks for it and clones at launch may yield their containers to it (rpc/yielding.py)."""
+    the AM asks for it and clones at launch may yield their containers to it (service/round/yielding.py)."""
     with late_rule_am(tmp_path, full=True) as (_svc, am):
         crawl = {2: (0.025, 0.05), 3: (0.025, 0.05), 4: (0.6, 0.9)}
         plan = _late_plan(am, "late-full", 5, {0: 20.0, 1: 24.0}, crawl)

@@ -1,6 +1,6 @@
-"""AM containers are spread over the nodes (rpc/coreround.py): the node with the fewest AM containers
-that has room, live ones and those placed earlier in the round counted; other containers stay where the
-core put them."""
+"""AM containers are spread over the nodes (service/round/coreround.py): the node with the fewest AM
+containers that has room, live ones and those placed earlier in the round counted; other containers stay where
+the core put them."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from collections import Counter
 from rpc_harness import app, ask, attempt, full_batch, node
 
 from pyscheduler import policies
-from pyscheduler.rpc.coreround import core_round
-from pyscheduler.rpc.mirror import Mirror
+from pyscheduler.service.round.coreround import core_round
+from pyscheduler.service.state.mirror import Mirror
 from pyscheduler.wire import pb
 
 

@@ -1,5 +1,5 @@
-"""One RM round reads the AM helpers' reports once (pyscheduler.rpc.amview): the registry builds the view
-under one hold of its lock, a round calls its source once, and every step of the round (the translation,
+"""One RM round reads the AM helpers' reports once (pyscheduler.service.round.amview): the registry builds the
+view under one hold of its lock, a round calls its source once, and every step of the round (the translation,
 yielding, the queues' reclaim) decides on that one view."""
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ import pytest
 from rpc_harness import ask, attempt_report, phase_profile, two_app_mirror
 
 from pyscheduler.policies import get_policy
-from pyscheduler.rpc.amcopies import Copy
-from pyscheduler.rpc.amregistry import AmRegistry, AppState
-from pyscheduler.rpc.amview import AmView, from_sources
-from pyscheduler.rpc.coreround import core_round
-from pyscheduler.rpc.limits import DEFAULTS
-from pyscheduler.rpc.phasehints import PhaseHint
+from pyscheduler.service.limits import DEFAULTS
+from pyscheduler.service.round.amview import AmView, from_sources
+from pyscheduler.service.round.coreround import core_round
+from pyscheduler.service.state.amcopies import Copy
+from pyscheduler.service.state.amregistry import AmRegistry, AppState
+from pyscheduler.service.state.phasehints import PhaseHint
 from pyscheduler.wire import pb
 
 APP1, APP2 = "application_1700000000000_0001", "application_1700000000000_0002"
@@ -95,7 +95,7 @@ def test_a_round_reads_its_source_once_and_hands_its_copies_on() -> None:
     result = core_round(get_policy("dollymp"), clock=lambda: 100.0, am=source, scoped=True)(m)
     assert calls == [({APP1}, {APP1, APP2})]  # hints of the application that asks; copies of the mirror's
     assert sum(p.count for p in result.placements) == 2
-    assert result.copies == [clone]  # what the queues' reclaim reads (rpc/queueshare.py)
+    assert result.copies == [clone]  # what the queues' reclaim reads (service/round/queueshare.py)
     idle = two_app_mirror(4, [])
     assert core_round(get_policy("dollymp"), am=source)(idle).copies == [clone]  # nothing to place: read once
     assert len(calls) == 2 and calls[1] == (set(), None)

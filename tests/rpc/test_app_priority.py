@@ -9,8 +9,8 @@ from rpc_harness import app, ask, full_batch, node
 from pyscheduler.objects import Job, Phase, Resources
 from pyscheduler.policies import get_policy
 from pyscheduler.policies.model import job_order
-from pyscheduler.rpc.mirror import Mirror
-from pyscheduler.rpc.translate import to_snapshot
+from pyscheduler.service.round.translate import to_snapshot
+from pyscheduler.service.state.mirror import Mirror
 
 
 def test_job_order_breaks_class_ties_by_application_priority_then_arrival() -> None:

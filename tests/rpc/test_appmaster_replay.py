@@ -17,9 +17,9 @@ from rpc_harness import FORMER, am_session, app, ask, in_process_service, node
 
 from pyscheduler import metrics
 from pyscheduler.objects import Job, Phase, Resources
-from pyscheduler.rpc.amjob import replay
-from pyscheduler.rpc.amplan import PlanBudget
-from pyscheduler.rpc.service import DecisionService
+from pyscheduler.service.rmproxy.service import DecisionService
+from pyscheduler.service.round.amjob import replay
+from pyscheduler.service.round.amplan import PlanBudget
 from pyscheduler.wire import pb
 
 

@@ -1,5 +1,6 @@
-"""Authenticated callers (pyscheduler.rpc.auth) through real sockets: the shim's secret, TLS and mutual TLS,
-a Sync stream bound to its connection, AMs bound to their AMRMToken, readiness, the loopback rule."""
+"""Authenticated callers (pyscheduler.service.rmproxy.auth) through real sockets: the shim's secret, TLS and
+mutual TLS, a Sync stream bound to its connection, AMs bound to their AMRMToken, readiness, the loopback
+rule."""
 
 from __future__ import annotations
 
@@ -17,8 +18,8 @@ import pytest
 from certs import make_certs
 from rpc_harness import REPO, Stream, app, full_batch, in_process_service, node, res
 
-from pyscheduler.rpc.auth import AM_TOKEN_HEADER, SECRET_HEADER
-from pyscheduler.rpc.service import DecisionService
+from pyscheduler.service.rmproxy.auth import AM_TOKEN_HEADER, SECRET_HEADER
+from pyscheduler.service.rmproxy.service import DecisionService
 from pyscheduler.store.history import JobKey
 from pyscheduler.wire import pb, pb_grpc
 

@@ -11,12 +11,12 @@ import grpc
 import pytest
 from rpc_harness import app, ask, full_batch, node
 
-from pyscheduler.rpc.mirror import Mirror
-from pyscheduler.rpc.plan import RoundResult
-from pyscheduler.rpc.policy import round_for
-from pyscheduler.rpc.server import GrpcServer, ServerOptions
-from pyscheduler.rpc.servicer import SchedulerServicer, SyncOptions
-from pyscheduler.rpc.session import NullRecorder, SessionRegistry
+from pyscheduler.service.rmproxy.server import GrpcServer, ServerOptions
+from pyscheduler.service.rmproxy.servicer import SchedulerServicer, SyncOptions
+from pyscheduler.service.rmproxy.session import NullRecorder, SessionRegistry
+from pyscheduler.service.round.plan import RoundResult
+from pyscheduler.service.round.policy import round_for
+from pyscheduler.service.state.mirror import Mirror
 from pyscheduler.wire import pb, pb_grpc
 
 

@@ -8,11 +8,11 @@ import pytest
 from rpc_harness import app, ask, full_batch, node
 
 from pyscheduler import policies
-from pyscheduler.rpc.coreround import core_round
-from pyscheduler.rpc.mirror import Mirror
-from pyscheduler.rpc.policy import round_for
-from pyscheduler.rpc.translate import to_snapshot
-from pyscheduler.rpc.validate import InvalidMessage, state_batch
+from pyscheduler.service.rmproxy.validate import InvalidMessage, state_batch
+from pyscheduler.service.round.coreround import core_round
+from pyscheduler.service.round.policy import round_for
+from pyscheduler.service.round.translate import to_snapshot
+from pyscheduler.service.state.mirror import Mirror
 from pyscheduler.wire import pb
 
 NODES = [node(f"h{i}:1", 8192, 8, rack="/r1" if i < 2 else "/r2") for i in range(4)]

@@ -1,17 +1,17 @@
-"""Clone asks (rpc/clones.py): the containers the AM helper asked for clones are placed only in capacity
-that no original container of any application can use this round."""
+"""Clone asks (service/round/clones.py): the containers the AM helper asked for clones are placed only in
+capacity that no original container of any application can use this round."""
 
 from __future__ import annotations
 
 from rpc_harness import am_session, app, ask, attempt, node, res, two_app_mirror
 
 from pyscheduler.policies import get_policy
-from pyscheduler.rpc.clones import clone_counts
-from pyscheduler.rpc.coreround import core_round
-from pyscheduler.rpc.mirror import Mirror
-from pyscheduler.rpc.phasehints import PhaseHint
-from pyscheduler.rpc.service import DecisionService
-from pyscheduler.rpc.translate import snapshot_and_clones
+from pyscheduler.service.rmproxy.service import DecisionService
+from pyscheduler.service.round.clones import clone_counts
+from pyscheduler.service.round.coreround import core_round
+from pyscheduler.service.round.translate import snapshot_and_clones
+from pyscheduler.service.state.mirror import Mirror
+from pyscheduler.service.state.phasehints import PhaseHint
 from pyscheduler.wire import pb
 
 APP1 = "application_1700000000000_0001"
@@ -97,7 +97,7 @@ def test_a_late_copy_takes_idle_capacity_before_an_earlier_jobs_clone_at_launch(
 
 def test_clones_at_launch_go_newest_ask_first() -> None:
     """Clones at launch: the ask that appeared last first, whatever the applications' submit order (a
-    clone that waited must make up its original's head start; rpc/clones.py)."""
+    clone that waited must make up its original's head start; service/round/clones.py)."""
     # 5 cores: 4 originals, then one clone. App 1 (submitted first) asked first: app 2's clone goes.
     m = _mirror(5, [ask(1, 20, 3), ask(2, 20, 3)])
     got = _placed(core_round(get_policy("dollymp"), _hints({APP1: 1, APP2: 1}))(m))
@@ -193,7 +193,7 @@ def test_a_tasks_first_clone_takes_idle_capacity_before_a_newer_asks_third_copy(
 
 def test_late_first_hands_a_late_copy_to_the_core_with_its_jobs_originals() -> None:
     """appmaster.late_first: a clone judged alone (a late copy) goes to the core's round, in its job's
-    priority order, instead of waiting until no original of any job waits (rpc/clones.py)."""
+    priority order, instead of waiting until no original of any job waits (service/round/clones.py)."""
     # 3 cores. App 1 (first, larger) has 4 originals waiting; app 2's only pending container is a late copy.
     asks = [ask(1, 20, 4), ask(2, 20, 1)]
     hints = {APP1: PhaseHint("map", 5.0, 1.0, 0), APP2: PhaseHint("map", 5.0, 1.0, 1, waiting_alone=1)}

@@ -103,7 +103,7 @@ def test_a_task_whose_launch_clones_wait_while_its_copies_straggle_is_named_late
     young = attempt("map", 0, 3, pb.ATTEMPT_RUNNING, clone=True)
     assert slow_waiting_reports([*reports, young], first, 110.0, ()) == {}
     # ... but the task straggles, by the copies timed at their rates: its young clone does not yield
-    # (rpc/yielding.py Copy.straggling); map 3, on pace, and map 4, untimed, do not straggle
+    # (service/round/yielding.py Copy.straggling); map 3, on pace, and map 4, untimed, do not straggle
     assert straggling([*reports, young], first, 110.0) == {"task_1700000000000_0001_m_000000"}
     # a timed clone of map 0 on pace (2%/s since 100 s: ends at 150 s, 40 s left) ends the straggle
     quick = attempt("map", 0, 4, pb.ATTEMPT_RUNNING, clone=True)
@@ -114,8 +114,9 @@ def test_a_task_whose_launch_clones_wait_while_its_copies_straggle_is_named_late
 
 def test_a_task_is_covered_when_a_copy_timed_at_its_rate_has_at_most_a_fresh_copys_time_left() -> None:
     """`judge`: map 3's original, timed at its rate, ends 25 s from now, less than a fresh copy's run time
-    (the phase's other copies, about 55 s): covered, and its clones yield first (rpc/yielding.py). Map 0's
-    timed copy has 180 s left (it straggles, not covered); map 4 has one report, no rate: not covered."""
+    (the phase's other copies, about 55 s): covered, and its clones yield first (service/round/yielding.py).
+    Map 0's timed copy has 180 s left (it straggles, not covered); map 4 has one report, no rate: not
+    covered."""
 
     def running(task: int, progress: float) -> Any:
         a = attempt("map", task, 0, pb.ATTEMPT_RUNNING)

@@ -19,11 +19,11 @@ from hypothesis import strategies as st
 from rpc_harness import Stream, register
 
 from pyscheduler import config
-from pyscheduler.rpc import validate
-from pyscheduler.rpc.mirror import Mirror
-from pyscheduler.rpc.policy import round_for
-from pyscheduler.rpc.res import fits_count
-from pyscheduler.rpc.service import DecisionService
+from pyscheduler.service.rmproxy import validate
+from pyscheduler.service.rmproxy.service import DecisionService
+from pyscheduler.service.round.policy import round_for
+from pyscheduler.service.state.mirror import Mirror
+from pyscheduler.service.state.resources import fits_count
 from pyscheduler.wire import pb
 
 FIELD_PATH = re.compile(r"^([a-z_]+)(\[[0-9]+\])?(\.[a-z_]+(\[[^\]]+\])?)*: ")

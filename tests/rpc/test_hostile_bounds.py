@@ -18,7 +18,7 @@ import hostile
 import pytest
 from rpc_harness import Stream, app, ask, attempt, full_batch, in_process_service, node, register
 
-from pyscheduler.rpc.service import DecisionService
+from pyscheduler.service.rmproxy.service import DecisionService
 from pyscheduler.wire import pb, pb_grpc
 
 INVALID = (grpc.StatusCode.INVALID_ARGUMENT,)

@@ -18,7 +18,7 @@ import hostile
 import pytest
 from rpc_harness import in_process_service
 
-from pyscheduler.rpc.service import DecisionService
+from pyscheduler.service.rmproxy.service import DecisionService
 
 HEAD = "HTTP request head over limits.http_header_bytes"
 GONE = "HTTP client gone mid-body"

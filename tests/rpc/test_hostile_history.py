@@ -20,7 +20,7 @@ import hostile
 import pytest
 from rpc_harness import Stream, app, full_batch, in_process_service, node, register
 
-from pyscheduler.rpc.service import DecisionService
+from pyscheduler.service.rmproxy.service import DecisionService
 from pyscheduler.store.history import JobKey
 from pyscheduler.wire import pb, pb_grpc
 

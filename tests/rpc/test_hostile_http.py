@@ -13,7 +13,7 @@ import hostile
 import pytest
 from rpc_harness import in_process_service
 
-from pyscheduler.rpc.service import DecisionService
+from pyscheduler.service.rmproxy.service import DecisionService
 
 ATTACK = "HTTP body (size, nesting, path probing)"
 

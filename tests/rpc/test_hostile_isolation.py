@@ -18,10 +18,10 @@ from rpc_harness import Stream, app, ask, attempt, full_batch, node, register
 
 from pyscheduler.objects.decision import Decision, DecisionKind
 from pyscheduler.policies import get_policy
-from pyscheduler.rpc.coreround import core_round
-from pyscheduler.rpc.server import GrpcServer, ServerOptions
-from pyscheduler.rpc.servicer import SchedulerServicer
-from pyscheduler.rpc.session import SessionRegistry
+from pyscheduler.service.rmproxy.server import GrpcServer, ServerOptions
+from pyscheduler.service.rmproxy.servicer import SchedulerServicer
+from pyscheduler.service.rmproxy.session import SessionRegistry
+from pyscheduler.service.round.coreround import core_round
 from pyscheduler.wire import pb
 
 BAD, HINTLESS = app(2).application_id, app(4).application_id

@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 from rpc_harness import full_batch, node
 
-from pyscheduler.rpc import gcpace, validate
-from pyscheduler.rpc.gcpace import GcPacer
-from pyscheduler.rpc.mirror import Mirror
-from pyscheduler.rpc.res import Res
-from pyscheduler.rpc.shimmodel import ShimModel
+from pyscheduler.bench.shim_model import ShimModel
+from pyscheduler.service.rmproxy import gcpace, validate
+from pyscheduler.service.rmproxy.gcpace import GcPacer
+from pyscheduler.service.state.mirror import Mirror
+from pyscheduler.service.state.resources import Res
 from pyscheduler.wire import pb
 
 

@@ -1,4 +1,4 @@
-"""The bounds' options object (rpc/limits.py): validated, loaded from the configuration, documented."""
+"""The bounds' options object (service/limits.py): validated, loaded from the configuration, documented."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from pyscheduler import config
-from pyscheduler.rpc.limits import ASK_WAVES, DEFAULTS, Limits, ask_bound
+from pyscheduler.service.limits import ASK_WAVES, DEFAULTS, Limits, ask_bound
 
 GUIDE = Path(__file__).resolve().parents[2] / "docs" / "operators-guide.md"
 

@@ -1,9 +1,9 @@
-"""The live service's policy defaults (rpc/policy.py LIVE_DEFAULTS): the core's replacement of a copy is
-off, since the AM helper carries out no kill the core names; an operator's options still win."""
+"""The live service's policy defaults (service/round/policy.py LIVE_DEFAULTS): the core's replacement of a
+copy is off, since the AM helper carries out no kill the core names; an operator's options still win."""
 
 from __future__ import annotations
 
-from pyscheduler.rpc.policy import resolve
+from pyscheduler.service.round.policy import resolve
 
 
 def test_the_live_dollymp_policy_replaces_no_copy_unless_asked() -> None:

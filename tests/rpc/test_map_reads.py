@@ -15,8 +15,8 @@ import httpx
 import pytest
 from rpc_harness import am_session, attempt_report, in_process_service, map_read, node, phase_profile
 
-from pyscheduler.rpc.mapreads import read_records
-from pyscheduler.rpc.service import DecisionService
+from pyscheduler.service.rmproxy.service import DecisionService
+from pyscheduler.service.state.mapreads import read_records
 from pyscheduler.wire import pb
 
 APP = "application_1700000000000_0001"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from rpc_harness import app, ask, attempt, full_batch, node
 
-from pyscheduler.rpc.mirror import Mirror, OutstandingPlacement
-from pyscheduler.rpc.res import Res
+from pyscheduler.service.state.mirror import Mirror, OutstandingPlacement
+from pyscheduler.service.state.resources import Res
 from pyscheduler.wire import pb
 
 KEY = (attempt(1), 20, -1)

@@ -2,8 +2,8 @@
 
 The reference below recomputes every node's free room from the mirrored records alone (the node's
 capacity and allocation as upserted, its ContainerRecs, the OutstandingPlacements on it), by the rule of
-pyscheduler.rpc.mirror: capacity - max(allocated, containers) - outstanding, per resource type. A random
-stream of batches (heartbeats, state and capacity changes, node loss and return, containers confirming
+pyscheduler.service.state.mirror: capacity - max(allocated, containers) - outstanding, per resource type. A
+random stream of batches (heartbeats, state and capacity changes, node loss and return, containers confirming
 placements, re-reported containers, completions, outcomes, expiries, a full resync, a GPU type appearing
 mid-stream) is applied; after each batch the batched, array-backed figures must equal the reference:
 `NodeRec.free()`, `Mirror.free_of`, and the core's ClusterState (`cluster_of`, incremental across rounds).
@@ -17,9 +17,9 @@ from collections import defaultdict
 import numpy as np
 from rpc_harness import app, ask, attempt, full_batch, node
 
-from pyscheduler.rpc.clusterview import cluster_of
-from pyscheduler.rpc.mirror import Mirror, OutstandingPlacement, application_of_attempt
-from pyscheduler.rpc.res import Res
+from pyscheduler.service.round.clusterview import cluster_of
+from pyscheduler.service.state.mirror import Mirror, OutstandingPlacement, application_of_attempt
+from pyscheduler.service.state.resources import Res
 from pyscheduler.wire import pb
 
 NODES = [f"h{i:02d}:1" for i in range(16)]

@@ -1,5 +1,6 @@
-"""The `attempt` decisions logged from the AM helper's reports (pyscheduler.rpc.outcomes): a clone's launch
-once, the winner, a loser killed after its task was won (`lost_race`) apart from one killed otherwise."""
+"""The `attempt` decisions logged from the AM helper's reports (pyscheduler.service.state.outcomes): a clone's
+launch once, the winner, a loser killed after its task was won (`lost_race`) apart from one killed
+otherwise."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 from rpc_harness import attempt_report
 
 from pyscheduler.objects.decision import DecisionKind
-from pyscheduler.rpc.outcomes import outcome_records
+from pyscheduler.service.state.outcomes import outcome_records
 from pyscheduler.wire import pb
 
 APP = "application_1700000000000_0001"

@@ -13,9 +13,9 @@ import grpc
 import pytest
 from rpc_harness import Stream, app, ask, full_batch, in_process_service, node, register
 
-from pyscheduler.rpc.mirror import Mirror
-from pyscheduler.rpc.policy import round_for
-from pyscheduler.rpc.service import DecisionService
+from pyscheduler.service.rmproxy.service import DecisionService
+from pyscheduler.service.round.policy import round_for
+from pyscheduler.service.state.mirror import Mirror
 from pyscheduler.wire import pb
 
 NODES = [node(f"h{i}:1", 4096, 4) for i in range(2)]  # 8 slots of 1 GiB, 1 vcore

@@ -1,5 +1,5 @@
-"""The live service's rounds under the RM's queue shares (rpc/queueshare.py), for the FCFS placer and a
-core policy: two queues under contention each get their guarantee in one round; an idle queue's share is
+"""The live service's rounds under the RM's queue shares (service/round/queueshare.py), for the FCFS placer
+and a core policy: two queues under contention each get their guarantee in one round; an idle queue's share is
 lent; a maximum holds; a malformed queue list is refused naming its field."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from rpc_harness import app, ask, full_batch, node
 
-from pyscheduler.rpc.mirror import Mirror
-from pyscheduler.rpc.policy import round_for
-from pyscheduler.rpc.validate import InvalidMessage, state_batch
+from pyscheduler.service.rmproxy.validate import InvalidMessage, state_batch
+from pyscheduler.service.round.policy import round_for
+from pyscheduler.service.state.mirror import Mirror
 from pyscheduler.wire import pb
 
 NODES = [node(f"h{i}:1", 4096, 4) for i in range(2)]  # 8 GiB, 8 vcores in all

@@ -23,9 +23,9 @@ from rpc_harness import Stream, app, ask, attempt, full_batch, in_process_servic
 from pyscheduler.estimate.runtimes import FIRST_TASKS, HISTORY, PRIOR_ESTIMATE, theta_sigma
 from pyscheduler.estimate.stats import RunningStats
 from pyscheduler.objects.decision import DecisionKind
-from pyscheduler.rpc.mirror import Mirror
-from pyscheduler.rpc.service import DecisionService
-from pyscheduler.rpc.translate import to_snapshot
+from pyscheduler.service.rmproxy.service import DecisionService
+from pyscheduler.service.round.translate import to_snapshot
+from pyscheduler.service.state.mirror import Mirror
 from pyscheduler.store.runhistory import AppRunMoments
 from pyscheduler.wire import pb, pb_grpc
 

@@ -12,7 +12,7 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from rpc_harness import Service, Stream, app, ask, attempt, full_batch, in_process_service, node, register
 
-from pyscheduler.rpc.service import DecisionService
+from pyscheduler.service.rmproxy.service import DecisionService
 from pyscheduler.store.history import JobKey
 from pyscheduler.wire import pb, pb_grpc
 

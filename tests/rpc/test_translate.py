@@ -7,10 +7,10 @@ import random
 import numpy as np
 from rpc_harness import app, ask, attempt, full_batch, node
 
-from pyscheduler.rpc.clusterview import cluster_of
-from pyscheduler.rpc.mirror import Mirror, OutstandingPlacement
-from pyscheduler.rpc.res import Res
-from pyscheduler.rpc.translate import to_snapshot
+from pyscheduler.service.round.clusterview import cluster_of
+from pyscheduler.service.round.translate import to_snapshot
+from pyscheduler.service.state.mirror import Mirror, OutstandingPlacement
+from pyscheduler.service.state.resources import Res
 from pyscheduler.wire import pb
 
 

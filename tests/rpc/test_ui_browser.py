@@ -28,7 +28,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
 from ui_browser import chromium, not_blank, output_dir
 
-from pyscheduler.rpc.service import DecisionService
+from pyscheduler.service.rmproxy.service import DecisionService
 from pyscheduler.wire import pb
 
 APP = "application_1700000000000_0001"

@@ -1,6 +1,6 @@
-"""Clones yield to waiting originals by value (rpc/yield_value.py, `appmaster.yield_model = "value"`), on a
-real Mirror: the clone worth least goes, never a lead, never for a wait worth less than the victims, and a
-task gives up one copy a round."""
+"""Clones yield to waiting originals by value (service/round/yield_value.py, `appmaster.yield_model =
+"value"`), on a real Mirror: the clone worth least goes, never a lead, never for a wait worth less than the
+victims, and a task gives up one copy a round."""
 
 from __future__ import annotations
 
@@ -12,13 +12,13 @@ from yield_rig import APP1, NOW_MS, two_nodes
 
 from pyscheduler import config
 from pyscheduler.policies import get_policy
-from pyscheduler.rpc.amcopies import Copy
-from pyscheduler.rpc.coreround import core_round
-from pyscheduler.rpc.mirror import Mirror
-from pyscheduler.rpc.res import Res
-from pyscheduler.rpc.session import Session
-from pyscheduler.rpc.waiting import Waiting
-from pyscheduler.rpc.yield_value import choose_by_value, chooser_by_value
+from pyscheduler.service.rmproxy.session import Session
+from pyscheduler.service.round.coreround import core_round
+from pyscheduler.service.round.waiting import Waiting
+from pyscheduler.service.round.yield_value import choose_by_value, chooser_by_value
+from pyscheduler.service.state.amcopies import Copy
+from pyscheduler.service.state.mirror import Mirror
+from pyscheduler.service.state.resources import Res
 from pyscheduler.value import ValueOptions
 from pyscheduler.wire import pb
 
@@ -115,7 +115,7 @@ def test_a_round_under_the_value_model_preempts_and_the_plan_logs_why() -> None:
         yield_by=chooser_by_value(ValueOptions(margin_s=0.5)),
     )
     session = Session("sid", "rm-test", 1, 1000, (), mirror=m)
-    # app 2's phase has no container yet, so its waiting map counts at once (rpc/waiting.py)
+    # app 2's phase has no container yet, so its waiting map counts at once (service/round/waiting.py)
     plan, records = session.decide(round_fn, NOW_MS / 1000.0, 30.0)
     assert list(plan.kill_container_ids) == ["c1"]
     kills = [d for d in records.build() if d.kind.value == "kill"]

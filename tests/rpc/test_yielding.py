@@ -1,5 +1,5 @@
-"""Clones yield to waiting originals (rpc/yielding.py): which running clones the service asks the shim to
-preempt, in what order, how many, and that the plan carries them with a logged reason."""
+"""Clones yield to waiting originals (service/round/yielding.py): which running clones the service asks the
+shim to preempt, in what order, how many, and that the plan carries them with a logged reason."""
 
 from __future__ import annotations
 
@@ -17,14 +17,14 @@ from yield_rig import (
 )
 
 from pyscheduler.policies import get_policy
-from pyscheduler.rpc.amcopies import Copy
-from pyscheduler.rpc.coreround import core_round
-from pyscheduler.rpc.mirror import Mirror
-from pyscheduler.rpc.phasehints import PhaseHint
-from pyscheduler.rpc.res import Res
-from pyscheduler.rpc.session import Session
-from pyscheduler.rpc.waiting import STEADY_S, Waiting
-from pyscheduler.rpc.yielding import choose, preemptible
+from pyscheduler.service.rmproxy.session import Session
+from pyscheduler.service.round.coreround import core_round
+from pyscheduler.service.round.waiting import STEADY_S, Waiting
+from pyscheduler.service.round.yielding import choose, preemptible
+from pyscheduler.service.state.amcopies import Copy
+from pyscheduler.service.state.mirror import Mirror
+from pyscheduler.service.state.phasehints import PhaseHint
+from pyscheduler.service.state.resources import Res
 from pyscheduler.wire import pb
 
 

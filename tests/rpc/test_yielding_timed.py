@@ -1,6 +1,6 @@
-"""Clones yield to waiting originals (rpc/yielding.py, rpc/waiting.py), timed: which waiting containers
-count (steady for STEADY_S, AM asks at once), clones timed at their rate or beaten by their task's lead,
-and rounds that release them."""
+"""Clones yield to waiting originals (service/round/yielding.py, service/round/waiting.py), timed: which
+waiting containers count (steady for STEADY_S, AM asks at once), clones timed at their rate or beaten by their
+task's lead, and rounds that release them."""
 
 from __future__ import annotations
 
@@ -19,16 +19,16 @@ from yield_rig import (
 )
 
 from pyscheduler.policies import get_policy
-from pyscheduler.rpc.amcopies import Copy
-from pyscheduler.rpc.clones import CloneAsks
-from pyscheduler.rpc.coreround import core_round
-from pyscheduler.rpc.mirror import AskKey, Mirror
-from pyscheduler.rpc.phasehints import PhaseHint
-from pyscheduler.rpc.plan import PlacementChoice
-from pyscheduler.rpc.res import Res
-from pyscheduler.rpc.session import Session
-from pyscheduler.rpc.waiting import Waiting, steady, waiting_first
-from pyscheduler.rpc.yielding import BEATEN_MARGIN_S, BeatenRule, beaten, choose, preemptible
+from pyscheduler.service.rmproxy.session import Session
+from pyscheduler.service.round.clones import CloneAsks
+from pyscheduler.service.round.coreround import core_round
+from pyscheduler.service.round.plan import PlacementChoice
+from pyscheduler.service.round.waiting import Waiting, steady, waiting_first
+from pyscheduler.service.round.yielding import BEATEN_MARGIN_S, BeatenRule, beaten, choose, preemptible
+from pyscheduler.service.state.amcopies import Copy
+from pyscheduler.service.state.mirror import AskKey, Mirror
+from pyscheduler.service.state.phasehints import PhaseHint
+from pyscheduler.service.state.resources import Res
 from pyscheduler.wire import pb
 
 

@@ -1,4 +1,4 @@
-"""Headless Chromium (Debian's `chromium` and `chromium-driver`, started by pyscheduler.api.ui_bench.chromium)
+"""Headless Chromium (Debian's `chromium` and `chromium-driver`, started by pyscheduler.bench.ui.chromium)
 for the operator page's tests: where screenshots go and whether one is blank."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 from PIL import Image, ImageStat
 
-from pyscheduler.api.ui_bench import chromium
+from pyscheduler.bench.ui import chromium
 
 __all__ = ["chromium", "not_blank", "output_dir"]
 

@@ -1,16 +1,17 @@
 """A service's Mirror with containers, asks and running copies as the shim and the AM helper report them,
-for the tests of which clones yield to waiting originals (rpc/yielding.py, rpc/waiting.py)."""
+for the tests of which clones yield to waiting originals (service/round/yielding.py,
+service/round/waiting.py)."""
 
 from __future__ import annotations
 
 from rpc_harness import app, ask, attempt, full_batch, node, res
 
 from pyscheduler.policies import get_policy
-from pyscheduler.rpc.amcopies import Copy
-from pyscheduler.rpc.coreround import core_round
-from pyscheduler.rpc.mirror import Mirror
-from pyscheduler.rpc.phasehints import PhaseHint
-from pyscheduler.rpc.waiting import STEADY_S
+from pyscheduler.service.round.coreround import core_round
+from pyscheduler.service.round.waiting import STEADY_S
+from pyscheduler.service.state.amcopies import Copy
+from pyscheduler.service.state.mirror import Mirror
+from pyscheduler.service.state.phasehints import PhaseHint
 from pyscheduler.wire import pb
 
 APP1 = "application_1700000000000_0001"

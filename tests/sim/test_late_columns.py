@@ -18,7 +18,7 @@ from pyscheduler.policies.attempts import AttemptColumns
 from pyscheduler.policies.base import Decisions, Policy, Snapshot
 from pyscheduler.policies.late import LateTasks
 from pyscheduler.policies.table import FlatTasks, PhaseTable, RoundView
-from pyscheduler.rpc.amjob import ReportedAttempt
+from pyscheduler.service.round.amjob import ReportedAttempt
 from pyscheduler.sim.engine import SimAttempt, SimConfig, Simulation
 from pyscheduler.sim.loaders import SwimDerivation, load_workload
 from pyscheduler.sim.runner import draw_bases

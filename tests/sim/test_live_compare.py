@@ -193,8 +193,8 @@ def test_the_cli_runs_warm_and_says_so(capsys: pytest.CaptureFixture[str]) -> No
 
 
 def test_late_first_reaches_the_services_rounds() -> None:
-    """appmaster.late_first (rpc/clones.py) on the loaded mix, where a small job's late copy can wait behind
-    the large job's originals: the same draws decide differently, and every job still finishes."""
+    """appmaster.late_first (service/round/clones.py) on the loaded mix, where a small job's late copy can
+    wait behind the large job's originals: the same draws decide differently, and every job still finishes."""
     wl = loaded(1)
     base = run(wl, LiveOptions(service=bench_service()))
     ahead = run(wl, LiveOptions(service={**bench_service(), "appmaster.late_first": True}))

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from pyscheduler.bench.store import synthetic
 from pyscheduler.objects.decision import DecisionKind
 from pyscheduler.store import open_store
-from pyscheduler.store.bench import synthetic
 
 
 def test_bench_prints_sizes(tmp_path: Path) -> None:
@@ -20,7 +20,7 @@ def test_bench_prints_sizes(tmp_path: Path) -> None:
         [
             sys.executable,
             "-m",
-            "pyscheduler.store.bench",
+            "pyscheduler.bench.store",
             "--decisions",
             "3000",
             "--batch",

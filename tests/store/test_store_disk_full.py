@@ -20,7 +20,7 @@ import pytest
 
 from pyscheduler.api import ApiServer, EmptyState, create_app
 from pyscheduler.objects.decision import Decision, DecisionKind
-from pyscheduler.rpc.durable import LogFirst
+from pyscheduler.service.rmproxy.durable import LogFirst
 from pyscheduler.store import BackgroundWriter, DecisionLog
 
 SIZE = 6 << 20
@@ -70,7 +70,8 @@ def _batch(start: int, n: int) -> list[Decision]:
 
 
 class _LogReadiness(EmptyState):
-    """Readiness as the service gives it: not ready while the log cannot be written (rpc/durable.py)."""
+    """Readiness as the service gives it: not ready while the log cannot be written
+    (service/rmproxy/durable.py)."""
 
     def __init__(self, log_first: LogFirst) -> None:
         self.log_first = log_first

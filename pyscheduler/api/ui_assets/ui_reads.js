@@ -1,5 +1,5 @@
 // Delay assignment on the operator's page: which map copy each reduce copy read (the log's `map_read`
-// decisions, pyscheduler/rpc/mapreads.py), as marks on the reduce task's row of the time axis and as the
+// decisions, pyscheduler/service/state/mapreads.py), as marks on the reduce task's row of the time axis and as the
 // "Map reads" table. Loaded before ui.js, which calls mapReadsOf, readMarks and renderReads. No data is
 // ever put into the page as HTML.
 "use strict";

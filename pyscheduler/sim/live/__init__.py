@@ -1,5 +1,5 @@
 """The live mechanism in the simulator: a small YARN cluster and the project's AM helper, simulated,
-driving the real decision service (pyscheduler/rpc) on simulated time, in-process or over gRPC."""
+driving the real decision service (pyscheduler/service) on simulated time, in-process or over gRPC."""
 
 from pyscheduler.sim.live.records import LiveRecord
 from pyscheduler.sim.live.run import LiveOptions, Unfinished, run

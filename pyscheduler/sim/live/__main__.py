@@ -33,12 +33,12 @@ def _json_object(ap: argparse.ArgumentParser, flag: str, text: str) -> dict[str,
 
 def _check(ap: argparse.ArgumentParser, flag: str, service: dict[str, Any]) -> None:
     """`service` checked as `dollymp serve` checks its configuration (the keys, then the policy's name
-    and options, as rpc/service.py resolves them); an error names the key under `flag`."""
-    from pyscheduler.rpc import policy as rpc_policy
+    and options, as service/rmproxy/service.py resolves them); an error names the key under `flag`."""
+    from pyscheduler.service.round import policy as round_policy
 
     try:
         cfg = config.load(None, env={}, overrides=service)
-        rpc_policy.resolve(cfg["policy.name"], cfg["policy.options"])
+        round_policy.resolve(cfg["policy.name"], cfg["policy.options"])
     except (config.ConfigError, ValueError) as exc:
         ap.error(f"{flag}: {exc}")
 

@@ -1,5 +1,5 @@
 """One run of the live mechanism in simulated time: the simulated cluster (cluster.py) and AM helpers
-(appmaster.py) drive the real decision service (rpc/service.py) on a manual clock, tick by tick.
+(appmaster.py) drive the real decision service (service/rmproxy/service.py) on a manual clock, tick by tick.
 
 A tick (every `tick_s`, the nodes' heartbeat interval), in order: the last plan's kills are carried out;
 copies whose work ended complete (the first of a task wins, the AM kills the others) and phases whose
@@ -20,8 +20,8 @@ from typing import Any
 
 from pyscheduler.core.clock import ManualClock
 from pyscheduler.objects.decision import DecisionKind
-from pyscheduler.rpc.service import DecisionService
-from pyscheduler.rpc.session import RoundRecords
+from pyscheduler.service.rmproxy.service import DecisionService
+from pyscheduler.service.rmproxy.session import RoundRecords
 from pyscheduler.sim.live.appmaster import AppMaster
 from pyscheduler.sim.live.cluster import Cluster
 from pyscheduler.sim.live.records import EPOCH_S, LiveRecord
@@ -32,7 +32,7 @@ from pyscheduler.wire import pb
 
 @dataclass(frozen=True)
 class LiveOptions:
-    yield_model: str = "rules"  # appmaster.yield_model: rpc/yielding.py's rules or the value model
+    yield_model: str = "rules"  # appmaster.yield_model: service/round/yielding.py's rules or the value model
     transport: str = "direct"  # "direct" or "grpc" (transport.py)
     tick_s: float = 1.0  # node heartbeats and StateBatches
     am_interval_s: float = 1.0  # the AM helper's report interval (dollymp.am.plan-poll-ms)

@@ -14,7 +14,7 @@ import grpc
 
 from pyscheduler import config
 from pyscheduler.core.clock import Clock
-from pyscheduler.rpc.service import DecisionService
+from pyscheduler.service.rmproxy.service import DecisionService
 from pyscheduler.wire import pb, pb_grpc
 
 TRANSPORTS = ("direct", "grpc")

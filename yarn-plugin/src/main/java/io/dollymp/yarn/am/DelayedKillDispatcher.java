@@ -31,8 +31,8 @@ import org.slf4j.LoggerFactory;
  * read distinct copies, then lets each kill through unless the copy has finished by then (a copy that
  * succeeded meanwhile is kept; TaskImpl only records a late success).
  *
- * <p>It also lets a copy yield its container (pyscheduler/rpc/yielding.py): when the RM preempts a
- * clone (or an original a clone beat) at the decision service's request (diagnostics
+ * <p>It also lets a copy yield its container (pyscheduler/service/round/yielding.py): when the RM preempts
+ * a clone (or an original a clone beat) at the decision service's request (diagnostics
  * {@link #PREEMPTED_MARK}) while another copy of its task runs, Hadoop's TaskImpl would add and schedule a replacement attempt (a killed attempt of an
  * unfinished task is always replaced), which would ask for a container again. The replacement's
  * schedule event is dropped: the attempt stays NEW, asks for nothing, and is killed with the task's

@@ -49,8 +49,8 @@ final class PlanCommitter {
 
   /**
    * Carries out the service's kill requests (Plan.kill_container_ids: a clone yielding its container to
-   * a waiting original, rpc/yielding.py): each live, non-AM container named is preempted if it belongs
-   * to the application the plan names for it; the rest are refused and logged. Returns how many were
+   * a waiting original, service/round/yielding.py): each live, non-AM container named is preempted if it
+   * belongs to the application the plan names for it; the rest are refused and logged. Returns how many were
    * preempted.
    */
   int commitKills() {

@@ -154,7 +154,7 @@ class CloningIT {
     assertTrue(log.contains("ReportAttempts") && log.contains(clonedApp),
         "the service log does not show the AM's reports:\n" + log);
     // Clones wait at least one AM allocator heartbeat for their containers, during which the helper
-    // reports them as waiting: the service places those last, in idle capacity (rpc/clones.py).
+    // reports them as waiting: the service places those last, in idle capacity (service/round/clones.py).
     assertTrue(java.util.regex.Pattern.compile("ReportAttempts " + clonedApp + ": .*\\(([1-9]\\d*) waiting")
         .matcher(log).find(), "the AM never reported a clone waiting for its container:\n" + log);
   }
@@ -331,9 +331,9 @@ class CloningIT {
   }
 
   /**
-   * Clones yield (rpc/yielding.py): a job whose map clones fill the cluster, then a second job. The service
-   * names clones for the shim to preempt, so the second job's AM and tasks start while the first job's
-   * originals run on; both succeed, and the first loses only clones.
+   * Clones yield (service/round/yielding.py): a job whose map clones fill the cluster, then a second job. The
+   * service names clones for the shim to preempt, so the second job's AM and tasks start while the first
+   * job's originals run on; both succeed, and the first loses only clones.
    */
   @Test
   @Order(6)

@@ -15,7 +15,7 @@ import java.nio.file.Paths;
 /**
  * How the Java clients (the shim's {@link DecisionClient}, the AM helper's AmServiceClient) reach the
  * decision service: plaintext, or TLS trusting a CA file, with a client certificate for mutual TLS; and
- * the metadata keys the service's pyscheduler.rpc.auth reads.
+ * the metadata keys the service's pyscheduler.service.rmproxy.auth reads.
  */
 public final class ChannelSecurity {
   /** Call metadata carrying the shim's shared secret. */

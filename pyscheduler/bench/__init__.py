@@ -1,0 +1,14 @@
+"""The benchmarks and load generators: the top layer beside the CLI (`dollymp bench <target>` runs them);
+nothing below it imports this package.
+
+service_load  `dollymp bench service`: a shim-like load generator against a real `dollymp serve` process
+shim_model    the pretend ResourceManager behind it (nodes, applications, containers; commits like the shim)
+engine_data   random snapshots for `dollymp bench engine`: heavy-tailed multi-phase jobs, heterogeneous nodes
+store         the decision log's size per million decisions and append throughput (python -m, no CLI target)
+ui            `dollymp bench ui`: the operator page in headless Chromium under a stream of decisions
+streams       `dollymp bench streams`: other HTTP queries and the server's memory under many SSE subscribers
+
+The cluster benchmark stays in pyscheduler/deploy (bench_cluster with benchmix, benchcds, benchreads): the
+demo and the straggler draws there, and the live simulator, use its job, mixes and policy, and
+`make bench-cluster` starts it by its module path.
+"""

@@ -1,0 +1,380 @@
+"""`dollymp bench service`: a shim-like load generator against a real `dollymp serve` process.
+
+The generator registers, sends a full resync of N nodes and A applications, then one StateBatch per
+tick (100 ms): node heartbeats (round robin, `rate` node upserts per second; default two per node per
+second, twice YARN's default one-second heartbeat), the containers it committed from the plans it
+received (with their placement ids, asks reduced), completions of containers whose run time is over,
+and finished applications replaced by new ones so that A stay active. It commits a placement only if
+it still fits the node and the ask is still pending (as the shim does), else reports it dropped.
+
+By default the resync hands over a busy cluster (`--start warm`, see pyscheduler.bench.shim_model); `--start
+cold` starts from an empty one, whose first generation of applications ends all at once about 30 s in:
+a commit wave of ~10^4 containers per tick inside the measuring window, whose few batches then set p99.
+
+Figures (measured over the run after the initial resync):
+  node_updates_per_s  node upserts answered by a plan, per second
+  round_p50_ms/p99_ms time from handing an encoded batch to gRPC to receiving the plan that covers it
+                      (client side: includes the service's deserialization and validation, queueing
+                      behind earlier batches, coalescing, the round, the plan's encoding and both
+                      sockets; not the generator's own Python encoding of the batch, which a Java
+                      shim does in about a millisecond)
+  placements_per_s    containers placed by the plans received, per second
+  peak_rss_mb         the service process's peak resident memory (VmHWM); rss_start_mb/rss_end_mb are
+                      its resident memory after the resync and at the end (memory flat: end ~ start);
+                      rss_every_5s_mb samples it every 5 s of the window, to tell growth from swings
+  containers_start/_end  containers running in the pretend cluster (hence mirrored by the service) at
+                      the start and the end of the window: the state the service must hold. Memory
+                      that grows with it is state, not a leak (the warm start hands over ~48k
+                      containers at 10,000 nodes; the cluster fills to its steady 60-68k in about
+                      25 s and swings in that range with a period of about 30 s, and the service's
+                      memory rises to the first peak's level and then stays there: measured over
+                      120 s, 233 MB at 30 s, 241-248 MB from 55 s to 150 s. Hence the default
+                      `--warmup 60`: the window measures the steady state, where memory must stay
+                      flat; see rss_every_5s_mb with containers_every_5s)
+  service_cpu_wait_per_s  seconds per second the service's threads were runnable but waited for a CPU
+                      (/proc schedstat): when high, the machine, not the service, set the latencies
+  load_avg            the machine's 1-minute load average at the start and the end of the window
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from pyscheduler.bench.shim_model import ShimModel
+from pyscheduler.service.rmproxy.stats import percentile
+from pyscheduler.wire import pb, pb_grpc
+
+
+def _rss_mb(pid: int, field_name: str) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field_name + ":"):
+            return int(line.split()[1]) / 1024.0
+    return 0.0
+
+
+def _wait_s(pid: int) -> float:
+    """Seconds the threads of a process spent runnable but waiting for a CPU (schedstat field 2)."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total += int((task / "schedstat").read_text().split()[1])
+        except (OSError, IndexError, ValueError):  # a thread that ended, or no schedstat
+            continue
+    return total / 1e9
+
+
+def _cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a process (from /proc/<pid>/stat)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def drive(
+    address: str,
+    model: ShimModel,
+    seconds: float,
+    rate: float,
+    tick_s: float,
+    pid: int,
+    warmup_s: float = 0.0,
+) -> dict[str, Any]:
+    """Run the shim loop against a service at `address`; returns the figures measured after `warmup_s`
+    (the first plan places a whole empty cluster at once; its commit burst is not the steady state)."""
+    channel = grpc.insecure_channel(
+        address,
+        options=[("grpc.max_send_message_length", 256 << 20), ("grpc.max_receive_message_length", 256 << 20)],
+    )
+    stub = pb_grpc.SchedulerServiceStub(channel)
+    reg = stub.Register(pb.RegisterRequest(rm_id="bench", shim_version="loadgen", tick_ms=int(tick_s * 1000)))
+    sync = channel.stream_stream(  # batches go as the bytes ShimModel.tick_wire encoded
+        "/dollymp.v1.SchedulerService/Sync",
+        request_serializer=bytes,
+        response_deserializer=pb.Plan.FromString,
+    )
+    outbox: queue.Queue[Any] = queue.Queue(maxsize=4)
+    sent: dict[int, tuple[float, int]] = {}  # seq -> (send time, node upserts)
+    lat: list[float] = []
+    counts = {"nodes": 0, "placements": 0}
+    measuring = threading.Event()
+    stop = object()
+
+    def requests() -> Iterator[Any]:
+        while (item := outbox.get()) is not stop:
+            yield item
+
+    failed: list[str] = []
+
+    def receive(plans: Any) -> None:
+        try:
+            _receive(plans)
+        except grpc.RpcError as exc:  # the service went away: the run fails, it does not hang
+            failed.append(f"{exc.code()}: {exc.details()}")
+
+    def _receive(plans: Any) -> None:
+        acked = 0
+        for plan in plans:
+            now = time.monotonic()
+            model.on_plan(plan, now)
+            if measuring.is_set():
+                counts["placements"] += sum(p.count for p in plan.placements)
+            for seq in range(acked + 1, plan.in_reply_to_seq + 1):
+                t, nodes = sent.pop(seq, (now, 0))
+                if seq > 1 and measuring.is_set():
+                    lat.append((now - t) * 1000.0)
+                    counts["nodes"] += nodes
+            acked = max(acked, plan.in_reply_to_seq)
+
+    calls = sync(requests())
+    receiver = threading.Thread(target=receive, args=(calls,), daemon=True)
+    receiver.start()
+    first = model.full_resync(reg.session_id)
+    sent[1] = (time.monotonic(), len(first.nodes_upserted))
+    outbox.put(first.SerializeToString())
+    deadline = time.monotonic() + 300
+    while 1 in sent:  # wait for the resync's plan
+        if failed or time.monotonic() > deadline:
+            raise RuntimeError(f"no plan for the full resync: {failed or 'timeout'}")
+        time.sleep(0.01)
+    seq, carry = 1, 0.0
+    next_tick = time.monotonic()
+    start = next_tick + warmup_s
+    rss_start, cpu_service, cpu_self, wait_service, load_start = 0.0, 0.0, 0.0, 0.0, 0.0
+    containers_start = 0
+    rss_samples: list[float] = []
+    containers: list[int] = []  # running containers at each RSS sample
+    while (now := time.monotonic()) - start < seconds:
+        if failed:
+            raise RuntimeError(f"the Sync stream failed: {failed[0]}")
+        if not measuring.is_set() and now >= start:
+            rss_start, containers_start = _rss_mb(pid, "VmRSS"), len(model.containers)
+            cpu_service, cpu_self, wait_service = _cpu_s(pid), time.process_time(), _wait_s(pid)
+            load_start = os.getloadavg()[0]
+            start = now
+            measuring.set()
+            os.kill(pid, signal.SIGUSR1)  # the service's own statistics window starts now too
+        carry += rate * tick_s
+        beats = int(carry)
+        carry -= beats
+        seq += 1
+        batch, upserts = model.tick_wire(reg.session_id, seq, now, min(beats, model.nodes))
+        sent[seq] = (time.monotonic(), upserts)
+        while True:  # blocks while the service pushes back
+            try:
+                outbox.put(batch, timeout=1.0)
+                break
+            except queue.Full:
+                if failed:
+                    raise RuntimeError(f"the Sync stream failed: {failed[0]}") from None
+        next_tick += tick_s
+        if measuring.is_set() and now - start >= 5.0 * len(rss_samples):
+            rss_samples.append(round(_rss_mb(pid, "VmRSS"), 1))
+            containers.append(len(model.containers))
+        if seq % 20 == 0:
+            gc.freeze()  # the generator's own collector pauses would count as service latency
+        time.sleep(max(0.0, next_tick - time.monotonic()))
+    elapsed = time.monotonic() - start
+    cpu_service, cpu_self = _cpu_s(pid) - cpu_service, time.process_time() - cpu_self
+    wait_service = _wait_s(pid) - wait_service
+    load_end = os.getloadavg()[0]
+    deadline = time.monotonic() + 10
+    while sent and time.monotonic() < deadline:
+        time.sleep(0.01)
+    outbox.put(stop)
+    receiver.join(5)
+    channel.close()
+    return {
+        "node_updates_per_s": round(counts["nodes"] / elapsed, 1),
+        "round_p50_ms": round(percentile(lat, 50), 2) if lat else None,
+        "round_p99_ms": round(percentile(lat, 99), 2) if lat else None,
+        "placements_per_s": round(counts["placements"] / elapsed, 1),
+        "peak_rss_mb": round(_rss_mb(pid, "VmHWM"), 1),
+        "rss_start_mb": round(rss_start, 1),
+        "rss_end_mb": round(_rss_mb(pid, "VmRSS"), 1),
+        "rss_every_5s_mb": rss_samples,
+        "containers_start": containers_start,
+        "containers_end": len(model.containers),
+        "containers_every_5s": containers,
+        "service_cpu_per_s": round(cpu_service / elapsed, 2),
+        "loadgen_cpu_per_s": round(cpu_self / elapsed, 2),
+        "service_cpu_wait_per_s": round(wait_service / elapsed, 2),
+        "load_avg": [round(load_start, 2), round(load_end, 2)],
+        "batches": len(lat),
+        "seconds": round(elapsed, 1),
+    }
+
+
+def add_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--nodes", type=int, default=10000)
+    p.add_argument("--apps", type=int, default=1000)
+    p.add_argument("--seconds", type=float, default=30.0, help="measured seconds (after the warm-up)")
+    p.add_argument(
+        "--warmup",
+        type=float,
+        default=60.0,
+        help="seconds driven before measuring (default 60: the warm start's cluster reaches its steady "
+        "occupancy in about 25 s, and its first peak about 50 s in)",
+    )
+    p.add_argument("--rate", type=float, default=None, help="node updates per second (default 2 x nodes)")
+    p.add_argument("--tick-ms", type=int, default=100)
+    p.add_argument(
+        "--policy",
+        default="dollymp",
+        help="the service's policy.name (default dollymp, the decision core)",
+    )
+    p.add_argument(
+        "--task-seconds",
+        type=float,
+        nargs=2,
+        default=(5.0, 30.0),
+        metavar=("MIN", "MAX"),
+        help="container run time, uniform (default 5 30)",
+    )
+    p.add_argument(
+        "--tasks",
+        type=int,
+        nargs=2,
+        default=(20, 200),
+        metavar=("MIN", "MAX"),
+        help="containers per application, uniform (default 20 200)",
+    )
+    p.add_argument(
+        "--commit",
+        choices=("heartbeat", "plan"),
+        default="heartbeat",
+        help="when the pretend shim commits a placement: on its node's next heartbeat, as the shim does "
+        "(default), or the whole plan at once when it arrives (burstier)",
+    )
+    p.add_argument(
+        "--start",
+        choices=("warm", "cold"),
+        default="warm",
+        help="the cluster the full resync hands over: busy, applications at random progress (default), "
+        "or empty, every application just submitted (its first generation ends in one wave ~30 s in)",
+    )
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def run(args: argparse.Namespace) -> int:
+    for name in ("nodes", "apps", "seconds", "tick_ms"):
+        if getattr(args, name) <= 0:
+            print(f"dollymp bench service: --{name.replace('_', '-')} must be > 0", file=sys.stderr)
+            return 2
+    rate = args.rate if args.rate is not None else 2.0 * args.nodes
+    gc.set_threshold(20_000, 50, 50)
+    with tempfile.TemporaryDirectory(prefix="dollymp-bench-") as tmp:
+        port_file = Path(tmp) / "port"
+        cmd = [
+            sys.executable,
+            "-m",
+            "pyscheduler",
+            "serve",
+            "--grpc-port",
+            "0",
+            "--port-file",
+            str(port_file),
+            "--db",
+            str(Path(tmp) / "bench.db"),
+            "--policy",
+            args.policy,
+            "--http-port",
+            "-1",
+            "--log-level",
+            "WARNING",
+        ]
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 60
+            while not port_file.exists():
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    print("dollymp bench service: the service did not start", file=sys.stderr)
+                    return 1
+                time.sleep(0.05)
+            address = f"127.0.0.1:{int(port_file.read_text())}"
+            model = ShimModel(
+                args.nodes,
+                args.apps,
+                args.seed,
+                tuple(args.task_seconds),
+                tuple(args.tasks),
+                args.commit,
+                start=args.start,
+            )
+            try:
+                result = drive(
+                    address, model, args.seconds, rate, args.tick_ms / 1000.0, proc.pid, args.warmup
+                )
+            except (RuntimeError, grpc.RpcError) as exc:
+                print(f"dollymp bench service: {exc}", file=sys.stderr)
+                return 1
+        finally:
+            proc.terminate()
+            out, _ = proc.communicate(timeout=60)
+    stats: dict[str, Any] = next(
+        (json.loads(x[len("SYNC_STATS=") :]) for x in out.splitlines() if x.startswith("SYNC_STATS=")), {}
+    )
+    result = {
+        "nodes": args.nodes,
+        "apps": args.apps,
+        "policy": args.policy,
+        "commit": args.commit,
+        "start": args.start,
+        "target_rate": rate,
+        **result,
+    }
+    # Server side, same window: round wall time, and its CPU time (apply + decide without waiting for a core).
+    for key in (
+        "round_p50_ms",
+        "round_p99_ms",
+        "round_cpu_p50_ms",
+        "round_cpu_p99_ms",
+        "rounds",
+        "max_coalesced",
+        "validate_cpu_s",
+        "apply_cpu_s",
+        "decide_cpu_s",
+        "gc_collections",
+        "gc_pause_p50_ms",
+        "gc_pause_max_ms",
+        "gc_pause_cpu_max_ms",
+        "malloc_trims",
+    ):
+        if key in stats:
+            result[f"service_{key}"] = stats[key]
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print(f"service: {args.nodes} nodes, {args.apps} apps, policy {args.policy}, {result['seconds']} s")
+        print(
+            f"node updates/s {result['node_updates_per_s']} (offered {rate:.0f}); round p50 "
+            f"{result['round_p50_ms']} ms, p99 {result['round_p99_ms']} ms; placements/s "
+            f"{result['placements_per_s']}; service peak RSS {result['peak_rss_mb']} MB "
+            f"(RSS {result['rss_start_mb']} -> {result['rss_end_mb']} MB while the cluster ran "
+            f"{result['containers_start']} -> {result['containers_end']} containers)"
+        )
+        print(
+            f"service side: {result.get('service_rounds')} rounds, round p50/p99 "
+            f"{result.get('service_round_p50_ms')}/{result.get('service_round_p99_ms')} ms wall, "
+            f"{result.get('service_round_cpu_p50_ms')}/{result.get('service_round_cpu_p99_ms')} ms CPU; "
+            f"service {result['service_cpu_per_s']} CPU-s/s (waited {result['service_cpu_wait_per_s']} s/s "
+            f"for a CPU), load generator {result['loadgen_cpu_per_s']} CPU-s/s; collector "
+            f"{result.get('service_gc_collections')} runs between rounds, pause p50/max "
+            f"{result.get('service_gc_pause_p50_ms')}/{result.get('service_gc_pause_max_ms')} ms; "
+            f"load average {result['load_avg'][0]} -> {result['load_avg'][1]}"
+        )
+    return 0

@@ -1,0 +1,363 @@
+"""Sessions: one per registered ResourceManager, each with its mirror and its decision rounds.
+
+State machine of a session (the shim owns recovery; the service only says when it must resync):
+
+    Register ──> AWAITING_RESYNC ──full_resync batch──> ACTIVE
+    ACTIVE ──seq gap / out of order──> BROKEN          (every later batch: BATCH_RESYNC_REQUIRED)
+    any ──Register again for the same rm_id──> SUPERSEDED (ditto; the new session takes over)
+
+A batch that is not a full resync while AWAITING_RESYNC is answered BATCH_RESYNC_REQUIRED with
+REASON_NOT_RESYNCED and leaves the session waiting (the shim registers again).
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+import threading
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from pyscheduler import metrics
+from pyscheduler.objects.decision import Decision, DecisionKind
+from pyscheduler.service.limits import DEFAULTS, Limits, Refusal
+from pyscheduler.service.round.plan import PlacementChoice, RoundResult
+from pyscheduler.service.state.mirror import (
+    AskKey,
+    ContainerRec,
+    Mirror,
+    OutstandingPlacement,
+    application_of_attempt,
+)
+from pyscheduler.service.state.resources import Res
+from pyscheduler.wire import pb
+
+
+class DecisionRecorder(Protocol):
+    """Where decisions go (the decision log in pyscheduler.store)."""
+
+    def append(self, decisions: Sequence[Decision]) -> Any: ...
+
+
+class NullRecorder:
+    def append(self, decisions: Sequence[Decision]) -> Any:
+        return None
+
+
+# A round: the mirror in, placements, deferrals and further decisions out (see
+# pyscheduler.service.round.policy).
+RoundFn = Callable[[Mirror], RoundResult]
+
+
+class SessionState(enum.Enum):
+    AWAITING_RESYNC = "awaiting_resync"
+    ACTIVE = "active"
+    BROKEN = "broken"
+    SUPERSEDED = "superseded"
+
+
+_REASON_NAMES = {
+    pb.REASON_FCFS_ORDER: "fcfs_order",
+    pb.REASON_PRIORITY_ORDER: "priority_order",
+    pb.REASON_BEST_FIT: "best_fit",
+    pb.REASON_CLONE_IDLE_CAPACITY: "clone_idle_capacity",
+    pb.REASON_AM_CONTAINER: "am_container",
+    pb.REASON_CLONE_LATE_COPY: "clone_late_copy",
+    pb.REASON_CLONE_PHASE_TAIL: "clone_phase_tail",
+    pb.REASON_WAITING_FOR_RESOURCES: "waiting_for_resources",
+    pb.REASON_AM_SHARE_CAP: "am_share_cap",
+    pb.REASON_INFEASIBLE: "infeasible",
+    pb.REASON_PARENT_PHASE_UNFINISHED: "parent_phase_unfinished",
+    pb.REASON_LOWER_PRIORITY: "lower_priority",
+    pb.REASON_CLONE_LIMIT: "clone_limit",
+    pb.REASON_NOT_RESYNCED: "not_resynced",
+}
+
+
+def reason_name(reason: int) -> str:
+    return _REASON_NAMES.get(reason, f"reason_{reason}")
+
+
+@dataclass(slots=True)
+class RoundRecords:
+    """A round's decisions for the log. The placement records (one per wire placement) are built by
+    `build()`, which the servicer calls once the round's plan is sent: not on the plan's path."""
+
+    rm_id: str
+    session_id: str
+    epoch: int
+    wall: float
+    placed: list[tuple[str, PlacementChoice]]  # (placement id, choice)
+    json_caps: dict[Res, dict[str, Any]]  # one JSON form per distinct capability (shared, read-only)
+    others: list[Decision]  # deferrals (when their reason changed), priorities, clone grants, ω
+
+    def __len__(self) -> int:
+        return len(self.placed) + len(self.others)
+
+    def build(self) -> list[Decision]:
+        """Placements first, then the others, in the round's order."""
+        out: list[Decision] = []
+        add, caps = out.append, self.json_caps
+        for pid, c in self.placed:
+            attempt, prio, alloc = c.key
+            add(
+                Decision(
+                    self.wall,
+                    DecisionKind.PLACEMENT,
+                    reason_name(c.reason),
+                    application_of_attempt(attempt),
+                    node_id=c.node_id,
+                    detail=c.detail,
+                    inputs={
+                        "placement_id": pid,
+                        "rm_id": self.rm_id,
+                        "session_id": self.session_id,
+                        "epoch": self.epoch,
+                        "attempt_id": attempt,
+                        "priority": prio,
+                        "allocation_request_id": alloc,
+                        "count": c.count,
+                        "capability": caps[c.capability],
+                    },
+                )
+            )
+        out.extend(self.others)
+        return out
+
+
+@dataclass
+class Session:
+    session_id: str
+    rm_id: str
+    first_epoch: int
+    tick_ms: int
+    resource_types: tuple[str, ...]
+    state: SessionState = SessionState.AWAITING_RESYNC
+    last_seq: int = 0
+    mirror: Mirror = field(default_factory=Mirror)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    _next_epoch: int = 0
+    _placement_ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+    _last_deferral: dict[AskKey, int] = field(default_factory=dict)
+    _last_record: dict[tuple[str, str, str], tuple[str, dict[str, Any]]] = field(default_factory=dict)
+    _priorities: dict[str, tuple[float, int]] = field(default_factory=dict)  # app -> (priority, rank)
+    peer: str = ""  # the gRPC connection that registered it: only its Sync streams may use it
+    last_active: float = field(default_factory=time.monotonic)  # Register or the last applied batch
+
+    def __post_init__(self) -> None:
+        self._next_epoch = self.first_epoch
+
+    def take_epoch(self) -> int:
+        e = self._next_epoch
+        self._next_epoch += 1
+        return e
+
+    @property
+    def last_epoch(self) -> int:
+        return self._next_epoch - 1
+
+    def resync_plan(self, seq: int, reason: str) -> Any:
+        return pb.Plan(
+            session_id=self.session_id,
+            epoch=self.take_epoch(),
+            in_reply_to_seq=seq,
+            status=pb.BATCH_RESYNC_REQUIRED,
+            detail=reason,
+        )
+
+    def admit(self, batch: Any) -> str | None:
+        """Check session state and seq for a validated batch; None if it may be applied, else why not.
+        Caller holds `lock`."""
+        if self.state is SessionState.SUPERSEDED:
+            return "session superseded by a newer registration of this rm_id: register again"
+        if self.state is SessionState.BROKEN:
+            return "session lost a batch earlier: register again and send a full resync"
+        if self.state is SessionState.AWAITING_RESYNC and not batch.full_resync:
+            return "the first batch after Register must be a full resync (reason: not_resynced)"
+        if batch.seq != self.last_seq + 1:
+            self.state = SessionState.BROKEN
+            return f"seq gap: expected {self.last_seq + 1}, got {batch.seq}; register again"
+        return None
+
+    def last_deferral(self, key: AskKey) -> int | None:
+        return self._last_deferral.get(key)
+
+    def priority_of(self, app_id: str) -> tuple[float | None, int | None]:
+        p = self._priorities.get(app_id)
+        return (p[0], p[1]) if p is not None else (None, None)
+
+    def apply(
+        self,
+        batch: Any,
+        node_wires: Sequence[tuple[str, bytes]] | None = None,
+        containers: Sequence[ContainerRec] | None = None,
+    ) -> None:
+        if (
+            batch.fallback_active
+            and self.mirror.fallback_active
+            and batch.rm_time_ms > self.mirror.rm_time_ms
+        ):
+            metrics.FALLBACK_SECONDS.inc((batch.rm_time_ms - self.mirror.rm_time_ms) / 1000.0)
+        self.mirror.apply(batch, node_wires, containers)
+        self.last_active = time.monotonic()
+        self.last_seq = batch.seq
+        self.state = SessionState.ACTIVE
+
+    def decide(self, round_fn: RoundFn, now_s: float, ttl_s: float) -> tuple[Any, RoundRecords]:
+        """One decision round on the current mirror: the Plan to send and the decisions to record
+        (`RoundRecords.build()`: the placement records are built once the plan is out)."""
+        self.mirror.expire(now_s, ttl_s)
+        result = round_fn(self.mirror)
+        choices, deferred = result.placements, result.deferrals
+        epoch = self.take_epoch()
+        plan = pb.Plan(
+            session_id=self.session_id, epoch=epoch, in_reply_to_seq=self.last_seq, status=pb.BATCH_ACCEPTED
+        )
+        decisions: list[Decision] = []
+        wall = time.time()
+        prefix = f"{self.session_id[:8]}-{epoch}-"
+        wire_caps: dict[Res, Any] = {}  # one wire Resource and one JSON form per distinct capability
+        json_caps: dict[Res, dict[str, Any]] = {}
+        sent: list[OutstandingPlacement] = []
+        placed: list[tuple[str, PlacementChoice]] = []
+        last_deferral, add_wire = self._last_deferral, plan.placements.add
+        for c in choices:
+            pid = prefix + str(next(self._placement_ids))
+            cap = c.capability
+            sent.append(OutstandingPlacement(pid, c.key, c.node_id, cap, c.count, now_s))
+            last_deferral.pop(c.key, None)
+            attempt, prio, alloc = c.key
+            wire_cap = wire_caps.get(cap)
+            if wire_cap is None:
+                wire_cap = wire_caps[cap] = cap.to_pb()
+                json_caps[cap] = cap.to_json()
+            add_wire(
+                placement_id=pid,
+                attempt_id=attempt,
+                priority=prio,
+                allocation_request_id=alloc,
+                node_id=c.node_id,
+                count=c.count,
+                is_clone=c.reason == pb.REASON_CLONE_IDLE_CAPACITY,  # service/round/clones.py's pass
+                reason=c.reason,
+                detail=c.detail,
+                capability=wire_cap,
+            )
+            placed.append((pid, c))
+        self.mirror.add_placements(sent)
+        for d in deferred:
+            attempt, prio, alloc = d.key
+            plan.deferrals.add(
+                attempt_id=attempt,
+                priority=prio,
+                allocation_request_id=alloc,
+                reason=d.reason,
+                detail=d.detail,
+            )
+            # Log a deferral when its reason changes, not every tick (the plan carries it every tick).
+            if self._last_deferral.get(d.key) != d.reason:
+                self._last_deferral[d.key] = d.reason
+                decisions.append(
+                    Decision(
+                        time=wall,
+                        kind=DecisionKind.DEFERRAL,
+                        reason=reason_name(d.reason),
+                        application_id=application_of_attempt(attempt),
+                        detail=d.detail,
+                        inputs={
+                            "rm_id": self.rm_id,
+                            "attempt_id": attempt,
+                            "priority": prio,
+                            "allocation_request_id": alloc,
+                        },
+                    )
+                )
+        for k in result.kills:  # clones yielding to waiting originals (service/round/yielding.py)
+            plan.kill_container_ids.append(k.container_id)
+            plan.kill_application_ids.append(k.application_id)
+            decisions.append(
+                Decision(
+                    time=wall,
+                    kind=DecisionKind.KILL,
+                    reason=k.reason,
+                    application_id=k.application_id,
+                    detail=k.detail,
+                    inputs={"rm_id": self.rm_id, "container_id": k.container_id},
+                )
+            )
+        for r in result.records:  # priorities, clone grants, ω: logged when they change
+            if r.kind is DecisionKind.PRIORITY and "priority" in r.inputs:
+                self._priorities[r.application_id] = (
+                    float(r.inputs["priority"]),
+                    int(r.inputs.get("rank", 0)),
+                )
+            memo = (r.kind.value, r.application_id, r.job_id)
+            value = (r.reason, r.inputs)  # dict equality: no formatting per record and round
+            if self._last_record.get(memo) != value:
+                self._last_record[memo] = value
+                decisions.append(r)
+        for key in [k for k in self._last_deferral if k not in self.mirror.asks]:
+            del self._last_deferral[key]
+        if len(self._last_record) > 2 * len(self.mirror.apps) + 64:
+            live = set(self.mirror.apps) | {application_of_attempt(k[0]) for k in self.mirror.asks}
+            for memo in [m for m in self._last_record if m[1] not in live]:
+                del self._last_record[memo]
+            for app_id in [a for a in self._priorities if a not in live]:
+                del self._priorities[app_id]
+        return plan, RoundRecords(self.rm_id, self.session_id, epoch, wall, placed, json_caps, decisions)
+
+
+class SessionRegistry:
+    """All sessions, by id and by rm_id; Register replaces the rm_id's previous session.
+
+    Bounded (service/limits.py): a session without a batch for `limits.session_idle_s` is reaped (a Sync
+    stream idle for `limits.sync_idle_s`, shorter, was closed before); a Register for a new rm_id while
+    `limits.sessions` are live is refused (live sessions are never evicted by newcomers)."""
+
+    def __init__(self, limits: Limits = DEFAULTS) -> None:
+        self.limits = limits
+        self._lock = threading.Lock()
+        self._by_id: dict[str, Session] = {}
+        self._by_rm: dict[str, Session] = {}
+        self.reaped = 0
+
+    def _reap(self) -> None:
+        """Forget idle sessions (caller holds `_lock`)."""
+        cutoff = time.monotonic() - self.limits.session_idle_s
+        for s in [s for s in self._by_id.values() if s.last_active < cutoff]:
+            del self._by_id[s.session_id]
+            if self._by_rm.get(s.rm_id) is s:
+                del self._by_rm[s.rm_id]
+            self.reaped += 1
+
+    def register(self, rm_id: str, tick_ms: int, resource_types: Sequence[str], peer: str = "") -> Session:
+        with self._lock:
+            self._reap()
+            if rm_id not in self._by_rm and len(self._by_id) >= self.limits.sessions:
+                raise Refusal(
+                    "rm_id",
+                    f"{len(self._by_id)} live sessions, limit {self.limits.sessions} (limits.sessions)",
+                )
+            old = self._by_rm.get(rm_id)
+            # Epochs grow across sessions and restarts: wall-clock microseconds, past the old session.
+            first = time.time_ns() // 1000
+            if old is not None:
+                with old.lock:
+                    old.state = SessionState.SUPERSEDED
+                    first = max(first, old.last_epoch + 1)
+                self._by_id.pop(old.session_id, None)
+            s = Session(uuid.uuid4().hex, rm_id, first, tick_ms, tuple(resource_types), peer=peer)
+            self._by_id[s.session_id] = s
+            self._by_rm[rm_id] = s
+            return s
+
+    def get(self, session_id: str) -> Session | None:
+        with self._lock:
+            return self._by_id.get(session_id)
+
+    def sessions(self) -> list[Session]:
+        with self._lock:
+            return list(self._by_id.values())

@@ -1,0 +1,190 @@
+"""An AM-helper job as the core sees it: the profile as a core Job, the reported attempts replayed onto
+it, the running copies as snapshot attempts, and the reports as the copy estimator's records
+(estimate/copies.py). Pure translation of what the AM reported; no state, no gRPC."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pyscheduler.estimate.copies import CopyReport, Kind, Report, work_start
+from pyscheduler.objects import Attempt, Job, Phase, Resources
+from pyscheduler.wire import pb
+
+FINAL = (pb.ATTEMPT_SUCCEEDED, pb.ATTEMPT_FAILED, pb.ATTEMPT_KILLED)
+
+
+def waiting_clone(a: Any) -> bool:
+    """A clone the AM launched that still waits for a container (service/round/clones.py places those
+    last)."""
+    return bool(a.is_clone) and a.state == pb.ATTEMPT_WAITING
+
+
+def task_index(task_id: str) -> int | None:
+    """Hadoop's task ids end in the task's index (task_<cluster>_<app>_m_000003 -> 3)."""
+    tail = task_id.rsplit("_", 1)[-1]
+    return int(tail) if tail.isdigit() and len(tail) <= 9 else None  # (no 5,000-digit int parse)
+
+
+def kind_of(a: Any) -> Kind:
+    if waiting_clone(a):
+        return Kind.WAITING_CLONE
+    if a.state == pb.ATTEMPT_RUNNING and a.container_id:
+        return Kind.RUNNING
+    if a.state == pb.ATTEMPT_SUCCEEDED:
+        return Kind.SUCCEEDED
+    if a.state in (pb.ATTEMPT_FAILED, pb.ATTEMPT_KILLED):
+        return Kind.ENDED
+    return Kind.OTHER
+
+
+def copy_report(a: Any, first: Report | None) -> CopyReport:
+    """The estimator's record of one AttemptReport (`first`: its first report with progress)."""
+    return CopyReport(
+        a.attempt_id,
+        a.task_id,
+        a.phase_id,
+        kind_of(a),
+        bool(a.is_clone),
+        a.time_ms / 1000.0,
+        (a.launch_time_ms or a.time_ms) / 1000.0,
+        a.progress,
+        a.duration_s,
+        first,
+    )
+
+
+def copy_reports(attempts: Sequence[Any], first: Mapping[str, Report]) -> list[CopyReport]:
+    return [copy_report(a, first.get(a.attempt_id)) for a in attempts]
+
+
+def job_of(p: Any, stats: Mapping[str, tuple[float, float]]) -> Job:
+    """The profile as a core Job, θ and σ per phase from `stats` (1 s and 0 where none is known)."""
+    phases = [
+        Phase(
+            ph.phase_id,
+            ph.tasks,
+            Resources((float(ph.demand.vcores), float(ph.demand.memory_mb))),
+            *stats.get(ph.phase_id, (1.0, 0.0)),
+            tuple(ph.parents),
+        )
+        for ph in p.phases
+    ]
+    return Job(p.application_id, p.submit_time_ms / 1000.0, phases, p.job_name, p.application_id)
+
+
+def replay(job: Job, attempts: Sequence[Any]) -> None:
+    """Puts the AM's reported attempts on the job's phases, so the core sees the job as it runs: copies
+    started (one per attempt that had a container, and per clone waiting for one), losers ended, a
+    success finishing its task. A phase whose parents all finished becomes runnable, and its clones are
+    bounded by the parents' copies (Dolly 3.2), as in the simulator. Attempts of unknown tasks are
+    ignored."""
+    by_task: dict[tuple[str, int], list[Any]] = {}
+    for a in attempts:
+        i = task_index(a.task_id)
+        if i is not None and (a.state != pb.ATTEMPT_WAITING or waiting_clone(a)):
+            by_task.setdefault((a.phase_id, i), []).append(a)
+    phases = {ph.phase_id: ph for ph in job.phases}
+    for (phase_id, i), copies in by_task.items():
+        ph = phases.get(phase_id)
+        if ph is None or i >= ph.num_tasks:
+            continue
+        for _ in copies:
+            ph.start_copy(i)
+        for a in copies:
+            if a.state in (pb.ATTEMPT_FAILED, pb.ATTEMPT_KILLED):
+                ph.end_copy(i, False)
+        if any(a.state == pb.ATTEMPT_SUCCEEDED for a in copies):
+            ph.end_copy(i, True)
+
+
+@dataclass(frozen=True, slots=True)
+class ReportedAttempt(Attempt):
+    """A running attempt as the AM reported it, with Hadoop's progress score (fraction of its work done):
+    the attribute policies read for a copy's progress, as from the simulator's attempts."""
+
+    progress: float = 0.0
+
+
+def running(
+    job_id: str,
+    attempts: Sequence[Any],
+    first: Mapping[str, Report],
+    now: float,
+    startup_s: float | None = None,
+) -> list[ReportedAttempt]:
+    """The job's copies for the snapshot: the running ones (in a container) with the start of their work
+    (`work_start`) and progress, and the clones still waiting for a container (progress nan, from when
+    they were reported: in the simulator a clone runs once placed, and a late task gets its next clone
+    only when that one is late as well; counted as nothing, a waiting clone let the same task get its
+    second clone a round later). A copy still at progress 0 once the usual start-up (`startup_s`) is over
+    carries progress 0 from launch + startup_s: after the policy's progress_after seconds of such work it
+    is stalled, so late (`residual.late_copies`; at 0 progress LATE has no rate). Any other copy without a
+    rate yet carries progress nan (judged by the elapsed-time rule from its launch)."""
+    out: list[ReportedAttempt] = []
+    for a in attempts:
+        i = task_index(a.task_id)
+        if i is None:
+            continue
+        if waiting_clone(a):  # a copy asked for: not late, so it holds off the next clone
+            at = min(a.time_ms / 1000.0, now)
+            out.append(ReportedAttempt(a.attempt_id, job_id, a.phase_id, i, "", True, at, math.nan))
+            continue
+        if a.state != pb.ATTEMPT_RUNNING or not a.container_id:
+            continue
+        launch = (a.launch_time_ms or a.time_ms) / 1000.0
+        began = work_start(launch, first.get(a.attempt_id), (a.time_ms / 1000.0, a.progress))
+        if began is not None:
+            start, progress = began, a.progress
+        elif a.progress == 0 and startup_s is not None and launch + startup_s < now:
+            start, progress = launch + startup_s, 0.0  # stalled once progress_after has passed
+        else:
+            start, progress = launch, math.nan
+        out.append(
+            ReportedAttempt(
+                a.attempt_id, job_id, a.phase_id, i, a.node_id, a.is_clone, min(start, now), progress
+            )
+        )
+    return out
+
+
+def no_data_means(job: Job, known: frozenset[str], running: Sequence[ReportedAttempt], now: float) -> None:
+    """A phase with no finished task and no recurring-job history has no estimate of a fresh copy's run
+    time (`job_of` puts 1 s there, a placeholder): it takes the median projected run time (elapsed work /
+    progress, LATE's rate) of its own running copies that report progress. Against 1 s, any task alone
+    in its phase, or judged before its siblings reported twice, looked late and got clones at once. As
+    Hadoop's speculator, which estimates from the job's finished tasks of the same type, a phase with
+    nothing to compare against gets no late clone by progress: a lone copy cannot be late against
+    itself."""
+    for ph in job.phases:
+        if ph.phase_id in known:
+            continue
+        totals = [
+            (now - a.start_time) / a.progress
+            for a in running
+            if a.phase_id == ph.phase_id
+            and math.isfinite(a.progress)
+            and a.progress > 0
+            and now > a.start_time
+        ]
+        if totals:
+            ph.mean = statistics.median(totals)
+
+
+def upstream(profile: Any) -> frozenset[str]:
+    """Phases some phase waits for: a MapReduce job's maps when it has reduces (`work_progress`)."""
+    return frozenset(q for ph in profile.phases for q in ph.parents)
+
+
+def downstream(profile: Any) -> frozenset[str]:
+    """Phases that wait for others: a MapReduce job's reduces (`reduce_work_progress`)."""
+    return frozenset(ph.phase_id for ph in profile.phases if ph.parents)
+
+
+def last_stages(profile: Any) -> frozenset[str]:
+    """Phases of the job's last stage: with parents (upstream phases), and no phase waits for them."""
+    parents = {q for ph in profile.phases for q in ph.parents}
+    return frozenset(ph.phase_id for ph in profile.phases if ph.parents and ph.phase_id not in parents)

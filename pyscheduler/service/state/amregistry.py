@@ -1,0 +1,324 @@
+"""The AM registry: what each application's AM helper reported (its job profile, its attempts as last
+reported, the phases' finished durations), kept per application under one lock, and what the RM rounds
+read of it, both at once at a round's start (`round_view`, service/round/amview.py): θ/σ hints per YARN
+priority (`hints`) and the running copies the service may preempt (`running_copies`), each judged by the copy
+estimator (estimate/copies.py).
+
+Bounded: at most `max_apps` profiles (the oldest forgotten), and the attempts per application by
+`limits.attempts_per_app` (service/rmproxy/ambounds.py)."""
+
+from __future__ import annotations
+
+import math
+import statistics
+import threading
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from typing import Any
+
+from pyscheduler.core.clock import Clock, WallClock
+from pyscheduler.echo import shown
+from pyscheduler.estimate.copies import (
+    Report,
+    StartupEstimate,
+    finish_at_rate,
+    judge,
+    judge_left,
+    reduce_work_progress,
+    time_left,
+    work_progress,
+)
+from pyscheduler.service.limits import Limits
+from pyscheduler.service.rmproxy import ambounds
+from pyscheduler.service.round.amjob import (
+    copy_report,
+    copy_reports,
+    downstream,
+    last_stages,
+    upstream,
+    waiting_clone,
+)
+from pyscheduler.service.round.amview import AmView
+from pyscheduler.service.round.named_tasks import NamedLog
+from pyscheduler.service.state.amcopies import Copy
+from pyscheduler.service.state.mapreads import read_records
+from pyscheduler.service.state.outcomes import outcome_records
+from pyscheduler.service.state.phasehints import PhaseHint
+from pyscheduler.store.history import JobKey
+from pyscheduler.wire import pb
+
+# TaskClones reasons of tasks judged on their own (late, the phase tail): their clones never yield
+JUDGED_ALONE = frozenset({pb.REASON_CLONE_LATE_COPY, pb.REASON_CLONE_PHASE_TAIL})
+
+
+@dataclass
+class AppState:
+    profile: Any
+    durations: dict[str, list[float]] = field(default_factory=dict)
+    attempts: dict[str, Any] = field(default_factory=dict)  # attempt id -> last report
+    first_progress: dict[str, Report] = field(default_factory=dict)  # (time s, progress)
+    waiting: dict[str, int] = field(default_factory=dict)  # phase id -> clones waiting for a container
+    last_plan: str = ""
+    plan: Any = None  # the last ClonePlan sent (answered again when the plan budget is spent)
+    per_task: dict[str, int] = field(default_factory=dict)  # task id -> pb reason it was last named with
+    # waiting clones (ATTEMPT_WAITING) of tasks judged on their own or of the last stage (`waits_alone`):
+    # attempt id -> phase id
+    waiting_alone: dict[str, str] = field(default_factory=dict)
+    last_stages: frozenset[str] = frozenset()  # `amjob.last_stages` of the profile, which a job keeps
+    upstream: frozenset[str] = frozenset()  # `amjob.upstream`: phases whose progress is `work_progress`
+    downstream: frozenset[str] = frozenset()  # `amjob.downstream`: with reduce_phase, `reduce_work_progress`
+    named_log: NamedLog = field(default_factory=NamedLog)  # tasks named on their own, logged once each
+    map_reads: dict[str, set[str]] = field(default_factory=dict)  # reduce attempt -> map tasks read (logged)
+    # the recurring-job history key: the RM's (queue, user, name) of the application, as of its last
+    # report; None when the RM knows no such application or knows it by another name (`attributed`)
+    tenant: JobKey | None = None
+
+    def __post_init__(self) -> None:
+        self.last_stages = last_stages(self.profile)
+        self.upstream = upstream(self.profile)
+        self.downstream = downstream(self.profile)
+
+    def waits_alone(self, a: Any) -> bool:
+        """Whether attempt `a` is a clone waiting for its container that goes before clones at launch,
+        which yield their containers to it (service/round/clones.py, service/round/yielding.py): a clone of a
+        task judged on its own (a late copy, the phase tail), or of the job's last stage, which the job's
+        finish waits for, with the least work left of any running job's phase (a clone at launch of another
+        job's map is a fresh draw of one of its several tasks)."""
+        if not waiting_clone(a):
+            return False
+        return self.per_task.get(a.task_id) in JUDGED_ALONE or a.phase_id in self.last_stages
+
+
+def attributed(profile: Any, rm_key: JobKey | None) -> JobKey | None:
+    """The history key of an application whose AM reported `profile`: the RM's (queue, user, name), when
+    the RM knows the application by the job name its AM reports and its queue and user are given; None
+    otherwise (no history written or read)."""
+    if rm_key is None or not profile.job_name or rm_key.job_name != profile.job_name:
+        return None
+    return rm_key if rm_key.queue and rm_key.user else None
+
+
+class UnknownPhase(ValueError):
+    def __init__(self, index: int, phase_id: str) -> None:
+        super().__init__(f"attempts[{index}].phase_id: unknown phase {shown(phase_id)}")
+
+
+class AmRegistry:
+    """Per-application AM state; every read and write under `lock`."""
+
+    def __init__(
+        self,
+        history: Any | None = None,
+        max_apps: int = 10_000,
+        clock: Clock | None = None,
+        reduce_phase: bool = False,
+    ) -> None:
+        self.history = history  # pyscheduler.store StatisticsHistory, or None
+        self.clock: Clock = clock if clock is not None else WallClock()  # the AM reports' time (epoch s)
+        self.max_apps = max_apps
+        self.lock = threading.Lock()
+        self.apps: dict[str, AppState] = {}
+        self.startups = StartupEstimate()  # guarded by lock
+        # appmaster.reduce_phase_progress: a reduce's progress is its reduce phase's (`reduce_work_progress`)
+        self.reduce_phase = reduce_phase
+
+    def put_profile(self, profile: Any, rm_key: JobKey | None = None) -> None:
+        """A job profile, reported first or again (the durations seen so far are kept). `rm_key`: the RM's
+        (queue, user, name) of the application (`attributed`)."""
+        with self.lock:
+            old = self.apps.get(profile.application_id)
+            st = AppState(profile, *(() if old is None else (old.durations,)))
+            st.tenant = attributed(profile, rm_key)
+            self.apps[profile.application_id] = st
+            while len(self.apps) > self.max_apps:  # bounded: forget the oldest profile
+                self.apps.pop(next(iter(self.apps)))
+
+    def described(self, app_id: str) -> bool:
+        """Whether an AM helper reported a job profile for `app_id` (still kept)."""
+        with self.lock:
+            return app_id in self.apps
+
+    def record(
+        self, request: Any, limits: Limits, rm_key: JobKey | None = None
+    ) -> tuple[dict[str, list[float]], JobKey | None, list[Any]]:
+        """Keeps an AttemptReports: (durations finished now per phase, the job's history key from `rm_key`
+        (`attributed`), the decision-log records of the attempts' outcomes). Raises KeyError for an
+        application without a profile, UnknownPhase, or limits.Refusal (nothing kept)."""
+        finished: dict[str, list[float]] = {}
+        changes: list[tuple[Any, Any]] = []
+        with self.lock:
+            st = self.apps[request.application_id]
+            st.tenant = attributed(st.profile, rm_key)
+            known = {ph.phase_id for ph in st.profile.phases}
+            for i, a in enumerate(request.attempts):
+                if a.phase_id not in known:
+                    raise UnknownPhase(i, a.phase_id)
+            ambounds.make_room(st, request.attempts, limits)
+            reads = read_records(request.application_id, request.attempts, st.map_reads)
+            for a in request.attempts:
+                del a.map_reads[:]  # logged (`reads`): the attempt is kept as last reported, without them
+                if a.phase_id in st.upstream:  # a map's map phase (`work_progress`)
+                    a.progress = work_progress(a.progress)
+                elif self.reduce_phase and a.phase_id in st.downstream:
+                    a.progress = reduce_work_progress(a.progress)
+                prev = st.attempts.get(a.attempt_id)
+                st.attempts[a.attempt_id] = a
+                changes.append((a, prev))
+                if a.state == pb.ATTEMPT_RUNNING and a.progress > 0 and a.attempt_id not in st.first_progress:
+                    st.first_progress[a.attempt_id] = (a.time_ms / 1000.0, a.progress)
+                    if a.launch_time_ms:
+                        self.startups.add((a.time_ms - a.launch_time_ms) / 1000.0)
+                was = prev is not None and waiting_clone(prev)
+                st.waiting[a.phase_id] = st.waiting.get(a.phase_id, 0) + waiting_clone(a) - was
+                if st.waits_alone(a):
+                    st.waiting_alone[a.attempt_id] = a.phase_id
+                else:
+                    st.waiting_alone.pop(a.attempt_id, None)
+                if a.state == pb.ATTEMPT_SUCCEEDED and (prev is None or prev.state != pb.ATTEMPT_SUCCEEDED):
+                    st.durations.setdefault(a.phase_id, []).append(a.duration_s)
+                    finished.setdefault(a.phase_id, []).append(a.duration_s)
+            return (
+                finished,
+                st.tenant,
+                outcome_records(request.application_id, changes, st.attempts) + reads,
+            )
+
+    def stats(self, st: AppState) -> dict[str, tuple[float, float]]:
+        """θ and σ per phase in DollyMP Sec. 5.2's order (as estimate/stats.py): the recurring job's
+        history in its own tenant (`AppState.tenant`) first, then the phase's own finished tasks (caller
+        holds the lock)."""
+        out: dict[str, tuple[float, float]] = {}
+        for ph in st.profile.phases:
+            m = None
+            if self.history is not None and st.tenant is not None:
+                m = self.history.moments(st.tenant, ph.phase_id)
+            seen = st.durations.get(ph.phase_id, [])
+            if m is not None and math.isfinite(m.mean):
+                out[ph.phase_id] = (m.mean, m.sd)
+            elif seen:
+                out[ph.phase_id] = (statistics.fmean(seen), statistics.pstdev(seen) if len(seen) > 1 else 0.0)
+        return out
+
+    # ---- what the RM rounds read --------------------------------------------------------------
+
+    def round_view(
+        self, hint_apps: Collection[str], copy_apps: Collection[str] | None, with_copies: bool = True
+    ) -> AmView:
+        """One RM round's AM reports, read under one hold of the lock (service/round/amview.py): the hints of
+        `hint_apps` (an application whose hints raise is named in `failed`) and, `with_copies`, the running
+        copies of `copy_apps` (None: of every application)."""
+        hints: dict[str, dict[int, PhaseHint]] = {}
+        failed: dict[str, Exception] = {}
+        with self.lock:
+            for app_id in hint_apps:
+                st = self.apps.get(app_id)
+                if st is None:
+                    continue
+                try:
+                    hints[app_id] = self._hints(st)
+                except Exception as exc:
+                    failed[app_id] = exc
+            copies = self._running_copies(copy_apps) if with_copies else None
+        return AmView(hints, failed, copies)
+
+    def hints(self, app_id: str) -> dict[int, PhaseHint]:
+        """θ/σ and the waiting clones per YARN priority of the application's phases
+        (service/round/translate.py)."""
+        with self.lock:
+            st = self.apps.get(app_id)
+            return {} if st is None else self._hints(st)
+
+    def _hints(self, st: AppState) -> dict[int, PhaseHint]:
+        """`hints` of one application (caller holds the lock)."""
+        stats = self.stats(st)
+        alone: dict[str, int] = {}
+        for phase_id in st.waiting_alone.values():
+            alone[phase_id] = alone.get(phase_id, 0) + 1
+        first = self._waiting_first(st) if st.profile.clones_preemptible else {}
+        return {
+            ph.yarn_priority: PhaseHint(
+                ph.phase_id,
+                *stats.get(ph.phase_id, (1.0, 0.0)),
+                st.waiting.get(ph.phase_id, 0),
+                alone.get(ph.phase_id, 0),
+                first.get(ph.phase_id, 0),
+            )
+            for ph in st.profile.phases
+        }
+
+    def _waiting_first(self, st: AppState) -> dict[str, int]:
+        """Per phase, the waiting clones at launch that would be their task's first running clone, of
+        tasks not covered (`judge`; `PhaseHint.waiting_first`; caller holds the lock)."""
+        attempts = list(st.attempts.values())
+        waiting = [a for a in attempts if waiting_clone(a) and a.attempt_id not in st.waiting_alone]
+        if not waiting:
+            return {}
+        cloned = {a.task_id for a in attempts if a.is_clone and a.state == pb.ATTEMPT_RUNNING}
+        _, covered = judge(
+            copy_reports(attempts, st.first_progress), self.clock.now(), self.startups.median()
+        )
+        out: dict[str, int] = {}
+        seen: set[str] = set()
+        for a in sorted(waiting, key=lambda a: a.attempt_id):
+            if a.task_id in cloned or a.task_id in covered or a.task_id in seen:
+                continue
+            seen.add(a.task_id)  # one per task: its second clone is a third copy
+            out[a.phase_id] = out.get(a.phase_id, 0) + 1
+        return out
+
+    def running_copies(self, apps: Collection[str] | None = None) -> list[Copy]:
+        """Every attempt the AM helpers last reported RUNNING in a container (service/round/yielding.py), of
+        jobs whose AM lets a preempted clone go unreplaced (JobProfile.clones_preemptible): Hadoop's own AM
+        would schedule a replacement attempt, which would wait for a container in its turn. Each copy says
+        whether its task was named per task, whether it is of the job's last stage, whether its task
+        straggles and whether it is covered by a copy about to finish (`judge`)."""
+        with self.lock:
+            return self._running_copies(apps)
+
+    def _running_copies(self, apps: Collection[str] | None) -> list[Copy]:
+        """`running_copies` (caller holds the lock)."""
+        out: list[Copy] = []
+        startup = self.startups.median()
+        chosen = self.apps.items() if apps is None else [(a, self.apps[a]) for a in apps if a in self.apps]
+        for app_id, st in chosen:  # of `apps` only (a session's: not other tenants')
+            if not st.profile.clones_preemptible:  # the project's AM: a preempted clone is not replaced
+                continue
+            left, fresh = time_left(
+                copy_reports(list(st.attempts.values()), st.first_progress), self.clock.now(), startup
+            )
+            slow, covered = judge_left(left, fresh)
+            own = _own_moments(st)  # not `stats`: no history read on the round's hot path
+            for a in st.attempts.values():
+                if a.state != pb.ATTEMPT_RUNNING or not a.container_id:
+                    continue
+                ends = finish_at_rate(copy_report(a, st.first_progress.get(a.attempt_id)))
+                out.append(
+                    Copy(
+                        app_id,
+                        a.task_id,
+                        a.attempt_id,
+                        a.container_id,
+                        a.is_clone,
+                        a.progress,
+                        a.launch_time_ms,
+                        per_task=a.task_id in st.per_task,
+                        last_stage=a.phase_id in st.last_stages,
+                        finish_est_ms=None if ends is None else ends * 1000.0,
+                        straggling=a.task_id in slow,
+                        covered=a.task_id in covered,
+                        mean_s=own.get(a.phase_id, (fresh.get(a.task_id, 0.0), 0.0))[0],
+                        sd_s=own.get(a.phase_id, (0.0, 0.0))[1],
+                        startup_s=startup or 0.0,
+                    )
+                )
+        return out
+
+
+def _own_moments(st: AppState) -> dict[str, tuple[float, float]]:
+    """Mean and SD of each phase's finished run times this job reported (what the value model reads of a
+    running copy's phase, service/round/yield_value.py; without any, the phase's fresh-copy estimate)."""
+    return {
+        phase_id: (statistics.fmean(ds), statistics.pstdev(ds) if len(ds) > 1 else 0.0)
+        for phase_id, ds in st.durations.items()
+        if ds
+    }
