@@ -13,6 +13,13 @@ import org.apache.hadoop.yarn.server.resourcemanager.scheduler.ResourceScheduler
 public final class MiniClusters {
   private MiniClusters() {}
 
+  /**
+   * JVM flags for the test jobs' AMs and tasks, which live seconds: the client compiler only and the serial
+   * collector. The end-to-end tests start hundreds of these JVMs on 2 shared cores, and a JVM loading
+   * Hadoop's classes took 0.57 CPU-seconds with these flags against 0.95 without (5 runs each).
+   */
+  public static final String SHORT_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC";
+
   /** Configuration for a small cluster whose RM uses the shim talking to 127.0.0.1:grpcPort. */
   public static Configuration shimConf(int grpcPort) {
     QueueMetrics.clearQueueMetrics();
@@ -26,11 +33,11 @@ public final class MiniClusters {
     conf.setInt("yarn.minicluster.yarn.nodemanager.resource.memory-mb", 3072);
     conf.setInt(YarnConfiguration.RM_NM_HEARTBEAT_INTERVAL_MS, 250);
     conf.setInt("yarn.app.mapreduce.am.resource.mb", 512);
-    conf.set("yarn.app.mapreduce.am.command-opts", "-Xmx384m");
+    conf.set("yarn.app.mapreduce.am.command-opts", "-Xmx384m " + SHORT_JVM);
     conf.setInt("mapreduce.map.memory.mb", 384);
     conf.setInt("mapreduce.reduce.memory.mb", 384);
-    conf.set("mapreduce.map.java.opts", "-Xmx256m");
-    conf.set("mapreduce.reduce.java.opts", "-Xmx256m");
+    conf.set("mapreduce.map.java.opts", "-Xmx256m " + SHORT_JVM);
+    conf.set("mapreduce.reduce.java.opts", "-Xmx256m " + SHORT_JVM);
     conf.setInt("yarn.app.mapreduce.am.scheduler.heartbeat.interval-ms", 250);
     conf.setFloat("yarn.nodemanager.disk-health-checker.max-disk-utilization-per-disk-percentage", 99.5f);
     conf.set("fs.defaultFS", "file:///");

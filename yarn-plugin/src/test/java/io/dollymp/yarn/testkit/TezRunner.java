@@ -78,9 +78,9 @@ public final class TezRunner {
     // The AM's history log (SimpleHistoryLoggingService) where the test reads it, not in a random log dir.
     s.put("tez.simple.history.logging.dir", historyDir().toUri().toString());
     s.put("tez.am.resource.memory.mb", "512");
-    s.put("tez.am.launch.cmd-opts", "-Xmx384m " + opens);
+    s.put("tez.am.launch.cmd-opts", "-Xmx384m " + MiniClusters.SHORT_JVM + " " + opens);
     s.put("tez.task.resource.memory.mb", "384");
-    s.put("tez.task.launch.cmd-opts", "-Xmx256m " + opens);
+    s.put("tez.task.launch.cmd-opts", "-Xmx256m " + MiniClusters.SHORT_JVM + " " + opens);
     s.put("tez.runtime.io.sort.mb", "32");
     // One attempt, as SparkOnYarnIT's spark.yarn.maxAppAttempts: a failing AM fails the run at once.
     s.put("tez.am.max.app.attempts", "1");
