@@ -4,7 +4,8 @@ Folders (see ../README.md, "Where things live"):
   objects   state: jobs, phases, tasks, attempts, nodes, resources (no policy)
   policies  DollyMP and every baseline, pure functions of a snapshot, registered by name
   estimate  task statistics (recurring-job history, first tasks of a phase, priors, Pareto fit)
-  core      the decision loop with an injected clock, shared by the service and the simulator
+  core      the simulator's decision loop (the service's round does not run it: policies are what the two
+            share), the clocks, the queue-share rules the service applies
   service   the decision service: rmproxy/ (the gRPC boundary, the only code that speaks the wire),
             state/ (what the RM and the AMs reported), round/ (state -> plan)
   api       the HTTP API (decision log queries, state, health, metrics)

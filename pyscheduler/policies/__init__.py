@@ -4,7 +4,8 @@ Contract
 --------
 A policy is any object with a `name` and `decide(snapshot: Snapshot) -> Decisions`. It must not mutate the
 snapshot (it works on copies of node state) and must not read clocks or globals: time comes from
-`snapshot.time`. The same policy runs under the live service and the simulator (see pyscheduler.core).
+`snapshot.time`. The same policy runs under the live service (service/round/coreround.py and amplan.py call
+`decide` inside the service's round) and the simulator (pyscheduler.core.DecisionLoop).
 A policy object may keep caches that do not change its answers (DollyMP keeps the array view of the last
 two job lists, Algorithm 1's classes until a job arrives, and omega per statistics); `decide` may be
 called from several threads.

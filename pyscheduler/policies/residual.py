@@ -14,8 +14,9 @@ R(s) >= f theta, i.e. s >= f (alpha - 1) theta:
   2 E[min(R, Theta')] - E[R] <= 2 theta - f theta <= 0. This keeps clones within the issue's 5% budget at
   high load without a load parameter.
 The start time s is the first round in which the policy saw a copy of the task running (the policy keeps
-it; the live service and the simulator pass the same snapshots). When a task gets another copy its clock
-restarts: a further copy needs the newest copy to be late as well.
+it; in the simulator every round's snapshot holds the running copies, in the live service the AM plan's
+snapshot of a job does, its reported attempts replayed onto its phases: service/round/amplan.py). When a
+task gets another copy its clock restarts: a further copy needs the newest copy to be late as well.
 
 Extension (`late_copies`, `fresh_copy_time`; used by policies/late.py): the same rule with the copy's time
 left observed instead of inferred, by LATE's progress-rate estimate (Zaharia et al., OSDI'08) when copies

@@ -1,4 +1,6 @@
-"""The trace-driven simulator: the decision core (pyscheduler.core, pyscheduler.policies) on simulated time.
+"""The trace-driven simulator: the policies (pyscheduler.policies, through pyscheduler.core.DecisionLoop) on
+simulated time, with the simulator's own shim and AM helper (starts, ends); not the service's round, which
+live/ runs.
 
 workload        the native workload and cluster formats (JobSpec, PhaseSpec); loaders/ reads the traces
 synthetic       the Master-Worker model of paper 003 (Sec. II) in the native format

@@ -1,6 +1,9 @@
-"""The discrete-event simulator: drives a registered policy through pyscheduler.core.DecisionLoop (the loop
-the live service uses) with a ManualClock set to event time and a TaskStatistics estimator fed with the
-winning copies' durations, as the AM helper reports them live. Nothing here knows which policy runs.
+"""The discrete-event simulator: drives a registered policy through pyscheduler.core.DecisionLoop with a
+ManualClock set to event time and a TaskStatistics estimator fed with the winning copies' durations.
+Nothing here knows which policy runs. The policy's `decide` is the one the live service calls; the
+service's round around it (translation, isolation, the fit re-check, clones only in idle capacity,
+yielding, queue shares, the AM plan: pyscheduler/core/loop.py lists them) does not run here, and
+pyscheduler/sim/live is the simulator that runs it.
 
 The simulator plays the parts of the ResourceManager shim and of the ApplicationMaster helper:
 
@@ -91,7 +94,8 @@ class Simulation(CopyStarts):
         self.specs = specs
         self.policy = policy
         self.clock = ManualClock()
-        # the AM helper's role: winning copies' durations feed the same estimator the service uses
+        # the AM helper's role: winning copies' durations feed the estimator (the service sets θ/σ on its
+        # phases instead: service/round/translate.py)
         self.estimator = TaskStatistics()
         self.loop = DecisionLoop(policy, self.clock, estimator=self.estimator)
         self.cfg = config
