@@ -13,7 +13,7 @@ import org.apache.hadoop.yarn.security.AMRMTokenIdentifier;
  * on each call: when the RM rolls the token over, the AM's allocator puts the new one in the same
  * credentials.
  */
-final class AmTokens {
+public final class AmTokens {
   private AmTokens() {}
 
   /** The digest of the current user's AMRMToken (else the login user's); "" when neither has one. */
@@ -35,7 +35,7 @@ final class AmTokens {
     return "";
   }
 
-  static String sha256Hex(byte[] password) {
+  public static String sha256Hex(byte[] password) {
     try {
       StringBuilder hex = new StringBuilder(64);
       for (byte b : MessageDigest.getInstance("SHA-256").digest(password)) {
