@@ -12,7 +12,7 @@ JDK17_OPENS := --add-opens=java.base/java.lang=ALL-UNNAMED --add-opens=java.base
   --add-opens=java.base/sun.nio.ch=ALL-UNNAMED --add-opens=java.base/java.lang.reflect=ALL-UNNAMED \
   --add-exports=java.base/sun.net.dns=ALL-UNNAMED --add-exports=java.base/sun.net.util=ALL-UNNAMED
 
-.PHONY: all venv proto lint pytest java11 java-test java-test-3.4 java-test-3.5 compose-images compose-test check jar test demo bench-rm bench-cluster clean
+.PHONY: all venv proto lint pytest java11 java-test java-test-3.4 java-test-3.5 compose-images compose-test check jar test demo bench-rm bench-cluster bench-sls clean
 
 all: jar
 
@@ -138,6 +138,16 @@ bench-rm: venv
 BENCH_CLUSTER_ARGS ?=
 bench-cluster: venv jar
 	$(PY) -m pyscheduler.deploy.bench_cluster $(BENCH_CLUSTER_ARGS)
+
+# The SLS benchmark: one trace slice (default: 500 jobs of the FB-2010 day, load 0.8) through Hadoop's Scheduler
+# Load Simulator on 1,000 simulated NodeManagers (heartbeats 1 s) under CapacityScheduler, FairScheduler and the
+# shim with the service, side by side, beside `dollymp simulate`'s prediction; last line one JSON object.
+# Options: make bench-sls BENCH_SLS_ARGS="--seeds 3 --format alibaba --trace ../shared/traces/alibaba_v2018/..."
+BENCH_SLS_ARGS ?=
+bench-sls: venv
+	cd $(PLUGIN) && $(MVN) -q -DskipTests test-compile dependency:build-classpath \
+	  -Dmdep.includeScope=test -Dmdep.outputFile=target/test-classpath.txt
+	$(PY) -m pyscheduler bench sls $(BENCH_SLS_ARGS)
 
 clean:
 	rm -rf $(PLUGIN)/target pyscheduler/_generated .mypy_cache .ruff_cache .pytest_cache

@@ -7,6 +7,8 @@ engine_data   random snapshots for `dollymp bench engine`: heavy-tailed multi-ph
 store         the decision log's size per million decisions and append throughput (python -m, no CLI target)
 ui            `dollymp bench ui`: the operator page in headless Chromium under a stream of decisions
 streams       `dollymp bench streams`: other HTTP queries and the server's memory under many SSE subscribers
+sls           `dollymp bench sls`: a trace slice through Hadoop SLS under Capacity-, FairScheduler and DollyMP
+sls_trace     a trace slice (FB-2010, the Alibaba sample) as SLS input and as the same workload for simulate
 
 The cluster benchmark stays in pyscheduler/deploy (bench_cluster with benchmix, benchcds, benchreads): the
 demo and the straggler draws there, and the live simulator, use its job, mixes and policy, and

@@ -132,9 +132,26 @@ def _run_streams(args: argparse.Namespace) -> int:
     return streams.run(args)
 
 
+def _add_sls(p: argparse.ArgumentParser) -> None:
+    from pyscheduler.bench import sls
+
+    sls.add_args(p)
+
+
+def _run_sls(args: argparse.Namespace) -> int:
+    from pyscheduler.bench import sls
+
+    return sls.run(args)
+
+
 BENCH_TARGETS: dict[str, tuple[str, AddArgs, Run]] = {
     "engine": ("decision rounds of a policy on a random snapshot", _add_engine, _run_engine),
     "service": ("the gRPC service driven by a shim-like load generator", _add_service, _run_service),
+    "sls": (
+        "one trace through Hadoop SLS under CapacityScheduler, FairScheduler and DollyMP",
+        _add_sls,
+        _run_sls,
+    ),
     "streams": ("other HTTP queries and memory under many live SSE subscribers", _add_streams, _run_streams),
     "ui": ("the operator page in headless Chromium under a stream of decisions", _add_ui, _run_ui),
 }

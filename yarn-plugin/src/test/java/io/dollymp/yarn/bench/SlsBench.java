@@ -88,6 +88,11 @@ public final class SlsBench {
         conf.set(YarnConfiguration.RM_SCHEDULER, SLSFairScheduler.class.getName());
         conf.setBoolean("yarn.scheduler.fair.user-as-default-queue", false);
         conf.setBoolean("yarn.scheduler.fair.allow-undeclared-pools", false);
+        // SLS checks each trace queue against the allocation file; the one queue, declared with no settings.
+        Path alloc = out.resolve("fair-scheduler.xml");
+        Files.write(alloc, "<?xml version=\"1.0\"?>\n<allocations><queue name=\"default\"/></allocations>\n"
+            .getBytes(StandardCharsets.UTF_8));
+        conf.set("yarn.scheduler.fair.allocation.file", alloc.toString());
         break;
       case "dollymp":
         conf.set(YarnConfiguration.RM_SCHEDULER, SLSDollyMPScheduler.class.getName());
@@ -125,6 +130,12 @@ public final class SlsBench {
     sls.run(new String[] {"-tracetype", "RUMEN", "-tracelocation", a.get("trace"), "-nodes", nodes, "-output",
         out.resolve("sls").toString()});
     long deadline = t0 + timeoutMs;
+    int created = sls.getRemainingApps();
+    if (created < jobs) {
+      System.out.printf(Locale.ROOT, "SLS_ERROR scheduler=%s: SLS created %d of the %d jobs' AMs (see the log)%n",
+          scheduler, created, jobs);
+      deadline = 0;
+    }
     double busyMem = 0;
     double busyCores = 0;
     int samples = 0;
