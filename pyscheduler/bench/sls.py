@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import statistics
 import subprocess
@@ -66,30 +67,22 @@ class SlsSettings:
     python: str = sys.executable
 
 
-def classpath(build: bool = True) -> str:
-    """yarn-plugin's classes, test classes and test classpath (built with Maven when missing)."""
+def classpath(work: Path, build: bool = True) -> str:
+    """yarn-plugin's classes, test classes (copied into `work`, so a build meanwhile does not change the runs)
+    and test classpath; built with Maven when missing."""
     cp_file = PLUGIN / "target" / "test-classpath.txt"
-    if build and not (
-        cp_file.exists() and (PLUGIN / "target/test-classes/io/dollymp/yarn/bench/SlsBench.class").exists()
-    ):
+    built = PLUGIN / "target/test-classes/io/dollymp/yarn/bench/SlsBench.class"
+    if build and not (cp_file.exists() and built.exists()):
+        goals = ["-DskipTests", "test-compile", "dependency:build-classpath", "-Dmdep.includeScope=test"]
         subprocess.run(
-            [
-                "mvn",
-                "-B",
-                "-ntp",
-                "-q",
-                "-DskipTests",
-                "test-compile",
-                "dependency:build-classpath",
-                "-Dmdep.includeScope=test",
-                f"-Dmdep.outputFile={cp_file}",
-            ],
-            cwd=PLUGIN,
-            check=True,
+            ["mvn", "-B", "-ntp", "-q", *goals, f"-Dmdep.outputFile={cp_file}"], cwd=PLUGIN, check=True
         )
-    return ":".join(
-        [str(PLUGIN / "target/classes"), str(PLUGIN / "target/test-classes"), cp_file.read_text().strip()]
-    )
+    own = []
+    for name in ("classes", "test-classes"):
+        shutil.rmtree(work / name, ignore_errors=True)
+        shutil.copytree(PLUGIN / "target" / name, work / name)
+        own.append(str(work / name))
+    return ":".join([*own, cp_file.read_text().strip()])
 
 
 class Service:
@@ -278,7 +271,7 @@ def run_bench(s: SlsSettings, work: Path, seeds: list[int], log: Any = sys.stder
         file=log,
         flush=True,
     )
-    cp = classpath()
+    cp = classpath(work)
     per_seed = []
     for seed in seeds:
         predicted = predict(s, inp, seed)
