@@ -310,7 +310,14 @@ def add_args(p: Any) -> None:
     )
     p.add_argument("--max-tasks", type=int, default=200, help="at most this many tasks a phase (work kept)")
     p.add_argument("--straggler", default="pareto:alpha=1.5,cap=20")
-    p.add_argument("--seeds", type=int, default=1, help="runs with seeds 1..N: medians and spread")
+    p.add_argument("--seeds", type=int, default=1, help="runs with N seeds: medians and spread")
+    p.add_argument("--first-seed", type=int, default=1, help="the seeds are first-seed .. first-seed + N - 1")
+    p.add_argument(
+        "--combine",
+        nargs="*",
+        default=None,
+        help="instead of running: medians and spread of earlier runs' seed*/summary.json files",
+    )
     p.add_argument("--nm-heartbeat-ms", type=int, default=1000)
     p.add_argument("--am-heartbeat-ms", type=int, default=1000)
     p.add_argument("--timeout-s", type=int, default=1800, help="per scheduler run")
@@ -334,7 +341,12 @@ def run(args: Any) -> int:
         am_heartbeat_ms=args.am_heartbeat_ms,
         timeout_s=args.timeout_s,
     )
-    result = run_bench(s, Path(args.work), list(range(1, args.seeds + 1)))
+    if args.combine is not None:
+        summaries = [json.loads(Path(f).read_text()) for f in args.combine]
+        seeds = [int(Path(f).parent.name.removeprefix("seed")) for f in args.combine]
+        print(json.dumps(combine(summaries, seeds)))
+        return 0
+    result = run_bench(s, Path(args.work), list(range(args.first_seed, args.first_seed + args.seeds)))
     print(json.dumps(result))
     finished = result["jobs_finished"]  # a dict per scheduler, or one per seed
     counts = [n for d in (finished if isinstance(finished, list) else [finished]) for n in d.values()]
