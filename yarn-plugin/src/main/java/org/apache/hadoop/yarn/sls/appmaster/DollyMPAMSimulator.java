@@ -30,12 +30,17 @@ import org.apache.hadoop.security.UserGroupInformation;
 import org.apache.hadoop.security.token.Token;
 import org.apache.hadoop.yarn.api.protocolrecords.AllocateRequest;
 import org.apache.hadoop.yarn.api.protocolrecords.AllocateResponse;
+import org.apache.hadoop.yarn.api.protocolrecords.GetNewApplicationRequest;
+import org.apache.hadoop.yarn.api.protocolrecords.SubmitApplicationRequest;
+import org.apache.hadoop.yarn.api.records.ApplicationSubmissionContext;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
 import org.apache.hadoop.yarn.api.records.Container;
 import org.apache.hadoop.yarn.api.records.ContainerExitStatus;
 import org.apache.hadoop.yarn.api.records.ContainerId;
+import org.apache.hadoop.yarn.api.records.ContainerLaunchContext;
 import org.apache.hadoop.yarn.api.records.ContainerStatus;
 import org.apache.hadoop.yarn.api.records.ExecutionType;
+import org.apache.hadoop.yarn.api.records.Priority;
 import org.apache.hadoop.yarn.api.records.ReservationId;
 import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.api.records.ResourceRequest;
@@ -45,6 +50,7 @@ import org.apache.hadoop.yarn.sls.AMDefinition;
 import org.apache.hadoop.yarn.sls.SLSRunner;
 import org.apache.hadoop.yarn.sls.nodemanager.NMSimulator;
 import org.apache.hadoop.yarn.sls.scheduler.ContainerSimulator;
+import org.apache.hadoop.yarn.util.Records;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -138,6 +144,11 @@ public class DollyMPAMSimulator extends AMSimulator {
   }
 
   private Mode mode = Mode.NONE;
+  private Map<ApplicationId, AMSimulator> amSims;
+  private long baselineMs;
+  private String submitter;
+  private Resource amResource;
+  private String labelExpression;
   private StragglerDraws draws;
   private int jobIndex;
   private final List<List<Task>> phases = new ArrayList<>();
@@ -178,6 +189,11 @@ public class DollyMPAMSimulator extends AMSimulator {
     super.init(amDef, resourceManager, slsRunner, tracked, baselineTimeMS, heartbeatInterval, appIdToAMSim);
     amtype = "dollymp";
     lastRm = resourceManager;
+    amSims = appIdToAMSim;
+    baselineMs = baselineTimeMS;
+    submitter = amDef.getUser();
+    amResource = amDef.getAmResource();
+    labelExpression = amDef.getLabelExpression();
     conf = slsRunner.getConf() == null ? new Configuration() : slsRunner.getConf();
     jobIndex = jobIndex(amDef.getOldAppId());
     long arrival = arrivalMs(amDef.getOldAppId());
@@ -257,7 +273,8 @@ public class DollyMPAMSimulator extends AMSimulator {
   @Override
   public void firstStep() throws Exception {
     submitMs = System.currentTimeMillis();
-    super.firstStep();
+    simulateStartTimeMS = submitMs - baselineMs;
+    submit();
     String app = appId.toString().substring("application".length()); // _<cluster ts>_<seq>
     for (int k = 0; k < 2; k++) {
       List<Task> named = new ArrayList<>();
@@ -275,6 +292,38 @@ public class DollyMPAMSimulator extends AMSimulator {
           AmConfig.positive(conf, AmConfig.RETRY_MS, AmConfig.DEFAULT_RETRY_MS), AmConfig.credentials(conf),
           this::tokenDigest);
     }
+  }
+
+  /**
+   * Submits the application as SLS's AMSimulator does, but enters this simulator in SLS's map of AMs before
+   * the submission, not after: under load the RM placed an AM container and SLS's MockAMLauncher looked the
+   * AM up before AMSimulator had entered it ("Didn't find any AMSimulator", which stops the RM's dispatcher
+   * and so the whole run; once in 6 runs of 500 jobs on 1,000 NMs).
+   */
+  private void submit() throws Exception {
+    appId = rm.getClientRMService().getNewApplication(Records.newRecord(GetNewApplicationRequest.class))
+        .getApplicationId();
+    amSims.put(appId, this);
+    ApplicationSubmissionContext app = Records.newRecord(ApplicationSubmissionContext.class);
+    app.setApplicationId(appId);
+    app.setMaxAppAttempts(1);
+    app.setQueue(queue);
+    app.setPriority(Priority.newInstance(0));
+    ContainerLaunchContext launch = Records.newRecord(ContainerLaunchContext.class);
+    launch.setApplicationACLs(new HashMap<>());
+    launch.setCommands(new ArrayList<>());
+    launch.setEnvironment(new HashMap<>());
+    launch.setLocalResources(new HashMap<>());
+    launch.setServiceData(new HashMap<>());
+    app.setAMContainerSpec(launch);
+    app.setResource(amResource);
+    if (labelExpression != null) {
+      app.setNodeLabelExpression(labelExpression);
+    }
+    final SubmitApplicationRequest request = Records.newRecord(SubmitApplicationRequest.class);
+    request.setApplicationSubmissionContext(app);
+    UserGroupInformation.createRemoteUser(submitter).doAs(
+        (PrivilegedExceptionAction<Object>) () -> rm.getClientRMService().submitApplication(request));
   }
 
   private String tokenDigest() {
