@@ -223,6 +223,7 @@ class AmPlanner:
             plan.task_clones.add(task_id=task_id, clones=n, reason=why, detail="clone placed by the core")
         if named:
             with reg.lock:
+                st.version += 1
                 st.per_task.update({t: why for t, (_, why) in named.items() if why in JUDGED_ALONE})
                 for a in st.attempts.values():  # clones already waiting (`slow_waiting`) are alone now
                     if st.waits_alone(a):

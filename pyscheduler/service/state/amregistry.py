@@ -72,6 +72,10 @@ class AppState:
     # the recurring-job history key: the RM's (queue, user, name) of the application, as of its last
     # report; None when the RM knows no such application or knows it by another name (`attributed`)
     tenant: JobKey | None = None
+    # bumped by every change of `attempts`, `first_progress`, `per_task` or `waiting_alone`: the key of
+    # `first_memo`, `AmRegistry._waiting_first` as of (version, clock, start-up median)
+    version: int = 0
+    first_memo: tuple[tuple[int, float, float | None], dict[str, int]] | None = None
 
     def __post_init__(self) -> None:
         self.last_stages = last_stages(self.profile)
@@ -148,6 +152,7 @@ class AmRegistry:
         changes: list[tuple[Any, Any]] = []
         with self.lock:
             st = self.apps[request.application_id]
+            st.version += 1
             st.tenant = attributed(st.profile, rm_key)
             known = {ph.phase_id for ph in st.profile.phases}
             for i, a in enumerate(request.attempts):
@@ -248,15 +253,26 @@ class AmRegistry:
 
     def _waiting_first(self, st: AppState) -> dict[str, int]:
         """Per phase, the waiting clones at launch that would be their task's first running clone, of
-        tasks not covered (`judge`; `PhaseHint.waiting_first`; caller holds the lock)."""
+        tasks not covered (`judge`; `PhaseHint.waiting_first`; caller holds the lock). Kept while the
+        application's attempts, the clock and the start-up estimate stay as they were (`AppState.version`):
+        every AM plan request translates every application's asks, so one round of N AMs' requests would
+        judge every application's attempts N times."""
+        startup = self.startups.median()
+        key = (st.version, self.clock.now(), startup)
+        if st.first_memo is not None and st.first_memo[0] == key:
+            return dict(st.first_memo[1])
+        out = self._judge_first(st, startup)
+        st.first_memo = (key, dict(out))
+        return out
+
+    def _judge_first(self, st: AppState, startup: float | None) -> dict[str, int]:
+        """`_waiting_first` judged afresh."""
         attempts = list(st.attempts.values())
         waiting = [a for a in attempts if waiting_clone(a) and a.attempt_id not in st.waiting_alone]
         if not waiting:
             return {}
         cloned = {a.task_id for a in attempts if a.is_clone and a.state == pb.ATTEMPT_RUNNING}
-        _, covered = judge(
-            copy_reports(attempts, st.first_progress), self.clock.now(), self.startups.median()
-        )
+        _, covered = judge(copy_reports(attempts, st.first_progress), self.clock.now(), startup)
         out: dict[str, int] = {}
         seen: set[str] = set()
         for a in sorted(waiting, key=lambda a: a.attempt_id):
