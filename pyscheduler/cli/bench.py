@@ -132,10 +132,27 @@ def _run_streams(args: argparse.Namespace) -> int:
     return streams.run(args)
 
 
+def _add_mechanisms(p: argparse.ArgumentParser) -> None:
+    from pyscheduler.bench import mechanisms
+
+    mechanisms.add_args(p)
+
+
+def _run_mechanisms(args: argparse.Namespace) -> int:
+    from pyscheduler.bench import mechanisms
+
+    return mechanisms.run(args)
+
+
 BENCH_TARGETS: dict[str, tuple[str, AddArgs, Run]] = {
     "engine": ("decision rounds of a policy on a random snapshot", _add_engine, _run_engine),
     "service": ("the gRPC service driven by a shim-like load generator", _add_service, _run_service),
     "streams": ("other HTTP queries and memory under many live SSE subscribers", _add_streams, _run_streams),
+    "mechanisms": (
+        "dollymp simulate's service round against the policy-only engine over seeds",
+        _add_mechanisms,
+        _run_mechanisms,
+    ),
     "ui": ("the operator page in headless Chromium under a stream of decisions", _add_ui, _run_ui),
 }
 

@@ -7,6 +7,7 @@ the tick after it can."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from pathlib import Path
 
@@ -110,3 +111,46 @@ def test_a_downstream_phase_waits_for_the_tick_after_its_parents() -> None:
     assert service == pytest.approx(15.0 + 2.5 + 1.0)
     assert service_rs == pytest.approx(core_rs)
     assert math.isfinite(service)
+
+
+def test_simulate_runs_the_service_round_unless_told_core(capsys: pytest.CaptureFixture[str]) -> None:
+    from pyscheduler.cli import main
+
+    cluster = ROOT / "pyscheduler" / "sim" / "clusters" / "fb3000.json"
+    args = [
+        "simulate",
+        "--workload",
+        str(FB2010),
+        "--format",
+        "swim",
+        "--cluster",
+        str(cluster),
+        "--limit",
+        "3",
+    ]
+    args += ["--cluster-scale", "0.002", "--policies", "fifo", "--straggler", "none", "--quiet"]
+    assert main(args) == 0
+    service = capsys.readouterr().out
+    assert main([*args, "--mechanism", "core"]) == 0
+    core = capsys.readouterr().out
+    assert "mechanism service" in service and "mechanism core" in core
+    with pytest.raises(SystemExit) as refused:  # argparse: not a mechanism
+        main([*args, "--mechanism", "both"])
+    assert refused.value.code == 2
+    assert "--mechanism: invalid choice: 'both'" in capsys.readouterr().err
+
+
+def test_the_mechanisms_benchmark_prints_both_side_by_side(capsys: pytest.CaptureFixture[str]) -> None:
+    from pyscheduler.cli import main
+
+    args = ["bench", "mechanisms", "--limit", "4", "--seeds", "2", "--policies", "fifo,dollymp"]
+    assert main([*args, "--reference", "fifo", "--stragglers", "none"]) == 0
+    out = capsys.readouterr().out.strip().splitlines()
+    data = json.loads(out[-1])
+    assert data["seeds"] == 2 and data["jobs"] == 4
+    row = data["models"]["none"]["dollymp"]
+    for key in ("core_avg_s", "service_avg_s", "service_over_core", "core_over_fifo", "service_over_fifo"):
+        assert row[key]["min"] <= row[key]["median"] <= row[key]["max"]
+    # no stragglers, nothing to clone: the service's flowtimes are the engine's plus its heartbeats
+    assert 1.0 <= row["service_over_core"]["median"] < 2.0
+    assert data["models"]["none"]["fifo"]["core_over_fifo"]["median"] == 1.0
