@@ -57,8 +57,34 @@ def copy_report(a: Any, first: Report | None) -> CopyReport:
     )
 
 
-def copy_reports(attempts: Sequence[Any], first: Mapping[str, Report]) -> list[CopyReport]:
-    return [copy_report(a, first.get(a.attempt_id)) for a in attempts]
+# attempt id -> (the report message, its first report with progress, their CopyReport)
+ReportCache = dict[str, tuple[Any, "Report | None", CopyReport]]
+
+
+def copy_reports(
+    attempts: Sequence[Any], first: Mapping[str, Report], cache: ReportCache | None = None
+) -> list[CopyReport]:
+    """The estimator's records of `attempts`. With `cache` (an application's, kept between calls), an
+    attempt whose report is the same message as last time, with the same first report, keeps its record:
+    the AM registry keeps each attempt's last report as received, so most of a job's records do not change
+    between two rounds (every finished attempt's), and a round reads every running job's."""
+    if cache is None:
+        return [copy_report(a, first.get(a.attempt_id)) for a in attempts]
+    out = []
+    for a in attempts:
+        f = first.get(a.attempt_id)
+        hit = cache.get(a.attempt_id)
+        if hit is not None and hit[0] is a and hit[1] == f:
+            out.append(hit[2])
+            continue
+        r = copy_report(a, f)
+        cache[a.attempt_id] = (a, f, r)
+        out.append(r)
+    if len(cache) > 2 * len(attempts) + 64:  # attempts the registry let go of
+        live = {a.attempt_id for a in attempts}
+        for k in [k for k in cache if k not in live]:
+            del cache[k]
+    return out
 
 
 def job_of(p: Any, stats: Mapping[str, tuple[float, float]]) -> Job:

@@ -31,6 +31,7 @@ from pyscheduler.estimate.copies import (
 from pyscheduler.service.limits import Limits
 from pyscheduler.service.rmproxy import ambounds
 from pyscheduler.service.round.amjob import (
+    ReportCache,
     copy_report,
     copy_reports,
     downstream,
@@ -76,6 +77,7 @@ class AppState:
     # `first_memo`, `AmRegistry._waiting_first` as of (version, clock, start-up median)
     version: int = 0
     first_memo: tuple[tuple[int, float, float | None], dict[str, int]] | None = None
+    report_cache: ReportCache = field(default_factory=dict)  # amjob.copy_reports' records, kept
 
     def __post_init__(self) -> None:
         self.last_stages = last_stages(self.profile)
@@ -272,7 +274,9 @@ class AmRegistry:
         if not waiting:
             return {}
         cloned = {a.task_id for a in attempts if a.is_clone and a.state == pb.ATTEMPT_RUNNING}
-        _, covered = judge(copy_reports(attempts, st.first_progress), self.clock.now(), startup)
+        _, covered = judge(
+            copy_reports(attempts, st.first_progress, st.report_cache), self.clock.now(), startup
+        )
         out: dict[str, int] = {}
         seen: set[str] = set()
         for a in sorted(waiting, key=lambda a: a.attempt_id):
@@ -300,7 +304,9 @@ class AmRegistry:
             if not st.profile.clones_preemptible:  # the project's AM: a preempted clone is not replaced
                 continue
             left, fresh = time_left(
-                copy_reports(list(st.attempts.values()), st.first_progress), self.clock.now(), startup
+                copy_reports(list(st.attempts.values()), st.first_progress, st.report_cache),
+                self.clock.now(),
+                startup,
             )
             slow, covered = judge_left(left, fresh)
             own = _own_moments(st)  # not `stats`: no history read on the round's hot path
