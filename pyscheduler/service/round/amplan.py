@@ -34,7 +34,7 @@ from typing import Any
 
 from pyscheduler import metrics
 from pyscheduler.estimate.copies import slow_waiting
-from pyscheduler.objects import ClusterState, DecisionKind, Job
+from pyscheduler.objects import MAX_CLONES, ClusterState, DecisionKind, Job
 from pyscheduler.policies import Policy, Snapshot
 from pyscheduler.policies.cloning import REASON_PHASE_TAIL
 from pyscheduler.policies.dollymp import PER_TASK_REASONS
@@ -46,7 +46,6 @@ from pyscheduler.service.state.amregistry import JUDGED_ALONE, AmRegistry
 from pyscheduler.wire import pb
 
 log = logging.getLogger("dollymp.appmaster")
-MAX_CLONES = 2  # at most two clones per task (DollyMP Sec. 4, Corollary 4.1)
 DEFAULT_PLANS_PER_S = 50.0  # fresh plans per second for all AMs (`appmaster.plans_per_s`)
 
 

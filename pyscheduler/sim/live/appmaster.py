@@ -24,6 +24,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from pyscheduler.objects import MAX_CLONES
 from pyscheduler.sim.live import speculator
 from pyscheduler.sim.live.records import LiveRecord
 from pyscheduler.sim.live.workload import JobSpec, Workload
@@ -31,7 +32,6 @@ from pyscheduler.sim.straggler import copy_unit
 from pyscheduler.wire import pb
 
 CLUSTER_TS = "1700000000000"
-MAX_CLONES = 2  # clones per task at most (as the service's plans)
 PROGRESS_REPORT_S = 3.0  # a running attempt's progress again after this long (dollymp.am.progress-report-ms)
 LIVE = (pb.ATTEMPT_WAITING, pb.ATTEMPT_RUNNING)
 REPORT_STREAM = 7  # copy_unit's stream for an attempt's progress-report phase (progress.py)
