@@ -239,10 +239,8 @@ SERVICE_LAYERS = ("state", "round", "rmproxy")
 # (no code was restructured): (importer, imported), every kind of import counted. An import against the
 # order that is not listed here fails the test, and so does an entry here that no longer occurs (take it out).
 KNOWN_LAYER_EXCEPTIONS = {
-    # The state holding a round's types: to be removed by issue 54 item 4 (state apart from the round).
-    # The mirror owns the round's memory between rounds (`Mirror.memory`, a RoundMemory).
-    ("pyscheduler.service.state.mirror", "pyscheduler.service.round.round_memory"),
-    # The AM registry builds the round's view of the AM reports (`round_view` -> AmView) ...
+    # The state holding a round's types, to be removed by issue 54 item 4 (state apart from the round):
+    # the AM registry builds the round's view of the AM reports (`round_view` -> AmView) ...
     ("pyscheduler.service.state.amregistry", "pyscheduler.service.round.amview"),
     # ... reads the AM plan's job helpers (copy_report(s), last_stages, upstream, downstream, waiting_clone)
     ("pyscheduler.service.state.amregistry", "pyscheduler.service.round.amjob"),

@@ -9,6 +9,7 @@ from collections.abc import Collection
 from typing import Any
 
 import pytest
+from round_memories import memory_of
 from rpc_harness import ask, attempt_report, phase_profile, two_app_mirror
 
 from pyscheduler.policies import get_policy
@@ -92,12 +93,14 @@ def test_a_round_reads_its_source_once_and_hands_its_copies_on() -> None:
         return AmView({}, {}, [clone])
 
     m = two_app_mirror(4, [ask(1, 20, 2)])
-    result = core_round(get_policy("dollymp"), clock=lambda: 100.0, am=source, scoped=True)(m)
+    result = core_round(get_policy("dollymp"), clock=lambda: 100.0, am=source, scoped=True)(m, memory_of(m))
     assert calls == [({APP1}, {APP1, APP2})]  # hints of the application that asks; copies of the mirror's
     assert sum(p.count for p in result.placements) == 2
     assert result.copies == [clone]  # what the queues' reclaim reads (service/round/queueshare.py)
     idle = two_app_mirror(4, [])
-    assert core_round(get_policy("dollymp"), am=source)(idle).copies == [clone]  # nothing to place: read once
+    assert core_round(get_policy("dollymp"), am=source)(idle, memory_of(idle)).copies == [
+        clone
+    ]  # nothing to place: read once
     assert len(calls) == 2 and calls[1] == (set(), None)
 
 

@@ -25,6 +25,7 @@ from pyscheduler import metrics
 from pyscheduler.objects.decision import Decision, DecisionKind
 from pyscheduler.service.limits import DEFAULTS, Limits, Refusal
 from pyscheduler.service.round.plan import PlacementChoice, RoundResult
+from pyscheduler.service.round.round_memory import RoundMemory
 from pyscheduler.service.state.mirror import (
     AskKey,
     ContainerRec,
@@ -49,7 +50,7 @@ class NullRecorder:
 
 # A round: the mirror in, placements, deferrals and further decisions out (see
 # pyscheduler.service.round.policy).
-RoundFn = Callable[[Mirror], RoundResult]
+RoundFn = Callable[[Mirror, RoundMemory], RoundResult]
 
 
 class SessionState(enum.Enum):
@@ -138,6 +139,8 @@ class Session:
     state: SessionState = SessionState.AWAITING_RESYNC
     last_seq: int = 0
     mirror: Mirror = field(default_factory=Mirror)
+    # what its rounds carry from one to the next (service/round/round_memory.py), beside the mirror
+    memory: RoundMemory = field(default_factory=RoundMemory)
     lock: threading.Lock = field(default_factory=threading.Lock)
     _next_epoch: int = 0
     _placement_ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
@@ -210,7 +213,7 @@ class Session:
         """One decision round on the current mirror: the Plan to send and the decisions to record
         (`RoundRecords.build()`: the placement records are built once the plan is out)."""
         self.mirror.expire(now_s, ttl_s)
-        result = round_fn(self.mirror)
+        result = round_fn(self.mirror, self.memory)
         choices, deferred = result.placements, result.deferrals
         epoch = self.take_epoch()
         plan = pb.Plan(

@@ -4,7 +4,7 @@ capacity, yielding); the AM plan decides a job's clones the same way. No gRPC he
 
 translate    the mirror -> the decision core's Snapshot
 clusterview  the mirror's running nodes as the core's ClusterState, kept across rounds
-round_memory what a session's rounds carry from one to the next (cluster arrays, jobs, kills in flight)
+round_memory what a session's rounds carry from one to the next (cluster arrays, jobs, waiting seen)
 coreround    the core's Decisions -> placements and deferrals; the round function of a core policy
 amspread     AM containers spread over the running nodes (coreround's choice)
 isolate      fault isolation per application: one application's error leaves it out of the round only

@@ -132,7 +132,7 @@ def context_of(
     if chosen is None:
         return ClusterState(), []
     with chosen.lock:
-        snap, _, _ = to_snapshot(chosen.mirror, now, hints)
+        snap, _, _ = to_snapshot(chosen.mirror, chosen.memory.for_plan(), now, hints)
         c = snap.cluster
         keep = len(c.dims) if len(c.dims) <= 2 else 2  # the profile speaks vcores and memory only
         cluster = ClusterState.from_arrays(
