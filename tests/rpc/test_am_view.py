@@ -1,4 +1,4 @@
-"""One RM round reads the AM helpers' reports once (pyscheduler.service.round.amview): the registry builds the
+"""One RM round reads the AM helpers' reports once (pyscheduler.service.state.amview): the registry builds the
 view under one hold of its lock, a round calls its source once, and every step of the round (the translation,
 yielding, the queues' reclaim) decides on that one view."""
 
@@ -14,10 +14,10 @@ from rpc_harness import ask, attempt_report, phase_profile, two_app_mirror
 
 from pyscheduler.policies import get_policy
 from pyscheduler.service.limits import DEFAULTS
-from pyscheduler.service.round.amview import AmView, from_sources
 from pyscheduler.service.round.coreround import core_round
 from pyscheduler.service.state.amcopies import Copy
 from pyscheduler.service.state.amregistry import AmRegistry, AppState
+from pyscheduler.service.state.amview import AmView, from_sources
 from pyscheduler.service.state.phasehints import PhaseHint
 from pyscheduler.wire import pb
 

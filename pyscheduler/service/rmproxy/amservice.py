@@ -25,9 +25,9 @@ from pyscheduler.service.limits import DEFAULTS, Limits, Refusal
 from pyscheduler.service.rmproxy import ambounds, validate
 from pyscheduler.service.rmproxy.servicer import Malformed, lenient
 from pyscheduler.service.rmproxy.session import DecisionRecorder, SessionRegistry
-from pyscheduler.service.round.amjob import FINAL, waiting_clone
 from pyscheduler.service.round.amplan import AmPlanner, PlanBudget
 from pyscheduler.service.state.amregistry import AmRegistry, UnknownPhase
+from pyscheduler.service.state.amreports import FINAL, waiting_clone
 from pyscheduler.store.history import JobKey
 from pyscheduler.wire import pb
 
@@ -58,7 +58,7 @@ class AppMasterServicer:
         # that key.
         self.rm_job: Callable[[str], JobKey | None] | None = None
         # One application's hints and the running copies, read on their own (RM rounds read both at once,
-        # `self.am.round_view`, service/round/amview.py)
+        # `self.am.round_view`, service/state/amview.py)
         self.hints = self.am.hints
         self.running_copies = self.am.running_copies
 

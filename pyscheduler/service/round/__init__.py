@@ -17,8 +17,6 @@ yielding     running clones preempted for waiting containers, beaten clones rele
 yield_value  the same by value (appmaster.yield_model = "value", pyscheduler/value)
 policy       policy name -> round function (the core's registry, plus "yarn-fcfs")
 plan         one round's plan: placements, deferrals, preemptions, decisions to log (RoundResult)
-amview       one RM round's AM reports (hints, running copies), read once under the registry's lock
-amjob        an AM's job as the core sees it (Job, replayed attempts, copy records for estimate/copies.py)
+amjob        an AM's job as the core sees it (Job, replayed attempts, running copies as attempts)
 amplan       the ClonePlan: the core policy decides one job's clones among the jobs it competes with
-named_tasks  decision-log records of the tasks a clone plan names on their own (a late copy, the phase tail)
 """

@@ -39,10 +39,11 @@ from pyscheduler.policies import Policy, Snapshot
 from pyscheduler.policies.cloning import REASON_PHASE_TAIL
 from pyscheduler.policies.dollymp import PER_TASK_REASONS
 from pyscheduler.service.rmproxy.session import DecisionRecorder, SessionRegistry
-from pyscheduler.service.round.amjob import copy_reports, job_of, no_data_means, replay, running, task_index
-from pyscheduler.service.round.named_tasks import RULE_CORE, RULE_SLOW_WAITING, Named
+from pyscheduler.service.round.amjob import job_of, no_data_means, replay, running
 from pyscheduler.service.round.translate import to_snapshot
 from pyscheduler.service.state.amregistry import JUDGED_ALONE, AmRegistry
+from pyscheduler.service.state.amreports import copy_reports, task_index
+from pyscheduler.service.state.named_tasks import RULE_CORE, RULE_SLOW_WAITING, Named
 from pyscheduler.wire import pb
 
 log = logging.getLogger("dollymp.appmaster")

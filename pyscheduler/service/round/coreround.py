@@ -29,7 +29,6 @@ from pyscheduler.service.limits import DEFAULTS, Limits
 from pyscheduler.service.round import yielding
 from pyscheduler.service.round.amspread import preferred as _preferred
 from pyscheduler.service.round.amspread import spread_am_containers as _spread_am_containers
-from pyscheduler.service.round.amview import AmSource, from_sources
 from pyscheduler.service.round.clones import place_clones
 from pyscheduler.service.round.isolate import Isolation
 from pyscheduler.service.round.placer import fcfs_order, place, placer_only
@@ -39,6 +38,7 @@ from pyscheduler.service.round.translate import snapshot_and_clones, theta_sourc
 from pyscheduler.service.round.waiting import steady, waiting_alone, waiting_first, waiting_originals
 from pyscheduler.service.round.yield_value import Chooser
 from pyscheduler.service.state.amcopies import CopySource
+from pyscheduler.service.state.amview import AmSource, from_sources
 from pyscheduler.service.state.mirror import AskKey, AskRec, Mirror, application_of_attempt
 from pyscheduler.service.state.phasehints import HintSource
 from pyscheduler.service.state.resources import Res, fits_count, res_add
@@ -184,7 +184,7 @@ def core_round(
     late_first: bool = False,
 ) -> Callable[[Mirror, RoundMemory], RoundResult]:
     """A round function deciding with a core policy. Each round reads the AM helpers' reports once, at its
-    start (`am`, service/round/amview.py; without it, the `hints` and `copies` readers, each once). With
+    start (`am`, service/state/amview.py; without it, the `hints` and `copies` readers, each once). With
     copies (the AM helper's running attempts), running clones yield their containers to originals still
     waiting after the round, and with `release_beaten` clones at launch that their task's lead clearly beats
     (by `beaten_rule`) are released at once, every round (service/round/yielding.py). `yield_by` chooses which

@@ -1,11 +1,11 @@
 """The AM registry: what each application's AM helper reported (its job profile, its attempts as last
 reported, the phases' finished durations), kept per application under one lock, and what the RM rounds
-read of it, both at once at a round's start (`round_view`, service/round/amview.py): θ/σ hints per YARN
+read of it, both at once at a round's start (`round_view`, service/state/amview.py): θ/σ hints per YARN
 priority (`hints`) and the running copies the service may preempt (`running_copies`), each judged by the copy
 estimator (estimate/copies.py).
 
 Bounded: at most `max_apps` profiles (the oldest forgotten), and the attempts per application by
-`limits.attempts_per_app` (service/rmproxy/ambounds.py)."""
+`limits.attempts_per_app` (`make_room`)."""
 
 from __future__ import annotations
 
@@ -28,9 +28,10 @@ from pyscheduler.estimate.copies import (
     time_left,
     work_progress,
 )
-from pyscheduler.service.limits import Limits
-from pyscheduler.service.rmproxy import ambounds
-from pyscheduler.service.round.amjob import (
+from pyscheduler.service.limits import Limits, Refusal
+from pyscheduler.service.state.amcopies import Copy
+from pyscheduler.service.state.amreports import (
+    FINAL,
     ReportCache,
     copy_report,
     copy_reports,
@@ -39,10 +40,9 @@ from pyscheduler.service.round.amjob import (
     upstream,
     waiting_clone,
 )
-from pyscheduler.service.round.amview import AmView
-from pyscheduler.service.round.named_tasks import NamedLog
-from pyscheduler.service.state.amcopies import Copy
+from pyscheduler.service.state.amview import AmView
 from pyscheduler.service.state.mapreads import read_records
+from pyscheduler.service.state.named_tasks import NamedLog
 from pyscheduler.service.state.outcomes import outcome_records
 from pyscheduler.service.state.phasehints import PhaseHint
 from pyscheduler.store.history import JobKey
@@ -109,6 +109,32 @@ class UnknownPhase(ValueError):
         super().__init__(f"attempts[{index}].phase_id: unknown phase {shown(phase_id)}")
 
 
+def make_room(st: Any, incoming: Any, limits: Limits) -> int:
+    """Drop the application's oldest finished attempts so that `incoming` fits in
+    `limits.attempts_per_app`; returns how many were dropped. Raises Refusal (nothing dropped) when the
+    live attempts alone leave no room."""
+    new = len({a.attempt_id for a in incoming if a.attempt_id not in st.attempts})
+    over = len(st.attempts) + new - limits.attempts_per_app
+    if over <= 0:
+        return 0
+    done = [k for k, a in st.attempts.items() if a.state in FINAL]
+    if len(done) < over:
+        raise Refusal(
+            "attempts",
+            f"the application would have {len(st.attempts) + new} attempts, {len(st.attempts) - len(done)} "
+            f"of them live, limit {limits.attempts_per_app} (limits.attempts_per_app)",
+        )
+    for k in done[:over]:
+        del st.attempts[k]
+        st.first_progress.pop(k, None)
+        st.waiting_alone.pop(k, None)
+        st.map_reads.pop(k, None)
+    for ds in st.durations.values():  # the phase statistics keep the latest durations only
+        if len(ds) > limits.attempts_per_app:
+            del ds[: len(ds) - limits.attempts_per_app]
+    return over
+
+
 class AmRegistry:
     """Per-application AM state; every read and write under `lock`."""
 
@@ -160,7 +186,7 @@ class AmRegistry:
             for i, a in enumerate(request.attempts):
                 if a.phase_id not in known:
                     raise UnknownPhase(i, a.phase_id)
-            ambounds.make_room(st, request.attempts, limits)
+            make_room(st, request.attempts, limits)
             reads = read_records(request.application_id, request.attempts, st.map_reads)
             for a in request.attempts:
                 del a.map_reads[:]  # logged (`reads`): the attempt is kept as last reported, without them
@@ -211,7 +237,7 @@ class AmRegistry:
     def round_view(
         self, hint_apps: Collection[str], copy_apps: Collection[str] | None, with_copies: bool = True
     ) -> AmView:
-        """One RM round's AM reports, read under one hold of the lock (service/round/amview.py): the hints of
+        """One RM round's AM reports, read under one hold of the lock (service/state/amview.py): the hints of
         `hint_apps` (an application whose hints raise is named in `failed`) and, `with_copies`, the running
         copies of `copy_apps` (None: of every application)."""
         hints: dict[str, dict[int, PhaseHint]] = {}
