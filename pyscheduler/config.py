@@ -239,6 +239,7 @@ SCHEMA: dict[str, tuple[Any, Parser]] = {
     "limits.attempts_per_report": (10_000, _int(1, 10_000_000)),
     "limits.map_reads_per_report": (100_000, _int(1, 10_000_000)),
     "limits.sessions": (64, _int(1, 100_000)),
+    "limits.sessions_per_caller": (8, _int(1, 100_000)),
     "limits.session_idle_s": (600.0, _float(0.0, low_open=True)),
     "limits.streams_per_peer": (4, _int(1, 1024)),
     "limits.stream_reserve": (4, _int(1, 1024)),

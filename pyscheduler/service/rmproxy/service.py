@@ -144,7 +144,8 @@ class DecisionService:
         )
         recorder = _WriterRecorder(self.writer)
         self.limits = Limits.from_config(cfg)
-        self.registry = SessionRegistry(self.limits)
+        # without a secret or client certificates, an RM's rm_id is bound to the caller that holds it
+        self.registry = SessionRegistry(self.limits, bind_callers=not auth_settings.required)
         self.appmaster = AppMasterServicer(
             self.registry,
             core_policy,
@@ -253,7 +254,7 @@ class DecisionService:
             self.cfg["grpc.host"],
             self.port,
             "on" if self.cfg["grpc.tls_cert"] else "off",
-            "on" if self.guard.settings.required else "off (loopback)",
+            "on" if self.guard.settings.required else "off (loopback: RMs told apart by local user)",
             self.cfg["policy.name"],
         )
 
