@@ -4,8 +4,8 @@ containers.
 The job's profile becomes a core Job (phases, tasks, demand, DAG; θ/σ from the durations reported so far,
 else the recurring-job history, else 1 s / 0) with the attempts reported so far replayed onto it (so a
 reduce phase is runnable, and clonable, once its maps finished); the cluster and the other jobs are those
-of the mirror of the session that knows the application (any session if none does), copied under that
-session's lock; the policy's `clone_grants` / `omegas` for that job are the answer. A policy that grants
+of the mirror of the RM that owns the application (else a session that knows it, else any), copied under
+that session's lock; the policy's `clone_grants` / `omegas` for that job are the answer. A policy that grants
 no clones answers 0 clones and ω = 0 with its reason.
 
 Two kinds of clones reach the AM:
@@ -123,13 +123,18 @@ def task_clones(app_id: str, decisions: Any, attempts: Sequence[Any]) -> dict[st
 def context_of(
     registry: SessionRegistry, app_id: str, hints: Any, now: float
 ) -> tuple[ClusterState, list[Job]]:
-    """The cluster and every other application's pending work, from the mirror of the session that knows
-    the application (any session if none does): the plan for one job is decided among the jobs it
-    competes with, so clones are granted only where the core would place them. The cluster's arrays are
-    copied under the session's lock: the translation keeps them across rounds and the Sync thread
-    rewrites them in place (its jobs are replaced when they change, never rewritten)."""
+    """The cluster and every other application's pending work, from the mirror of the RM that owns the
+    application (SessionRegistry.claim; else a session that knows it, else any): the plan for one job is
+    decided among the jobs it competes with, so clones are granted only where the core would place them.
+    The cluster's arrays are copied under the session's lock: the translation keeps them across rounds
+    and the Sync thread rewrites them in place (its jobs are replaced when they change, never rewritten)."""
+    owned = registry.owner(app_id)  # the RM the application belongs to, not another session mirroring it
     sessions = registry.sessions()
-    chosen = next((s for s in sessions if app_id in s.mirror.apps), sessions[0] if sessions else None)
+    chosen = (
+        owned[1]
+        if owned is not None
+        else next((s for s in sessions if app_id in s.mirror.apps), sessions[0] if sessions else None)
+    )
     if chosen is None:
         return ClusterState(), []
     with chosen.lock:
