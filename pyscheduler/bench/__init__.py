@@ -7,6 +7,7 @@ engine_data   random snapshots for `dollymp bench engine`: heavy-tailed multi-ph
 store         the decision log's size per million decisions and append throughput (python -m, no CLI target)
 ui            `dollymp bench ui`: the operator page in headless Chromium under a stream of decisions
 streams       `dollymp bench streams`: other HTTP queries and the server's memory under many SSE subscribers
+tenants       `dollymp bench tenants`: one tenant's RM rounds with and without another tenant's AM flood
 
 The cluster benchmark stays in pyscheduler/deploy (bench_cluster with benchmix, benchcds, benchreads): the
 demo and the straggler draws there, and the live simulator, use its job, mixes and policy, and

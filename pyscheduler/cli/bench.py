@@ -132,10 +132,27 @@ def _run_streams(args: argparse.Namespace) -> int:
     return streams.run(args)
 
 
+def _add_tenants(p: argparse.ArgumentParser) -> None:
+    from pyscheduler.bench import tenants
+
+    tenants.add_args(p)
+
+
+def _run_tenants(args: argparse.Namespace) -> int:
+    from pyscheduler.bench import tenants
+
+    return tenants.run(args)
+
+
 BENCH_TARGETS: dict[str, tuple[str, AddArgs, Run]] = {
     "engine": ("decision rounds of a policy on a random snapshot", _add_engine, _run_engine),
     "service": ("the gRPC service driven by a shim-like load generator", _add_service, _run_service),
     "streams": ("other HTTP queries and memory under many live SSE subscribers", _add_streams, _run_streams),
+    "tenants": (
+        "one tenant's RM rounds with and without another tenant's AM flood",
+        _add_tenants,
+        _run_tenants,
+    ),
     "ui": ("the operator page in headless Chromium under a stream of decisions", _add_ui, _run_ui),
 }
 

@@ -13,6 +13,7 @@ durable     placements reach the decision log before the plan that carries them 
 stats       counters of the Sync service, read by the bench and the HTTP metrics
 gcpace      CPython's cycle collector kept off the decision path (run by the Sync handler between rounds)
 amservice   AppMasterService: validates job profiles and attempt reports (ambounds), answers clone plans
+amgate      the AM calls' CPU, costed and budgeted per application and per queue; past it, deferred
 ambounds    checks of what an AM helper reports (job profiles, attempt reports) against the limits
 service     everything assembled from a validated pyscheduler.config.Config
 provider    the live state for the HTTP API (pyscheduler.api), read of the sessions and their mirrors
