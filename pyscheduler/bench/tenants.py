@@ -15,10 +15,12 @@ Prints, per figure, the median over the repeats and the spread [min, max], the f
 round p99 (median of flood / median of quiet - 1), and last one JSON line. Not a timed test: run it by
 hand (a shared machine's noise is larger than 10% on single runs: use repeats).
 
-Measured (2 shared cores, the defaults: 200 nodes, 50 applications, 15 s phases after 10 s, 3 repeats,
-median [min, max]): round p99 quiet 6.74 ms [6.64, 7.93], flooded 6.25 ms [4.90, 10.81], -7.3%; p50 2.16
-and 2.14 ms; 90 flood calls, 6 fresh and 84 deferred (service/rmproxy/amgate.py). Before the AM budgets
-(one repeat): quiet 7.38 ms, flooded 173 ms (+2246%), all 42 flood calls fresh.
+Measured (2 cores shared with other work, 200 nodes, 50 applications, 15 s phases after 10 s, median
+[min, max]): before the AM budgets (one repeat) round p99 quiet 7.38 ms, flooded 173 ms (+2246%), all 42
+flood calls fresh. At the defaults (`--repeats 5`, load 3 to 6): quiet 7.23 ms [5.05, 13.69], flooded
+14.44 ms [7.69, 63.41] (+100%), round CPU p99 3.62 and 4.17 ms, p50 2.47 and 2.69 ms; 147 flood calls,
+15 fresh and 132 deferred. With appmaster.cpu_burst_s = 1 (`--repeats 3`, a quieter machine): quiet
+6.74 ms [6.64, 7.93], flooded 6.25 ms [4.90, 10.81] (-7.3%).
 """
 
 from __future__ import annotations
@@ -226,7 +228,7 @@ def run(args: argparse.Namespace) -> int:
                 print(f"repeat {r + 1} {name}: {json.dumps(fig)}", file=sys.stderr, flush=True)
     summary: dict[str, Any] = {"nodes": args.nodes, "apps": args.apps, "repeats": args.repeats}
     for name, figs in runs.items():
-        for key in ("round_p50_ms", "round_p99_ms", "batch_p99_ms"):
+        for key in ("round_p50_ms", "round_p99_ms", "round_cpu_p99_ms", "batch_p99_ms"):
             values = [float(f[key]) for f in figs if f[key] is not None]
             if values:
                 summary[f"{name}_{key}"] = {
@@ -234,7 +236,7 @@ def run(args: argparse.Namespace) -> int:
                     "min": round(min(values), 3),
                     "max": round(max(values), 3),
                 }
-                print(f"{name:5s} {key:13s} {_spread(values)}")
+                print(f"{name:5s} {key:16s} {_spread(values)}")
     calls = [f["flood_calls"] for f in runs["flood"] if f["flood_calls"]]
     if calls:
         summary["flood_calls"] = calls

@@ -6,6 +6,7 @@ fresh, and another tenant's RM rounds keep their pace."""
 from __future__ import annotations
 
 import multiprocessing
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -226,3 +227,30 @@ def test_the_kept_reports_of_an_application_are_bounded(tmp_path: Path) -> None:
         svc.stop()
     r = hostile.row(attack)
     assert r.clear_errors == r.inputs == 1
+
+
+def test_am_work_waits_at_its_checkpoints_while_a_round_runs() -> None:
+    from pyscheduler.service import roundsfirst
+
+    t0 = time.monotonic()
+    roundsfirst.checkpoint()  # no round: no wait
+    assert time.monotonic() - t0 < 0.01
+    with roundsfirst.round_running():
+        t0 = time.monotonic()
+        roundsfirst.checkpoint()  # a round that outlasts the pause: AM work goes on after MAX_PAUSE_S
+        waited = time.monotonic() - t0
+    assert roundsfirst.MAX_PAUSE_S * 0.9 <= waited < roundsfirst.MAX_PAUSE_S + 0.05
+
+    done = threading.Event()
+
+    def am_work() -> None:
+        roundsfirst.checkpoint()
+        done.set()
+
+    with roundsfirst.round_running():
+        t = threading.Thread(target=am_work)
+        t.start()
+        time.sleep(0.01)
+        assert not done.is_set()  # waits while the round runs
+    t.join(1)
+    assert done.is_set()  # and goes on once it ended

@@ -29,6 +29,7 @@ from pyscheduler.service.rmproxy.servicer import Malformed, lenient
 from pyscheduler.service.rmproxy.session import DecisionRecorder, SessionRegistry
 from pyscheduler.service.round.amjob import FINAL, waiting_clone
 from pyscheduler.service.round.amplan import AmPlanner, PlanBudget
+from pyscheduler.service.roundsfirst import checkpoint
 from pyscheduler.service.state.amregistry import AmRegistry, UnknownPhase
 from pyscheduler.store.history import JobKey
 from pyscheduler.wire import pb
@@ -144,6 +145,7 @@ class AppMasterServicer:
             app_id = "" if isinstance(request, Malformed) else request.application_id
             if gate is None or not app_id:
                 return fn(request, context)
+            checkpoint()  # RM rounds first (service/roundsfirst.py)
             t0 = time.thread_time()
             queue, why, wait = gate.admit(app_id)
             if why is not None:

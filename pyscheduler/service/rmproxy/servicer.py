@@ -26,6 +26,7 @@ import grpc
 from pyscheduler import __version__, metrics
 from pyscheduler.core.clock import Clock, MonotonicClock
 from pyscheduler.echo import detail
+from pyscheduler.service import roundsfirst
 from pyscheduler.service.limits import DEFAULTS, Limits, Refusal
 from pyscheduler.service.rmproxy import validate
 from pyscheduler.service.rmproxy.callers import caller_of
@@ -176,7 +177,8 @@ class SchedulerServicer:
                         f"sync: no StateBatch for {idle:g} s, limit {idle:g} s (limits.sync_idle_s)",
                     )
                 records: list[RoundRecords] = []
-                plans, error, ended = self._process(items, records, peer)
+                with roundsfirst.round_running():  # AM work waits at its checkpoints meanwhile
+                    plans, error, ended = self._process(items, records, peer)
                 if self.before_send is not None and records:
                     self.before_send(records)  # placements logged before their plan goes out
                     records = []

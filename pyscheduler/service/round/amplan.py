@@ -42,6 +42,7 @@ from pyscheduler.service.rmproxy.session import DecisionRecorder, SessionRegistr
 from pyscheduler.service.round.amjob import copy_reports, job_of, no_data_means, replay, running, task_index
 from pyscheduler.service.round.named_tasks import RULE_CORE, RULE_SLOW_WAITING, Named
 from pyscheduler.service.round.translate import to_snapshot
+from pyscheduler.service.roundsfirst import checkpoint
 from pyscheduler.service.state.amregistry import JUDGED_ALONE, AmRegistry
 from pyscheduler.wire import pb
 
@@ -190,6 +191,7 @@ class AmPlanner:
     def _fresh(self, app_id: str) -> Any:
         now = self.apps.clock.now()
         reg = self.apps
+        checkpoint()  # RM rounds first (service/roundsfirst.py), here and between the steps below
         with reg.lock:
             st = reg.apps[app_id]
             stats = reg.stats(st)
@@ -205,11 +207,15 @@ class AmPlanner:
         if self.policy is None:
             plan.detail = "the policy grants no clones"
             return plan
+        checkpoint()
         cluster, others = context_of(self.sessions, app_id, reg.hints, now)
+        checkpoint()
         copies = running(app_id, reported, first, now, startup)
         no_data_means(job, frozenset(stats), copies, now)
         snap = Snapshot(now, cluster, [*others, job], copies, startup_s=startup or 0.0)
+        checkpoint()
         decisions = self.policy.decide(snap)
+        checkpoint()
         for g in decisions.clone_grants:
             # clones at launch for every task of the phase; a grant for late tasks or the phase tail
             # (PER_TASK_REASONS) is carried out by the per-task clones below, or the AM would clone

@@ -40,6 +40,7 @@ from pyscheduler.service.round.amjob import (
 )
 from pyscheduler.service.round.amview import AmView
 from pyscheduler.service.round.named_tasks import NamedLog
+from pyscheduler.service.roundsfirst import EVERY, checkpoint
 from pyscheduler.service.state.amcopies import Copy
 from pyscheduler.service.state.mapreads import read_records
 from pyscheduler.service.state.outcomes import outcome_records
@@ -153,6 +154,7 @@ class AmRegistry:
         application without a profile, UnknownPhase, or limits.Refusal (nothing kept)."""
         finished: dict[str, list[float]] = {}
         changes: list[tuple[Any, Any]] = []
+        checkpoint()  # RM rounds first (service/roundsfirst.py); not under the lock, which rounds read
         with self.lock:
             st = self.apps[request.application_id]
             st.tenant = attributed(st.profile, rm_key)
@@ -162,7 +164,9 @@ class AmRegistry:
                     raise UnknownPhase(i, a.phase_id)
             ambounds.make_room(st, request.attempts, limits)
             reads = read_records(request.application_id, request.attempts, st.map_reads)
-            for a in request.attempts:
+            for n, a in enumerate(request.attempts):
+                if n % EVERY == 0:  # rounds do not wait for this lock (round_view): pausing here is safe
+                    checkpoint()
                 del a.map_reads[:]  # logged (`reads`): the attempt is kept as last reported, without them
                 if a.phase_id in st.upstream:  # a map's map phase (`work_progress`)
                     a.progress = work_progress(a.progress)
