@@ -8,6 +8,7 @@ store         the decision log's size per million decisions and append throughpu
 ui            `dollymp bench ui`: the operator page in headless Chromium under a stream of decisions
 streams       `dollymp bench streams`: other HTTP queries and the server's memory under many SSE subscribers
 mechanisms    `dollymp bench mechanisms`: `dollymp simulate`'s service round against the policy-only engine
+tenants       `dollymp bench tenants`: one tenant's RM rounds with and without another tenant's AM flood
 
 The cluster benchmark stays in pyscheduler/deploy (bench_cluster with benchmix, benchcds, benchreads): the
 demo and the straggler draws there, and the live simulator, use its job, mixes and policy, and

@@ -38,6 +38,14 @@ class CountingLock:
     def __exit__(self, *exc: object) -> None:
         self.inner.release()
 
+    def acquire(self, timeout: float = -1) -> bool:  # as AmRegistry.round_view takes it
+        got = self.inner.acquire(timeout=timeout)
+        self.acquired += got
+        return got
+
+    def release(self) -> None:
+        self.inner.release()
+
 
 class HintsFailFor(AmRegistry):
     """An AmRegistry whose hints raise for one application: an INJECTED fault (no input we know of makes

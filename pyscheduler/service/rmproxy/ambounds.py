@@ -20,6 +20,7 @@ from pyscheduler.service.limits import Limits, Refusal, at_most
 from pyscheduler.service.rmproxy import validate
 from pyscheduler.service.rmproxy.validate import InvalidMessage
 from pyscheduler.service.round.amjob import job_of
+from pyscheduler.service.roundsfirst import EVERY, checkpoint
 from pyscheduler.wire import pb
 
 MAX_ID = 1024  # characters of an id in a report (Hadoop's are under 64)
@@ -46,6 +47,8 @@ def reports(r: Any, limits: Limits, then: Callable[[Any], None]) -> None:
             reads, limits.map_reads_per_report, "attempts[].map_reads (all)", "limits.map_reads_per_report"
         )
         for i, a in enumerate(r.attempts):
+            if i % EVERY == 0:
+                checkpoint()  # RM rounds first (service/roundsfirst.py)
             for name in ("task_id", "attempt_id", "phase_id", "container_id", "node_id"):
                 at_most(len(getattr(a, name)), MAX_ID, f"attempts[{i}].{name} (length)", "characters")
             if a.duration_s > limits.max_duration_s:  # NaN and inf are refused by the field checks

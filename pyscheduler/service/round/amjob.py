@@ -13,22 +13,25 @@ from typing import Any
 
 from pyscheduler.estimate.copies import Report, work_start
 from pyscheduler.objects import Attempt, Job, Phase, Resources
+from pyscheduler.service.roundsfirst import EVERY, checkpoint
 from pyscheduler.service.state.amreports import task_index, waiting_clone
 from pyscheduler.wire import pb
 
 
 def job_of(p: Any, stats: Mapping[str, tuple[float, float]]) -> Job:
     """The profile as a core Job, θ and σ per phase from `stats` (1 s and 0 where none is known)."""
-    phases = [
-        Phase(
-            ph.phase_id,
-            ph.tasks,
-            Resources((float(ph.demand.vcores), float(ph.demand.memory_mb))),
-            *stats.get(ph.phase_id, (1.0, 0.0)),
-            tuple(ph.parents),
+    phases = []
+    for ph in p.phases:
+        checkpoint()  # a phase's arrays are made here: RM rounds first (service/roundsfirst.py)
+        phases.append(
+            Phase(
+                ph.phase_id,
+                ph.tasks,
+                Resources((float(ph.demand.vcores), float(ph.demand.memory_mb))),
+                *stats.get(ph.phase_id, (1.0, 0.0)),
+                tuple(ph.parents),
+            )
         )
-        for ph in p.phases
-    ]
     return Job(p.application_id, p.submit_time_ms / 1000.0, phases, p.job_name, p.application_id)
 
 
@@ -115,16 +118,15 @@ def no_data_means(job: Job, known: frozenset[str], running: Sequence[ReportedAtt
     Hadoop's speculator, which estimates from the job's finished tasks of the same type, a phase with
     nothing to compare against gets no late clone by progress: a lone copy cannot be late against
     itself."""
+    by_phase: dict[str, list[float]] = {}  # one pass over the copies, not one per phase
+    for i, a in enumerate(running):
+        if i % EVERY == 0:
+            checkpoint()
+        if math.isfinite(a.progress) and a.progress > 0 and now > a.start_time:
+            by_phase.setdefault(a.phase_id, []).append((now - a.start_time) / a.progress)
     for ph in job.phases:
         if ph.phase_id in known:
             continue
-        totals = [
-            (now - a.start_time) / a.progress
-            for a in running
-            if a.phase_id == ph.phase_id
-            and math.isfinite(a.progress)
-            and a.progress > 0
-            and now > a.start_time
-        ]
+        totals = by_phase.get(ph.phase_id)
         if totals:
             ph.mean = statistics.median(totals)

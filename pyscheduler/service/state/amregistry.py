@@ -29,6 +29,7 @@ from pyscheduler.estimate.copies import (
     work_progress,
 )
 from pyscheduler.service.limits import Limits, Refusal
+from pyscheduler.service.roundsfirst import EVERY, checkpoint
 from pyscheduler.service.state.amcopies import Copy
 from pyscheduler.service.state.amreports import (
     FINAL,
@@ -50,6 +51,9 @@ from pyscheduler.wire import pb
 
 # TaskClones reasons of tasks judged on their own (late, the phase tail): their clones never yield
 JUDGED_ALONE = frozenset({pb.REASON_CLONE_LATE_COPY, pb.REASON_CLONE_PHASE_TAIL})
+# A round waits at most this long for an AM call that holds the registry's lock, then decides on the last
+# round's view (`AmRegistry.round_view`)
+VIEW_WAIT_S = 0.005
 
 
 @dataclass
@@ -153,6 +157,9 @@ class AmRegistry:
         self.startups = StartupEstimate()  # guarded by lock
         # appmaster.reduce_phase_progress: a reduce's progress is its reduce phase's (`reduce_work_progress`)
         self.reduce_phase = reduce_phase
+        self.view_wait_s = VIEW_WAIT_S  # `round_view`: how long a round waits for an AM call in progress
+        self._last_view = AmView()
+        self.stale_views = 0  # rounds that decided on the last view (an AM call held the lock)
 
     def put_profile(self, profile: Any, rm_key: JobKey | None = None) -> None:
         """A job profile, reported first or again (the durations seen so far are kept). `rm_key`: the RM's
@@ -166,9 +173,10 @@ class AmRegistry:
                 self.apps.pop(next(iter(self.apps)))
 
     def described(self, app_id: str) -> bool:
-        """Whether an AM helper reported a job profile for `app_id` (still kept)."""
-        with self.lock:
-            return app_id in self.apps
+        """Whether an AM helper reported a job profile for `app_id` (still kept). Read without the lock (one
+        dict lookup, atomic under the GIL): an RM round asks it and must not wait for an AM call in
+        progress."""
+        return app_id in self.apps
 
     def record(
         self, request: Any, limits: Limits, rm_key: JobKey | None = None
@@ -178,6 +186,7 @@ class AmRegistry:
         application without a profile, UnknownPhase, or limits.Refusal (nothing kept)."""
         finished: dict[str, list[float]] = {}
         changes: list[tuple[Any, Any]] = []
+        checkpoint()  # RM rounds first (service/roundsfirst.py); not under the lock, which rounds read
         with self.lock:
             st = self.apps[request.application_id]
             st.version += 1
@@ -188,7 +197,9 @@ class AmRegistry:
                     raise UnknownPhase(i, a.phase_id)
             make_room(st, request.attempts, limits)
             reads = read_records(request.application_id, request.attempts, st.map_reads)
-            for a in request.attempts:
+            for n, a in enumerate(request.attempts):
+                if n % EVERY == 0:  # rounds do not wait for this lock (round_view): pausing here is safe
+                    checkpoint()
                 del a.map_reads[:]  # logged (`reads`): the attempt is kept as last reported, without them
                 if a.phase_id in st.upstream:  # a map's map phase (`work_progress`)
                     a.progress = work_progress(a.progress)
@@ -242,7 +253,18 @@ class AmRegistry:
         copies of `copy_apps` (None: of every application)."""
         hints: dict[str, dict[int, PhaseHint]] = {}
         failed: dict[str, Exception] = {}
-        with self.lock:
+        # A round never waits for an AM call in progress (an application's report of 10,000 attempts holds
+        # the lock for ~0.1 s): past `view_wait_s` it decides on the view of the last round that read one,
+        # as it would have had the report come a tick later (issue 57: one tenant's AM, another's rounds).
+        if not self.lock.acquire(timeout=self.view_wait_s):
+            last = self._last_view
+            self.stale_views += 1
+            return AmView(
+                {a: last.hints[a] for a in hint_apps if a in last.hints},
+                {a: last.failed[a] for a in hint_apps if a in last.failed},
+                last.copies if with_copies else None,
+            )
+        try:
             for app_id in hint_apps:
                 st = self.apps.get(app_id)
                 if st is None:
@@ -252,7 +274,10 @@ class AmRegistry:
                 except Exception as exc:
                     failed[app_id] = exc
             copies = self._running_copies(copy_apps) if with_copies else None
-        return AmView(hints, failed, copies)
+            self._last_view = view = AmView(hints, failed, copies)
+        finally:
+            self.lock.release()
+        return view
 
     def hints(self, app_id: str) -> dict[int, PhaseHint]:
         """θ/σ and the waiting clones per YARN priority of the application's phases
