@@ -187,6 +187,12 @@ SCHEMA: dict[str, tuple[Any, Parser]] = {
     "store.history_max_rows_per_queue": (10_000, _int(1, 1_000_000)),
     "store.history_max_rows_per_user": (1_000, _int(1, 1_000_000)),
     "appmaster.plans_per_s": (50.0, _float(0.0, low_open=True)),
+    # CPU the AM calls of one application, and of one queue, may take per second; past it a call is
+    # deferred: answered with the last plan and the reason, its report applied later
+    # (pyscheduler/service/rmproxy/amgate.py)
+    "appmaster.app_cpu_ms_per_s": (20.0, _float(0.0, low_open=True)),
+    "appmaster.queue_cpu_ms_per_s": (100.0, _float(0.0, low_open=True)),
+    "appmaster.cpu_burst_s": (10.0, _float(0.0, low_open=True)),  # a budget holds this many seconds' worth
     # Running clones yield their containers to waiting originals (service/round/yielding.py,
     # docs/operators-guide.md).
     "appmaster.clone_yield": (True, _bool),
@@ -239,6 +245,7 @@ SCHEMA: dict[str, tuple[Any, Parser]] = {
     "limits.attempts_per_report": (10_000, _int(1, 10_000_000)),
     "limits.map_reads_per_report": (100_000, _int(1, 10_000_000)),
     "limits.sessions": (64, _int(1, 100_000)),
+    "limits.sessions_per_caller": (8, _int(1, 100_000)),
     "limits.session_idle_s": (600.0, _float(0.0, low_open=True)),
     "limits.streams_per_peer": (4, _int(1, 1024)),
     "limits.stream_reserve": (4, _int(1, 1024)),

@@ -9,6 +9,8 @@ ui            `dollymp bench ui`: the operator page in headless Chromium under a
 streams       `dollymp bench streams`: other HTTP queries and the server's memory under many SSE subscribers
 sls           `dollymp bench sls`: a trace slice through Hadoop SLS under Capacity-, FairScheduler and DollyMP
 sls_trace     a trace slice (FB-2010, the Alibaba sample) as SLS input and as the same workload for simulate
+mechanisms    `dollymp bench mechanisms`: `dollymp simulate`'s service round against the policy-only engine
+tenants       `dollymp bench tenants`: one tenant's RM rounds with and without another tenant's AM flood
 
 The cluster benchmark stays in pyscheduler/deploy (bench_cluster with benchmix, benchcds, benchreads): the
 demo and the straggler draws there, and the live simulator, use its job, mixes and policy, and

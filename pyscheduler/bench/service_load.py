@@ -218,6 +218,27 @@ def drive(
     }
 
 
+def start_serve(tmp: Path, name: str, *flags: str) -> tuple[subprocess.Popen[str], Path]:
+    """A benchmark's `dollymp serve` (gRPC on a free loopback port, no HTTP API, its own log in `tmp`,
+    `flags` added) and the file it writes its port to."""
+    port_file = tmp / f"{name}.port"
+    cmd = [
+        *(sys.executable, "-m", "pyscheduler", "serve", "--grpc-port", "0", "--port-file", str(port_file)),
+        *("--db", str(tmp / f"{name}.db"), "--http-port", "-1", "--log-level", "WARNING", *flags),
+    ]
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True), port_file
+
+
+def wait_address(proc: subprocess.Popen[str], port_file: Path, timeout_s: float = 60.0) -> str | None:
+    """host:port of a `start_serve` process once it listens; None if it exited or took too long."""
+    deadline = time.monotonic() + timeout_s
+    while not port_file.exists():
+        if proc.poll() is not None or time.monotonic() > deadline:
+            return None
+        time.sleep(0.05)
+    return f"127.0.0.1:{int(port_file.read_text())}"
+
+
 def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--nodes", type=int, default=10000)
     p.add_argument("--apps", type=int, default=1000)
@@ -278,34 +299,12 @@ def run(args: argparse.Namespace) -> int:
     rate = args.rate if args.rate is not None else 2.0 * args.nodes
     gc.set_threshold(20_000, 50, 50)
     with tempfile.TemporaryDirectory(prefix="dollymp-bench-") as tmp:
-        port_file = Path(tmp) / "port"
-        cmd = [
-            sys.executable,
-            "-m",
-            "pyscheduler",
-            "serve",
-            "--grpc-port",
-            "0",
-            "--port-file",
-            str(port_file),
-            "--db",
-            str(Path(tmp) / "bench.db"),
-            "--policy",
-            args.policy,
-            "--http-port",
-            "-1",
-            "--log-level",
-            "WARNING",
-        ]
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+        proc, port_file = start_serve(Path(tmp), "bench", "--policy", args.policy)
         try:
-            deadline = time.monotonic() + 60
-            while not port_file.exists():
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    print("dollymp bench service: the service did not start", file=sys.stderr)
-                    return 1
-                time.sleep(0.05)
-            address = f"127.0.0.1:{int(port_file.read_text())}"
+            address = wait_address(proc, port_file)
+            if address is None:
+                print("dollymp bench service: the service did not start", file=sys.stderr)
+                return 1
             model = ShimModel(
                 args.nodes,
                 args.apps,

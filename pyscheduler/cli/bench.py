@@ -144,6 +144,30 @@ def _run_sls(args: argparse.Namespace) -> int:
     return sls.run(args)
 
 
+def _add_mechanisms(p: argparse.ArgumentParser) -> None:
+    from pyscheduler.bench import mechanisms
+
+    mechanisms.add_args(p)
+
+
+def _run_mechanisms(args: argparse.Namespace) -> int:
+    from pyscheduler.bench import mechanisms
+
+    return mechanisms.run(args)
+
+
+def _add_tenants(p: argparse.ArgumentParser) -> None:
+    from pyscheduler.bench import tenants
+
+    tenants.add_args(p)
+
+
+def _run_tenants(args: argparse.Namespace) -> int:
+    from pyscheduler.bench import tenants
+
+    return tenants.run(args)
+
+
 BENCH_TARGETS: dict[str, tuple[str, AddArgs, Run]] = {
     "engine": ("decision rounds of a policy on a random snapshot", _add_engine, _run_engine),
     "service": ("the gRPC service driven by a shim-like load generator", _add_service, _run_service),
@@ -153,6 +177,16 @@ BENCH_TARGETS: dict[str, tuple[str, AddArgs, Run]] = {
         _run_sls,
     ),
     "streams": ("other HTTP queries and memory under many live SSE subscribers", _add_streams, _run_streams),
+    "mechanisms": (
+        "dollymp simulate's service round against the policy-only engine over seeds",
+        _add_mechanisms,
+        _run_mechanisms,
+    ),
+    "tenants": (
+        "one tenant's RM rounds with and without another tenant's AM flood",
+        _add_tenants,
+        _run_tenants,
+    ),
     "ui": ("the operator page in headless Chromium under a stream of decisions", _add_ui, _run_ui),
 }
 

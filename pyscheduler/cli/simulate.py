@@ -10,7 +10,7 @@ from pathlib import Path
 
 from pyscheduler.sim.engine import SHUFFLE_MODES, SimConfig
 from pyscheduler.sim.loaders import FORMATS, SwimDerivation, load_workload
-from pyscheduler.sim.runner import apply_load, compare, scale_cluster
+from pyscheduler.sim.runner import MECHANISMS, apply_load, compare, scale_cluster
 from pyscheduler.sim.straggler import parse_straggler
 from pyscheduler.sim.table import format_table
 from pyscheduler.sim.workload import TraceError, load_cluster
@@ -72,6 +72,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         default=None,
         help="multiply every node type's count by F (at least one node each), before --load",
     )
+    p.add_argument(
+        "--mechanism",
+        choices=MECHANISMS,
+        default="service",
+        help="service (default): each policy through the decision service's own round, the simulator "
+        "playing the RM and the AM helpers (what `dollymp serve` decides); core: the policy alone in the "
+        "trace engine, a faster approximation (pyscheduler/sim/live/fromtrace.py says what differs)",
+    )
     p.add_argument("--tick", type=float, default=1.0, help="minimum seconds between decision rounds")
     p.add_argument("--shuffle", choices=SHUFFLE_MODES, default="delay", help="how downstream clones read")
     p.add_argument("--bandwidth", type=float, default=100.0, help="shuffle read bandwidth per reader, MB/s")
@@ -131,7 +139,14 @@ def _run(args: argparse.Namespace) -> int:
     policies = [p for p in (x.strip() for x in args.policies.split(",")) if p]
     if not policies:
         raise ValueError("--policies: name at least one policy")
-    cmp = compare(jobs, cluster, policies, config, show_progress=not args.quiet and sys.stderr.isatty())
+    cmp = compare(
+        jobs,
+        cluster,
+        policies,
+        config,
+        show_progress=not args.quiet and sys.stderr.isatty(),
+        mechanism=args.mechanism,
+    )
     print(format_table(cmp))
     if args.json_out:
         Path(args.json_out).write_text(json.dumps(cmp.as_json(), indent=2, default=float))

@@ -1,13 +1,13 @@
-"""The simulator's decision loop: state + clock -> snapshot -> a policy's decisions.
+"""The policy-only engine's decision loop: state + clock -> snapshot -> a policy's decisions.
 
-`dollymp simulate` and `dollymp report` (pyscheduler/sim/engine.py) own the state (a ClusterState they
-update incrementally, the Job objects, running attempts) and call `DecisionLoop.round(...)` once per
-scheduling event, with a ManualClock at event time and a TaskStatistics estimator. The loop reads the
-clock, keeps only active jobs (A_t = {j : a_j <= t, not finished}, DollyMP Algorithm 2 line 2), runs the
-policy's `decide`, hands the decisions to the sinks and keeps latency figures. The simulator plays the
-ResourceManager shim (sim/starts.py: placements re-validated, copies started where the policy put them,
-clones included, the policy's kills carried out) and the AM helper (sim/ends.py: the first copy wins, the
-others are killed, the winner's duration feeds the estimator) itself.
+`dollymp simulate --mechanism core` and `dollymp report` (pyscheduler/sim/engine.py) own the state (a
+ClusterState they update incrementally, the Job objects, running attempts) and call
+`DecisionLoop.round(...)` once per scheduling event, with a ManualClock at event time and a TaskStatistics
+estimator. The loop reads the clock, keeps only active jobs (A_t = {j : a_j <= t, not finished}, DollyMP
+Algorithm 2 line 2), runs the policy's `decide`, hands the decisions to the sinks and keeps latency figures.
+The simulator plays the ResourceManager shim (sim/starts.py: placements re-validated, copies started where
+the policy put them, clones included, the policy's kills carried out) and the AM helper (sim/ends.py: the
+first copy wins, the others are killed, the winner's duration feeds the estimator) itself.
 
 The decision service does not run this loop. It shares with the simulator what the loop calls: the
 policies (pyscheduler/policies, each `decide(Snapshot) -> Decisions`, from the same registry), the core's
@@ -25,8 +25,10 @@ queuereclaim.py, over core/queues.py, core/queue_limits.py and core/preempt.py);
 placements are not sent to the RM, and a job's clones come from the AM plan instead (amplan.py: one
 `decide` per job among the jobs it competes with, carried out by the AM helper). The service also changes
 the policies' options (service/round/policy.py LIVE_DEFAULTS: `replace` off for dollymp-ext). The path
-that runs the service's round is pyscheduler/sim/live: a simulated shim and AM helper drive the real
-DecisionService on a simulated clock, in-process or over gRPC, on small workloads.
+that runs the service's round is pyscheduler/sim/live, and `dollymp simulate` takes it by default
+(`--mechanism service`, sim/live/fromtrace.py): a simulated shim and AM helper drive the real
+DecisionService on a simulated clock, in-process or over gRPC, on a trace's jobs, cluster and straggler
+draws.
 
 A malformed snapshot makes the policy raise pyscheduler.policies.SnapshotError (a ValueError naming the
 field) before any sink sees anything; the loop lets it reach its driver.

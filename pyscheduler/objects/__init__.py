@@ -2,11 +2,12 @@
 
 from pyscheduler.objects.cluster import ClusterState, Node
 from pyscheduler.objects.decision import Decision, DecisionKind
-from pyscheduler.objects.job import Attempt, Job, Phase, Task, TaskState
+from pyscheduler.objects.job import MAX_CLONES, Attempt, Job, Phase, Task, TaskState
 from pyscheduler.objects.resources import DEFAULT_DIMENSIONS, Resources
 
 __all__ = [
     "DEFAULT_DIMENSIONS",
+    "MAX_CLONES",
     "Attempt",
     "ClusterState",
     "Decision",

@@ -19,6 +19,11 @@ from pyscheduler.objects.resources import Resources
 
 Int8Array = npt.NDArray[np.int8]
 
+# At most this many clones of a task, three copies in all (DollyMP Sec. 4, Corollary 4.1): the cap of the
+# service's clone plans (service/round/amplan.py), of the simulated AM helper (sim/live/appmaster.py) and
+# of the real one (yarn-plugin AmConfig.HARD_MAX_CLONES).
+MAX_CLONES = 2
+
 
 class TaskState(enum.IntEnum):
     PENDING = 0  # no running copy, not finished (never started, or every copy failed)

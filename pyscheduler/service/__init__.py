@@ -9,7 +9,9 @@ round/      state -> plan: the translation for the core, the round functions and
             clones and yielding; the AM plan
 limits      the bounds on everything a caller can make the service hold or compute, one validated object:
             read at the wire (refusals), by the state (attempts kept) and by the rounds (an ask's bound)
+roundsfirst RM rounds first: AM work waits at its checkpoints while a round runs (the Sync handler marks
+            its rounds; the AM calls' steps in rmproxy/, round/ and state/ check)
 
 Layers: rmproxy/ may import round/ and state/, round/ may import state/, state/ imports neither; limits
-imports none of them (tests/core/test_structure.py checks it, with its known exceptions).
+and roundsfirst import none of them (tests/core/test_structure.py checks it, with its known exceptions).
 """

@@ -39,6 +39,7 @@ class Limits:
     attempts_per_report: int = 10_000  # AttemptReports.attempts in one call
     map_reads_per_report: int = 100_000  # AttemptReports.attempts[].map_reads in one call, all attempts
     sessions: int = 64  # live registered sessions
+    sessions_per_caller: int = 8  # live sessions one caller registered (service/rmproxy/callers.py)
     session_idle_s: float = 600.0  # a session without a batch or a stream for this long is reaped
     streams_per_peer: int = 4  # Sync streams open from one client connection
     stream_reserve: int = 4  # gRPC workers never taken by Sync streams (Register, AM calls, health)

@@ -1,6 +1,8 @@
-"""The trace-driven simulator: the policies (pyscheduler.policies, through pyscheduler.core.DecisionLoop) on
-simulated time, with the simulator's own shim and AM helper (starts, ends); not the service's round, which
-live/ runs.
+"""The trace-driven simulator, with two mechanisms (`dollymp simulate --mechanism`): by default the decision
+service's own round driven by a simulated shim and AM helpers (live/, live/fromtrace.py); `core`, the
+policies alone (pyscheduler.policies, through pyscheduler.core.DecisionLoop) with the engine's own shim and
+AM helper (starts, ends), a faster approximation that `dollymp report` runs. Both take the same workloads,
+draws and measures.
 
 workload        the native workload and cluster formats (JobSpec, PhaseSpec); loaders/ reads the traces
 synthetic       the Master-Worker model of paper 003 (Sec. II) in the native format
@@ -10,7 +12,8 @@ engine          the discrete-event driver of DecisionLoop with a ManualClock; ev
 starts          a round's placements started (the shim's part); ends a copy's end (the AM helper's part)
 copies          running copies as records; running the same as numpy columns for policies that read them all
 shuffle         reduce copies' reads of map output (Dolly Sec. 4: CAC, CC, delay assignment)
-runner          several policies on one workload, cluster, straggler model and seed, side by side; table
+runner          several policies on one workload, cluster, straggler model and seed, side by side, through
+                either mechanism; table
                 their table, as `dollymp simulate` prints it
 metrics         flowtime, makespan, resources (design.md, "Measures that count"); loadmeter measured load
 lowerbound      a lower bound on any schedule's total flowtime (SREW+C Eq. 18)
@@ -23,5 +26,6 @@ ablation        DollyMP's extensions: the paper's DollyMP2, each extension alone
 ordering        why DollyMP trails Tetris at high load: job order by class, volume and time, tested
 floors          issue 25's bar for the best configuration beside what the draws allow (own time, two clones)
 textio          plain or gzip text files alike
-live/           the live mechanism simulated: a simulated shim and AM helper driving the real service
+live/           the live mechanism simulated: a simulated shim and AM helper driving the real service, on
+                its own small workloads or a trace's (live/fromtrace.py)
 """

@@ -1,9 +1,10 @@
-"""The discrete-event simulator: drives a registered policy through pyscheduler.core.DecisionLoop with a
-ManualClock set to event time and a TaskStatistics estimator fed with the winning copies' durations.
-Nothing here knows which policy runs. The policy's `decide` is the one the live service calls; the
-service's round around it (translation, isolation, the fit re-check, clones only in idle capacity,
-yielding, queue shares, the AM plan: pyscheduler/core/loop.py lists them) does not run here, and
-pyscheduler/sim/live is the simulator that runs it.
+"""The policy-only trace engine (`dollymp simulate --mechanism core`, `dollymp report`): drives a registered
+policy through pyscheduler.core.DecisionLoop with a ManualClock set to event time and a TaskStatistics
+estimator fed with the winning copies' durations. Nothing here knows which policy runs. The policy's
+`decide` is the one the live service calls; the service's round around it (translation, isolation, the
+fit re-check, clones only in idle capacity, yielding, queue shares, the AM plan: pyscheduler/core/loop.py
+lists them) does not run here: `dollymp simulate`'s default mechanism (sim/live/fromtrace.py) runs it, on
+this engine's workloads, draws and measures, two orders of magnitude slower.
 
 The simulator plays the parts of the ResourceManager shim and of the ApplicationMaster helper:
 

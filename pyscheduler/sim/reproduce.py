@@ -288,10 +288,10 @@ def run_scenario(
             slow = config.straggler.mean_slowdown
             jobs, cluster, _ = apply_load(jobs, cluster, run.load, slow, run.load_by)
         if part is None:
-            sc.results[run.label] = compare(jobs, cluster, run.policies, config)
+            sc.results[run.label] = compare(jobs, cluster, run.policies, config, mechanism=run.mechanism)
         else:
             added = [p for p in run.policies if p not in part[1]]
-            new = compare(jobs, cluster, added, config)
+            new = compare(jobs, cluster, added, config, mechanism=run.mechanism)
             sc.results[run.label] = kept_runs.merged(run.policies, kept_runs.load(part[0]), new)
             log(f"  {sc.key} / {run.label}: {len(part[1])} policies reused from {part[0].name}")
         if kept is not None:

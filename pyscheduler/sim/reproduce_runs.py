@@ -31,6 +31,9 @@ class Run:
     load_by: str = "arrivals"
     every: int = 1  # keep every N-th job by arrival (the trace's whole window)
     cluster_scale: float | None = None  # multiply node counts (before --load)
+    # the report's runs are the policy-only engine's (`--mechanism core`): the service's round is slower
+    # by two orders of magnitude (sim/live/fromtrace.py)
+    mechanism: str = "core"
 
     def command(self, quick: bool) -> str:
         if self.workload == SYNTHETIC:
@@ -41,6 +44,7 @@ class Run:
             wl = f"../shared/traces/{self.workload}"
         parts = [
             "dollymp simulate",
+            f"--mechanism {self.mechanism}",
             f"--workload {wl}",
             f"--format {self.fmt}",
             f"--cluster pyscheduler/sim/clusters/{self.cluster}",

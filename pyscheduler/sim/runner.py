@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -11,6 +12,7 @@ import numpy as np
 
 from pyscheduler.policies import get_policy
 from pyscheduler.sim.engine import SimConfig, Simulation, print_progress
+from pyscheduler.sim.live.fromtrace import run_service, trace_workload
 from pyscheduler.sim.lowerbound import LowerBound, lower_bound
 from pyscheduler.sim.metrics import RunMetrics
 from pyscheduler.sim.owntime import decompose, own_times
@@ -18,6 +20,7 @@ from pyscheduler.sim.straggler import StragglerModel
 from pyscheduler.sim.workload import ClusterSpec, JobSpec, NodeSpec
 
 BASE_SEED_SALT = 0xBA5E
+MECHANISMS = ("service", "core")
 
 
 def draw_bases(jobs: Sequence[JobSpec], config: SimConfig) -> list[list[list[float]]]:
@@ -178,7 +181,13 @@ def compare(
     config: SimConfig,
     *,
     show_progress: bool = False,
+    mechanism: str = "core",
 ) -> Comparison:
+    """`policies` side by side on one workload. `mechanism` "service": each through the decision service's
+    own round, the simulator playing the RM and the AM helpers (sim/live/fromtrace.py); "core": the
+    policy alone in the trace engine (sim/engine.py), a faster approximation of it."""
+    if mechanism not in MECHANISMS:
+        raise ValueError(f"--mechanism must be one of {', '.join(MECHANISMS)}, got {mechanism!r}")
     bases = draw_bases(jobs, config)
     load = offered_load(jobs, cluster, config.straggler.mean_slowdown, bases)
     min_slow = config.straggler.xm if config.straggler.kind == "pareto" else 1.0
@@ -191,19 +200,32 @@ def compare(
     own = own_times(jobs, bases, cluster, model, config.bandwidth_mb_s)
     own2 = own_times(jobs, bases, cluster, model, config.bandwidth_mb_s, clones=2)
     results: dict[str, RunMetrics] = {}
+    live = None
+    if mechanism == "service":
+        live = trace_workload(jobs, cluster, bases, config.straggler, config.seed, config.bandwidth_mb_s)
     for text in policies:
         label, name, opts = parse_policy(text)
+        if live is not None:
+            get_policy(name, **opts)  # an unknown name or option refused before the run
+            if show_progress:
+                print(f"  {label}: through the service's round ...", file=sys.stderr)
+            m = run_service(live, label, name, opts, config.tick)
+            if not m.jobs_unfinished:
+                m.extra["flowtime_split"] = decompose(m.flowtimes, own).as_dict()
+            results[label] = m
+            continue
         policy = get_policy(name, **opts)
         sim = Simulation(jobs, cluster, policy, config, bases)
         cb = print_progress(len(jobs), label) if show_progress else None
         m = sim.run(cb)
         if show_progress:
-            print("", file=__import__("sys").stderr)
+            print("", file=sys.stderr)
         m.policy = label
         if not m.jobs_unfinished:  # flowtimes are the completed jobs' (engine order): all of them here
             m.extra["flowtime_split"] = decompose(m.flowtimes, own).as_dict()
         results[label] = m
     settings = {
+        "mechanism": mechanism,
         "jobs": len(jobs),
         "nodes": len(cluster.nodes),
         "seed": config.seed,

@@ -15,7 +15,8 @@ def format_table(cmp: Comparison) -> str:
     s = cmp.settings
     lines = [
         f"{s['jobs']} jobs ({s['total_tasks']} tasks) on {s['nodes']} nodes, straggler {s['straggler']}, "
-        f"seed {s['seed']}, shuffle {s['shuffle']}, offered load {cmp.load:.3f}",
+        f"seed {s['seed']}, shuffle {s['shuffle']}, offered load {cmp.load:.3f}, "
+        f"mechanism {s.get('mechanism', 'core')}",
         f"lower bound avg flowtime {cmp.bound.avg:.2f} s",
     ]
     bins = [b[0] for b in DOLLY_BINS]

@@ -13,7 +13,7 @@ from rpc_harness import FORMER, am_session, app, in_process_service, node
 
 from pyscheduler.estimate.copies import finish_at_least, finish_at_rate, judge, slow_waiting
 from pyscheduler.service.rmproxy.service import DecisionService
-from pyscheduler.service.round.amjob import copy_report, copy_reports
+from pyscheduler.service.state.amreports import copy_report, copy_reports
 from pyscheduler.wire import pb
 
 APP = "application_1700000000000_0001"

@@ -140,14 +140,16 @@ def ask(
     )
 
 
-def register(ch: grpc.Channel, rm_id: str = "rm-test") -> Any:
-    return pb_grpc.SchedulerServiceStub(ch).Register(pb.RegisterRequest(rm_id=rm_id, tick_ms=100), timeout=10)
+def register(ch: grpc.Channel, rm_id: str = "rm-test", metadata: Any = None) -> Any:
+    return pb_grpc.SchedulerServiceStub(ch).Register(
+        pb.RegisterRequest(rm_id=rm_id, tick_ms=100), timeout=10, metadata=metadata
+    )
 
 
 class Stream:
     """A Sync stream driven one batch at a time (send, then read the plan)."""
 
-    def __init__(self, ch: grpc.Channel) -> None:
+    def __init__(self, ch: grpc.Channel, metadata: Any = None) -> None:
         import queue
 
         self._q: queue.Queue[Any] = queue.Queue()
@@ -160,7 +162,7 @@ class Stream:
                     return
                 yield item
 
-        self.call = pb_grpc.SchedulerServiceStub(ch).Sync(requests(), timeout=60)
+        self.call = pb_grpc.SchedulerServiceStub(ch).Sync(requests(), timeout=60, metadata=metadata)
 
     def send(self, batch: Any) -> Any:
         self._q.put(batch)

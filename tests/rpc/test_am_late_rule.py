@@ -25,7 +25,7 @@ from pyscheduler.estimate.copies import (
     work_progress,
 )
 from pyscheduler.objects import DecisionKind
-from pyscheduler.service.round.amjob import last_stages
+from pyscheduler.service.state.amreports import last_stages
 from pyscheduler.wire import pb
 
 
@@ -61,7 +61,7 @@ def test_a_late_running_task_is_named_in_the_plan_with_its_clone(tmp_path: Path)
         }, plan
         assert plan.clones_per_phase["map"] == 0, plan
         # The decision log names each task once, with the rule and the figures it was judged on; the
-        # same plan again logs nothing new (service/round/named_tasks.py).
+        # same plan again logs nothing new (service/state/named_tasks.py).
         am.ReportAttempts(pb.AttemptReports(application_id=APP, attempts=now), timeout=10)
         svc.writer.flush(timeout=10)
         logged = svc.store.query(kinds=[DecisionKind.CLONE_GRANT], limit=100).items

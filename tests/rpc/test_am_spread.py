@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from round_memories import memory_of
 from rpc_harness import app, ask, attempt, full_batch, node
 
 from pyscheduler import policies
@@ -39,7 +40,7 @@ def _mirror(apps: int, *, live_am_on: str | None = None, full: str | None = None
 
 
 def _round(m: Mirror) -> list[tuple[str, int, bool]]:
-    result = core_round(policies.get_policy("dollymp"), clock=lambda: 10.0)(m)
+    result = core_round(policies.get_policy("dollymp"), clock=lambda: 10.0)(m, memory_of(m))
     return [(p.node_id, p.count, m.asks[p.key].am_container) for p in result.placements]
 
 

@@ -1,4 +1,4 @@
-"""One RM round reads the AM helpers' reports once (pyscheduler.service.round.amview): the registry builds the
+"""One RM round reads the AM helpers' reports once (pyscheduler.service.state.amview): the registry builds the
 view under one hold of its lock, a round calls its source once, and every step of the round (the translation,
 yielding, the queues' reclaim) decides on that one view."""
 
@@ -9,14 +9,15 @@ from collections.abc import Collection
 from typing import Any
 
 import pytest
+from round_memories import memory_of
 from rpc_harness import ask, attempt_report, phase_profile, two_app_mirror
 
 from pyscheduler.policies import get_policy
 from pyscheduler.service.limits import DEFAULTS
-from pyscheduler.service.round.amview import AmView, from_sources
 from pyscheduler.service.round.coreround import core_round
 from pyscheduler.service.state.amcopies import Copy
 from pyscheduler.service.state.amregistry import AmRegistry, AppState
+from pyscheduler.service.state.amview import AmView, from_sources
 from pyscheduler.service.state.phasehints import PhaseHint
 from pyscheduler.wire import pb
 
@@ -35,6 +36,14 @@ class CountingLock:
         self.acquired += 1
 
     def __exit__(self, *exc: object) -> None:
+        self.inner.release()
+
+    def acquire(self, timeout: float = -1) -> bool:  # as AmRegistry.round_view takes it
+        got = self.inner.acquire(timeout=timeout)
+        self.acquired += got
+        return got
+
+    def release(self) -> None:
         self.inner.release()
 
 
@@ -92,12 +101,14 @@ def test_a_round_reads_its_source_once_and_hands_its_copies_on() -> None:
         return AmView({}, {}, [clone])
 
     m = two_app_mirror(4, [ask(1, 20, 2)])
-    result = core_round(get_policy("dollymp"), clock=lambda: 100.0, am=source, scoped=True)(m)
+    result = core_round(get_policy("dollymp"), clock=lambda: 100.0, am=source, scoped=True)(m, memory_of(m))
     assert calls == [({APP1}, {APP1, APP2})]  # hints of the application that asks; copies of the mirror's
     assert sum(p.count for p in result.placements) == 2
     assert result.copies == [clone]  # what the queues' reclaim reads (service/round/queueshare.py)
     idle = two_app_mirror(4, [])
-    assert core_round(get_policy("dollymp"), am=source)(idle).copies == [clone]  # nothing to place: read once
+    assert core_round(get_policy("dollymp"), am=source)(idle, memory_of(idle)).copies == [
+        clone
+    ]  # nothing to place: read once
     assert len(calls) == 2 and calls[1] == (set(), None)
 
 

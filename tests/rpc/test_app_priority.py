@@ -9,6 +9,7 @@ from rpc_harness import app, ask, full_batch, node
 from pyscheduler.objects import Job, Phase, Resources
 from pyscheduler.policies import get_policy
 from pyscheduler.policies.model import job_order
+from pyscheduler.service.round.round_memory import RoundMemory
 from pyscheduler.service.round.translate import to_snapshot
 from pyscheduler.service.state.mirror import Mirror
 
@@ -37,7 +38,7 @@ def _mirror(priorities: tuple[int, int]) -> Mirror:
 
 @pytest.mark.parametrize(("priorities", "first"), [((0, 0), 1), ((0, 7), 2), ((3, 1), 1)])
 def test_wire_priority_orders_equal_jobs(priorities: tuple[int, int], first: int) -> None:
-    snap, _, _ = to_snapshot(_mirror(priorities), 5.0)
+    snap, _, _ = to_snapshot(_mirror(priorities), RoundMemory(), 5.0)
     assert [j.app_priority for j in snap.jobs] == list(priorities)
     decisions = get_policy("dollymp").decide(snap)
     ranked = sorted(decisions.priorities, key=lambda p: p.rank)

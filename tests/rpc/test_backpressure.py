@@ -16,6 +16,7 @@ from pyscheduler.service.rmproxy.servicer import SchedulerServicer, SyncOptions
 from pyscheduler.service.rmproxy.session import NullRecorder, SessionRegistry
 from pyscheduler.service.round.plan import RoundResult
 from pyscheduler.service.round.policy import round_for
+from pyscheduler.service.round.round_memory import RoundMemory
 from pyscheduler.service.state.mirror import Mirror
 from pyscheduler.wire import pb, pb_grpc
 
@@ -23,10 +24,10 @@ from pyscheduler.wire import pb, pb_grpc
 def test_slow_core_coalesces_and_bounds_the_queue() -> None:
     fcfs = round_for("yarn-fcfs")
 
-    def slow_round(m: Mirror) -> RoundResult:
+    def slow_round(m: Mirror, memory: RoundMemory) -> RoundResult:
         # Fault injection (a core slower than the shim cannot be caused on demand otherwise): 50 ms a round.
         time.sleep(0.05)
-        return fcfs(m)
+        return fcfs(m, memory)
 
     servicer = SchedulerServicer(
         SessionRegistry(), slow_round, "slow", NullRecorder(), SyncOptions(queue_size=4)
@@ -66,10 +67,10 @@ def test_shutdown_finishes_the_round_in_flight() -> None:
     fcfs = round_for("yarn-fcfs")
     started = threading.Event()
 
-    def slow_round(m: Mirror) -> RoundResult:
+    def slow_round(m: Mirror, memory: RoundMemory) -> RoundResult:
         started.set()
         time.sleep(0.5)  # fault injection: a long round, so that the stop lands in the middle of it
-        return fcfs(m)
+        return fcfs(m, memory)
 
     servicer = SchedulerServicer(SessionRegistry(), slow_round, "slow", NullRecorder())
     server = GrpcServer(servicer, ServerOptions(port=0))

@@ -5,6 +5,7 @@ the placer after the core, which knows no node constraints), AM spreading and th
 from __future__ import annotations
 
 import pytest
+from round_memories import memory_of, run_round
 from rpc_harness import app, ask, full_batch, node
 
 from pyscheduler import policies
@@ -40,7 +41,7 @@ def test_no_container_goes_to_a_blacklisted_node_or_rack(round_name: str) -> Non
     m = _mirror(
         ask(1, 20, 12, mem=1024, cores=1, blacklist=["h0:1", "/r2"]), ask(2, 20, 4, mem=1024, cores=1)
     )
-    result = round_for(round_name)(m)
+    result = run_round(round_for(round_name), m)
     placed = _nodes(result, m, 1)
     assert placed == {"h1:1": 8}, placed  # h1 has room for 8; the rest waits
     deferred = [d for d in result.deferrals if d.key[0].endswith("_0001_000001")]
@@ -58,14 +59,14 @@ def test_a_host_name_blacklists_every_node_of_that_host() -> None:
             asks=[ask(1, 20, 3, mem=512, blacklist=["a"])],
         )
     )
-    assert set(_nodes(round_for("yarn-fcfs")(m), m, 1)) == {"b:1"}
+    assert set(_nodes(run_round(round_for("yarn-fcfs"), m), m, 1)) == {"b:1"}
 
 
 def test_blacklisted_asks_are_left_to_the_placer_and_am_spreading_avoids_them() -> None:
     m = _mirror(ask(1, 0, 1, mem=512, am=True, blacklist=["h0:1", "h1:1", "h2:1"]), ask(2, 20, 2, mem=512))
-    _, index, _ = to_snapshot(m, 10.0)
+    _, index, _ = to_snapshot(m, memory_of(m), 10.0)
     assert all(a.key[0].endswith("_0002_000001") for a in index.values())  # the core sees app 2 only
-    result = core_round(policies.get_policy("dollymp"), clock=lambda: 10.0)(m)
+    result = core_round(policies.get_policy("dollymp"), clock=lambda: 10.0)(m, memory_of(m))
     assert _nodes(result, m, 1) == {"h3:1": 1}
     assert sum(_nodes(result, m, 2).values()) == 2
 
@@ -75,7 +76,7 @@ def test_the_mirror_keeps_the_blacklist_and_a_later_ask_replaces_it() -> None:
     assert m.asks[next(iter(m.asks))].blacklist == ("h0:1",)
     m.apply(pb.StateBatch(session_id="s", seq=2, asks=[ask(1, 20, 2)]))
     assert m.asks[next(iter(m.asks))].blacklist == ()
-    assert set(_nodes(round_for("yarn-fcfs")(m), m, 1)) == {"h0:1"}
+    assert set(_nodes(run_round(round_for("yarn-fcfs"), m), m, 1)) == {"h0:1"}
 
 
 def test_an_empty_blacklist_entry_is_rejected_with_its_field_path() -> None:

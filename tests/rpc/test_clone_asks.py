@@ -3,12 +3,14 @@ capacity that no original container of any application can use this round."""
 
 from __future__ import annotations
 
+from round_memories import memory_of
 from rpc_harness import am_session, app, ask, attempt, node, res, two_app_mirror
 
 from pyscheduler.policies import get_policy
 from pyscheduler.service.rmproxy.service import DecisionService
 from pyscheduler.service.round.clones import clone_counts
 from pyscheduler.service.round.coreround import core_round
+from pyscheduler.service.round.round_memory import RoundMemory
 from pyscheduler.service.round.translate import snapshot_and_clones
 from pyscheduler.service.state.mirror import Mirror
 from pyscheduler.service.state.phasehints import PhaseHint
@@ -41,7 +43,7 @@ def test_clone_counts_never_exceed_pending_and_follow_priority() -> None:
 
 def test_clone_containers_are_left_out_of_the_core_snapshot() -> None:
     m = _mirror(8, [ask(1, 20, 3), ask(2, 20, 2)])
-    snap, _, _, clones = snapshot_and_clones(m, 10.0, _hints({APP1: 1, APP2: 2}))
+    snap, _, _, clones = snapshot_and_clones(m, memory_of(m), 10.0, _hints({APP1: 1, APP2: 2}))
     assert clones == {(attempt(1), 20, -1): 1, (attempt(2), 20, -1): 2}
     assert [(j.job_id, [p.num_tasks for p in j.phases]) for j in snap.jobs] == [(APP1, [2])]
 
@@ -49,7 +51,7 @@ def test_clone_containers_are_left_out_of_the_core_snapshot() -> None:
 def test_clones_wait_while_an_original_waits() -> None:
     # 3 free vcores; app 1 has 2 originals + 1 clone, app 2 has 2 originals: 4 originals > 3 cores.
     m = _mirror(3, [ask(1, 20, 3), ask(2, 20, 2)])
-    result = core_round(get_policy("dollymp"), _hints({APP1: 1}))(m)
+    result = core_round(get_policy("dollymp"), _hints({APP1: 1}))(m, memory_of(m))
     placed = _placed(result)
     assert sum(placed.values()) == 3
     assert not any(reason == pb.REASON_CLONE_IDLE_CAPACITY for _, reason in placed)
@@ -60,7 +62,7 @@ def test_clones_wait_while_an_original_waits() -> None:
 
 def test_clones_take_idle_capacity_once_every_original_is_placed() -> None:
     m = _mirror(8, [ask(1, 20, 3), ask(2, 20, 2)])
-    result = core_round(get_policy("dollymp"), _hints({APP1: 1}))(m)
+    result = core_round(get_policy("dollymp"), _hints({APP1: 1}))(m, memory_of(m))
     placed = _placed(result)
     assert placed.get((attempt(1), pb.REASON_CLONE_IDLE_CAPACITY)) == 1
     originals = sum(n for (_, reason), n in placed.items() if reason != pb.REASON_CLONE_IDLE_CAPACITY)
@@ -71,7 +73,7 @@ def test_clones_take_idle_capacity_once_every_original_is_placed() -> None:
 def test_clones_fill_only_what_is_left_and_defer_the_rest() -> None:
     # 5 cores: 4 originals, then one of app 1's two clones.
     m = _mirror(5, [ask(1, 20, 4), ask(2, 20, 2)])
-    result = core_round(get_policy("dollymp"), _hints({APP1: 2}))(m)
+    result = core_round(get_policy("dollymp"), _hints({APP1: 2}))(m, memory_of(m))
     placed = _placed(result)
     assert placed.get((attempt(1), pb.REASON_CLONE_IDLE_CAPACITY)) == 1
     assert sum(placed.values()) == 5
@@ -82,7 +84,7 @@ def test_a_late_copy_takes_idle_capacity_before_an_earlier_jobs_clone_at_launch(
     # 5 cores: 4 originals, then one clone: app 2's, a late task's (waiting_alone), although app 1 came first.
     m = _mirror(5, [ask(1, 20, 3), ask(2, 20, 3)])
     hints = {APP1: PhaseHint("map", 5.0, 1.0, 1), APP2: PhaseHint("map", 5.0, 1.0, 1, waiting_alone=1)}
-    result = core_round(get_policy("dollymp"), lambda app_id: {20: hints[app_id]})(m)
+    result = core_round(get_policy("dollymp"), lambda app_id: {20: hints[app_id]})(m, memory_of(m))
     placed = _placed(result)
     assert placed.get((attempt(2), pb.REASON_CLONE_IDLE_CAPACITY)) == 1, placed
     assert (attempt(1), pb.REASON_CLONE_IDLE_CAPACITY) not in placed, placed
@@ -91,7 +93,7 @@ def test_a_late_copy_takes_idle_capacity_before_an_earlier_jobs_clone_at_launch(
     # the late mark, not the ask's age, decides: app 1's ask is the newer one here
     newer = _mirror(5, [ask(2, 20, 3), ask(1, 20, 3)])
     hints[APP1] = PhaseHint("map", 5.0, 1.0, 1)
-    late2 = core_round(get_policy("dollymp"), lambda app_id: {20: hints[app_id]})(newer)
+    late2 = core_round(get_policy("dollymp"), lambda app_id: {20: hints[app_id]})(newer, memory_of(newer))
     assert _placed(late2).get((attempt(2), pb.REASON_CLONE_IDLE_CAPACITY)) == 1
 
 
@@ -100,18 +102,18 @@ def test_clones_at_launch_go_newest_ask_first() -> None:
     clone that waited must make up its original's head start; service/round/clones.py)."""
     # 5 cores: 4 originals, then one clone. App 1 (submitted first) asked first: app 2's clone goes.
     m = _mirror(5, [ask(1, 20, 3), ask(2, 20, 3)])
-    got = _placed(core_round(get_policy("dollymp"), _hints({APP1: 1, APP2: 1}))(m))
+    got = _placed(core_round(get_policy("dollymp"), _hints({APP1: 1, APP2: 1}))(m, memory_of(m)))
     assert got.get((attempt(2), pb.REASON_CLONE_IDLE_CAPACITY)) == 1, got
     assert (attempt(1), pb.REASON_CLONE_IDLE_CAPACITY) not in got, got
     # App 1's reduce asks after app 2's maps: its clone goes first, though app 1 was submitted first.
     m = _mirror(5, [ask(2, 20, 3), ask(1, 10, 3)])
     reduce_hint = {APP1: {10: PhaseHint("reduce", 5.0, 1.0, 1)}, APP2: {20: PhaseHint("map", 5.0, 1.0, 1)}}
-    got = _placed(core_round(get_policy("dollymp"), lambda app_id: reduce_hint[app_id])(m))
+    got = _placed(core_round(get_policy("dollymp"), lambda app_id: reduce_hint[app_id])(m, memory_of(m)))
     assert got.get((attempt(1), pb.REASON_CLONE_IDLE_CAPACITY)) == 1, got
     assert (attempt(2), pb.REASON_CLONE_IDLE_CAPACITY) not in got, got
     # An ask whose count fell to 0 leaves the mirror: when its phase asks again, it is the newest.
     m.apply(pb.StateBatch(session_id="s", seq=2, rm_time_ms=2, asks=[ask(2, 20, 0), ask(2, 20, 3)]))
-    got = _placed(core_round(get_policy("dollymp"), lambda app_id: reduce_hint[app_id])(m))
+    got = _placed(core_round(get_policy("dollymp"), lambda app_id: reduce_hint[app_id])(m, memory_of(m)))
     assert got.get((attempt(2), pb.REASON_CLONE_IDLE_CAPACITY)) == 1, got
     assert (attempt(1), pb.REASON_CLONE_IDLE_CAPACITY) not in got, got
 
@@ -176,18 +178,18 @@ def test_a_tasks_first_clone_takes_idle_capacity_before_a_newer_asks_third_copy(
     # 5 cores: 4 originals, then one clone. App 1's ask is the newer one.
     m = _mirror(5, [ask(2, 20, 3), ask(1, 20, 3)])
     hints = {APP1: PhaseHint("map", 5.0, 1.0, 1), APP2: PhaseHint("map", 5.0, 1.0, 1, waiting_first=1)}
-    result = core_round(get_policy("dollymp"), lambda app_id: {20: hints[app_id]})(m)
+    result = core_round(get_policy("dollymp"), lambda app_id: {20: hints[app_id]})(m, memory_of(m))
     got = _placed(result)
     assert got.get((attempt(2), pb.REASON_CLONE_IDLE_CAPACITY)) == 1, got
     assert (attempt(1), pb.REASON_CLONE_IDLE_CAPACITY) not in got, got
     first = [p for p in result.placements if p.reason == pb.REASON_CLONE_IDLE_CAPACITY]
     assert "tasks' first clones first" in first[0].detail
     hints[APP2] = PhaseHint("map", 5.0, 1.0, 1)  # without the mark, the newest ask first
-    got = _placed(core_round(get_policy("dollymp"), lambda app_id: {20: hints[app_id]})(m))
+    got = _placed(core_round(get_policy("dollymp"), lambda app_id: {20: hints[app_id]})(m, memory_of(m)))
     assert got.get((attempt(1), pb.REASON_CLONE_IDLE_CAPACITY)) == 1, got
     hints[APP1] = PhaseHint("map", 5.0, 1.0, 1, waiting_alone=1)
     hints[APP2] = PhaseHint("map", 5.0, 1.0, 1, waiting_first=1)
-    got = _placed(core_round(get_policy("dollymp"), lambda app_id: {20: hints[app_id]})(m))
+    got = _placed(core_round(get_policy("dollymp"), lambda app_id: {20: hints[app_id]})(m, memory_of(m)))
     assert got.get((attempt(1), pb.REASON_CLONE_IDLE_CAPACITY)) == 1, got
 
 
@@ -198,15 +200,15 @@ def test_late_first_hands_a_late_copy_to_the_core_with_its_jobs_originals() -> N
     asks = [ask(1, 20, 4), ask(2, 20, 1)]
     hints = {APP1: PhaseHint("map", 5.0, 1.0, 0), APP2: PhaseHint("map", 5.0, 1.0, 1, waiting_alone=1)}
     hint = lambda app_id: {20: hints[app_id]}  # noqa: E731
-    paper = _placed(core_round(get_policy("dollymp"), hint)(_mirror(3, asks)))
+    paper = _placed(core_round(get_policy("dollymp"), hint)(_mirror(3, asks), RoundMemory()))
     assert sum(n for (a, _), n in paper.items() if a == attempt(1)) == 3, paper
     assert not any(a == attempt(2) for a, _ in paper), paper  # the paper's Algorithm 2: idle capacity only
 
-    snap, _, _, clones = snapshot_and_clones(_mirror(3, asks), 10.0, hint, late_first=True)
+    snap, _, _, clones = snapshot_and_clones(_mirror(3, asks), RoundMemory(), 10.0, hint, late_first=True)
     assert dict(clones) == {} and clones.alone == {} and clones.ahead == {(attempt(2), 20, -1): 1}
     assert {j.job_id: [p.num_tasks for p in j.phases] for j in snap.jobs} == {APP1: [4], APP2: [1]}
 
-    ahead = core_round(get_policy("dollymp"), hint, late_first=True)(_mirror(3, asks))
+    ahead = core_round(get_policy("dollymp"), hint, late_first=True)(_mirror(3, asks), RoundMemory())
     got = _placed(ahead)
     assert sum(n for (a, _), n in got.items() if a == attempt(2)) == 1, got  # the small job's copy first
     assert sum(n for (a, _), n in got.items() if a == attempt(1)) == 2, got

@@ -16,6 +16,7 @@ import grpc
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from round_memories import run_round
 from rpc_harness import Stream, register
 
 from pyscheduler import config
@@ -180,7 +181,7 @@ def test_placements_never_exceed_free_room(state: Any, policy: str) -> None:
     m = Mirror()
     m.apply(state)
     free = {nid: n.free() for nid, n in m.nodes.items()}
-    result = round_for(policy)(m)
+    result = run_round(round_for(policy), m)
     per_ask: dict[Any, int] = {}
     for p in result.placements:
         node = m.nodes[p.node_id]

@@ -28,7 +28,9 @@ APP = "application_1700000000000_0777"
 
 @pytest.fixture
 def svc(tmp_path: Path) -> Iterator[DecisionService]:
-    s = in_process_service(tmp_path, **{"policy.name": "dollymp", "appmaster.plans_per_s": 5.0})
+    # the AM budgets (test_hostile_fairness.py) raised: these tests are of the validation limits
+    budgets = {"appmaster.app_cpu_ms_per_s": 100_000.0, "appmaster.queue_cpu_ms_per_s": 100_000.0}
+    s = in_process_service(tmp_path, **{"policy.name": "dollymp", "appmaster.plans_per_s": 5.0, **budgets})
     try:
         yield s
     finally:

@@ -15,6 +15,7 @@ import random
 from collections import defaultdict
 
 import numpy as np
+from round_memories import memory_of
 from rpc_harness import app, ask, attempt, full_batch, node
 
 from pyscheduler.service.round.clusterview import cluster_of
@@ -98,7 +99,7 @@ def _check(m: Mirror, label: str) -> None:
     for nid, n in m.nodes.items():
         assert _nonzero(n.free()) == ref[nid], (label, nid)
     assert {nid: _nonzero(r) for nid, r in m.free_of(list(m.nodes)).items()} == ref, label
-    state = cluster_of(m)
+    state = cluster_of(m, memory_of(m))
     running = sorted(
         nid
         for nid, n in m.nodes.items()

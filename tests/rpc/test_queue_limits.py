@@ -11,6 +11,7 @@ from typing import Any
 
 import grpc
 import pytest
+from round_memories import run_round
 from rpc_harness import Stream, app, ask, full_batch, in_process_service, node, register
 
 from pyscheduler.service.rmproxy.service import DecisionService
@@ -128,7 +129,7 @@ def test_room_a_user_at_the_limit_leaves_goes_to_the_next_user_in_the_same_round
             queues_set=True,
         )
     )
-    result = round_for(round_name)(m)
+    result = run_round(round_for(round_name), m)
     placed = {
         n: sum(p.count for p in result.placements if p.key[0].endswith(f"_{n:04d}_000001")) for n in (1, 2, 3)
     }

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from round_memories import run_round
 from rpc_harness import app, ask, full_batch, node
 
 from pyscheduler.service.rmproxy.validate import InvalidMessage, state_batch
@@ -52,9 +53,9 @@ def _placed(result: Any, n: int) -> int:
 @pytest.mark.parametrize("round_name", ["yarn-fcfs", "dollymp"])
 def test_two_queues_under_contention_each_get_their_guarantee_in_one_round(round_name: str) -> None:
     asks = [ask(1, 20, 8, mem=1024, cores=1), ask(2, 20, 8, mem=1024, cores=1)]
-    without = round_for(round_name)(_mirror(asks, None))
+    without = run_round(round_for(round_name), _mirror(asks, None))
     assert _placed(without, 1) + _placed(without, 2) == 8
-    result = round_for(round_name)(_mirror(asks, _queues()))
+    result = run_round(round_for(round_name), _mirror(asks, _queues()))
     assert (_placed(result, 1), _placed(result, 2)) == (4, 4)
     refused = [d for d in result.deferrals if d.reason == pb.REASON_QUEUE_SHARE]
     assert refused and all("queue_" in d.detail for d in refused)
@@ -63,15 +64,17 @@ def test_two_queues_under_contention_each_get_their_guarantee_in_one_round(round
 @pytest.mark.parametrize("round_name", ["yarn-fcfs", "dollymp"])
 def test_an_idle_queues_share_is_lent(round_name: str) -> None:
     # one user borrows above the guarantee only with user-limit-factor > 1, as under CapacityScheduler
-    result = round_for(round_name)(_mirror([ask(1, 20, 8, mem=1024, cores=1)], _queues(ulf=2)))
+    result = run_round(round_for(round_name), _mirror([ask(1, 20, 8, mem=1024, cores=1)], _queues(ulf=2)))
     assert _placed(result, 1) == 8  # b has no demand: a borrows it all (work-conserving)
-    capped = round_for(round_name)(_mirror([ask(1, 20, 8, mem=1024, cores=1)], _queues(ulf=1)))
+    capped = run_round(round_for(round_name), _mirror([ask(1, 20, 8, mem=1024, cores=1)], _queues(ulf=1)))
     assert _placed(capped, 1) == 4  # user-limit-factor 1: the user stops at the queue's guarantee
     assert any("user u in root.a" in d.detail for d in capped.deferrals if d.reason == pb.REASON_QUEUE_SHARE)
 
 
 def test_a_queue_never_exceeds_its_maximum() -> None:
-    result = round_for("yarn-fcfs")(_mirror([ask(2, 20, 8, mem=1024, cores=1)], _queues(b_max=0.5)))
+    result = run_round(
+        round_for("yarn-fcfs"), _mirror([ask(2, 20, 8, mem=1024, cores=1)], _queues(b_max=0.5))
+    )
     assert _placed(result, 2) == 4
     assert any("maximum share" in d.detail for d in result.deferrals if d.reason == pb.REASON_QUEUE_SHARE)
 

@@ -18,6 +18,7 @@ from typing import Any
 import grpc
 import numpy as np
 import pytest
+from round_memories import memory_of
 from rpc_harness import Stream, app, ask, attempt, full_batch, in_process_service, node, register, res
 
 from pyscheduler.estimate.runtimes import FIRST_TASKS, HISTORY, PRIOR_ESTIMATE, theta_sigma
@@ -214,9 +215,9 @@ def test_sources_in_sec_5_2_order() -> None:
         def framework(self, app_type: str, queue: str, priority: int) -> AppRunMoments | None:
             return None
 
-    (job,) = to_snapshot(m, 0.0, history=_History())[0].jobs
+    (job,) = to_snapshot(m, memory_of(m), 0.0, history=_History())[0].jobs
     assert (job.phases[0].mean, job.phases[0].sd) == (12.0, pytest.approx(2.0))
-    (job,) = to_snapshot(m, 0.0)[0].jobs
+    (job,) = to_snapshot(m, memory_of(m), 0.0)[0].jobs
     assert job.phases[0].mean == statistics.fmean(own)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 import numpy as np
+from round_memories import memory_of
 from rpc_harness import app, ask, attempt, full_batch, node
 
 from pyscheduler.service.round.clusterview import cluster_of
@@ -25,7 +26,7 @@ def test_incremental_rows_match_a_full_rebuild() -> None:
             asks=[ask(1, 20, 5)],
         )
     )
-    to_snapshot(m, 0.0)
+    to_snapshot(m, memory_of(m), 0.0)
     for seq in range(2, 40):
         b = pb.StateBatch(session_id="s", seq=seq)
         for i in rng.sample(range(20), 5):
@@ -51,9 +52,9 @@ def test_incremental_rows_match_a_full_rebuild() -> None:
                 m.add_placement(
                     OutstandingPlacement(f"p{seq}", (attempt(1), 20, -1), nid, Res(1024, 1), 1, 0.0)
                 )
-        got = cluster_of(m)
-        m.memory.cluster = None
-        want = cluster_of(m)  # built from scratch
+        got = cluster_of(m, memory_of(m))
+        memory_of(m).cluster = None
+        want = cluster_of(m, memory_of(m))  # built from scratch
         assert got.node_ids == want.node_ids
         assert np.array_equal(got.capacity, want.capacity)
         assert np.array_equal(got.free, want.free), seq
@@ -69,18 +70,18 @@ def test_jobs_are_reused_until_their_asks_change() -> None:
             asks=[ask(1, 20, 5), ask(2, 20, 2)],
         )
     )
-    snap1, _, _ = to_snapshot(m, 0.0)
-    snap2, _, _ = to_snapshot(m, 1.0)
+    snap1, _, _ = to_snapshot(m, memory_of(m), 0.0)
+    snap2, _, _ = to_snapshot(m, memory_of(m), 1.0)
     assert [id(j) for j in snap1.jobs] == [id(j) for j in snap2.jobs]
     m.apply(pb.StateBatch(session_id="s", seq=2, asks=[ask(2, 20, 1)]))
-    snap3, index, _ = to_snapshot(m, 2.0)
+    snap3, index, _ = to_snapshot(m, memory_of(m), 2.0)
     assert snap3.jobs[0] is snap1.jobs[0] and snap3.jobs[1] is not snap1.jobs[1]
     assert [p.num_tasks for p in snap3.jobs[1].phases] == [1]
     assert index[(snap3.jobs[1].job_id, snap3.jobs[1].phases[0].phase_id)].key == (attempt(2), 20, -1)
     m.apply(pb.StateBatch(session_id="s", seq=3, apps_removed=["application_1700000000000_0001"]))
-    snap4, _, _ = to_snapshot(m, 3.0)
+    snap4, _, _ = to_snapshot(m, memory_of(m), 3.0)
     assert [j.job_id for j in snap4.jobs] == ["application_1700000000000_0002"]
-    assert set(m.memory.jobs) == {"application_1700000000000_0002"}
+    assert set(memory_of(m).jobs) == {"application_1700000000000_0002"}
 
 
 def test_an_application_without_an_am_helper_is_profiled_from_its_own_containers() -> None:
@@ -91,7 +92,7 @@ def test_an_application_without_an_am_helper_is_profiled_from_its_own_containers
     m.apply(
         full_batch("s", nodes_upserted=[node("h1:1", 8192, 8)], apps_upserted=[app(1)], asks=[ask(1, 20, 3)])
     )
-    (job,) = to_snapshot(m, 0.0)[0].jobs
+    (job,) = to_snapshot(m, memory_of(m), 0.0)[0].jobs
     assert (job.phases[0].mean, job.phases[0].sd) == (1.0, 0.0)
     b = pb.StateBatch(session_id="s", seq=2)
     for cid, prio, am, start in (("am", 0, True, 1000), ("t1", 20, False, 2000), ("t2", 20, False, 2000),
@@ -107,7 +108,7 @@ def test_an_application_without_an_am_helper_is_profiled_from_its_own_containers
                            ("o1", ok, 99_000)):  # fmt: skip
         done.containers_completed.add(container_id=cid, exit_kind=kind, finish_time_ms=end)
     m.apply(done)
-    (job,) = to_snapshot(m, 0.0)[0].jobs
+    (job,) = to_snapshot(m, memory_of(m), 0.0)[0].jobs
     assert job.phases[0].mean == 15.0  # t1 ran 10 s, t2 20 s
     assert job.phases[0].sd == np.std([10.0, 20.0], ddof=1)
     m.apply(pb.StateBatch(session_id="s", seq=4, apps_removed=[app(1).application_id]))

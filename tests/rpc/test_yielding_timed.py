@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from round_memories import memory_of
 from rpc_harness import FORMER, am_session, app, ask, attempt, in_process_service, node, res
 from yield_rig import (
     APP1,
@@ -33,7 +34,7 @@ from pyscheduler.wire import pb
 
 
 def _sizes(m: Mirror, waiting: dict[tuple[str, AskKey], int], now_ms: int) -> list[Res]:
-    return [w.res for w in steady(m, waiting, now_ms)]
+    return [w.res for w in steady(m, memory_of(m), waiting, now_ms)]
 
 
 def test_only_a_container_that_waited_steady_s_counts_and_as_few_as_waited_throughout() -> None:
@@ -55,8 +56,8 @@ def test_an_am_containers_ask_counts_at_once_and_only_as_an_original() -> None:
     of 8 a run waited 3.2-3.8 s behind clones)."""
     m = mirror_of([], [ask(2, 0, 1, am=True)])
     key = next(iter(m.asks))
-    assert steady(m, {("original", key): 1}, 10_000) == [Waiting(Res(1024, 1), key, True)]
-    assert steady(m, {("alone", key): 1}, 10_000) == []
+    assert steady(m, memory_of(m), {("original", key): 1}, 10_000) == [Waiting(Res(1024, 1), key, True)]
+    assert steady(m, memory_of(m), {("alone", key): 1}, 10_000) == []
 
 
 def test_a_phase_with_no_task_container_yet_counts_its_waiting_containers_at_once() -> None:
@@ -76,8 +77,8 @@ def test_a_phase_with_no_task_container_yet_counts_its_waiting_containers_at_onc
     ):
         m = mirror_of(running, [ask(2, 20, 3)])
         key = next(iter(m.asks))
-        assert len(steady(m, {("original", key): 3}, 10_000)) == counted, running
-        assert steady(m, {("alone", key): 3}, 10_000) == []
+        assert len(steady(m, memory_of(m), {("original", key): 3}, 10_000)) == counted, running
+        assert steady(m, memory_of(m), {("alone", key): 3}, 10_000) == []
 
 
 def test_a_clone_of_a_covered_task_yields_before_a_younger_clone_of_a_task_not_timed_yet() -> None:
@@ -226,9 +227,11 @@ def test_without_a_copy_source_or_a_waiting_original_nothing_is_preempted() -> N
     containers = [container(c, 1) for c in ("o1", "c1", "c2", "c3")]
     copies = [running_copy("o1", "t1", False, 0.5), running_copy("c3", "t1", True)]
     m = mirror_of(containers, [ask(2, 20, 1)])
-    assert core_round(get_policy("dollymp"), clock=lambda: 100.0)(m).kills == []
+    assert core_round(get_policy("dollymp"), clock=lambda: 100.0)(m, memory_of(m)).kills == []
     idle = mirror_of(containers, [ask(2, 20, 1)], cores=8)  # room for the original: no preemption
-    idle_round = core_round(get_policy("dollymp"), clock=lambda: 100.0, copies=lambda: copies)(idle)
+    idle_round = core_round(get_policy("dollymp"), clock=lambda: 100.0, copies=lambda: copies)(
+        idle, memory_of(idle)
+    )
     assert idle_round.kills == []
 
 

@@ -4,6 +4,7 @@ service/round/waiting.py)."""
 
 from __future__ import annotations
 
+from round_memories import run_round
 from rpc_harness import app, ask, attempt, full_batch, node, res
 
 from pyscheduler.policies import get_policy
@@ -101,6 +102,6 @@ def kills_once_steady(containers: list[object], hint: PhaseHint, copies: list[Co
         clock=lambda: clock[0],
         copies=lambda: copies,
     )
-    assert round_fn(m).kills == []
+    assert run_round(round_fn, m).kills == []
     clock[0] = NOW_MS / 1000.0
-    return [k.container_id for k in round_fn(m).kills]
+    return [k.container_id for k in run_round(round_fn, m).kills]

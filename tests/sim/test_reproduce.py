@@ -39,7 +39,7 @@ def test_report_from_a_synthetic_scenario(tmp_path: Path, monkeypatch: pytest.Mo
     text = out.read_text()
     assert (
         "| tiny | ratio" in text
-        and "dollymp simulate --workload var/reproduction/master_worker.jsonl" in text
+        and "dollymp simulate --mechanism core --workload var/reproduction/master_worker.jsonl" in text
     )
     assert "| redundant-small |" in text and (tmp_path / "fig" / "tiny_load_0_5_cdf.png").exists()
 
@@ -95,9 +95,12 @@ def test_a_run_kept_with_fewer_policies_runs_only_the_added_ones(
     ran: list[list[str]] = []
     real = reproduce.compare
 
-    def counting(jobs: object, cluster: object, policies: list[str], config: object) -> object:
+    def counting(
+        jobs: object, cluster: object, policies: list[str], config: object, mechanism: str
+    ) -> object:
+        assert mechanism == "core"  # the report's runs are the engine's (reproduce_runs.Run.mechanism)
         ran.append(list(policies))
-        return real(jobs, cluster, policies, config)  # type: ignore[arg-type]
+        return real(jobs, cluster, policies, config, mechanism=mechanism)  # type: ignore[arg-type]
 
     monkeypatch.setattr(reproduce, "compare", counting)
     for side in cache.glob("tiny-*.json"):  # a run kept before sidecars existed: found by its results

@@ -19,7 +19,8 @@ from pyscheduler.echo import shown
 from pyscheduler.service.limits import Limits, Refusal, at_most
 from pyscheduler.service.rmproxy import validate
 from pyscheduler.service.rmproxy.validate import InvalidMessage
-from pyscheduler.service.round.amjob import FINAL, job_of
+from pyscheduler.service.round.amjob import job_of
+from pyscheduler.service.roundsfirst import EVERY, checkpoint
 from pyscheduler.wire import pb
 
 MAX_ID = 1024  # characters of an id in a report (Hadoop's are under 64)
@@ -46,6 +47,8 @@ def reports(r: Any, limits: Limits, then: Callable[[Any], None]) -> None:
             reads, limits.map_reads_per_report, "attempts[].map_reads (all)", "limits.map_reads_per_report"
         )
         for i, a in enumerate(r.attempts):
+            if i % EVERY == 0:
+                checkpoint()  # RM rounds first (service/roundsfirst.py)
             for name in ("task_id", "attempt_id", "phase_id", "container_id", "node_id"):
                 at_most(len(getattr(a, name)), MAX_ID, f"attempts[{i}].{name} (length)", "characters")
             if a.duration_s > limits.max_duration_s:  # NaN and inf are refused by the field checks
@@ -62,32 +65,6 @@ def reports(r: Any, limits: Limits, then: Callable[[Any], None]) -> None:
     except Refusal as exc:
         raise InvalidMessage(exc.field, exc.problem) from None
     then(r)
-
-
-def make_room(st: Any, incoming: Any, limits: Limits) -> int:
-    """Drop the application's oldest finished attempts so that `incoming` fits in
-    `limits.attempts_per_app`; returns how many were dropped. Raises Refusal (nothing dropped) when the
-    live attempts alone leave no room."""
-    new = len({a.attempt_id for a in incoming if a.attempt_id not in st.attempts})
-    over = len(st.attempts) + new - limits.attempts_per_app
-    if over <= 0:
-        return 0
-    done = [k for k, a in st.attempts.items() if a.state in FINAL]
-    if len(done) < over:
-        raise Refusal(
-            "attempts",
-            f"the application would have {len(st.attempts) + new} attempts, {len(st.attempts) - len(done)} "
-            f"of them live, limit {limits.attempts_per_app} (limits.attempts_per_app)",
-        )
-    for k in done[:over]:
-        del st.attempts[k]
-        st.first_progress.pop(k, None)
-        st.waiting_alone.pop(k, None)
-        st.map_reads.pop(k, None)
-    for ds in st.durations.values():  # the phase statistics keep the latest durations only
-        if len(ds) > limits.attempts_per_app:
-            del ds[: len(ds) - limits.attempts_per_app]
-    return over
 
 
 def check_profile(p: Any) -> None:

@@ -12,6 +12,7 @@ writes nor reads any history."""
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -23,11 +24,13 @@ from pyscheduler.objects.decision import DecisionKind
 from pyscheduler.policies import Policy
 from pyscheduler.service.limits import DEFAULTS, Limits, Refusal
 from pyscheduler.service.rmproxy import ambounds, validate
+from pyscheduler.service.rmproxy.amgate import AmGate
 from pyscheduler.service.rmproxy.servicer import Malformed, lenient
 from pyscheduler.service.rmproxy.session import DecisionRecorder, SessionRegistry
-from pyscheduler.service.round.amjob import FINAL, waiting_clone
 from pyscheduler.service.round.amplan import AmPlanner, PlanBudget
+from pyscheduler.service.roundsfirst import checkpoint
 from pyscheduler.service.state.amregistry import AmRegistry, UnknownPhase
+from pyscheduler.service.state.amreports import FINAL, waiting_clone
 from pyscheduler.store.history import JobKey
 from pyscheduler.wire import pb
 
@@ -58,13 +61,18 @@ class AppMasterServicer:
         # that key.
         self.rm_job: Callable[[str], JobKey | None] | None = None
         # One application's hints and the running copies, read on their own (RM rounds read both at once,
-        # `self.am.round_view`, service/round/amview.py)
+        # `self.am.round_view`, service/state/amview.py)
         self.hints = self.am.hints
         self.running_copies = self.am.running_copies
+        # The AM calls' CPU budgets per application and queue (service/rmproxy/amgate.py): the gRPC path only
+        self.gate: AmGate | None = None
 
-    def report_job_profile(self, request: Any, context: grpc.ServicerContext) -> Any:
+    def _put_profile(self, request: Any, context: grpc.ServicerContext) -> None:
         self._check(request, lambda p: ambounds.profile(p, self.limits, ambounds.check_profile), context)
         self.am.put_profile(request, self._rm_key(request.application_id))
+
+    def report_job_profile(self, request: Any, context: grpc.ServicerContext) -> Any:
+        self._put_profile(request, context)
         plan = self.planner.plan(request.application_id)
         log.info(
             "ReportJobProfile %s (%s): phases %s -> clones %s, omega %.3g s",
@@ -77,6 +85,10 @@ class AppMasterServicer:
         return plan
 
     def report_attempts(self, request: Any, context: grpc.ServicerContext) -> Any:
+        self._record(request, context)
+        return self.planner.plan(request.application_id)
+
+    def _record(self, request: Any, context: grpc.ServicerContext) -> None:
         self._check(request, lambda r: ambounds.reports(r, self.limits, ambounds.check_reports), context)
         try:
             finished, key, outcomes = self.am.record(
@@ -108,7 +120,6 @@ class AppMasterServicer:
             sum(1 for a in request.attempts if a.state in FINAL),
             sum(1 for d in outcomes if d.kind is DecisionKind.MAP_READ),
         )
-        return self.planner.plan(request.application_id)
 
     def get_clone_plan(self, request: Any, context: grpc.ServicerContext) -> Any:
         if isinstance(request, Malformed):
@@ -124,6 +135,77 @@ class AppMasterServicer:
             )
         return self.planner.plan(request.application_id)
 
+    # ---- the budgets (service/rmproxy/amgate.py) -------------------------------------------------
+
+    def gated(self, kind: str, fn: Callable[[Any, grpc.ServicerContext], Any]) -> Callable[[Any, Any], Any]:
+        """`fn` (a call of `kind`: profile, attempts or plan) under the gate's budgets."""
+
+        def call(request: Any, context: grpc.ServicerContext) -> Any:
+            gate = self.gate
+            app_id = "" if isinstance(request, Malformed) else request.application_id
+            if gate is None or not app_id:
+                return fn(request, context)
+            checkpoint()  # RM rounds first (service/roundsfirst.py)
+            t0 = time.thread_time()
+            queue, why, wait = gate.admit(app_id)
+            if why is not None:
+                try:
+                    return self._deferred(gate, kind, request, why, context)
+                finally:  # the deferred call's own cost (keeping its report) is the application's too
+                    gate.charge(app_id, queue, time.thread_time() - t0)
+                    gate.pace(app_id, wait)
+            try:
+                self._apply_kept(gate, app_id)
+                return fn(request, context)
+            finally:
+                gate.charge(app_id, queue, time.thread_time() - t0)
+
+        return call
+
+    def _deferred(
+        self, gate: AmGate, kind: str, request: Any, why: str, context: grpc.ServicerContext
+    ) -> Any:
+        app_id = request.application_id
+        if kind == "profile":
+            gate.keep(app_id, profile=request)
+        elif kind == "attempts" and not gate.keep(
+            app_id, attempts=request.attempts, limit=self.limits.attempts_per_app
+        ):
+            context.abort(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                detail(
+                    f"attempts: the deferred reports of {shown(app_id)} would keep more than "
+                    f"{self.limits.attempts_per_app} attempts (limits.attempts_per_app); {why}"
+                ),
+            )
+        st = self.am.apps.get(app_id)  # one dict lookup, atomic under the GIL: no wait for the lock
+        plan = pb.ClonePlan(application_id=app_id)
+        if st is not None and st.plan is not None:
+            plan.CopyFrom(st.plan)
+        plan.detail = why
+        return plan
+
+    def _apply_kept(self, gate: AmGate, app_id: str) -> None:
+        """What deferred calls of `app_id` left, applied before its call in budget (module amgate)."""
+        kept = gate.take(app_id)
+        if kept is None:
+            return
+        quiet = _Quiet()
+        work: list[tuple[str, Any, Callable[[Any, Any], Any]]] = []
+        if kept.profile is not None:
+            work.append(("job profile", kept.profile, self._put_profile))
+        if kept.attempts:
+            reports = pb.AttemptReports(application_id=app_id, attempts=list(kept.attempts.values()))
+            work.append(("attempt reports", reports, self._record))
+        for what, request, apply in work:
+            try:
+                apply(request, quiet)
+            except _Dropped as exc:
+                gate.dropped += 1
+                log.warning("deferred %s of %s dropped: %s", what, shown(app_id), exc)
+
+    # ---- the calls' work ---------------------------------------------------------------------
+
     def _rm_key(self, app_id: str) -> JobKey | None:
         """The RM's (queue, user, name) of `app_id`, read outside the registry's lock."""
         return None if self.rm_job is None else self.rm_job(app_id)
@@ -138,18 +220,31 @@ class AppMasterServicer:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, detail(str(exc)))
 
 
+class _Dropped(Exception):
+    """A kept (deferred) report that its later application refused."""
+
+
+class _Quiet:
+    """The context of a kept report applied later: its call was answered already, so a refusal drops it."""
+
+    def abort(self, code: Any, details: str) -> None:
+        raise _Dropped(f"{code.name}: {details}")
+
+
 def generic_handler(servicer: AppMasterServicer) -> grpc.GenericRpcHandler[Any, Any]:
-    def unary(fn: Callable[[Any, grpc.ServicerContext], Any], req: Any, resp: Any) -> Any:
+    def unary(kind: str, fn: Callable[[Any, grpc.ServicerContext], Any], req: Any, resp: Any) -> Any:
         return grpc.unary_unary_rpc_method_handler(
-            fn, request_deserializer=lenient(req), response_serializer=resp.SerializeToString
+            servicer.gated(kind, fn),
+            request_deserializer=lenient(req),
+            response_serializer=resp.SerializeToString,
         )
 
     return grpc.method_handlers_generic_handler(
         SERVICE_NAME,
         {
-            "ReportJobProfile": unary(servicer.report_job_profile, pb.JobProfile, pb.ClonePlan),
-            "ReportAttempts": unary(servicer.report_attempts, pb.AttemptReports, pb.ClonePlan),
-            "GetClonePlan": unary(servicer.get_clone_plan, pb.ClonePlanRequest, pb.ClonePlan),
+            "ReportJobProfile": unary("profile", servicer.report_job_profile, pb.JobProfile, pb.ClonePlan),
+            "ReportAttempts": unary("attempts", servicer.report_attempts, pb.AttemptReports, pb.ClonePlan),
+            "GetClonePlan": unary("plan", servicer.get_clone_plan, pb.ClonePlanRequest, pb.ClonePlan),
         },
     )
 

@@ -10,9 +10,13 @@
   password; the shim forwards the same digest per application attempt (ApplicationInfo.
   amrm_token_sha256, the mirror's `AppRec.amrm_tokens`: the current and the previous one, across a
   roll-over). A call is accepted only for the application that digest belongs to, and an attempt report
-  only for containers of that application. With shim authentication on, an application no
-  authenticated RM session knows is refused; with it off (loopback only) such calls are accepted as
-  before, but a digest the RM sent is still required.
+  only for containers of that application. The digest is the one of the RM the application belongs to:
+  the first rm_id whose session mirrored it owns it (session.py `SessionRegistry.claim`), across that
+  RM's registrations; another session mirroring the same application never changes which digest is
+  accepted. With shim authentication on, an application no authenticated RM session knows is refused;
+  with it off (loopback only) such calls are accepted as before, but a digest the RM sent is still
+  required. Off, RM registrations are also bound to their caller (service/rmproxy/callers.py: the local
+  user on loopback): another local user cannot register the RM's rm_id while its session is live.
 * The recurring-job history is kept only for applications the RM knows, by the queue, user and name the
   RM knows (`history_key`), never by what the AM says of itself.
 """
@@ -179,12 +183,12 @@ class Guard(grpc.ServerInterceptor):  # type: ignore[type-arg]
         return call
 
     def _tokens(self, app_id: str) -> tuple[bool, tuple[bytes, ...]]:
-        """(known to a session, its AMRMToken digests)."""
-        for s in self.registry.sessions():
-            with s.lock:
-                rec = s.mirror.apps.get(app_id)
-                if rec is not None:
-                    return True, rec.amrm_tokens
+        """(known to a live RM, the AMRMToken digests that RM sent): the RM that owns the application
+        (SessionRegistry.claim), never another session that mirrors it too; between the owner's Register
+        and its full resync the digests it sent before."""
+        owned = self.registry.owner(app_id)
+        if owned is not None:
+            return True, owned[0].tokens
         return False, ()
 
     def am_refusal(self, app_id: str, presented: str | None, request: Any) -> tuple[Any, str]:
@@ -235,11 +239,12 @@ class Guard(grpc.ServerInterceptor):  # type: ignore[type-arg]
         return out
 
     def history_key(self, app_id: str) -> JobKey | None:
-        """The queue, user and job name the RM knows `app_id` by; None for an application no session
-        knows."""
-        for s in self.registry.sessions():
-            with s.lock:
-                rec = s.mirror.apps.get(app_id)
-            if rec is not None:
-                return JobKey(rec.queue, rec.user, rec.name)
-        return None
+        """The queue, user and job name the RM that owns `app_id` knows it by; None for an application
+        no live RM owns (or between its Register and full resync)."""
+        owned = self.registry.owner(app_id)
+        if owned is None:
+            return None
+        s = owned[1]
+        with s.lock:
+            rec = s.mirror.apps.get(app_id)
+        return JobKey(rec.queue, rec.user, rec.name) if rec is not None else None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,6 +19,7 @@ from pyscheduler.core.clock import Clock
 from pyscheduler.objects.decision import Decision
 from pyscheduler.service.limits import Limits
 from pyscheduler.service.rmproxy import auth
+from pyscheduler.service.rmproxy.amgate import AmGate
 from pyscheduler.service.rmproxy.amservice import AppMasterServicer
 from pyscheduler.service.rmproxy.durable import LogFirst
 from pyscheduler.service.rmproxy.gcpace import GcPacer
@@ -30,6 +32,8 @@ from pyscheduler.service.round.yield_value import Chooser, chooser_by_value
 from pyscheduler.service.round.yielding import BeatenRule
 from pyscheduler.service.state.runhistory import RecordFinished, RunHistories
 from pyscheduler.value import ValueOptions
+
+SWITCH_INTERVAL_S = 0.0005  # sys.setswitchinterval of a service that owns its process
 
 log = logging.getLogger("dollymp.service")
 
@@ -144,7 +148,8 @@ class DecisionService:
         )
         recorder = _WriterRecorder(self.writer)
         self.limits = Limits.from_config(cfg)
-        self.registry = SessionRegistry(self.limits)
+        # without a secret or client certificates, an RM's rm_id is bound to the caller that holds it
+        self.registry = SessionRegistry(self.limits, bind_callers=not auth_settings.required)
         self.appmaster = AppMasterServicer(
             self.registry,
             core_policy,
@@ -159,6 +164,13 @@ class DecisionService:
         )
         self.guard = auth.Guard(auth_settings, self.registry)
         self.appmaster.rm_job = self.guard.history_key
+        if clock is None:  # on a simulator's clock CPU is not what is simulated: no AM budgets
+            self.appmaster.gate = AmGate(
+                cfg["appmaster.app_cpu_ms_per_s"],
+                cfg["appmaster.queue_cpu_ms_per_s"],
+                self._queue_of,
+                burst_s=cfg["appmaster.cpu_burst_s"],
+            )
         self.servicer = SchedulerServicer(
             self.registry,
             round_policy.round_with(
@@ -233,6 +245,11 @@ class DecisionService:
     def port(self) -> int:
         return self.grpc.port
 
+    def _queue_of(self, app_id: str) -> str:
+        """The queue the RM that owns `app_id` knows it in; "" for an application no RM knows."""
+        key = self.guard.history_key(app_id)
+        return key.queue if key is not None else ""
+
     def start(self, manage_gc: bool = False) -> None:
         """Start serving. `manage_gc`: pace the cycle collector between rounds
         (pyscheduler.service.rmproxy.gcpace); for a service that owns its process (`dollymp serve`), not for
@@ -243,6 +260,10 @@ class DecisionService:
             except RuntimeError as exc:
                 raise ConfigError("http.port", self.cfg.sources["http.port"], str(exc)) from None
         self.grpc.start()
+        if manage_gc:
+            # A waiting thread (an RM round behind an AM call's CPU) gets the interpreter within 0.5 ms,
+            # not CPython's default 5 ms (service/rmproxy/amgate.py)
+            sys.setswitchinterval(SWITCH_INTERVAL_S)
         if manage_gc and self.pacer is None:
             self.pacer = GcPacer()
             self.pacer.start()
@@ -253,7 +274,7 @@ class DecisionService:
             self.cfg["grpc.host"],
             self.port,
             "on" if self.cfg["grpc.tls_cert"] else "off",
-            "on" if self.guard.settings.required else "off (loopback)",
+            "on" if self.guard.settings.required else "off (loopback: RMs told apart by local user)",
             self.cfg["policy.name"],
         )
 

@@ -26,11 +26,14 @@ import grpc
 from pyscheduler import __version__, metrics
 from pyscheduler.core.clock import Clock, MonotonicClock
 from pyscheduler.echo import detail
+from pyscheduler.service import roundsfirst
 from pyscheduler.service.limits import DEFAULTS, Limits, Refusal
 from pyscheduler.service.rmproxy import validate
+from pyscheduler.service.rmproxy.callers import caller_of
 from pyscheduler.service.rmproxy.gcpace import GcPacer
 from pyscheduler.service.rmproxy.session import (
     DecisionRecorder,
+    Denied,
     RoundFn,
     RoundRecords,
     Session,
@@ -127,10 +130,13 @@ class SchedulerServicer:
             validate.register_request(request)
         except validate.InvalidMessage as exc:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, detail(str(exc)))
+        peer = context.peer()
         try:
             s = self.registry.register(
-                request.rm_id, request.tick_ms, list(request.resource_types), context.peer()
+                request.rm_id, request.tick_ms, list(request.resource_types), peer, caller_of(peer)
             )
+        except Denied as exc:
+            context.abort(grpc.StatusCode.PERMISSION_DENIED, detail(str(exc)))
         except Refusal as exc:
             context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, detail(str(exc)))
         return pb.RegisterResponse(
@@ -171,7 +177,8 @@ class SchedulerServicer:
                         f"sync: no StateBatch for {idle:g} s, limit {idle:g} s (limits.sync_idle_s)",
                     )
                 records: list[RoundRecords] = []
-                plans, error, ended = self._process(items, records, peer)
+                with roundsfirst.round_running():  # AM work waits at its checkpoints meanwhile
+                    plans, error, ended = self._process(items, records, peer)
                 if self.before_send is not None and records:
                     self.before_send(records)  # placements logged before their plan goes out
                     records = []
@@ -299,12 +306,22 @@ class SchedulerServicer:
             if s.peer and peer and s.peer != peer:  # another connection's session: refused, untouched
                 flush()
                 return plans, f"{_BOUND}, not this one: register on this connection", True
+            claims: list[tuple[str, tuple[bytes, ...]]] = []
             with s.lock:
                 why = s.admit(batch)
                 if why is None:
                     ca = time.thread_time()
                     s.apply(batch, item.node_wires, item.containers)
                     self.stats.apply_cpu_s += time.thread_time() - ca  # one writer per stream: no lock
+                    apps = s.mirror.apps
+                    for a in batch.apps_upserted:
+                        rec = apps.get(a.application_id)  # None: removed in the same batch
+                        if rec is not None:
+                            claims.append((rec.application_id, rec.amrm_tokens))
+            if why is None and (claims or batch.apps_removed or batch.full_resync):
+                # whose application is whose (the AMs' tokens): off the session's lock, as Register
+                # takes the registry's lock before a session's
+                self.registry.claim(s, claims, batch.apps_removed, batch.full_resync)
             if why is not None:
                 flush()
                 with s.lock:

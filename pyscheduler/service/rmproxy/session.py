@@ -22,9 +22,11 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from pyscheduler import metrics
+from pyscheduler.echo import shown
 from pyscheduler.objects.decision import Decision, DecisionKind
 from pyscheduler.service.limits import DEFAULTS, Limits, Refusal
 from pyscheduler.service.round.plan import PlacementChoice, RoundResult
+from pyscheduler.service.round.round_memory import RoundMemory
 from pyscheduler.service.state.mirror import (
     AskKey,
     ContainerRec,
@@ -49,7 +51,7 @@ class NullRecorder:
 
 # A round: the mirror in, placements, deferrals and further decisions out (see
 # pyscheduler.service.round.policy).
-RoundFn = Callable[[Mirror], RoundResult]
+RoundFn = Callable[[Mirror, RoundMemory], RoundResult]
 
 
 class SessionState(enum.Enum):
@@ -138,6 +140,8 @@ class Session:
     state: SessionState = SessionState.AWAITING_RESYNC
     last_seq: int = 0
     mirror: Mirror = field(default_factory=Mirror)
+    # what its rounds carry from one to the next (service/round/round_memory.py), beside the mirror
+    memory: RoundMemory = field(default_factory=RoundMemory)
     lock: threading.Lock = field(default_factory=threading.Lock)
     _next_epoch: int = 0
     _placement_ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
@@ -145,6 +149,7 @@ class Session:
     _last_record: dict[tuple[str, str, str], tuple[str, dict[str, Any]]] = field(default_factory=dict)
     _priorities: dict[str, tuple[float, int]] = field(default_factory=dict)  # app -> (priority, rank)
     peer: str = ""  # the gRPC connection that registered it: only its Sync streams may use it
+    caller: str = ""  # who registered it (service/rmproxy/callers.py): registrations are bounded per caller
     last_active: float = field(default_factory=time.monotonic)  # Register or the last applied batch
 
     def __post_init__(self) -> None:
@@ -210,7 +215,7 @@ class Session:
         """One decision round on the current mirror: the Plan to send and the decisions to record
         (`RoundRecords.build()`: the placement records are built once the plan is out)."""
         self.mirror.expire(now_s, ttl_s)
-        result = round_fn(self.mirror)
+        result = round_fn(self.mirror, self.memory)
         choices, deferred = result.placements, result.deferrals
         epoch = self.take_epoch()
         plan = pb.Plan(
@@ -310,38 +315,92 @@ class Session:
         return plan, RoundRecords(self.rm_id, self.session_id, epoch, wall, placed, json_caps, decisions)
 
 
+@dataclass(slots=True)
+class Owner:
+    """The RM an application belongs to: the rm_id whose session mirrored it first (kept across that
+    RM's registrations, as long as one of its sessions lives) and the AMRMToken digests it sent."""
+
+    rm_id: str
+    tokens: tuple[bytes, ...]
+
+
+class Denied(Refusal):
+    """A registration that another caller's live session forbids (PERMISSION_DENIED, not a bound)."""
+
+
 class SessionRegistry:
     """All sessions, by id and by rm_id; Register replaces the rm_id's previous session.
 
     Bounded (service/limits.py): a session without a batch for `limits.session_idle_s` is reaped (a Sync
     stream idle for `limits.sync_idle_s`, shorter, was closed before); a Register for a new rm_id while
-    `limits.sessions` are live is refused (live sessions are never evicted by newcomers)."""
+    `limits.sessions` are live, or while its caller (service/rmproxy/callers.py) holds
+    `limits.sessions_per_caller` of them, is refused (live sessions are never evicted by newcomers).
 
-    def __init__(self, limits: Limits = DEFAULTS) -> None:
+    Applications belong to an RM (`claim`, `owner`): the first rm_id whose session mirrors one owns it,
+    with its AMRMToken digests, until that RM removes it, leaves it out of a full resync or has no live
+    session; the same application mirrored by another rm_id's session is its business alone (its own
+    rounds) and never changes whose digest the AM must present.
+
+    `bind_callers` (set when shims are not authenticated: loopback without a secret): an rm_id whose
+    live session another caller registered, with a batch within `limits.sync_idle_s`, cannot be
+    registered by this one (with a secret, any holder of it may take over, as an RM HA failover does)."""
+
+    def __init__(self, limits: Limits = DEFAULTS, bind_callers: bool = False) -> None:
         self.limits = limits
+        self.bind_callers = bind_callers
         self._lock = threading.Lock()
         self._by_id: dict[str, Session] = {}
         self._by_rm: dict[str, Session] = {}
+        self._owners: dict[str, Owner] = {}  # application id -> its RM
         self.reaped = 0
+        self.claims_refused = 0  # upserts of an application another live RM owns
 
     def _reap(self) -> None:
-        """Forget idle sessions (caller holds `_lock`)."""
+        """Forget idle sessions, and the applications of RMs without a session (caller holds `_lock`)."""
         cutoff = time.monotonic() - self.limits.session_idle_s
         for s in [s for s in self._by_id.values() if s.last_active < cutoff]:
             del self._by_id[s.session_id]
             if self._by_rm.get(s.rm_id) is s:
                 del self._by_rm[s.rm_id]
             self.reaped += 1
+        for app_id in [a for a, o in self._owners.items() if o.rm_id not in self._by_rm]:
+            del self._owners[app_id]
 
-    def register(self, rm_id: str, tick_ms: int, resource_types: Sequence[str], peer: str = "") -> Session:
+    def register(
+        self,
+        rm_id: str,
+        tick_ms: int,
+        resource_types: Sequence[str],
+        peer: str = "",
+        caller: str = "",
+    ) -> Session:
         with self._lock:
             self._reap()
-            if rm_id not in self._by_rm and len(self._by_id) >= self.limits.sessions:
+            old = self._by_rm.get(rm_id)
+            if old is None and len(self._by_id) >= self.limits.sessions:
                 raise Refusal(
                     "rm_id",
                     f"{len(self._by_id)} live sessions, limit {self.limits.sessions} (limits.sessions)",
                 )
-            old = self._by_rm.get(rm_id)
+            mine = sum(1 for s in self._by_id.values() if s.caller == caller)
+            if (old is None or old.caller != caller) and mine >= self.limits.sessions_per_caller:
+                raise Refusal(
+                    "rm_id",
+                    f"{mine} live sessions of this caller ({caller}), limit "
+                    f"{self.limits.sessions_per_caller} (limits.sessions_per_caller)",
+                )
+            if (
+                self.bind_callers
+                and old is not None
+                and old.caller != caller
+                and time.monotonic() - old.last_active < self.limits.sync_idle_s
+            ):
+                raise Denied(
+                    "rm_id",
+                    f"{shown(rm_id)} is held by a live session of another caller, with a batch within "
+                    f"{self.limits.sync_idle_s:g} s (limits.sync_idle_s); without a shared secret "
+                    "(grpc.auth_secret_file) only that caller may register it again",
+                )
             # Epochs grow across sessions and restarts: wall-clock microseconds, past the old session.
             first = time.time_ns() // 1000
             if old is not None:
@@ -349,10 +408,49 @@ class SessionRegistry:
                     old.state = SessionState.SUPERSEDED
                     first = max(first, old.last_epoch + 1)
                 self._by_id.pop(old.session_id, None)
-            s = Session(uuid.uuid4().hex, rm_id, first, tick_ms, tuple(resource_types), peer=peer)
+            s = Session(
+                uuid.uuid4().hex, rm_id, first, tick_ms, tuple(resource_types), peer=peer, caller=caller
+            )
             self._by_id[s.session_id] = s
             self._by_rm[rm_id] = s
             return s
+
+    def claim(
+        self,
+        s: Session,
+        upserted: Sequence[tuple[str, tuple[bytes, ...]]],
+        removed: Sequence[str] = (),
+        full_resync: bool = False,
+    ) -> None:
+        """What a batch of `s` (applied) says of its applications: (id, AMRMToken digests) upserted,
+        ids removed; a full resync also releases the owned applications it leaves out."""
+        with self._lock:
+            if self._by_id.get(s.session_id) is not s:
+                return  # superseded meanwhile: its successor claims for the rm_id
+            owners, rm_id = self._owners, s.rm_id
+            if full_resync:
+                kept = {a for a, _ in upserted}
+                for app_id in [a for a, o in owners.items() if o.rm_id == rm_id and a not in kept]:
+                    del owners[app_id]
+            for app_id in removed:
+                o = owners.get(app_id)
+                if o is not None and o.rm_id == rm_id:
+                    del owners[app_id]
+            for app_id, tokens in upserted:
+                o = owners.get(app_id)
+                if o is None or o.rm_id == rm_id or o.rm_id not in self._by_rm:
+                    owners[app_id] = Owner(rm_id, tokens)
+                else:
+                    self.claims_refused += 1
+
+    def owner(self, app_id: str) -> tuple[Owner, Session] | None:
+        """The RM `app_id` belongs to and its current session; None if no live RM owns it."""
+        with self._lock:
+            o = self._owners.get(app_id)
+            if o is None:
+                return None
+            s = self._by_rm.get(o.rm_id)
+            return (o, s) if s is not None else None
 
     def get(self, session_id: str) -> Session | None:
         with self._lock:

@@ -4,7 +4,7 @@ capacity, yielding); the AM plan decides a job's clones the same way. No gRPC he
 
 translate    the mirror -> the decision core's Snapshot
 clusterview  the mirror's running nodes as the core's ClusterState, kept across rounds
-round_memory what a session's rounds carry from one to the next (cluster arrays, jobs, kills in flight)
+round_memory what a session's rounds carry from one to the next (cluster arrays, jobs, waiting seen)
 coreround    the core's Decisions -> placements and deferrals; the round function of a core policy
 amspread     AM containers spread over the running nodes (coreround's choice)
 isolate      fault isolation per application: one application's error leaves it out of the round only
@@ -17,8 +17,6 @@ yielding     running clones preempted for waiting containers, beaten clones rele
 yield_value  the same by value (appmaster.yield_model = "value", pyscheduler/value)
 policy       policy name -> round function (the core's registry, plus "yarn-fcfs")
 plan         one round's plan: placements, deferrals, preemptions, decisions to log (RoundResult)
-amview       one RM round's AM reports (hints, running copies), read once under the registry's lock
-amjob        an AM's job as the core sees it (Job, replayed attempts, copy records for estimate/copies.py)
+amjob        an AM's job as the core sees it (Job, replayed attempts, running copies as attempts)
 amplan       the ClonePlan: the core policy decides one job's clones among the jobs it competes with
-named_tasks  decision-log records of the tasks a clone plan names on their own (a late copy, the phase tail)
 """

@@ -1,6 +1,7 @@
 """An AM-helper job as the core sees it: the profile as a core Job, the reported attempts replayed onto
 it, the running copies as snapshot attempts, and the reports as the copy estimator's records
-(estimate/copies.py). Pure translation of what the AM reported; no state, no gRPC."""
+(estimate/copies.py, through service/state/amreports.py). Pure translation of what the AM reported; no
+state, no gRPC."""
 
 from __future__ import annotations
 
@@ -10,69 +11,27 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pyscheduler.estimate.copies import CopyReport, Kind, Report, work_start
+from pyscheduler.estimate.copies import Report, work_start
 from pyscheduler.objects import Attempt, Job, Phase, Resources
+from pyscheduler.service.roundsfirst import EVERY, checkpoint
+from pyscheduler.service.state.amreports import task_index, waiting_clone
 from pyscheduler.wire import pb
-
-FINAL = (pb.ATTEMPT_SUCCEEDED, pb.ATTEMPT_FAILED, pb.ATTEMPT_KILLED)
-
-
-def waiting_clone(a: Any) -> bool:
-    """A clone the AM launched that still waits for a container (service/round/clones.py places those
-    last)."""
-    return bool(a.is_clone) and a.state == pb.ATTEMPT_WAITING
-
-
-def task_index(task_id: str) -> int | None:
-    """Hadoop's task ids end in the task's index (task_<cluster>_<app>_m_000003 -> 3)."""
-    tail = task_id.rsplit("_", 1)[-1]
-    return int(tail) if tail.isdigit() and len(tail) <= 9 else None  # (no 5,000-digit int parse)
-
-
-def kind_of(a: Any) -> Kind:
-    if waiting_clone(a):
-        return Kind.WAITING_CLONE
-    if a.state == pb.ATTEMPT_RUNNING and a.container_id:
-        return Kind.RUNNING
-    if a.state == pb.ATTEMPT_SUCCEEDED:
-        return Kind.SUCCEEDED
-    if a.state in (pb.ATTEMPT_FAILED, pb.ATTEMPT_KILLED):
-        return Kind.ENDED
-    return Kind.OTHER
-
-
-def copy_report(a: Any, first: Report | None) -> CopyReport:
-    """The estimator's record of one AttemptReport (`first`: its first report with progress)."""
-    return CopyReport(
-        a.attempt_id,
-        a.task_id,
-        a.phase_id,
-        kind_of(a),
-        bool(a.is_clone),
-        a.time_ms / 1000.0,
-        (a.launch_time_ms or a.time_ms) / 1000.0,
-        a.progress,
-        a.duration_s,
-        first,
-    )
-
-
-def copy_reports(attempts: Sequence[Any], first: Mapping[str, Report]) -> list[CopyReport]:
-    return [copy_report(a, first.get(a.attempt_id)) for a in attempts]
 
 
 def job_of(p: Any, stats: Mapping[str, tuple[float, float]]) -> Job:
     """The profile as a core Job, θ and σ per phase from `stats` (1 s and 0 where none is known)."""
-    phases = [
-        Phase(
-            ph.phase_id,
-            ph.tasks,
-            Resources((float(ph.demand.vcores), float(ph.demand.memory_mb))),
-            *stats.get(ph.phase_id, (1.0, 0.0)),
-            tuple(ph.parents),
+    phases = []
+    for ph in p.phases:
+        checkpoint()  # a phase's arrays are made here: RM rounds first (service/roundsfirst.py)
+        phases.append(
+            Phase(
+                ph.phase_id,
+                ph.tasks,
+                Resources((float(ph.demand.vcores), float(ph.demand.memory_mb))),
+                *stats.get(ph.phase_id, (1.0, 0.0)),
+                tuple(ph.parents),
+            )
         )
-        for ph in p.phases
-    ]
     return Job(p.application_id, p.submit_time_ms / 1000.0, phases, p.job_name, p.application_id)
 
 
@@ -159,32 +118,15 @@ def no_data_means(job: Job, known: frozenset[str], running: Sequence[ReportedAtt
     Hadoop's speculator, which estimates from the job's finished tasks of the same type, a phase with
     nothing to compare against gets no late clone by progress: a lone copy cannot be late against
     itself."""
+    by_phase: dict[str, list[float]] = {}  # one pass over the copies, not one per phase
+    for i, a in enumerate(running):
+        if i % EVERY == 0:
+            checkpoint()
+        if math.isfinite(a.progress) and a.progress > 0 and now > a.start_time:
+            by_phase.setdefault(a.phase_id, []).append((now - a.start_time) / a.progress)
     for ph in job.phases:
         if ph.phase_id in known:
             continue
-        totals = [
-            (now - a.start_time) / a.progress
-            for a in running
-            if a.phase_id == ph.phase_id
-            and math.isfinite(a.progress)
-            and a.progress > 0
-            and now > a.start_time
-        ]
+        totals = by_phase.get(ph.phase_id)
         if totals:
             ph.mean = statistics.median(totals)
-
-
-def upstream(profile: Any) -> frozenset[str]:
-    """Phases some phase waits for: a MapReduce job's maps when it has reduces (`work_progress`)."""
-    return frozenset(q for ph in profile.phases for q in ph.parents)
-
-
-def downstream(profile: Any) -> frozenset[str]:
-    """Phases that wait for others: a MapReduce job's reduces (`reduce_work_progress`)."""
-    return frozenset(ph.phase_id for ph in profile.phases if ph.parents)
-
-
-def last_stages(profile: Any) -> frozenset[str]:
-    """Phases of the job's last stage: with parents (upstream phases), and no phase waits for them."""
-    parents = {q for ph in profile.phases for q in ph.parents}
-    return frozenset(ph.phase_id for ph in profile.phases if ph.parents and ph.phase_id not in parents)

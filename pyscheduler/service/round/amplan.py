@@ -4,8 +4,8 @@ containers.
 The job's profile becomes a core Job (phases, tasks, demand, DAG; θ/σ from the durations reported so far,
 else the recurring-job history, else 1 s / 0) with the attempts reported so far replayed onto it (so a
 reduce phase is runnable, and clonable, once its maps finished); the cluster and the other jobs are those
-of the mirror of the session that knows the application (any session if none does), copied under that
-session's lock; the policy's `clone_grants` / `omegas` for that job are the answer. A policy that grants
+of the mirror of the RM that owns the application (else a session that knows it, else any), copied under
+that session's lock; the policy's `clone_grants` / `omegas` for that job are the answer. A policy that grants
 no clones answers 0 clones and ω = 0 with its reason.
 
 Two kinds of clones reach the AM:
@@ -34,19 +34,20 @@ from typing import Any
 
 from pyscheduler import metrics
 from pyscheduler.estimate.copies import slow_waiting
-from pyscheduler.objects import ClusterState, DecisionKind, Job
+from pyscheduler.objects import MAX_CLONES, ClusterState, DecisionKind, Job
 from pyscheduler.policies import Policy, Snapshot
 from pyscheduler.policies.cloning import REASON_PHASE_TAIL
 from pyscheduler.policies.dollymp import PER_TASK_REASONS
 from pyscheduler.service.rmproxy.session import DecisionRecorder, SessionRegistry
-from pyscheduler.service.round.amjob import copy_reports, job_of, no_data_means, replay, running, task_index
-from pyscheduler.service.round.named_tasks import RULE_CORE, RULE_SLOW_WAITING, Named
+from pyscheduler.service.round.amjob import job_of, no_data_means, replay, running
 from pyscheduler.service.round.translate import to_snapshot
+from pyscheduler.service.roundsfirst import checkpoint
 from pyscheduler.service.state.amregistry import JUDGED_ALONE, AmRegistry
+from pyscheduler.service.state.amreports import copy_reports, task_index
+from pyscheduler.service.state.named_tasks import RULE_CORE, RULE_SLOW_WAITING, Named
 from pyscheduler.wire import pb
 
 log = logging.getLogger("dollymp.appmaster")
-MAX_CLONES = 2  # at most two clones per task (DollyMP Sec. 4, Corollary 4.1)
 DEFAULT_PLANS_PER_S = 50.0  # fresh plans per second for all AMs (`appmaster.plans_per_s`)
 
 
@@ -123,17 +124,22 @@ def task_clones(app_id: str, decisions: Any, attempts: Sequence[Any]) -> dict[st
 def context_of(
     registry: SessionRegistry, app_id: str, hints: Any, now: float
 ) -> tuple[ClusterState, list[Job]]:
-    """The cluster and every other application's pending work, from the mirror of the session that knows
-    the application (any session if none does): the plan for one job is decided among the jobs it
-    competes with, so clones are granted only where the core would place them. The cluster's arrays are
-    copied under the session's lock: the translation keeps them across rounds and the Sync thread
-    rewrites them in place (its jobs are replaced when they change, never rewritten)."""
+    """The cluster and every other application's pending work, from the mirror of the RM that owns the
+    application (SessionRegistry.claim; else a session that knows it, else any): the plan for one job is
+    decided among the jobs it competes with, so clones are granted only where the core would place them.
+    The cluster's arrays are copied under the session's lock: the translation keeps them across rounds
+    and the Sync thread rewrites them in place (its jobs are replaced when they change, never rewritten)."""
+    owned = registry.owner(app_id)  # the RM the application belongs to, not another session mirroring it
     sessions = registry.sessions()
-    chosen = next((s for s in sessions if app_id in s.mirror.apps), sessions[0] if sessions else None)
+    chosen = (
+        owned[1]
+        if owned is not None
+        else next((s for s in sessions if app_id in s.mirror.apps), sessions[0] if sessions else None)
+    )
     if chosen is None:
         return ClusterState(), []
     with chosen.lock:
-        snap, _, _ = to_snapshot(chosen.mirror, now, hints)
+        snap, _, _ = to_snapshot(chosen.mirror, chosen.memory.for_plan(), now, hints)
         c = snap.cluster
         keep = len(c.dims) if len(c.dims) <= 2 else 2  # the profile speaks vcores and memory only
         cluster = ClusterState.from_arrays(
@@ -185,6 +191,7 @@ class AmPlanner:
     def _fresh(self, app_id: str) -> Any:
         now = self.apps.clock.now()
         reg = self.apps
+        checkpoint()  # RM rounds first (service/roundsfirst.py), here and between the steps below
         with reg.lock:
             st = reg.apps[app_id]
             stats = reg.stats(st)
@@ -200,11 +207,15 @@ class AmPlanner:
         if self.policy is None:
             plan.detail = "the policy grants no clones"
             return plan
+        checkpoint()
         cluster, others = context_of(self.sessions, app_id, reg.hints, now)
+        checkpoint()
         copies = running(app_id, reported, first, now, startup)
         no_data_means(job, frozenset(stats), copies, now)
         snap = Snapshot(now, cluster, [*others, job], copies, startup_s=startup or 0.0)
+        checkpoint()
         decisions = self.policy.decide(snap)
+        checkpoint()
         for g in decisions.clone_grants:
             # clones at launch for every task of the phase; a grant for late tasks or the phase tail
             # (PER_TASK_REASONS) is carried out by the per-task clones below, or the AM would clone
@@ -223,6 +234,7 @@ class AmPlanner:
             plan.task_clones.add(task_id=task_id, clones=n, reason=why, detail="clone placed by the core")
         if named:
             with reg.lock:
+                st.version += 1
                 st.per_task.update({t: why for t, (_, why) in named.items() if why in JUDGED_ALONE})
                 for a in st.attempts.values():  # clones already waiting (`slow_waiting`) are alone now
                     if st.waits_alone(a):

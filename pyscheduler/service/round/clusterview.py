@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pyscheduler.objects import ClusterState
-from pyscheduler.service.round.round_memory import ClusterCache
+from pyscheduler.service.round.round_memory import ClusterCache, RoundMemory
 from pyscheduler.service.state.mirror import Mirror, NodeRec
 from pyscheduler.service.state.nodearrays import CAP
 from pyscheduler.wire import pb
@@ -46,12 +46,12 @@ def _build(mirror: Mirror, dims: tuple[str, ...]) -> ClusterCache:
     return ClusterCache(mirror.layout, dims, state, rows)
 
 
-def cluster_of(mirror: Mirror) -> ClusterState:
+def cluster_of(mirror: Mirror, memory: RoundMemory) -> ClusterState:
     """ClusterState of the running nodes (sorted by id), its figures read from the mirror's arrays."""
     dims = dims_of(mirror)
-    c = mirror.memory.cluster
+    c = memory.cluster
     if c is None or c.layout != mirror.layout or c.dims != dims:
-        c = mirror.memory.cluster = _build(mirror, dims)
+        c = memory.cluster = _build(mirror, dims)
     elif mirror.dirty:  # rows whose figures changed (rows come and go with `layout`)
         m = len(c.rows)
         c.state.capacity[:m], c.state.free[:m] = _figures(mirror, c.rows, dims)

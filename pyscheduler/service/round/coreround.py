@@ -29,15 +29,16 @@ from pyscheduler.service.limits import DEFAULTS, Limits
 from pyscheduler.service.round import yielding
 from pyscheduler.service.round.amspread import preferred as _preferred
 from pyscheduler.service.round.amspread import spread_am_containers as _spread_am_containers
-from pyscheduler.service.round.amview import AmSource, from_sources
 from pyscheduler.service.round.clones import place_clones
 from pyscheduler.service.round.isolate import Isolation
 from pyscheduler.service.round.placer import fcfs_order, place, placer_only
 from pyscheduler.service.round.plan import DeferralChoice, KillChoice, PlacementChoice, RoundResult
+from pyscheduler.service.round.round_memory import RoundMemory
 from pyscheduler.service.round.translate import snapshot_and_clones, theta_source
 from pyscheduler.service.round.waiting import steady, waiting_alone, waiting_first, waiting_originals
 from pyscheduler.service.round.yield_value import Chooser
 from pyscheduler.service.state.amcopies import CopySource
+from pyscheduler.service.state.amview import AmSource, from_sources
 from pyscheduler.service.state.mirror import AskKey, AskRec, Mirror, application_of_attempt
 from pyscheduler.service.state.phasehints import HintSource
 from pyscheduler.service.state.resources import Res, fits_count, res_add
@@ -60,14 +61,14 @@ _DEFERRAL_REASONS = {
 }
 
 
-def _sourced(mirror: Mirror, key: AskKey, text: str) -> str:
+def _sourced(memory: RoundMemory, key: AskKey, text: str) -> str:
     """A decision's detail followed by where its ask's θ/σ came from (service/round/translate.py)."""
-    src = theta_source(mirror, key)
+    src = theta_source(memory, key)
     return f"{text}; {src}" if src else text
 
 
 def _with_sources(
-    mirror: Mirror, records: list[Decision], jobs: list[Job], index: dict[tuple[str, str], AskRec]
+    memory: RoundMemory, records: list[Decision], jobs: list[Job], index: dict[tuple[str, str], AskRec]
 ) -> list[Decision]:
     """Priority records whose detail says where each of the job's phases got its θ/σ."""
     by_id = {j.job_id: j for j in jobs}
@@ -76,14 +77,18 @@ def _with_sources(
         job = by_id.get(r.job_id) if r.kind is DecisionKind.PRIORITY else None
         if job is not None:
             keys = [index[(job.job_id, ph.phase_id)].key for ph in job.phases]
-            said = dict.fromkeys(f"priority {k[1]}: {theta_source(mirror, k)}" for k in keys)
+            said = dict.fromkeys(f"priority {k[1]}: {theta_source(memory, k)}" for k in keys)
             r = dataclasses.replace(r, detail="; ".join(said))
         out.append(r)
     return out
 
 
 def from_decisions(
-    mirror: Mirror, decisions: Decisions, index: dict[tuple[str, str], AskRec], zero: list[AskRec]
+    mirror: Mirror,
+    memory: RoundMemory,
+    decisions: Decisions,
+    index: dict[tuple[str, str], AskRec],
+    zero: list[AskRec],
 ) -> RoundResult:
     out = RoundResult()
     counts: dict[tuple[AskKey, str, str], int] = {}
@@ -123,7 +128,7 @@ def from_decisions(
                 else res_add(r, cap, -k)
             )
             wire_reason = pb.REASON_AM_CONTAINER if ask.am_container else _PLACEMENT_REASONS.get(reason, 0)
-            detail = _sourced(mirror, key, "AM container" if ask.am_container else reason)
+            detail = _sourced(memory, key, "AM container" if ask.am_container else reason)
             out.placements.append(
                 PlacementChoice(key, node_id, cap, k, wire_reason or pb.REASON_PRIORITY_ORDER, detail)
             )
@@ -134,7 +139,7 @@ def from_decisions(
             DeferralChoice(
                 key,
                 pb.REASON_WAITING_FOR_RESOURCES,
-                _sourced(mirror, key, f"{n} unplaced: failed the fit/locality re-check"),
+                _sourced(memory, key, f"{n} unplaced: failed the fit/locality re-check"),
             )
         )
     for d in decisions.deferrals:
@@ -143,7 +148,7 @@ def from_decisions(
             DeferralChoice(
                 ask.key,
                 _DEFERRAL_REASONS.get(d.reason, pb.REASON_WAITING_FOR_RESOURCES),
-                _sourced(mirror, ask.key, d.detail or d.reason),
+                _sourced(memory, ask.key, d.detail or d.reason),
             )
         )
     for a in zero:
@@ -151,16 +156,16 @@ def from_decisions(
     # Priorities, clone grants, ω, kills (placements and deferrals are logged by the session). A job's
     # priority is passed on only when it differs from the last round's (the session logs changes only):
     # not a thousand records per round for a thousand unchanged jobs.
-    last = mirror.memory.priorities
+    last = memory.priorities
     now: dict[str, tuple[int, int, str]] = {}
     changed = []
     for p in decisions.priorities:
         value = now[p.job_id] = (p.priority, p.rank, p.reason)
         if last.get(p.job_id) != value:
             changed.append(p)
-    mirror.memory.priorities = now
+    memory.priorities = now
     records = dataclasses.replace(decisions, chunks=[], deferrals=[], priorities=changed).to_records()
-    out.records = _with_sources(mirror, records, list(decisions.jobs), index) if changed else records
+    out.records = _with_sources(memory, records, list(decisions.jobs), index) if changed else records
     return out
 
 
@@ -177,9 +182,9 @@ def core_round(
     history: RunHistorySource | None = None,
     am: AmSource | None = None,
     late_first: bool = False,
-) -> Callable[[Mirror], RoundResult]:
+) -> Callable[[Mirror, RoundMemory], RoundResult]:
     """A round function deciding with a core policy. Each round reads the AM helpers' reports once, at its
-    start (`am`, service/round/amview.py; without it, the `hints` and `copies` readers, each once). With
+    start (`am`, service/state/amview.py; without it, the `hints` and `copies` readers, each once). With
     copies (the AM helper's running attempts), running clones yield their containers to originals still
     waiting after the round, and with `release_beaten` clones at launch that their task's lead clearly beats
     (by `beaten_rule`) are released at once, every round (service/round/yielding.py). `yield_by` chooses which
@@ -193,7 +198,7 @@ def core_round(
     now = clock or time.time
     source = am if am is not None else from_sources(hints, copies)
 
-    def round_fn(mirror: Mirror) -> RoundResult:
+    def round_fn(mirror: Mirror, memory: RoundMemory) -> RoundResult:
         wanting = {
             application_of_attempt(a.key[0]) for a in mirror.asks.values() if a.num_containers > a.outstanding
         }
@@ -206,14 +211,14 @@ def core_round(
             metrics.CLONES_BEATEN.inc(sum(1 for k in released if k.reason == yielding.REASON_CLONE_BEATEN))
         if not wanting:
             return RoundResult(kills=released, copies=running)  # nothing pending: no round (rows stay dirty)
-        iso = Isolation(mirror)  # one application's error leaves it out, not the round (isolate.py)
+        iso = Isolation(mirror, memory)  # one application's error leaves it out, not the round (isolate.py)
         snapshot, index, zero, clones = snapshot_and_clones(
-            mirror, now(), view.hint, limits, iso, history, late_first
+            mirror, memory, now(), view.hint, limits, iso, history, late_first
         )
-        result = from_decisions(mirror, iso.decide(policy, snapshot, index), index, zero)
+        result = from_decisions(mirror, memory, iso.decide(policy, snapshot, index), index, zero)
         result.deferrals.extend(iso.deferrals())
         held = {d.key for d in result.deferrals}
-        for key, n in mirror.memory.clamped.items():  # beyond an ask's bound: a later round
+        for key, n in memory.clamped.items():  # beyond an ask's bound: a later round
             if key not in held:
                 result.deferrals.append(
                     DeferralChoice(key, pb.REASON_WAITING_FOR_RESOURCES, f"{n} beyond what the cluster holds")
@@ -244,7 +249,7 @@ def core_round(
             counts = {("original", k): min(n, most) for k, n in originals.items()}
             counts.update({("alone", k): min(n, most) for k, n in alone.items()})
             counts.update({("first", k): min(n, most) for k, n in first.items()})
-            waiting = steady(mirror, counts, now_ms)
+            waiting = steady(mirror, memory, counts, now_ms)
             if waiting:
                 result.kills = (yield_by or yielding.choose)(
                     mirror, waiting, running, now_ms, result.placements

@@ -8,7 +8,7 @@ the same input fails the same way) and is retried on its next change.
 
 Finding the culprit of a failed decide: the core decides on all jobs at once, so the jobs are halved
 until the failing ones are found (a failure is rare; its cost is a few extra decides, log2 of the job
-count per culprit). Exclusions are per session (kept in the mirror's round memory,
+count per culprit). Exclusions are per session (kept in the session's round memory,
 service/round/round_memory.py).
 """
 
@@ -23,6 +23,7 @@ from pyscheduler.objects import Job
 from pyscheduler.objects.decision import Decision, DecisionKind
 from pyscheduler.policies import Decisions, Policy, Snapshot
 from pyscheduler.service.round.plan import DeferralChoice
+from pyscheduler.service.round.round_memory import RoundMemory
 from pyscheduler.service.state.mirror import AskRec, Mirror
 from pyscheduler.wire import pb
 
@@ -36,11 +37,12 @@ def _why(step: str, exc: BaseException) -> str:
 
 
 class Isolation:
-    """One round's isolation over a session's mirror (its exclusions persist in `mirror.memory.excluded`)."""
+    """One round's isolation over a session's mirror (its exclusions persist in the round memory's
+    `excluded`)."""
 
-    def __init__(self, mirror: Mirror) -> None:
+    def __init__(self, mirror: Mirror, memory: RoundMemory) -> None:
         self.mirror = mirror
-        self.excluded = mirror.memory.excluded
+        self.excluded = memory.excluded
         self.signatures: dict[str, Any] = {}  # this round's input per application
         self.left_out: dict[str, list[AskRec]] = {}  # applications out of this round, with their asks
         self.records: list[Decision] = []  # exclusions that are new this round

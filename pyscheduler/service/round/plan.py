@@ -47,6 +47,6 @@ class RoundResult:
     deferrals: list[DeferralChoice] = field(default_factory=list)
     records: list[Decision] = field(default_factory=list)
     kills: list[KillChoice] = field(default_factory=list)
-    # the running copies the round read (service/round/amview.py; None: clones do not yield), for the queues'
+    # the running copies the round read (service/state/amview.py; None: clones do not yield), for the queues'
     # reclaim
     copies: list[Copy] | None = None

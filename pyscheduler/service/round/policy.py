@@ -12,20 +12,21 @@ from typing import Any
 
 from pyscheduler import policies
 from pyscheduler.service.limits import DEFAULTS, Limits
-from pyscheduler.service.round.amview import AmSource
 from pyscheduler.service.round.coreround import core_round
 from pyscheduler.service.round.placer import fcfs_order, place
 from pyscheduler.service.round.plan import RoundResult
 from pyscheduler.service.round.queueshare import with_queue_shares
+from pyscheduler.service.round.round_memory import RoundMemory
 from pyscheduler.service.round.yield_value import Chooser
 from pyscheduler.service.round.yielding import BEATEN_RULE, BeatenRule
 from pyscheduler.service.state.amcopies import CopySource
+from pyscheduler.service.state.amview import AmSource
 from pyscheduler.service.state.mirror import Mirror
 from pyscheduler.service.state.phasehints import HintSource
 from pyscheduler.service.state.runhistory import RunHistorySource
 from pyscheduler.wire import pb
 
-RoundFn = Callable[[Mirror], RoundResult]
+RoundFn = Callable[[Mirror, RoundMemory], RoundResult]
 YARN_FCFS = "yarn-fcfs"
 
 # Options the live service sets unless `policy.options` says otherwise. The AM helper acts on both kinds
@@ -38,7 +39,8 @@ YARN_FCFS = "yarn-fcfs"
 LIVE_DEFAULTS: dict[str, dict[str, Any]] = {"dollymp-ext": {"replace": False}}
 
 
-def _yarn_fcfs_round(mirror: Mirror) -> RoundResult:
+def _yarn_fcfs_round(mirror: Mirror, memory: RoundMemory) -> RoundResult:
+    """YARN's FCFS: the placer alone (it keeps nothing between rounds)."""
     return place(mirror, fcfs_order(mirror), pb.REASON_FCFS_ORDER)
 
 
@@ -75,7 +77,7 @@ def round_with(
     late_first: bool = False,
 ) -> RoundFn:
     """`clock`: the rounds' time, epoch seconds (default wall time; a simulator passes its own). `am`: the
-    AM helpers' reports, read once per round (service/round/amview.py), in place of `hints` and `copies`."""
+    AM helpers' reports, read once per round (service/state/amview.py), in place of `hints` and `copies`."""
     # Every policy runs under the RM's queue shares (a no-op without a queue tree):
     # service/round/queueshare.py
     if policy is None:

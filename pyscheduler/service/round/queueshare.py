@@ -28,9 +28,10 @@ from pyscheduler.service.round.queuereclaim import Waits, reclaim_kills
 from pyscheduler.wire import pb
 
 if TYPE_CHECKING:
+    from pyscheduler.service.round.round_memory import RoundMemory
     from pyscheduler.service.state.mirror import Mirror
 
-RoundFn = Callable[["Mirror"], RoundResult]
+RoundFn = Callable[["Mirror", "RoundMemory"], RoundResult]
 _LIMIT_PREFIXES = (f"{REASON_USER_LIMIT}:", f"{REASON_AM_LIMIT}:")
 # Deferrals for want of room: a user or AM limit, when one holds, is the reason to name instead.
 _ROOM_REASONS = frozenset({pb.REASON_WAITING_FOR_RESOURCES, pb.REASON_LOWER_PRIORITY, pb.REASON_QUEUE_SHARE})
@@ -52,8 +53,8 @@ def with_queue_shares(inner: RoundFn, waits: Waits | None = None) -> RoundFn:
     has waited (a new one on the monotonic clock by default)."""
     waited = waits if waits is not None else Waits()
 
-    def round_fn(mirror: Mirror) -> RoundResult:
-        result = inner(mirror)
+    def round_fn(mirror: Mirror, memory: RoundMemory) -> RoundResult:
+        result = inner(mirror, memory)
         book = mirror.queue_book
         if book is None or not (book.active or limited(book)):
             return result

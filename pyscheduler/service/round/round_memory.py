@@ -3,8 +3,10 @@
 A round reads the mirror (the RM's state as last reported) and this memory, and leaves in the memory only
 what the next round needs to avoid work or repeated records: the cluster's arrays as one ClusterState,
 each application's core Job while its asks do not change, which jobs' priorities were last logged, the
-applications left out of rounds, how long containers have waited, and the preemptions still in flight.
-It lives beside the mirror (`Mirror.memory`) and is reset with it (a re-registration builds a new mirror).
+applications left out of rounds and how long containers have waited. The session owns it beside its
+mirror (`Session.memory`, a new one with each registration) and hands it to each round with the mirror;
+the mirror holds only what the RM reported and what was sent to it (its placements and preemptions in
+flight). An AM plan's translation works on a copy (`for_plan`), so it never writes a round's memory.
 """
 
 from __future__ import annotations
@@ -54,6 +56,9 @@ class RoundMemory:
     # service/round/waiting.py: per (kind, ask), the (time ms, count) of waiting containers over the steady
     # window.
     waiting_seen: dict[tuple[str, AskKey], list[tuple[int, int]]] = field(default_factory=dict)
-    # service/round/yielding.py: preemptions asked for and not yet expired: container id -> (time ms, node
-    # id).
-    kills_in_flight: dict[str, tuple[int, str]] = field(default_factory=dict)
+
+    def for_plan(self) -> RoundMemory:
+        """A copy for an AM plan's translation (service/round/amplan.py): the jobs the rounds built, kept
+        while their asks do not change, and the cluster's arrays, read; what the translation writes (new
+        jobs, this translation's θ/σ sources and clamped asks) goes to the copy, not to the rounds'."""
+        return RoundMemory(cluster=self.cluster, jobs=dict(self.jobs))

@@ -40,6 +40,7 @@ from pyscheduler.service.round.clones import CloneAsks, clone_counts
 from pyscheduler.service.round.clusterview import cluster_of, dims_of
 from pyscheduler.service.round.isolate import Isolation
 from pyscheduler.service.round.placer import placer_only
+from pyscheduler.service.round.round_memory import RoundMemory
 from pyscheduler.service.state.mirror import AskKey, AskRec, Mirror, application_of_attempt
 from pyscheduler.service.state.phasehints import HintSource, PhaseHint
 from pyscheduler.service.state.resources import Res
@@ -55,6 +56,7 @@ def _vector(r: Res, dims: tuple[str, ...]) -> tuple[float, ...]:
 
 def _job(
     mirror: Mirror,
+    memory: RoundMemory,
     app_id: str,
     asks: list[AskRec],
     hint: dict[int, PhaseHint],
@@ -75,10 +77,10 @@ def _job(
     if not asks:
         return None, []
     stats = [hint.get(a.key[1]) or _measured(mirror, app_id, a.key[1], history) for a in asks]
-    mirror.memory.theta_sources.update(zip([a.key for a in asks], stats, strict=True))
+    memory.theta_sources.update(zip([a.key for a in asks], stats, strict=True))
     pending = [a.num_containers - a.outstanding - clones.get(a.key, 0) for a in asks]
     tasks = [min(p, bound(a.capability)) for p, a in zip(pending, asks, strict=True)]
-    mirror.memory.clamped.update(  # deferred by core_round
+    memory.clamped.update(  # deferred by core_round
         (a.key, p - n) for a, p, n in zip(asks, pending, tasks, strict=True) if p > n
     )
     signature = (
@@ -88,7 +90,7 @@ def _job(
         tuple((a.key, n, a.capability) for a, n in zip(asks, tasks, strict=True)),
         tuple((h.mean, h.sd) if h is not None else None for h in stats),
     )
-    jobs = mirror.memory.jobs
+    jobs = memory.jobs
     hit = jobs.get(app_id)
     if hit is not None and hit[0] == signature:
         return hit[1], hit[2]
@@ -114,15 +116,20 @@ def _job(
 
 
 def to_snapshot(
-    mirror: Mirror, now_s: float, hints: HintSource | None = None, history: RunHistorySource | None = None
+    mirror: Mirror,
+    memory: RoundMemory,
+    now_s: float,
+    hints: HintSource | None = None,
+    history: RunHistorySource | None = None,
 ) -> tuple[Snapshot, dict[tuple[str, str], AskRec], list[AskRec]]:
     """The core's view of the mirror, the (job id, phase id) -> ask map, and the zero-size asks."""
-    snapshot, index, zero, _ = snapshot_and_clones(mirror, now_s, hints, history=history)
+    snapshot, index, zero, _ = snapshot_and_clones(mirror, memory, now_s, hints, history=history)
     return snapshot, index, zero
 
 
 def snapshot_and_clones(
     mirror: Mirror,
+    memory: RoundMemory,
     now_s: float,
     hints: HintSource | None = None,
     limits: Limits = DEFAULTS,
@@ -137,10 +144,10 @@ def snapshot_and_clones(
     (appmaster.late_first): clones judged alone are given to the core with their job's originals
     (`CloneAsks.ahead`)."""
     dims = dims_of(mirror)
-    cluster = cluster_of(mirror)
+    cluster = cluster_of(mirror, memory)
     total = cluster.capacity.sum(axis=0).tolist() if len(cluster.node_ids) else [0.0] * len(dims)
-    mirror.memory.clamped = {}
-    mirror.memory.theta_sources = {}
+    memory.clamped = {}
+    memory.theta_sources = {}
     sizes: dict[Res, int] = {}
 
     def bound(cap: Res) -> int:
@@ -168,7 +175,7 @@ def snapshot_and_clones(
     for app_id, asks in sorted(by_app.items()):
 
         def one(hint: dict[int, PhaseHint], app_id: str = app_id, asks: list[AskRec] = asks) -> Any:
-            return _app_job(mirror, app_id, asks, hint, dims, now_s, bound, history, late_first)
+            return _app_job(mirror, memory, app_id, asks, hint, dims, now_s, bound, history, late_first)
 
         if isolation is not None:
             got = isolation.translate(app_id, asks, hints, one)
@@ -186,16 +193,16 @@ def snapshot_and_clones(
         jobs.append(job)
         for name, a in names:
             index[(app_id, name)] = a
-    cached = mirror.memory.jobs
+    cached = memory.jobs
     for app_id in [k for k in cached if k not in by_app]:
         del cached[app_id]
     return Snapshot(now_s, cluster, jobs), index, zero, clones
 
 
-def theta_source(mirror: Mirror, key: AskKey) -> str:
+def theta_source(memory: RoundMemory, key: AskKey) -> str:
     """Where the θ/σ of an ask in this round's core Jobs came from, for a decision's detail ("" for an
     ask the core was not given)."""
-    sources = mirror.memory.theta_sources
+    sources = memory.theta_sources
     if key not in sources:
         return ""
     h = sources[key]
@@ -226,6 +233,7 @@ def _measured(
 
 def _app_job(
     mirror: Mirror,
+    memory: RoundMemory,
     app_id: str,
     asks: list[AskRec],
     hint: dict[int, PhaseHint],
@@ -252,5 +260,5 @@ def _app_job(
     first = {prio: h.waiting_first for prio, h in hint.items() if h.waiting_first > 0}
     if first and app_clones:
         clones.first.update(clone_counts([a for a in asks if a.key in app_clones], first, app_clones))
-    job, names = _job(mirror, app_id, asks, hint, dims, now_s, app_clones, bound, history)
+    job, names = _job(mirror, memory, app_id, asks, hint, dims, now_s, app_clones, bound, history)
     return job, names, clones

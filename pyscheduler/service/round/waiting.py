@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pyscheduler.service.round.plan import PlacementChoice, RoundResult
+from pyscheduler.service.round.round_memory import RoundMemory
 from pyscheduler.service.state.mirror import AskKey, Mirror, application_of_attempt
 from pyscheduler.service.state.resources import Res
 from pyscheduler.wire import pb
@@ -99,10 +100,12 @@ def waiting_first(
     return out
 
 
-def steady(mirror: Mirror, waiting: Mapping[tuple[str, AskKey], int], now_ms: int) -> list[Waiting]:
+def steady(
+    mirror: Mirror, memory: RoundMemory, waiting: Mapping[tuple[str, AskKey], int], now_ms: int
+) -> list[Waiting]:
     """The capability of every container that has waited at least STEADY_S: per (kind, ask), the least
     count seen over the last STEADY_S, once it has been waiting that long (module docstring)."""
-    seen = mirror.memory.waiting_seen
+    seen = memory.waiting_seen
     for k in [k for k in seen if waiting.get(k, 0) <= 0]:
         del seen[k]
     window = int(STEADY_S * 1000)

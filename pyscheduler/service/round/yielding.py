@@ -217,7 +217,7 @@ def in_flight(mirror: Mirror, now_ms: int) -> dict[str, tuple[int, str]]:
     """The preemptions asked for in the last IN_FLIGHT_S: container id -> (when, its node). An entry
     outlives its container in the mirror, so its node's coming room is still looked at (`choose`); one
     still mirrored after IN_FLIGHT_S may be asked for again (the shim may have refused it)."""
-    flight = mirror.memory.kills_in_flight
+    flight = mirror.kills_in_flight
     for cid in [k for k, (t, _) in flight.items() if now_ms - t > IN_FLIGHT_S * 1000]:
         del flight[cid]
     return flight

@@ -1,11 +1,11 @@
 """The AM registry: what each application's AM helper reported (its job profile, its attempts as last
 reported, the phases' finished durations), kept per application under one lock, and what the RM rounds
-read of it, both at once at a round's start (`round_view`, service/round/amview.py): θ/σ hints per YARN
+read of it, both at once at a round's start (`round_view`, service/state/amview.py): θ/σ hints per YARN
 priority (`hints`) and the running copies the service may preempt (`running_copies`), each judged by the copy
 estimator (estimate/copies.py).
 
 Bounded: at most `max_apps` profiles (the oldest forgotten), and the attempts per application by
-`limits.attempts_per_app` (service/rmproxy/ambounds.py)."""
+`limits.attempts_per_app` (`make_room`)."""
 
 from __future__ import annotations
 
@@ -28,9 +28,12 @@ from pyscheduler.estimate.copies import (
     time_left,
     work_progress,
 )
-from pyscheduler.service.limits import Limits
-from pyscheduler.service.rmproxy import ambounds
-from pyscheduler.service.round.amjob import (
+from pyscheduler.service.limits import Limits, Refusal
+from pyscheduler.service.roundsfirst import EVERY, checkpoint
+from pyscheduler.service.state.amcopies import Copy
+from pyscheduler.service.state.amreports import (
+    FINAL,
+    ReportCache,
     copy_report,
     copy_reports,
     downstream,
@@ -38,10 +41,9 @@ from pyscheduler.service.round.amjob import (
     upstream,
     waiting_clone,
 )
-from pyscheduler.service.round.amview import AmView
-from pyscheduler.service.round.named_tasks import NamedLog
-from pyscheduler.service.state.amcopies import Copy
+from pyscheduler.service.state.amview import AmView
 from pyscheduler.service.state.mapreads import read_records
+from pyscheduler.service.state.named_tasks import NamedLog
 from pyscheduler.service.state.outcomes import outcome_records
 from pyscheduler.service.state.phasehints import PhaseHint
 from pyscheduler.store.history import JobKey
@@ -49,6 +51,9 @@ from pyscheduler.wire import pb
 
 # TaskClones reasons of tasks judged on their own (late, the phase tail): their clones never yield
 JUDGED_ALONE = frozenset({pb.REASON_CLONE_LATE_COPY, pb.REASON_CLONE_PHASE_TAIL})
+# A round waits at most this long for an AM call that holds the registry's lock, then decides on the last
+# round's view (`AmRegistry.round_view`)
+VIEW_WAIT_S = 0.005
 
 
 @dataclass
@@ -72,6 +77,11 @@ class AppState:
     # the recurring-job history key: the RM's (queue, user, name) of the application, as of its last
     # report; None when the RM knows no such application or knows it by another name (`attributed`)
     tenant: JobKey | None = None
+    # bumped by every change of `attempts`, `first_progress`, `per_task` or `waiting_alone`: the key of
+    # `first_memo`, `AmRegistry._waiting_first` as of (version, clock, start-up median)
+    version: int = 0
+    first_memo: tuple[tuple[int, float, float | None], dict[str, int]] | None = None
+    report_cache: ReportCache = field(default_factory=dict)  # amjob.copy_reports' records, kept
 
     def __post_init__(self) -> None:
         self.last_stages = last_stages(self.profile)
@@ -103,6 +113,32 @@ class UnknownPhase(ValueError):
         super().__init__(f"attempts[{index}].phase_id: unknown phase {shown(phase_id)}")
 
 
+def make_room(st: Any, incoming: Any, limits: Limits) -> int:
+    """Drop the application's oldest finished attempts so that `incoming` fits in
+    `limits.attempts_per_app`; returns how many were dropped. Raises Refusal (nothing dropped) when the
+    live attempts alone leave no room."""
+    new = len({a.attempt_id for a in incoming if a.attempt_id not in st.attempts})
+    over = len(st.attempts) + new - limits.attempts_per_app
+    if over <= 0:
+        return 0
+    done = [k for k, a in st.attempts.items() if a.state in FINAL]
+    if len(done) < over:
+        raise Refusal(
+            "attempts",
+            f"the application would have {len(st.attempts) + new} attempts, {len(st.attempts) - len(done)} "
+            f"of them live, limit {limits.attempts_per_app} (limits.attempts_per_app)",
+        )
+    for k in done[:over]:
+        del st.attempts[k]
+        st.first_progress.pop(k, None)
+        st.waiting_alone.pop(k, None)
+        st.map_reads.pop(k, None)
+    for ds in st.durations.values():  # the phase statistics keep the latest durations only
+        if len(ds) > limits.attempts_per_app:
+            del ds[: len(ds) - limits.attempts_per_app]
+    return over
+
+
 class AmRegistry:
     """Per-application AM state; every read and write under `lock`."""
 
@@ -121,6 +157,9 @@ class AmRegistry:
         self.startups = StartupEstimate()  # guarded by lock
         # appmaster.reduce_phase_progress: a reduce's progress is its reduce phase's (`reduce_work_progress`)
         self.reduce_phase = reduce_phase
+        self.view_wait_s = VIEW_WAIT_S  # `round_view`: how long a round waits for an AM call in progress
+        self._last_view = AmView()
+        self.stale_views = 0  # rounds that decided on the last view (an AM call held the lock)
 
     def put_profile(self, profile: Any, rm_key: JobKey | None = None) -> None:
         """A job profile, reported first or again (the durations seen so far are kept). `rm_key`: the RM's
@@ -134,9 +173,10 @@ class AmRegistry:
                 self.apps.pop(next(iter(self.apps)))
 
     def described(self, app_id: str) -> bool:
-        """Whether an AM helper reported a job profile for `app_id` (still kept)."""
-        with self.lock:
-            return app_id in self.apps
+        """Whether an AM helper reported a job profile for `app_id` (still kept). Read without the lock (one
+        dict lookup, atomic under the GIL): an RM round asks it and must not wait for an AM call in
+        progress."""
+        return app_id in self.apps
 
     def record(
         self, request: Any, limits: Limits, rm_key: JobKey | None = None
@@ -146,16 +186,20 @@ class AmRegistry:
         application without a profile, UnknownPhase, or limits.Refusal (nothing kept)."""
         finished: dict[str, list[float]] = {}
         changes: list[tuple[Any, Any]] = []
+        checkpoint()  # RM rounds first (service/roundsfirst.py); not under the lock, which rounds read
         with self.lock:
             st = self.apps[request.application_id]
+            st.version += 1
             st.tenant = attributed(st.profile, rm_key)
             known = {ph.phase_id for ph in st.profile.phases}
             for i, a in enumerate(request.attempts):
                 if a.phase_id not in known:
                     raise UnknownPhase(i, a.phase_id)
-            ambounds.make_room(st, request.attempts, limits)
+            make_room(st, request.attempts, limits)
             reads = read_records(request.application_id, request.attempts, st.map_reads)
-            for a in request.attempts:
+            for n, a in enumerate(request.attempts):
+                if n % EVERY == 0:  # rounds do not wait for this lock (round_view): pausing here is safe
+                    checkpoint()
                 del a.map_reads[:]  # logged (`reads`): the attempt is kept as last reported, without them
                 if a.phase_id in st.upstream:  # a map's map phase (`work_progress`)
                     a.progress = work_progress(a.progress)
@@ -204,12 +248,23 @@ class AmRegistry:
     def round_view(
         self, hint_apps: Collection[str], copy_apps: Collection[str] | None, with_copies: bool = True
     ) -> AmView:
-        """One RM round's AM reports, read under one hold of the lock (service/round/amview.py): the hints of
+        """One RM round's AM reports, read under one hold of the lock (service/state/amview.py): the hints of
         `hint_apps` (an application whose hints raise is named in `failed`) and, `with_copies`, the running
         copies of `copy_apps` (None: of every application)."""
         hints: dict[str, dict[int, PhaseHint]] = {}
         failed: dict[str, Exception] = {}
-        with self.lock:
+        # A round never waits for an AM call in progress (an application's report of 10,000 attempts holds
+        # the lock for ~0.1 s): past `view_wait_s` it decides on the view of the last round that read one,
+        # as it would have had the report come a tick later (issue 57: one tenant's AM, another's rounds).
+        if not self.lock.acquire(timeout=self.view_wait_s):
+            last = self._last_view
+            self.stale_views += 1
+            return AmView(
+                {a: last.hints[a] for a in hint_apps if a in last.hints},
+                {a: last.failed[a] for a in hint_apps if a in last.failed},
+                last.copies if with_copies else None,
+            )
+        try:
             for app_id in hint_apps:
                 st = self.apps.get(app_id)
                 if st is None:
@@ -219,7 +274,10 @@ class AmRegistry:
                 except Exception as exc:
                     failed[app_id] = exc
             copies = self._running_copies(copy_apps) if with_copies else None
-        return AmView(hints, failed, copies)
+            self._last_view = view = AmView(hints, failed, copies)
+        finally:
+            self.lock.release()
+        return view
 
     def hints(self, app_id: str) -> dict[int, PhaseHint]:
         """θ/σ and the waiting clones per YARN priority of the application's phases
@@ -248,14 +306,27 @@ class AmRegistry:
 
     def _waiting_first(self, st: AppState) -> dict[str, int]:
         """Per phase, the waiting clones at launch that would be their task's first running clone, of
-        tasks not covered (`judge`; `PhaseHint.waiting_first`; caller holds the lock)."""
+        tasks not covered (`judge`; `PhaseHint.waiting_first`; caller holds the lock). Kept while the
+        application's attempts, the clock and the start-up estimate stay as they were (`AppState.version`):
+        every AM plan request translates every application's asks, so one round of N AMs' requests would
+        judge every application's attempts N times."""
+        startup = self.startups.median()
+        key = (st.version, self.clock.now(), startup)
+        if st.first_memo is not None and st.first_memo[0] == key:
+            return dict(st.first_memo[1])
+        out = self._judge_first(st, startup)
+        st.first_memo = (key, dict(out))
+        return out
+
+    def _judge_first(self, st: AppState, startup: float | None) -> dict[str, int]:
+        """`_waiting_first` judged afresh."""
         attempts = list(st.attempts.values())
         waiting = [a for a in attempts if waiting_clone(a) and a.attempt_id not in st.waiting_alone]
         if not waiting:
             return {}
         cloned = {a.task_id for a in attempts if a.is_clone and a.state == pb.ATTEMPT_RUNNING}
         _, covered = judge(
-            copy_reports(attempts, st.first_progress), self.clock.now(), self.startups.median()
+            copy_reports(attempts, st.first_progress, st.report_cache), self.clock.now(), startup
         )
         out: dict[str, int] = {}
         seen: set[str] = set()
@@ -284,7 +355,9 @@ class AmRegistry:
             if not st.profile.clones_preemptible:  # the project's AM: a preempted clone is not replaced
                 continue
             left, fresh = time_left(
-                copy_reports(list(st.attempts.values()), st.first_progress), self.clock.now(), startup
+                copy_reports(list(st.attempts.values()), st.first_progress, st.report_cache),
+                self.clock.now(),
+                startup,
             )
             slow, covered = judge_left(left, fresh)
             own = _own_moments(st)  # not `stats`: no history read on the round's hot path

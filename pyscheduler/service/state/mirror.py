@@ -30,7 +30,6 @@ import numpy as np
 
 from pyscheduler.core.queues import QueueBook, book_of_wire
 from pyscheduler.estimate.stats import RunningStats
-from pyscheduler.service.round.round_memory import RoundMemory
 from pyscheduler.service.state.mirrorbook import MirrorBook
 from pyscheduler.service.state.nodearrays import ALLOC, CAP, USED
 from pyscheduler.service.state.records import (
@@ -97,7 +96,9 @@ class Mirror(MirrorBook):
         self.queue_book: QueueBook | None = None
         self._app_asks: dict[str, set[AskKey]] = {}  # keys of the asks, by application
         self.resource_types: set[str] = set()  # names beyond memory and vcores seen (until a resync)
-        self.memory = RoundMemory()  # what the rounds carry from one to the next (round/round_memory.py)
+        # the preemptions the plans asked for and not yet expired: container id -> (time ms, node id)
+        # (service/round/yielding.py `in_flight`)
+        self.kills_in_flight: dict[str, tuple[int, str]] = {}
         # Run times of the containers that succeeded, per (application, YARN priority): an application
         # without an AM helper is profiled from its own containers (`record_run_times`)
         self.run_times: dict[tuple[str, int], RunningStats] = {}

@@ -1,5 +1,7 @@
-"""The live mechanism in the simulator: a small YARN cluster and the project's AM helper, simulated,
-driving the real decision service (pyscheduler/service) on simulated time, in-process or over gRPC."""
+"""The live mechanism in the simulator: a YARN cluster and the project's AM helper, simulated, driving the
+real decision service (pyscheduler/service) on simulated time, in-process or over gRPC: on its own small
+workloads (workload.py, `python -m pyscheduler.sim.live`) and on a trace's (fromtrace.py, `dollymp
+simulate`'s default mechanism)."""
 
 from pyscheduler.sim.live.records import LiveRecord
 from pyscheduler.sim.live.run import LiveOptions, Unfinished, run

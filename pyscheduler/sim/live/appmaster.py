@@ -24,6 +24,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from pyscheduler.objects import MAX_CLONES
 from pyscheduler.sim.live import speculator
 from pyscheduler.sim.live.records import LiveRecord
 from pyscheduler.sim.live.workload import JobSpec, Workload
@@ -31,7 +32,6 @@ from pyscheduler.sim.straggler import copy_unit
 from pyscheduler.wire import pb
 
 CLUSTER_TS = "1700000000000"
-MAX_CLONES = 2  # clones per task at most (as the service's plans)
 PROGRESS_REPORT_S = 3.0  # a running attempt's progress again after this long (dollymp.am.progress-report-ms)
 LIVE = (pb.ATTEMPT_WAITING, pb.ATTEMPT_RUNNING)
 REPORT_STREAM = 7  # copy_unit's stream for an attempt's progress-report phase (progress.py)
@@ -78,6 +78,10 @@ class AppMaster:
     next_speculation_s: float = 0.0
     ready_s: float | None = None  # when the AM is up (its container started + its start-up); None: not yet
     am_container_id: str = ""
+    # the attempts by task and by phase, in the order they were made (as `attempts`): speed only
+    of_task: dict[tuple[int, int], list[Attempt]] = field(default_factory=dict)
+    of_phase: dict[int, list[Attempt]] = field(default_factory=dict)
+    by_container: dict[str, Attempt] = field(default_factory=dict)
 
     @property
     def spec(self) -> JobSpec:
@@ -88,7 +92,9 @@ class AppMaster:
         return app_id(self.spec.n)
 
     def _ids(self, phase: int, task: int, nth: int) -> tuple[str, str]:
-        kind = "m" if phase == 0 else "r"
+        # Hadoop's map and reduce; a DAG's further phases (a trace's jobs) "r2", "r3", ...: ids end in the
+        # task's index within its phase, as service/round/amjob.py reads them
+        kind = "m" if phase == 0 else "r" if phase == 1 else f"r{phase}"
         task_id = f"task_{CLUSTER_TS}_{self.spec.n:04d}_{kind}_{task:06d}"
         return task_id, f"attempt_{CLUSTER_TS}_{self.spec.n:04d}_{kind}_{task:06d}_{nth}"
 
@@ -200,12 +206,14 @@ class AppMaster:
         nth = self.copies.get((phase, task), 0)
         self.copies[(phase, task)] = nth + 1
         task_id, attempt_id = self._ids(phase, task, nth)
-        self.attempts[attempt_id] = Attempt(attempt_id, task_id, phase, task, nth, is_clone, why)
+        a = self.attempts[attempt_id] = Attempt(attempt_id, task_id, phase, task, nth, is_clone, why)
+        self.of_task.setdefault((phase, task), []).append(a)
+        self.of_phase.setdefault(phase, []).append(a)
         if is_clone:
             self.record.clone(now, self.app_id, attempt_id, why)
 
     def _live(self, phase: int, task: int) -> list[Attempt]:
-        return [a for a in self.attempts.values() if (a.phase, a.task) == (phase, task) and a.state in LIVE]
+        return [a for a in self.of_task.get((phase, task), ()) if a.state in LIVE]
 
     def start_ready(self, now: float) -> None:
         """Launch the originals of the phases whose parents finished."""
@@ -228,7 +236,7 @@ class AppMaster:
         floor = self._launch_floor(tasks)
         upstream = self._upstream()
         for p, t in tasks:
-            copies = [a for a in self.attempts.values() if (a.phase, a.task) == (p, t)]
+            copies = self.of_task.get((p, t), [])
             if (p, t) in self.done or not any(a.state == pb.ATTEMPT_RUNNING for a in copies):
                 continue  # clones only while the task runs (Hadoop's TaskImpl takes them only then)
             if not self._at_work(copies, now, upstream):
@@ -281,12 +289,13 @@ class AppMaster:
     def waiting(self, priority: int) -> list[Attempt]:
         """Attempts of the phase at `priority` waiting for a container: originals first, then by id."""
         p = next(i for i, ph in enumerate(self.spec.phases) if ph.priority == priority)
-        out = [a for a in self.attempts.values() if a.phase == p and a.state == pb.ATTEMPT_WAITING]
+        out = [a for a in self.of_phase.get(p, ()) if a.state == pb.ATTEMPT_WAITING]
         return sorted(out, key=lambda a: (a.is_clone, a.attempt_id))
 
-    def launch(self, a: Attempt, container_id: str, node_id: str, now: float) -> None:
+    def launch(self, a: Attempt, container_id: str, node_id: str, now: float, node: int = 0) -> None:
         a.state, a.container_id, a.node_id, a.launch_s = pb.ATTEMPT_RUNNING, container_id, node_id, now
-        a.work_s = self.wl.run_s(self.j, a.phase, a.task, a.nth)
+        self.by_container[container_id] = a
+        a.work_s = self.wl.run_s(self.j, a.phase, a.task, a.nth, a.is_clone, node)
         a.end_s = math.inf  # until its start-up is done (`work_begins`)
         if self.wl.host_cores <= 0:  # start-ups do not contend: each takes its flat time
             self.work_begins(a, now + self.wl.startup_fixed_s + self.wl.startup_s)
@@ -321,7 +330,7 @@ class AppMaster:
     def preempted(self, container_id: str, now: float) -> None:
         """The RM killed a container (the service's plan): its attempt is KILLED; a task left without a
         live copy gets a new attempt."""
-        a = next((a for a in self.attempts.values() if a.container_id == container_id), None)
+        a = self.by_container.get(container_id)
         if a is None or a.state != pb.ATTEMPT_RUNNING:
             return
         a.state, a.end_s = pb.ATTEMPT_KILLED, now

@@ -58,16 +58,24 @@ class Cluster:
     completions: list[Any] = field(default_factory=list)
     outcomes: list[Any] = field(default_factory=list)
     sent_asks: dict[tuple[str, int], int] = field(default_factory=dict)
+    sent_alloc: dict[int, tuple[int, int]] = field(default_factory=dict)  # node -> allocation last sent
     next_container: int = 1
     starting: dict[str, float] = field(default_factory=dict)  # container -> start-up CPU-seconds left
     cpu_from: dict[str, float] = field(default_factory=dict)  # container -> when its fixed wait ends, s
 
     def __post_init__(self) -> None:
-        self.alloc = [[0, 0] for _ in range(self.wl.nodes)]
+        self.alloc = [[0, 0] for _ in range(self.wl.node_count)]
+        mem = sum(self.wl.capacity(i)[0] for i in range(self.wl.node_count))
+        cores = sum(self.wl.capacity(i)[1] for i in range(self.wl.node_count))
+        self.totals = (max(1, mem), max(1, cores))
 
     @staticmethod
     def node_id(i: int) -> str:
         return f"node{i:02d}.sim:8041"
+
+    @staticmethod
+    def node_index(node_id: str) -> int:
+        return int(node_id[4 : node_id.index(".")])
 
     def submit(self, am: AppMaster, now: float) -> None:
         self.ams[attempt_of(am.spec.n)] = am
@@ -93,10 +101,28 @@ class Cluster:
             return c
         held = max(0.0, at - c.start_s)
         self.record.container_s[c.is_clone] += held
+        self.record.spans.append((c.start_s, max(c.start_s, at), c.vcores, c.mem_mb))
+        share = max(c.mem_mb / self.totals[0], c.vcores / self.totals[1])
+        won = kind == pb.CONTAINER_EXIT_SUCCESS
+        self.record.share_s[won] = self.record.share_s.get(won, 0.0) + share * held
         end = _ENDS.get(kind, "killed")
         key = f"{'clone' if c.is_clone else 'original'} {end}"
         self.record.held_s[key] = self.record.held_s.get(key, 0.0) + held
         return c
+
+    def busy(self) -> bool:
+        """Something is still to reach the service: containers held, a plan's placements or kills, or
+        changes not yet sent."""
+        return bool(
+            self.containers
+            or self.proposals
+            or self.kills
+            or self.new_apps
+            or self.removed
+            or self.new_containers
+            or self.completions
+            or self.outcomes
+        )
 
     def preempt(self, now: float) -> None:
         """The last plan's kills: the shim preempts the containers, their AMs see the attempts killed."""
@@ -138,11 +164,12 @@ class Cluster:
         self.proposals = []
 
     def _fits(self, p: Any) -> int:
-        i = int(p.node_id[4:6])
+        i = self.node_index(p.node_id)
         mem, cores = p.capability.memory_mb, p.capability.vcores
+        cap_mem, cap_cores = self.wl.capacity(i)
         return min(
-            (self.wl.node_mem_mb - self.alloc[i][0]) // max(1, int(mem)),
-            (self.wl.node_vcores - self.alloc[i][1]) // max(1, int(cores)),
+            (cap_mem - self.alloc[i][0]) // max(1, int(mem)),
+            (cap_cores - self.alloc[i][1]) // max(1, int(cores)),
         )
 
     def _dropped(self, p: Any, k: int, waiting: int, now: float) -> None:
@@ -207,7 +234,7 @@ class Cluster:
     def _start(self, am: AppMaster, a: Any, p: Any, now: float) -> None:
         """A container of placement `p` for attempt `a`, whose work begins after start-up."""
         cid = self._container(am, a.attempt_id, p, a.is_clone, now)
-        am.launch(a, cid, p.node_id, now)
+        am.launch(a, cid, p.node_id, now, self.node_index(p.node_id))
         if self.wl.host_cores > 0:
             self._starts(cid, self.wl.startup_s, now)
         self.record.containers.append((now, cid, a.attempt_id, p.node_id, a.is_clone))
@@ -216,7 +243,7 @@ class Cluster:
         self, am: AppMaster, attempt_id: str, p: Any, is_clone: bool, now: float, am_container: bool = False
     ) -> str:
         """A new container of placement `p` on its node, reported in the next batch."""
-        i = int(p.node_id[4:6])
+        i = self.node_index(p.node_id)
         mem, cores = p.capability.memory_mb, p.capability.vcores
         cid = f"container_{CLUSTER_TS}_{am.spec.n:04d}_01_{self.next_container:06d}"
         self.next_container += 1
@@ -239,18 +266,25 @@ class Cluster:
         return cid
 
     def batch(self, session_id: str, seq: int, now: float) -> Any:
-        """The tick's StateBatch (the first one a full resync)."""
+        """The tick's StateBatch (the first one a full resync). Every node heartbeats each tick; the batch
+        carries those whose allocation changed since it was last sent (the mirror skips a heartbeat that
+        changes nothing, service/state/mirror.py, so the others would change no decision)."""
         b = pb.StateBatch(
             session_id=session_id, seq=seq, full_resync=seq == 1, rm_time_ms=self.record.epoch_ms(now)
         )
-        for i in range(self.wl.nodes):
+        for i in range(self.wl.node_count):
+            alloc = (self.alloc[i][0], self.alloc[i][1])
+            if seq != 1 and self.sent_alloc.get(i) == alloc:
+                continue
+            self.sent_alloc[i] = alloc
+            mem, cores = self.wl.capacity(i)
             b.nodes_upserted.add(
                 node_id=self.node_id(i),
                 rack="/default-rack",
                 state=pb.NODE_STATE_RUNNING,
-                speed=1.0,
-                capacity=pb.Resource(memory_mb=self.wl.node_mem_mb, vcores=self.wl.node_vcores),
-                allocated=pb.Resource(memory_mb=self.alloc[i][0], vcores=self.alloc[i][1]),
+                speed=self.wl.speed(i),
+                capacity=pb.Resource(memory_mb=mem, vcores=cores),
+                allocated=pb.Resource(memory_mb=alloc[0], vcores=alloc[1]),
             )
         for am in self.new_apps:
             b.apps_upserted.add(
@@ -297,6 +331,32 @@ class Cluster:
         b.outcomes.extend(self.outcomes)
         self.new_apps, self.removed, self.new_containers, self.completions, self.outcomes = [], [], [], [], []
         return b
+
+    def an_original_waits(self, plan: Any) -> bool:
+        """After `plan`, an original waits for room (as sim/loadmeter.py counts a round): an original
+        attempt of a phase the AM asks for is left without a placement and its container fits no node's
+        room left by what the cluster holds and the plan places."""
+        free = [[*self.wl.capacity(i)] for i in range(self.wl.node_count)]
+        for i, (mem, cores) in enumerate(self.alloc):
+            free[i][0] -= mem
+            free[i][1] -= cores
+        placed: dict[tuple[str, int], int] = {}
+        for p in plan.placements:
+            i = self.node_index(p.node_id)
+            free[i][0] -= p.capability.memory_mb * p.count
+            free[i][1] -= p.capability.vcores * p.count
+            if not p.is_clone:
+                placed[(p.attempt_id, p.priority)] = placed.get((p.attempt_id, p.priority), 0) + p.count
+        for attempt, am in self.ams.items():
+            if am.finish_s is not None or am.ready_s is None:
+                continue
+            for ph in am.spec.phases:
+                left = sum(1 for a in am.waiting(ph.priority) if not a.is_clone)
+                if left > placed.get((attempt, ph.priority), 0) and not any(
+                    m >= ph.mem_mb and c >= ph.vcores for m, c in free
+                ):
+                    return True
+        return False
 
     def take_plan(self, plan: Any, now: float) -> None:
         for p in plan.placements:

@@ -24,6 +24,15 @@ class LiveRecord:
     # container-seconds by copy and end: "original won", "clone killed" (by its AM, its task won by another
     # copy), "clone preempted" (by the service's plan), ...
     held_s: dict[str, float] = field(default_factory=dict)
+    # what a trace run's measures need (sim/live/fromtrace.py): every container a copy held (start s,
+    # end s, vcores, memory MB) and dominant-share-seconds by whether the copy won its task
+    spans: list[tuple[float, float, int, int]] = field(default_factory=list)
+    share_s: dict[bool, float] = field(default_factory=dict)
+    rounds: int = 0
+    # rounds within the arrivals' span, and those of them after which an original waited for room
+    # (cluster.py `an_original_waits`), when the run counts them (run.py LiveOptions.count_waits)
+    span_rounds: int = 0
+    wait_rounds: int = 0
     end_s: float = 0.0
 
     @staticmethod

@@ -13,6 +13,7 @@ attempts, each acting on the ClonePlan it gets back (its attempts' changes, or w
 
 from __future__ import annotations
 
+import math
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,10 +42,18 @@ class LiveOptions:
     # the AMs speculate as Hadoop's stock MRAppMaster does (speculator.py): the cluster benchmark's
     # CapacityScheduler half, with `service` {"policy.name": "capacity"}
     am_speculation: bool = False
+    # With no job in the cluster, go straight to the next arrival's tick (a trace's idle hours) instead
+    # of heartbeating through them: those rounds have nothing to decide
+    skip_idle: bool = False
+    count_waits: bool = False  # count the rounds that leave an original waiting for room (records.py)
 
 
 class Unfinished(RuntimeError):
-    pass
+    """The run passed `LiveOptions.max_s` with jobs unfinished; `record` holds what it decided."""
+
+    def __init__(self, message: str, record: LiveRecord) -> None:
+        super().__init__(message)
+        self.record = record
 
 
 def _hear_kills(svc: DecisionService, why: dict[str, str]) -> None:
@@ -83,13 +92,15 @@ def run(
     try:
         reg = transport.register(pb.RegisterRequest(rm_id="sim-rm", tick_ms=round(opts.tick_s * 1000)))
         arriving = sorted(range(len(wl.jobs)), key=lambda j: (wl.jobs[j].submit_s, j))
+        submits = [j.submit_s for j in wl.jobs]
+        span = (min(submits, default=0.0), max(submits, default=0.0))
         running: list[AppMaster] = []
         booting: list[AppMaster] = []  # submitted, their AM not up yet
         seq, step, next_report = 0, 0, 0.0
         while True:
             t = step * opts.tick_s
             if t > opts.max_s:
-                raise Unfinished(f"{len(running)} job(s) unfinished after {opts.max_s:g} s")
+                raise Unfinished(f"{len(running)} job(s) unfinished after {opts.max_s:g} s", record)
             clock.set(EPOCH_S + t)
             cluster.preempt(t)
             if step:
@@ -112,9 +123,18 @@ def run(
             booting = [am for am in booting if am not in new]
             if not running and not new and not arriving and not booting:
                 break
+            if opts.skip_idle and not running and not new and not booting and not cluster.busy():
+                due = math.ceil(wl.jobs[arriving[0]].submit_s / opts.tick_s - 1e-9)
+                if due > step:
+                    step = due
+                    continue
             cluster.heartbeat(t)
             seq += 1
             plan = transport.sync(cluster.batch(reg.session_id, seq, t))
+            record.rounds += 1
+            if opts.count_waits and span[0] <= t <= span[1]:
+                record.span_rounds += 1
+                record.wait_rounds += cluster.an_original_waits(plan)
             if plan.status != pb.BATCH_ACCEPTED:
                 raise RuntimeError(f"batch {seq} not accepted: {plan.detail}")
             cluster.take_plan(plan, t)

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import math
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pyscheduler.deploy.draws import attempt_ms
 from pyscheduler.sim.live.progress import ProgressModel
-from pyscheduler.sim.straggler import copy_unit
+from pyscheduler.sim.straggler import StragglerModel, StragglerSpec, copy_unit
 
-DRAWS = ("crn", "bench")
+DRAWS = ("crn", "bench", "model")
 EXACT = ProgressModel()
 
 
@@ -26,6 +26,20 @@ class PhaseSpec:
     parents: tuple[str, ...] = ()
     mem_mb: int = 1024
     vcores: int = 1
+    # Each task's own base time (a trace's tasks, sim/runner.py `draw_bases`), in place of `base_s`
+    # (with `Workload.draws` "model")
+    task_base_s: tuple[float, ...] = ()
+    read_s: float = 0.0  # a copy's shuffle read after its work (read_mb / bandwidth), seconds
+
+
+@dataclass(frozen=True, slots=True)
+class NodeKind:
+    """One node of a cluster whose nodes differ (a trace's cluster JSON): its capacity and speed (a
+    copy's work runs base / speed)."""
+
+    mem_mb: int
+    vcores: int
+    speed: float = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,8 +83,19 @@ class Workload:
     # The AM helper's dollymp.am.clone.after-start-ms in seconds: a task's clones wait until one of its
     # copies reported progress or its first copy was launched this long ago (0: no wait)
     clone_after_start_s: float = 0.0
+    # Nodes one by one (a trace's cluster, sim/live/fromtrace.py), in place of `nodes` x (node_mem_mb,
+    # node_vcores) at speed 1
+    node_kinds: tuple[NodeKind, ...] = ()
+    # With draws "model": the trace engine's straggler model (sim/straggler.py), whose draws for the
+    # same (job index, phase, task, n-th copy) and seed are the ones `dollymp simulate` draws
+    straggler: StragglerSpec | None = None
+    _model: StragglerModel | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        if self.draws == "model":
+            if self.straggler is None:
+                raise ValueError("Workload.straggler: draws 'model' needs a straggler model")
+            object.__setattr__(self, "_model", StragglerModel(self.straggler, self.seed))
         if self.draws not in DRAWS:
             raise ValueError(f"Workload.draws: {self.draws!r} is not one of {', '.join(DRAWS)}")
         if self.am_mem_mb < 0 or self.am_mem_mb > self.node_mem_mb:
@@ -83,10 +108,31 @@ class Workload:
             if not 0 <= getattr(self, name) <= 3600:
                 raise ValueError(f"Workload.{name}: {getattr(self, name)} outside [0, 3600]")
 
-    def run_s(self, job: int, phase: int, task: int, nth: int) -> float:
+    @property
+    def node_count(self) -> int:
+        return len(self.node_kinds) if self.node_kinds else self.nodes
+
+    def capacity(self, node: int) -> tuple[int, int]:
+        """Node `node`'s (memory MB, vcores)."""
+        if self.node_kinds:
+            k = self.node_kinds[node]
+            return k.mem_mb, k.vcores
+        return self.node_mem_mb, self.node_vcores
+
+    def speed(self, node: int) -> float:
+        return self.node_kinds[node].speed if self.node_kinds else 1.0
+
+    def run_s(
+        self, job: int, phase: int, task: int, nth: int, is_clone: bool = False, node: int = 0
+    ) -> float:
         """The work of copy `nth` (0: the original) of a task: base time x Pareto slowdown, the copy's own
-        draw, the same whatever order copies start in."""
+        draw, the same whatever order copies start in; with draws "model", the trace engine's run time of
+        that copy on node `node` (base x slowdown / speed, sim/starts.py), then its shuffle read."""
         spec = self.jobs[job].phases[phase]
+        if self._model is not None:
+            bases = spec.task_base_s
+            run = self._model.copy_time(bases[task], bases, is_clone, (job, phase, task, nth))
+            return float(run / self.speed(node) + spec.read_s)
         if self.draws == "bench":  # copy nth is the task's attempt nth, as the AM helper numbers them
             kind = "m" if phase == 0 else "r"
             base_ms = round(spec.base_s * 1000.0)

@@ -49,6 +49,13 @@ public final class ShimConfig {
   /** PEM client certificate and its PKCS#8 key, for mutual TLS (the service's grpc.tls_client_ca). */
   public static final String TLS_CERT_FILE = PREFIX + "tls.cert-file";
   public static final String TLS_KEY_FILE = PREFIX + "tls.key-file";
+  /**
+   * A Kerberos-secured RM ({@code hadoop.security.authentication} other than simple) refuses to start
+   * without {@link #AUTH_SECRET_FILE} or a client certificate unless this is true: in a secured cluster
+   * nobody but the RM may register as the RM with the service.
+   */
+  public static final String AUTH_INSECURE = PREFIX + "auth.insecure";
+  static final String HADOOP_AUTHENTICATION = "hadoop.security.authentication";
 
   public enum FallbackPolicy { FIFO, NONE }
 
@@ -149,6 +156,12 @@ public final class ShimConfig {
     }
     if (!tlsCertFile.isEmpty() && tlsCaFile.isEmpty()) {
       errors.add(TLS_CERT_FILE + ": a client certificate needs " + TLS_CA_FILE + " (TLS)");
+    }
+    String hadoopAuth = conf.getTrimmed(HADOOP_AUTHENTICATION, "simple");
+    if (!"simple".equalsIgnoreCase(hadoopAuth) && secretFile.isEmpty() && tlsCertFile.isEmpty()
+        && !conf.getBoolean(AUTH_INSECURE, false)) {
+      errors.add(AUTH_SECRET_FILE + ": required when " + HADOOP_AUTHENTICATION + "=" + hadoopAuth + " (or "
+          + TLS_CERT_FILE + " for mutual TLS; " + AUTH_INSECURE + "=true to run without)");
     }
     if (!errors.isEmpty()) {
       throw new IllegalArgumentException("Invalid DollyMP scheduler configuration: " + String.join("; ", errors));

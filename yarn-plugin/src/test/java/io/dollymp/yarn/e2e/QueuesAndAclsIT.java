@@ -10,19 +10,17 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.dollymp.yarn.scheduler.DollyMPScheduler;
 import io.dollymp.yarn.scheduler.ShimConfig;
 import io.dollymp.yarn.scheduler.client.SessionState;
+import io.dollymp.yarn.testkit.AclClusters;
 import io.dollymp.yarn.testkit.DecisionServiceProcess;
 import io.dollymp.yarn.testkit.MiniClusters;
 import java.io.IOException;
 import java.net.ServerSocket;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
-import java.security.PrivilegedExceptionAction;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Collectors;
-import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileUtil;
 import org.apache.hadoop.mapreduce.v2.MiniMRYarnCluster;
 import org.apache.hadoop.security.UserGroupInformation;
@@ -36,7 +34,6 @@ import org.apache.hadoop.yarn.api.records.QueueUserACLInfo;
 import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.api.records.YarnApplicationState;
 import org.apache.hadoop.yarn.client.api.YarnClient;
-import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.apache.hadoop.yarn.server.api.protocolrecords.RefreshQueuesRequest;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -76,13 +73,7 @@ class QueuesAndAclsIT {
     }
     service = new DecisionServiceProcess(WORK.resolve("service"), "dollymp", grpcPort);
     service.awaitGrpcPort(60_000);
-    Configuration conf = MiniClusters.shimConf(grpcPort);
-    conf.set(YarnConfiguration.RM_CONFIGURATION_PROVIDER_CLASS,
-        "org.apache.hadoop.yarn.FileSystemBasedConfigurationProvider");
-    conf.set(YarnConfiguration.FS_BASED_RM_CONF_STORE, STORE.toUri().toString());
-    conf.setBoolean(YarnConfiguration.YARN_ACL_ENABLE, true);
-    conf.set(YarnConfiguration.YARN_ADMIN_ACL, UserGroupInformation.getCurrentUser().getShortUserName());
-    cluster = MiniClusters.startWithShim(NAME, 2, conf, 30_000);
+    cluster = MiniClusters.startWithShim(NAME, 2, AclClusters.conf(grpcPort, STORE), 30_000);
     shim = (DollyMPScheduler) cluster.getResourceManager().getResourceScheduler();
     assertEquals(SessionState.RUNNING, shim.sessionState(), "shim never reached RUNNING:\n" + service.logText());
   }
@@ -110,33 +101,12 @@ class QueuesAndAclsIT {
   }
 
   private static void write(Path file, String... keyValues) throws IOException {
-    StringBuilder xml = new StringBuilder("<?xml version=\"1.0\"?>\n<configuration>\n");
-    for (int i = 0; i < keyValues.length; i += 2) {
-      xml.append("  <property><name>").append(keyValues[i]).append("</name><value>").append(keyValues[i + 1])
-          .append("</value></property>\n");
-    }
-    Files.write(file, xml.append("</configuration>\n").toString().getBytes(StandardCharsets.UTF_8));
+    AclClusters.writeSite(file, keyValues);
   }
 
   /** Runs {@code body} with a YarnClient whose RPCs carry {@code user}'s identity. */
-  private static <T> T as(String user, ClientCall<T> body) throws Exception {
-    UserGroupInformation ugi = UserGroupInformation.createRemoteUser(user);
-    return ugi.doAs((PrivilegedExceptionAction<T>) () -> {
-      YarnClient yc = YarnClient.createYarnClient();
-      yc.init(new Configuration(cluster.getConfig()));
-      yc.start();
-      try {
-        return body.call(yc);
-      } catch (org.apache.hadoop.yarn.exceptions.YarnException e) {
-        throw new IOException(e.getMessage(), e); // doAs passes IOExceptions through unwrapped
-      } finally {
-        yc.stop();
-      }
-    });
-  }
-
-  private interface ClientCall<T> {
-    T call(YarnClient yc) throws Exception;
+  private static <T> T as(String user, AclClusters.ClientCall<T> body) throws Exception {
+    return AclClusters.client(cluster.getConfig(), user, body);
   }
 
   private static ApplicationId submit(YarnClient yc, String queue) throws Exception {

@@ -59,6 +59,21 @@ class ShimConfigTest {
   }
 
   @Test
+  void aKerberosRmNeedsTheSecretOrAClientCertificate(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+      throws java.io.IOException {
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> ShimConfig.from(conf(ShimConfig.HADOOP_AUTHENTICATION, "kerberos")));
+    assertTrue(e.getMessage().contains(ShimConfig.AUTH_SECRET_FILE + ": required when "
+        + ShimConfig.HADOOP_AUTHENTICATION + "=kerberos"), e.getMessage());
+    java.nio.file.Path secret = java.nio.file.Files.writeString(dir.resolve("s"), "0123456789abcdef-xyz\n");
+    assertEquals("0123456789abcdef-xyz", ShimConfig.from(conf(ShimConfig.HADOOP_AUTHENTICATION, "kerberos",
+        ShimConfig.AUTH_SECRET_FILE, secret.toString())).secret());
+    assertEquals("", ShimConfig.from(conf(ShimConfig.HADOOP_AUTHENTICATION, "kerberos",
+        ShimConfig.AUTH_INSECURE, "true")).secret());
+    assertEquals("", ShimConfig.from(conf(ShimConfig.HADOOP_AUTHENTICATION, "simple")).secret());
+  }
+
+  @Test
   void everyInvalidKeyIsReportedAtOnce() {
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
         () -> ShimConfig.from(conf(ShimConfig.TICK_MS, "x", ShimConfig.RPC_TIMEOUT_MS, "y")));

@@ -1,0 +1,46 @@
+"""RM rounds first: AM work pauses at its checkpoints while an RM round runs.
+
+CPython runs one thread at a time, and an AM call's work (validating a report of 10,000 attempts, a plan
+for a job of 1,000 phases) shares the interpreter with the RM rounds, which the whole cluster waits for.
+The Sync handler marks each round it runs (`round_running`: from the batches it took to the plan it
+sent); AM work calls `checkpoint()` between its steps and inside its long loops, and there waits, without
+spinning, until no round runs (at most MAX_PAUSE_S, so that AM work always progresses). A checkpoint
+costs one read when no round runs. The AM calls' budgets (service/rmproxy/amgate.py) bound how much AM
+work there is; this keeps what there is out of the rounds' way.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+MAX_PAUSE_S = 0.05  # a checkpoint waits at most this long for the rounds
+EVERY = 256  # loops over attempts check once per this many
+
+_lock = threading.Lock()
+_running = 0
+_idle = threading.Event()
+_idle.set()
+
+
+@contextmanager
+def round_running() -> Iterator[None]:
+    """Mark an RM round as running (rounds of several sessions may overlap)."""
+    global _running
+    with _lock:
+        _running += 1
+        _idle.clear()
+    try:
+        yield
+    finally:
+        with _lock:
+            _running -= 1
+            if _running == 0:
+                _idle.set()
+
+
+def checkpoint() -> None:
+    """Wait while an RM round runs (at most MAX_PAUSE_S)."""
+    if _running:
+        _idle.wait(MAX_PAUSE_S)
