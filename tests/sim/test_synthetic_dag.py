@@ -109,7 +109,10 @@ def test_hetero_cluster_differs_in_cpu_memory_and_speed() -> None:
 def test_cli_runs_a_small_synthetic_workload(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "r.json"
     argv = ["simulate", "--format", "synthetic", "--workload", "dag:jobs=40", "--cluster", str(HETERO)]
+    # the policy-only engine: this test's subject is the generator through the CLI (the service's round on
+    # DAG jobs: tests/sim/test_trace_mechanisms.py)
     argv += ["--policies", "tetris,dollymp0,dollymp2", "--straggler", "empirical", "--load", "0.6"]
+    argv += ["--mechanism", "core"]
     assert main([*argv, "--seed", "2", "--json", str(out), "--quiet"]) == 0
     text = capsys.readouterr().out
     assert "synthetic dag (seed 2): generated 40 jobs" in text and "offered load 0.600" in text

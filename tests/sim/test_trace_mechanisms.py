@@ -154,3 +154,21 @@ def test_the_mechanisms_benchmark_prints_both_side_by_side(capsys: pytest.Captur
     # no stragglers, nothing to clone: the service's flowtimes are the engine's plus its heartbeats
     assert 1.0 <= row["service_over_core"]["median"] < 2.0
     assert data["models"]["none"]["fifo"]["core_over_fifo"]["median"] == 1.0
+
+
+def test_dag_jobs_run_through_the_service_round() -> None:
+    """Multi-phase DAGs with joins (sim/synthetic_dag.py) through the service's round: phases beyond map
+    and reduce ask at priorities of their own, every job finishes, and the service and the engine agree
+    on the work done when nothing straggles."""
+    from pyscheduler.sim.synthetic import synthetic_workload
+
+    jobs, _ = synthetic_workload("dag:jobs=6", seed=3)
+    assert max(len(j.phases) for j in jobs) >= 3  # a DAG beyond map and reduce
+    cluster = ClusterSpec(tuple(NodeSpec(16, 32768) for _ in range(6)))
+    config = SimConfig(straggler=NONE, seed=4)
+    core = compare(jobs, cluster, ["dollymp"], config, mechanism="core").results["dollymp"]
+    service = compare(jobs, cluster, ["dollymp"], config, mechanism="service").results["dollymp"]
+    assert service.jobs_completed == core.jobs_completed == len(jobs)
+    # the same work, but for YARN's units: a task's cpu in tenths of a vcore and its memory in whole MB
+    assert service.resource_s == pytest.approx(core.resource_s, rel=0.01)
+    assert core.avg_flowtime <= service.avg_flowtime  # the heartbeats' delay
