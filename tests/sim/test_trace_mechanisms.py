@@ -159,7 +159,8 @@ def test_the_mechanisms_benchmark_prints_both_side_by_side(capsys: pytest.Captur
 def test_dag_jobs_run_through_the_service_round() -> None:
     """Multi-phase DAGs with joins (sim/synthetic_dag.py) through the service's round: phases beyond map
     and reduce ask at priorities of their own, every job finishes, and the service and the engine agree
-    on the work done when nothing straggles."""
+    on the work done when nothing straggles (not on each job's flowtime: the two order jobs apart by the
+    heartbeats' delays, and one job of this seed finishes 32 s sooner through the service)."""
     from pyscheduler.sim.synthetic import synthetic_workload
 
     jobs, _ = synthetic_workload("dag:jobs=6", seed=3)
@@ -171,4 +172,3 @@ def test_dag_jobs_run_through_the_service_round() -> None:
     assert service.jobs_completed == core.jobs_completed == len(jobs)
     # the same work, but for YARN's units: a task's cpu in tenths of a vcore and its memory in whole MB
     assert service.resource_s == pytest.approx(core.resource_s, rel=0.01)
-    assert core.avg_flowtime <= service.avg_flowtime  # the heartbeats' delay
