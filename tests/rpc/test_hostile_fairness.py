@@ -5,6 +5,7 @@ fresh, and another tenant's RM rounds keep their pace."""
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import threading
 import time
@@ -13,9 +14,11 @@ from typing import Any
 
 import grpc
 import hostile
+import pytest
 from rpc_harness import Stream, full_batch, in_process_service, node, phase_profile, register
 
 from pyscheduler.bench import tenants
+from pyscheduler.service.rmproxy import amgate
 from pyscheduler.wire import pb, pb_grpc
 
 
@@ -254,3 +257,19 @@ def test_am_work_waits_at_its_checkpoints_while_a_round_runs() -> None:
         assert not done.is_set()  # waits while the round runs
     t.join(1)
     assert done.is_set()  # and goes on once it ended
+
+
+def test_a_cycle_collection_inside_a_call_is_not_charged_to_its_application() -> None:
+    """CPython collects in whichever thread's allocation crossed the threshold; that collection walks
+    the whole heap, so the gate leaves its CPU out of the call's cost (`call_cpu_s`)."""
+    heap = [[i, [i]] for i in range(600_000)]  # a heap other work grew
+    t0, c0 = time.thread_time(), amgate.call_cpu_s()
+    gc.collect()
+    gc.collect()
+    spent, charged = time.thread_time() - t0, amgate.call_cpu_s() - c0
+    assert spent > 0.02, spent  # the collections did cost CPU in this thread
+    assert charged < spent / 5, (charged, spent)
+    t0, c0 = time.thread_time(), amgate.call_cpu_s()
+    sum(sum(x[1]) for x in heap)  # the call's own work is charged
+    spent, charged = time.thread_time() - t0, amgate.call_cpu_s() - c0
+    assert charged == pytest.approx(spent, rel=0.2, abs=0.002), (charged, spent)

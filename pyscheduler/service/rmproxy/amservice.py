@@ -12,7 +12,6 @@ writes nor reads any history."""
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -24,7 +23,7 @@ from pyscheduler.objects.decision import DecisionKind
 from pyscheduler.policies import Policy
 from pyscheduler.service.limits import DEFAULTS, Limits, Refusal
 from pyscheduler.service.rmproxy import ambounds, validate
-from pyscheduler.service.rmproxy.amgate import AmGate
+from pyscheduler.service.rmproxy.amgate import AmGate, call_cpu_s
 from pyscheduler.service.rmproxy.servicer import Malformed, lenient
 from pyscheduler.service.rmproxy.session import DecisionRecorder, SessionRegistry
 from pyscheduler.service.round.amplan import AmPlanner, PlanBudget
@@ -146,19 +145,19 @@ class AppMasterServicer:
             if gate is None or not app_id:
                 return fn(request, context)
             checkpoint()  # RM rounds first (service/roundsfirst.py)
-            t0 = time.thread_time()
+            t0 = call_cpu_s()
             queue, why, wait = gate.admit(app_id)
             if why is not None:
                 try:
                     return self._deferred(gate, kind, request, why, context)
                 finally:  # the deferred call's own cost (keeping its report) is the application's too
-                    gate.charge(app_id, queue, time.thread_time() - t0)
+                    gate.charge(app_id, queue, call_cpu_s() - t0)
                     gate.pace(app_id, wait)
             try:
                 self._apply_kept(gate, app_id)
                 return fn(request, context)
             finally:
-                gate.charge(app_id, queue, time.thread_time() - t0)
+                gate.charge(app_id, queue, call_cpu_s() - t0)
 
         return call
 
