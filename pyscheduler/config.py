@@ -8,7 +8,7 @@ Every key is `section.name`. The file is TOML with one table per section::
     tls_cert = "/etc/dollymp/tls.crt"
 
     [policy]
-    name = "dollymp"
+    name = "dollymp"    # the paper's DollyMP; the default is "default", the production configuration
     [policy.options]
     max_clones = 2
 
@@ -221,7 +221,7 @@ SCHEMA: dict[str, tuple[Any, Parser]] = {
     "yield.margin_s": (5.0, _float(0.0)),
     "yield.min_wait_s": (3.0, _float(0.0)),
     "yield.startup_s": (5.0, _float(0.0)),
-    "policy.name": ("dollymp", _str()),
+    "policy.name": ("default", _str()),
     "policy.options": ({}, _options),
     "http.host": ("127.0.0.1", _host),
     "http.port": (8080, _int(-1, 65535)),  # -1: no HTTP API; 0: an ephemeral port

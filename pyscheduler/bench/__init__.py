@@ -10,6 +10,7 @@ streams       `dollymp bench streams`: other HTTP queries and the server's memor
 sls           `dollymp bench sls`: a trace slice through Hadoop SLS under Capacity-, FairScheduler and DollyMP
 sls_trace     a trace slice (FB-2010, the Alibaba sample) as SLS input and as the same workload for simulate
 mechanisms    `dollymp bench mechanisms`: `dollymp simulate`'s service round against the policy-only engine
+choose        `dollymp bench choose`: the declared procedure that picks the production configuration
 tenants       `dollymp bench tenants`: one tenant's RM rounds with and without another tenant's AM flood
 
 The cluster benchmark stays in pyscheduler/deploy (bench_cluster with benchmix, benchcds, benchreads): the

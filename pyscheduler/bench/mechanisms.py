@@ -38,7 +38,7 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cluster-scale", type=float, default=0.006, help="multiply node counts by F")
     p.add_argument("--load", type=float, default=None, help="offered load, reached by --load-by")
     p.add_argument("--load-by", choices=("arrivals", "cluster"), default="cluster")
-    p.add_argument("--policies", default="dollymp,dollymp0,tetris,capacity")
+    p.add_argument("--policies", default="default,dollymp,dollymp0,tetris,capacity")
     p.add_argument("--reference", default="tetris", help="the policy each ratio divides by")
     p.add_argument("--seeds", type=int, default=5, help="seeds 1..N")
     p.add_argument("--stragglers", default="empirical;pareto:alpha=1.5,cap=20", help="models, ';'-separated")

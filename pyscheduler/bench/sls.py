@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = ROOT / "yarn-plugin"
 DEFAULT_TRACE = ROOT.parent / "shared/traces/swim_facebook/FB-2010_samples_24_times_1hr_0.tsv"
 SCHEDULERS = ("capacity", "fair", "dollymp")
-SIM_POLICY = {"capacity": "capacity", "fair": "drf", "dollymp": "dollymp"}
+SIM_POLICY = {"capacity": "capacity", "fair": "drf", "dollymp": "default"}
 JDK17_OPENS = [
     f"--add-opens=java.base/{p}=ALL-UNNAMED"
     for p in (
@@ -98,7 +98,7 @@ class Service:
         self.ports.unlink(missing_ok=True)
         env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONPATH=str(ROOT))
         cmd = [python, "-m", "pyscheduler", "serve", "--grpc-host", "127.0.0.1", "--grpc-port", "0"]
-        cmd += ["--port-file", str(self.ports), "--db", str(work / "decisions.db"), "--policy", "dollymp"]
+        cmd += ["--port-file", str(self.ports), "--db", str(work / "decisions.db"), "--policy", "default"]
         cmd += ["--http-port", "0"]
         with open(self.log, "w") as out:  # the child keeps its own copy of the descriptor
             self.proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)

@@ -156,6 +156,18 @@ def _run_mechanisms(args: argparse.Namespace) -> int:
     return mechanisms.run(args)
 
 
+def _add_choose(p: argparse.ArgumentParser) -> None:
+    from pyscheduler.bench import choose
+
+    choose.add_args(p)
+
+
+def _run_choose(args: argparse.Namespace) -> int:
+    from pyscheduler.bench import choose
+
+    return choose.run(args)
+
+
 def _add_tenants(p: argparse.ArgumentParser) -> None:
     from pyscheduler.bench import tenants
 
@@ -181,6 +193,11 @@ BENCH_TARGETS: dict[str, tuple[str, AddArgs, Run]] = {
         "dollymp simulate's service round against the policy-only engine over seeds",
         _add_mechanisms,
         _run_mechanisms,
+    ),
+    "choose": (
+        "the declared procedure that picks the production configuration (policy default)",
+        _add_choose,
+        _run_choose,
     ),
     "tenants": (
         "one tenant's RM rounds with and without another tenant's AM flood",

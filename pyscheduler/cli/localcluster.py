@@ -15,7 +15,7 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("--nodes", type=int, default=4, help="NodeManagers (default 4)")
     p.add_argument("--scheduler", choices=("dollymp", "capacity"), default="dollymp")
-    p.add_argument("--policy", default="dollymp", help="decision service policy (default dollymp)")
+    p.add_argument("--policy", default="default", help="decision service policy (default %(default)s)")
     p.add_argument("--history-server", action="store_true", help="also run the JobHistoryServer")
     p.add_argument("--base-dir", type=Path, default=None, help="conf, logs, data (default: a temp dir)")
     p.set_defaults(func=run_local_cluster)

@@ -1,7 +1,8 @@
 """`dollymp serve`: the decision service (gRPC for the shim and the AM helper, HTTP API).
 
-With no flags: policy dollymp, gRPC on 127.0.0.1:50051 (where the shim looks by default), the HTTP API
-on 127.0.0.1:8080, the decision log in ./dollymp-decisions.db.
+With no flags: policy default (the production configuration, pyscheduler/policies/production.py), gRPC
+on 127.0.0.1:50051 (where the shim looks by default), the HTTP API on 127.0.0.1:8080, the decision log in
+./dollymp-decisions.db.
 
 Configuration: defaults < --config FILE (TOML) < DOLLYMP_* environment < these flags; see
 pyscheduler.config for every key. An invalid key or value stops start-up with exit code 2 and a
@@ -59,7 +60,11 @@ def register(subparsers: Any) -> None:
         help="decision log (store.url, default dollymp-decisions.db): SQLite path, sqlite:/// or "
         "postgresql:// URL",
     )
-    p.add_argument("--policy", default=None, help="policy name (policy.name, default dollymp)")
+    p.add_argument(
+        "--policy",
+        default=None,
+        help="policy name (policy.name, default default: the production configuration)",
+    )
     p.add_argument(
         "--policy-options",
         default=None,

@@ -282,13 +282,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--policy",
         default=BENCH_POLICY,
-        help="the service's policy (default %(default)s, see BENCH_POLICY; dollymp: the paper's DollyMP)",
+        help="the service's policy (default %(default)s: the production configuration `dollymp serve` runs; "
+        "dollymp: the paper's DollyMP)",
     )
     p.add_argument(
         "--policy-options",
         default=BENCH_POLICY_OPTIONS,
-        help="the service's policy options as JSON (default %(default)s: launch clones for every job of "
-        "the light mix, see BENCH_POLICY; '{}' for the policy's own defaults)",
+        help="the service's policy options as JSON (default %(default)s: the policy's own configuration)",
     )
     p.add_argument(
         "--clone-after-start-ms",

@@ -20,14 +20,10 @@ class MixJob:
     delay_s: float
 
 
-# The service's policy for the bench: `dollymp-ext` (the paper's DollyMP with the project's extensions) in the
-# configuration the live mechanism was tuned with: no clones at launch by Corollary 4.1 and r = 1; launch
-# clones for every job of the mix (at most 7 tasks: Dolly's small jobs), which yield their containers to
-# waiting originals (the service's appmaster.clone_yield); late copies by reported progress; and the phase
-# tail clones a phase's last unfinished task (tail_tasks 1): a job's one reduce, which no progress rule can
-# judge (nothing to compare it with). `--policy dollymp` runs the paper's DollyMP instead.
-BENCH_POLICY = "dollymp-ext"
-BENCH_POLICY_OPTIONS = '{"clone_rule": "none", "sigma_factor": 1, "small_job_clones": 7, "tail_tasks": 1}'
+# The service's policy for the bench: `default`, the production configuration that `dollymp serve` runs
+# with no flags (pyscheduler/policies/production.py); `--policy dollymp` runs the paper's DollyMP instead.
+BENCH_POLICY = "default"
+BENCH_POLICY_OPTIONS = "{}"  # the policy's own configuration
 
 # The job mixes. Every job has one reduce; sizes follow the papers' small-job-dominated mixes.
 # "light" (the default): 8 small jobs `--gap-s` apart on an otherwise idle cluster, where only straggler

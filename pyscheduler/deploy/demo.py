@@ -240,8 +240,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--policy",
         default=benchmix.BENCH_POLICY,
-        help="the decision service's policy (default %(default)s, the cluster benchmark's: the paper's "
-        "DollyMP with the project's live extensions; `dollymp` is the paper's algorithm alone, whose "
+        help="the decision service's policy (default %(default)s: the production configuration, which "
+        "`dollymp serve` runs with no flags; `dollymp` is the paper's algorithm alone, whose "
         "clone counts need the spread of task times that recurring runs of a job teach it: see --rounds)",
     )
     p.add_argument(

@@ -5,7 +5,7 @@ the daemons run from Hadoop's Maven jars (:mod:`pyscheduler.deploy.artifacts`) w
 the RM's classpath. The scheduler is the DollyMP shim or CapacityScheduler, so benchmarks can run
 both on the same cluster shape::
 
-    with LocalCluster(nodes=4, scheduler="dollymp", policy="dollymp") as cluster:
+    with LocalCluster(nodes=4, scheduler="dollymp", policy="default") as cluster:
         result = cluster.run_sleep(maps=4, reduces=1, map_ms=1000, reduce_ms=500)
         print(result.app_id, result.final_status, result.elapsed_s)
 
@@ -57,7 +57,7 @@ class LocalCluster(JobsMixin):
         *,
         scheduler: str = "dollymp",
         service: bool | None = None,
-        policy: str = "dollymp",
+        policy: str = "default",
         history_server: bool = False,
         base_dir: Path | None = None,
         nm_memory_mb: int = 2048,

@@ -49,10 +49,11 @@ Decisions (pyscheduler.policies.base.Decisions), every item with a machine-reada
 A placement is a proposal: the driver commits it (starting a copy with Phase.start_copy and
 ClusterState.allocate) or drops it. Core policies: "fcfs", "dollymp" (the DollyMP paper; options
 max_clones 0..3 for DollyMP0..3, clone_rule "paper" (default) | "idle" | "none" | "dolly", and the
-extensions, each off, see dollymp.py), "dollymp-ext" (dollymp with every extension on but the
-orders "size_class_volume" and "volume"), "dolly" (arrival order with Dolly's budgeted cloning,
-options beta, tau, epsilon, straggler_p); baselines (tetris, drf, carbyne, capacity, mantri, srewc,
-redundant-small, straggler-relaunch, ...) in their own files.
+extensions, each off, see dollymp.py), "default" (the production configuration, production.py),
+"dollymp-ext" (dollymp with every extension on but the orders "size_class_volume" and "volume"),
+"dolly" (arrival order with Dolly's budgeted cloning, options beta, tau, epsilon, straggler_p);
+baselines (tetris, drf, carbyne, capacity, mantri, srewc, redundant-small, straggler-relaunch, ...) in
+their own files.
 """
 
 from pyscheduler.policies import (  # noqa: F401  (each import registers its policies)
@@ -64,6 +65,7 @@ from pyscheduler.policies import (  # noqa: F401  (each import registers its pol
     fcfs,
     fifo,
     mantri,
+    production,
     redundant_small,
     srewc,
     srpt,

@@ -14,10 +14,11 @@ from pyscheduler import config
 
 def test_defaults_bind_loopback_and_layering(tmp_path: Path) -> None:
     cfg = config.load(None, env={})
-    # `dollymp serve` with no flags: DollyMP, gRPC where the shim looks by default, the HTTP API on.
+    # `dollymp serve` with no flags: the production configuration, gRPC where the shim looks by
+    # default, the HTTP API on.
     assert cfg["grpc.host"] == "127.0.0.1" and cfg["grpc.port"] == 50051
     assert cfg["http.host"] == "127.0.0.1" and cfg["http.port"] == 8080 and not cfg["http.token"]
-    assert cfg["policy.name"] == "dollymp" and cfg["policy.options"] == {}
+    assert cfg["policy.name"] == "default" and cfg["policy.options"] == {}
     f = tmp_path / "c.toml"
     f.write_text(
         '[grpc]\nport = 7070\nmax_workers = 8\n[policy]\nname = "dollymp"\n[policy.options]\nmax_clones = 1\n'

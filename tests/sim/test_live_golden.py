@@ -34,7 +34,7 @@ def test_one_policy_option_changed_is_caught() -> None:
     """The test can fail: one of the benchmark policy's options changed (small_job_clones 7 -> 1), the
     plans of small-mapreduce differ and the first differing round is told."""
     expected = planlog.path_of(GOLDEN_DIR, "small-mapreduce").read_text().splitlines()
-    options = {**planlog.bench_service()["policy.options"], "small_job_clones": 1}  # type: ignore[dict-item]
+    options = {**planlog.GOLDEN_SERVICE["policy.options"], "small_job_clones": 1}
     rec = planlog.record("small-mapreduce", {"policy.options": options})
     assert planlog.mismatch(expected, rec) is not None  # the settings differ
     told = planlog.mismatch(expected, rec, runs_alike=False)  # and so do the plans

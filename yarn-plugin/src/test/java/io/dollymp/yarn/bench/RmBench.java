@@ -60,7 +60,7 @@ public final class RmBench {
 
   public static void main(String[] args) throws Exception {
     Map<String, String> opt = new HashMap<>(Map.of("nodes", "50", "apps", "20", "containers", "100",
-        "round-ms", "100", "run-rounds", "3", "policy", "dollymp", "repeats", "3"));
+        "round-ms", "100", "run-rounds", "3", "policy", "default", "repeats", "3"));
     for (int i = 0; i + 1 < args.length; i += 2) {
       String key = args[i].replaceFirst("^--", "");
       if (!opt.containsKey(key)) {

@@ -1,0 +1,81 @@
+"""The declared procedure that picks the production configuration (pyscheduler/bench/choose.py): its
+choice rule on a given table, and the calibration to a measured utilisation."""
+
+from __future__ import annotations
+
+import pytest
+
+from pyscheduler.bench import choose
+from pyscheduler.bench.choose import Ratios
+from pyscheduler.sim.engine import SimConfig
+from pyscheduler.sim.live.compare import Spread
+from pyscheduler.sim.loaders import load_workload
+from pyscheduler.sim.runner import compare
+from pyscheduler.sim.straggler import parse_straggler
+from pyscheduler.sim.workload import load_cluster
+
+
+def _r(flow: float, res: float) -> Ratios:
+    one = Spread(1.0, 1.0, 1.0)
+    return Ratios(Spread(flow, flow, flow), one, one, Spread(res, res, res))
+
+
+def test_the_choice_is_the_fronts_best_worst_case_flowtime_ratio() -> None:
+    table = {
+        # worst flow 0.9 (fb), worst resources 1.05
+        "a": {"fb": _r(0.9, 1.05), "ali": _r(0.7, 1.0), "held": _r(0.2, 1.0)},
+        # worst flow 0.8, worst resources 1.30: on the front, and the best worst case
+        "b": {"fb": _r(0.8, 1.3), "ali": _r(0.6, 1.1), "held": _r(2.0, 3.0)},
+        # beaten by a on both
+        "c": {"fb": _r(0.95, 1.2), "ali": _r(0.7, 1.0), "held": _r(0.1, 0.5)},
+        # the best on one trace only: its worst case is what counts
+        "d": {"fb": _r(0.5, 1.0), "ali": _r(1.2, 1.0), "held": _r(0.5, 1.0)},
+    }
+    got = choose.choose(table, ["fb", "ali"])
+    assert got.chosen == "b"
+    assert set(got.front) == {"a", "b", "d"}
+    assert got.worst_flow == {"a": 0.9, "b": 0.8, "c": 0.95, "d": 1.2}
+    assert got.worst_resources["b"] == 1.3
+    # the held-out scenario never changes the choice, however it goes
+    assert (
+        choose.choose(table, ["fb", "ali"]).chosen
+        == choose.choose({k: {**v, "held": _r(9.0, 9.0)} for k, v in table.items()}, ["fb", "ali"]).chosen
+    )
+    # ties on the worst flowtime ratio go to fewer resources
+    tie = {"x": {"fb": _r(0.8, 1.2)}, "y": {"fb": _r(0.8, 1.1)}}
+    assert choose.choose(tie, ["fb"]).chosen == "y"
+    with pytest.raises(ValueError):
+        choose.choose(table, [])
+
+
+def test_ratios_divide_by_each_reference_of_the_same_seed() -> None:
+    def run(avg: float, tetris: float, res: float, res0: float) -> dict[str, object]:
+        pol = {"avg": avg, "small": avg / 2, "resource_s": res}
+        return {
+            "policies": {
+                "cand": pol,
+                "tetris": {"avg": tetris, "small": tetris / 2, "resource_s": 1.0},
+                "dollymp0": {"avg": 1.0, "small": 1.0, "resource_s": res0},
+                "capacity": {"avg": 2 * tetris, "small": 1.0, "resource_s": 1.0},
+            }
+        }
+
+    r = choose.ratios([run(50, 100, 12, 10), run(90, 100, 11, 10), run(60, 50, 10, 10)], "cand")
+    assert (r.flow.median, r.flow.low, r.flow.high) == (0.9, 0.5, 1.2)
+    assert r.small.median == pytest.approx(0.9)
+    assert r.capacity.median == pytest.approx(0.45)
+    assert (r.resources.median, r.resources.high) == (pytest.approx(1.1), pytest.approx(1.2))
+
+
+def test_the_fb_slice_is_scaled_to_the_measured_utilisation_asked_for() -> None:
+    fb = choose.WORKLOADS[0]
+    jobs, _ = load_workload(choose.TRACES / fb.path, fb.fmt, limit=15)
+    config = SimConfig(straggler=parse_straggler("empirical"), seed=2, tick=1.0)
+    cluster = load_cluster(choose.CLUSTERS / fb.cluster)
+    for target in (0.5, 0.8):
+        scaled_jobs, scaled = choose.at_utilisation(jobs, cluster, target, config)
+        util = (
+            compare(scaled_jobs, scaled, ["tetris"], config, mechanism="core").results["tetris"].utilisation
+        )
+        assert abs(util - target) <= choose.UTIL_TOLERANCE, (target, util, len(scaled.nodes))
+        assert len(scaled.nodes) < len(cluster.nodes)
