@@ -204,8 +204,17 @@ def report(runs: dict[str, Run], jobs_run: Sequence[MixJob] = MIX) -> tuple[str,
         # The machine's load while the mix ran: a noisy neighbour shows here (compare the two runs).
         out[f"{label}_load_avg"] = round(statistics.fmean(run.load), 2) if run.load else None
         out[f"{label}_cpu_s"] = run.cpu.by_kind()
+        # what users pay: every container the RM granted the half's jobs, by the RM's own accounting
+        vc = [r.vcore_s for r in run.results.values()]
+        out[f"{label}_vcore_s"] = (
+            round(sum(v for v in vc if v is not None), 1) if vc and None not in vc else None
+        )
     da, ca = out["dollymp_avg_flowtime_s"], out["capacity_avg_flowtime_s"]
     out["ratio"] = round(da / ca, 3) if isinstance(da, float) and isinstance(ca, float) and ca > 0 else None
+    dv, cv = out["dollymp_vcore_s"], out["capacity_vcore_s"]
+    out["vcore_s_ratio"] = (
+        round(dv / cv, 3) if isinstance(dv, float) and isinstance(cv, float) and cv > 0 else None
+    )
     out["clone_extra_container_s"] = round(dmp.clone_s, 1)
     out["clone_extra_container_s_frac"] = round(dmp.clone_s / dmp.attempt_s, 3) if dmp.attempt_s else 0.0
     out["lost_container_s_frac"] = round(dmp.lost_s / dmp.attempt_s, 3) if dmp.attempt_s else 0.0
@@ -222,6 +231,10 @@ def report(runs: dict[str, Run], jobs_run: Sequence[MixJob] = MIX) -> tuple[str,
         f"({out['clone_extra_container_s_frac']}), copies not used {dmp.lost_s:.1f} container-s "
         f"({out['lost_container_s_frac']}); preempted by the service: {out['clones_yielded']} "
         f"for waiting originals, {out['clones_beaten']} beaten; originals beaten: {out['originals_beaten']}"
+    )
+    lines.append(
+        f"vcore-seconds the RM granted (every container, AMs, clones and killed copies included): "
+        f"Capacity {out['capacity_vcore_s']}, DollyMP {out['dollymp_vcore_s']} ({out['vcore_s_ratio']} x)"
     )
     lines.append(f"load average while the mix ran: {out['capacity_load_avg']} / {out['dollymp_load_avg']}")
     lines.extend(
@@ -242,6 +255,24 @@ def report(runs: dict[str, Run], jobs_run: Sequence[MixJob] = MIX) -> tuple[str,
     return "\n".join(lines), out
 
 
+MAX_SEEDS = 50
+
+
+def parse_seeds(text: str) -> list[int]:
+    """`A..B` (inclusive) or a comma list of seeds >= 1, at most MAX_SEEDS of them."""
+    try:
+        if ".." in text:
+            lo, _, hi = text.partition("..")
+            seeds = list(range(int(lo), int(hi) + 1))
+        else:
+            seeds = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: seeds are A..B or a comma list of integers") from None
+    if not seeds or min(seeds) < 1 or len(seeds) > MAX_SEEDS:
+        raise argparse.ArgumentTypeError(f"{text!r}: between 1 and {MAX_SEEDS} seeds, each >= 1")
+    return seeds
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--nodes", type=int, default=4, help="NodeManagers (default 4)")
     p.add_argument(
@@ -260,6 +291,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="cap of the straggler factor (default %(default)s, as the simulator's)",
     )
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument(
+        "--seeds",
+        type=parse_seeds,
+        default=None,
+        help="run the side-by-side pair once per seed, e.g. 1..5 or 1,3,4 (at most "
+        f"{MAX_SEEDS}), and print each figure's median and min-max over them; replaces --seed",
+    )
     p.add_argument(
         "--nm-vcores",
         type=int,
@@ -356,9 +394,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.cds, args.work_dir, STRAGGLER_JOB, lambda sched, base: new_cluster(sched, args, base, show)
         )
         outs: list[dict[str, object]] = []
-        for i in range(max(1, args.repeats)):
-            if args.repeats > 1:
-                show.say(f"repeat {i + 1} of {args.repeats}")
+        seeds = args.seeds or [args.seed]
+        for seed, i in ((seed, i) for seed in seeds for i in range(max(1, args.repeats))):
+            args.seed = seed  # the straggler draws of both halves (job_args)
+            if args.repeats > 1 or len(seeds) > 1:
+                show.say(f"seed {seed}, repeat {i + 1} of {args.repeats}")
             runs = {s: run_scheduler(s, args, show, archive=archive) for s in ("capacity", "dollymp")}
             if args.floor:
                 runs["floor"] = run_scheduler(
@@ -378,7 +418,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         show.say(f"FAILED: {exc}")
         return 1
     if len(outs) > 1:
-        summary = {**repeats.summarise(outs), "mix": args.mix, "seed": args.seed}
+        summary = {**repeats.summarise(outs), "mix": args.mix, "seeds": seeds}
         print(repeats.table(summary), flush=True)
         print(json.dumps(summary, sort_keys=True), flush=True)
     return 0

@@ -36,10 +36,18 @@ class JobResult:
     elapsed_s: float  # submission to client exit, wall clock
     rm_elapsed_s: float | None  # the RM's elapsedTime (application start to finish)
     log: Path
+    # The RM's own accounting of the application's containers (AM included), every attempt, clones and
+    # copies killed too: vcoreSeconds and memorySeconds (MB-seconds) of its application report.
+    vcore_s: float | None = None
+    memory_mb_s: float | None = None
 
     @property
     def ok(self) -> bool:
         return self.exit_code == 0 and self.final_status == "SUCCEEDED"
+
+
+def _number(v: Any) -> float | None:
+    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) and v >= 0 else None
 
 
 class JobHandle:
@@ -91,6 +99,8 @@ class JobHandle:
             elapsed_s=self.finished - self.started,
             rm_elapsed_s=rm_elapsed / 1000.0 if isinstance(rm_elapsed, int) else None,
             log=self.daemon.log,
+            vcore_s=_number(report.get("vcoreSeconds")),
+            memory_mb_s=_number(report.get("memorySeconds")),
         )
 
     def kill(self) -> None:

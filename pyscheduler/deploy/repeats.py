@@ -11,6 +11,9 @@ FIGURES = (
     "ratio",
     "capacity_avg_flowtime_s",
     "dollymp_avg_flowtime_s",
+    "capacity_vcore_s",
+    "dollymp_vcore_s",
+    "vcore_s_ratio",
     "clone_extra_container_s_frac",
     "lost_container_s_frac",
     "clones",
@@ -37,7 +40,10 @@ def summarise(outs: Sequence[Mapping[str, object]], figures: Sequence[str] = FIG
 
 
 def table(summary: Mapping[str, object], figures: Sequence[str] = FIGURES) -> str:
-    lines = [f"{'figure':<32}{'median':>10}{'min':>10}{'max':>10}   over {summary['repeats']} repeats"]
+    lines = [
+        f"{'figure':<32}{'median':>10}{'min':>10}{'max':>10}"
+        f"   over {summary['repeats']} runs (seeds x repeats)"
+    ]
     for name in figures:
         if f"{name}_median" in summary:
             lines.append(

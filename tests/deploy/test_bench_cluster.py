@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -181,3 +182,29 @@ def test_service_keys_become_the_services_environment_checked_first() -> None:
         with pytest.raises(ValueError, match=re.escape(named)):
             benchmix.service_env(bad)
     assert bc.main(["--service", '{"appmaster.beaten_margin_s": -1}']) == 2
+
+
+def test_each_half_pays_the_vcore_seconds_the_rm_granted_its_jobs() -> None:
+    """What users pay, beside flowtime: the RM's own vcoreSeconds of every application of each half (AMs,
+    clones and killed copies included), and DollyMP's over Capacity's; unknown when a report lacks it."""
+    cap, dmp = bc.Run("capacity"), bc.Run("dollymp")
+    for j in bc.MIX:
+        cap.results[j.name] = replace(_result(j.name, 100.0), vcore_s=200.0)
+        dmp.results[j.name] = replace(_result(j.name, 50.0), vcore_s=260.0)
+    table, out = bc.report({"capacity": cap, "dollymp": dmp})
+    assert out["capacity_vcore_s"] == 200.0 * len(bc.MIX) and out["vcore_s_ratio"] == 1.3
+    assert f"Capacity {200.0 * len(bc.MIX)}, DollyMP {260.0 * len(bc.MIX)} (1.3 x)" in table
+    dmp.results[bc.MIX[0].name] = _result(bc.MIX[0].name, 50.0)  # no vcoreSeconds in its report
+    _, out = bc.report({"capacity": cap, "dollymp": dmp})
+    assert out["dollymp_vcore_s"] is None and out["vcore_s_ratio"] is None
+
+
+def test_seeds_are_a_range_or_a_list_and_bounded() -> None:
+    assert bc.parse_seeds("1..5") == [1, 2, 3, 4, 5]
+    assert bc.parse_seeds("2,4") == [2, 4]
+    for bad in ("0..3", "5..1", "x", f"1..{bc.MAX_SEEDS + 1}", ""):
+        with pytest.raises(argparse.ArgumentTypeError):
+            bc.parse_seeds(bad)
+    p = argparse.ArgumentParser()
+    bc.add_arguments(p)
+    assert p.parse_args(["--seeds", "1..3"]).seeds == [1, 2, 3] and p.parse_args([]).seeds is None

@@ -17,7 +17,7 @@ def test_each_figure_gets_its_median_and_min_max_over_the_repeats() -> None:
     assert s["clones_median"] == 12.0
     assert s["clone_extra_container_s_frac_median"] == 0.45  # the runs that have it
     assert "dollymp_avg_flowtime_s_median" not in s  # no run has it
-    assert "0.8" in repeats.table(s) and "over 3 repeats" in repeats.table(s)
+    assert "0.8" in repeats.table(s) and "over 3 runs" in repeats.table(s)
 
 
 def test_the_cli_takes_repeats_and_the_yield_model() -> None:
