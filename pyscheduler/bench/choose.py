@@ -220,6 +220,10 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--workers", type=int, default=1, help="cells run at once, each in its own process")
     p.add_argument("--candidates", default=",".join(CANDIDATES), help="policies to choose among")
     p.add_argument("--json", dest="json_out", default=None, help="also write the JSON here")
+    p.add_argument("--plot", default=None, help="draw the front (PNG) here")
+    p.add_argument(
+        "--from-json", default=None, help="run nothing: draw --plot from this earlier run's JSON line"
+    )
 
 
 def _policies(candidates: Sequence[str]) -> tuple[str, ...]:
@@ -227,7 +231,46 @@ def _policies(candidates: Sequence[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys([*candidates, *refs]))
 
 
+def front_plot(out: dict[str, Any], path: Path) -> None:
+    """Each candidate's worst-case flowtime ratio to Tetris against its worst-case resources over
+    DollyMP0's (the tuning scenarios), the front joined, the choice marked; each tuning scenario's own
+    point small beside it."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7.5, 4.8), dpi=110)
+    tuning = {s: v for s, v in out["scenarios"].items() if not v["heldout"]}
+    for k, c in enumerate(out["worst_flow"]):
+        colour = f"C{k % 10}"
+        xs = [v["rows"][c]["resources"]["median"] for v in tuning.values()]
+        ys = [v["rows"][c]["flow"]["median"] for v in tuning.values()]
+        ax.scatter(xs, ys, s=12, color=colour, alpha=0.45)
+        mark = "*" if c == out["chosen"] else "o"
+        ax.scatter(
+            [out["worst_resources"][c]], [out["worst_flow"][c]], s=90, marker=mark, color=colour, label=c
+        )
+    front = sorted(out["front"], key=lambda c: out["worst_resources"][c])
+    ax.plot([out["worst_resources"][c] for c in front], [out["worst_flow"][c] for c in front], "k--", lw=0.8)
+    ax.axhline(1.0, color="grey", lw=0.6)
+    ax.set_xlabel("resource-seconds / DollyMP0's (worst tuning scenario; small: each scenario)")
+    ax.set_ylabel("average flowtime / Tetris's")
+    ax.set_title(f"candidates through the service's round, median over {out['seeds']} seeds")
+    ax.legend(fontsize=6, loc="best")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
+    plt.close(fig)
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.from_json is not None:
+        if args.plot is None:
+            raise SystemExit("--from-json draws a plot: give --plot too")
+        front_plot(json.loads(Path(args.from_json).read_text()), Path(args.plot))
+        print(f"wrote {args.plot}")
+        return 0
     candidates = [c.strip() for c in args.candidates.split(",") if c.strip()]
     loads = [float(x) for x in args.loads.split(",") if x.strip()]
     if args.seeds < 1 or args.jobs < 1 or args.workers < 1 or not candidates or not loads:
@@ -310,5 +353,7 @@ def run(args: argparse.Namespace) -> int:
     line = json.dumps(out, sort_keys=True)
     if args.json_out:
         Path(args.json_out).write_text(line + "\n")
+    if args.plot:
+        front_plot(out, Path(args.plot))
     print(line)
     return 0

@@ -262,7 +262,7 @@ class Simulation(CopyStarts):
             [c - s.arrival for c, s in zip(self.completion, self.specs, strict=True) if not math.isnan(c)]
         )
         done_mask = [not math.isnan(c) for c in self.completion]
-        utilisation = self.meter.utilisation(self.now)
+        util = self.meter.by_resource(self.now)
         return RunMetrics(
             policy=self.policy.name,
             flowtimes=flows,
@@ -277,9 +277,10 @@ class Simulation(CopyStarts):
             jobs_unfinished=len(self.specs) - self.done,
             wall_seconds=wallclock.perf_counter() - t0,
             rounds=self.rounds,
-            utilisation=utilisation,
+            utilisation=util["dominant"],
             wait_rounds=self.meter.wait_rounds(),
             extra={
+                "utilisation_by_resource": util,
                 "stale_placements": self.stale,
                 "cpu_seconds": wallclock.process_time() - c0,
                 "span_rounds": self.meter.rounds,

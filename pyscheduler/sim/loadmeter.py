@@ -123,17 +123,27 @@ class LoadMeter:
 
     def utilisation(self, end_of_run: float) -> float:
         """Time-weighted dominant utilisation over the arrival span (NaN if the span is empty)."""
+        return self.by_resource(end_of_run)["dominant"]
+
+    def by_resource(self, end_of_run: float) -> dict[str, float]:
+        """Time-weighted utilisation of cpu, memory and the dominant of the two at each moment, over the
+        arrival span (NaN if the span is empty)."""
         lo, hi = self.first, min(self.until, end_of_run)
         if not hi > lo:
-            return math.nan
+            return {"cpu": math.nan, "mem": math.nan, "dominant": math.nan}
         if not (self._log or self._blocks):
-            return 0.0
+            return {"cpu": 0.0, "mem": 0.0, "dominant": 0.0}
         t, cpu, mem = self._steps()
         order = np.argsort(t)  # (the order of equal times does not matter: nothing holds between them)
-        cpu, mem = np.cumsum(cpu[order]), np.cumsum(mem[order])  # held from each step to the next
-        dominant = np.maximum(np.maximum(cpu / self.total[0], mem / self.total[1]), 0.0)  # (rounding < 0)
-        edges = np.clip(np.append(t[order], hi), lo, hi)
-        return float((np.diff(edges) * dominant).sum()) / (hi - lo)  # a plain sum: np.dot starts BLAS threads
+        cpu, mem = np.cumsum(cpu[order]) / self.total[0], np.cumsum(mem[order]) / self.total[1]
+        dominant = np.maximum(np.maximum(cpu, mem), 0.0)  # held from each step to the next (rounding < 0)
+        edges = np.diff(np.clip(np.append(t[order], hi), lo, hi))
+        # plain sums: np.dot starts BLAS threads
+        return {
+            "cpu": float((edges * np.maximum(cpu, 0.0)).sum()) / (hi - lo),
+            "mem": float((edges * np.maximum(mem, 0.0)).sum()) / (hi - lo),
+            "dominant": float((edges * dominant).sum()) / (hi - lo),
+        }
 
     def _steps(self) -> tuple[FloatArray, FloatArray, FloatArray]:
         """Every change of the held resources: its time, cpu and memory deltas (unsorted)."""

@@ -23,14 +23,16 @@ def format_table(cmp: Comparison) -> str:
     head = (
         f"{'policy':<22}{'avg':>9}{'p50':>9}{'p90':>9}{'p99':>10}"
         + "".join(f"{b:>10}" for b in bins)
-        + f"{'clone%':>8}{'extra%':>8}{'makespan':>11}{'LBx':>7}{'util':>7}{'wait%':>7}{'done':>13}"
+        + f"{'clone%':>8}{'extra%':>8}{'makespan':>11}{'LBx':>7}{'util':>7}{'cpu':>6}{'mem':>6}"
+        + f"{'wait%':>7}{'done':>13}"
         + f"{'wall s':>8}"
     )
     ref = cmp.no_clone_reference()
     if ref is not None:
         lines.append(f"clone% = losing copies' share of resource-seconds; extra% = resources vs {ref.policy}")
     lines.append(
-        "util = time-weighted dominant utilisation over the arrival span; "
+        "util = time-weighted utilisation over the arrival span of the dominant resource at each moment "
+        "(cpu, mem: each resource's); "
         "wait% = share of its rounds leaving a task waiting for room"
     )
     lines.append(head)
@@ -39,10 +41,12 @@ def format_table(cmp: Comparison) -> str:
         cells = "".join(f"{byb[b]['avg_flowtime']:>10.1f}" if b in byb else f"{'-':>10}" for b in bins)
         ratio = m.avg_flowtime / cmp.bound.avg if cmp.bound.avg else math.nan
         extra = f"{100 * m.extra_vs(ref):.1f}%" if ref is not None else "-"
+        per = m.extra.get("utilisation_by_resource", {})
         lines.append(
             f"{name:<22}{m.avg_flowtime:>9.1f}{m.pct(50):>9.1f}{m.pct(90):>9.1f}{m.pct(99):>10.1f}"
             f"{cells}{100 * m.clone_extra_resource_frac:>7.1f}%{extra:>8}{m.makespan:>11.0f}{ratio:>7.2f}"
-            f"{m.utilisation:>7.3f}{100 * m.wait_rounds:>6.1f}%"
+            f"{m.utilisation:>7.3f}{per.get('cpu', math.nan):>6.2f}{per.get('mem', math.nan):>6.2f}"
+            f"{100 * m.wait_rounds:>6.1f}%"
             f"{m.jobs_completed:>7}/{m.jobs_completed + m.jobs_unfinished:<5}{m.wall_seconds:>8.1f}"
         )
     lines.extend(_split_lines(cmp))

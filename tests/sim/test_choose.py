@@ -3,10 +3,14 @@ choice rule on a given table, and the calibration to a measured utilisation."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from pyscheduler.bench import choose
 from pyscheduler.bench.choose import Ratios
+from pyscheduler.cli import main
 from pyscheduler.sim.engine import SimConfig
 from pyscheduler.sim.live.compare import Spread
 from pyscheduler.sim.loaders import load_workload
@@ -79,3 +83,22 @@ def test_the_fb_slice_is_scaled_to_the_measured_utilisation_asked_for() -> None:
         )
         assert abs(util - target) <= choose.UTIL_TOLERANCE, (target, util, len(scaled.nodes))
         assert len(scaled.nodes) < len(cluster.nodes)
+
+
+def test_the_front_is_drawn_from_a_runs_json(tmp_path: Path) -> None:
+    rows = {
+        c: {"flow": {"median": f}, "resources": {"median": r}}
+        for c, f, r in (("a", 0.9, 1.0), ("b", 0.7, 1.2))
+    }
+    out = {
+        "seeds": 3,
+        "scenarios": {"fb": {"heldout": False, "rows": rows}, "dag": {"heldout": True, "rows": rows}},
+        "worst_flow": {"a": 0.9, "b": 0.7},
+        "worst_resources": {"a": 1.0, "b": 1.2},
+        "front": ["a", "b"],
+        "chosen": "b",
+    }
+    saved, png = tmp_path / "run.json", tmp_path / "front.png"
+    saved.write_text(json.dumps(out))
+    assert main(["bench", "choose", "--from-json", str(saved), "--plot", str(png)]) == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -48,6 +48,12 @@ def test_utilisation_of_a_hand_built_run_is_exact() -> None:
         m = _run(jobs, ONE_NODE, policy, straggler=NONE, tick=1.0)
         assert m.jobs_completed == 3
         assert m.utilisation == pytest.approx(13.75 / 40, abs=1e-12)
+        # per resource: cpu 2x10 + 1x20 = 40 core-seconds of 4 x 40; memory (1024 x 10 + 2048 x 20) of
+        # 4096 x 40 (each below the dominant's, which takes the larger at each moment)
+        per = m.extra["utilisation_by_resource"]
+        assert per["cpu"] == pytest.approx(40 / 160, abs=1e-12)
+        assert per["mem"] == pytest.approx((10240 + 40960) / (4096 * 40), abs=1e-12)
+        assert per["dominant"] == m.utilisation
 
 
 def test_killed_copies_count_until_they_are_killed() -> None:
@@ -113,11 +119,13 @@ def test_json_and_table_carry_the_measured_load(tmp_path: Path, capsys: pytest.C
     text = capsys.readouterr().out
     assert "kept 20" in text and "thinned (--every 2): 20" in text and "cluster 4 -> 2 nodes" in text
     head = next(line for line in text.splitlines() if line.startswith("policy"))
-    assert " util" in head and "wait%" in head
+    assert " util" in head and "wait%" in head and " cpu" in head and " mem" in head
     data = json.loads(out.read_text())
     assert data["settings"]["jobs"] == 20 and data["settings"]["nodes"] == 2
     for rec in data["policies"].values():
         assert 0.0 < rec["utilisation"] <= 1.0 and 0.0 <= rec["wait_rounds"] <= 1.0
+        per = rec["utilisation_by_resource"]
+        assert max(per["cpu"], per["mem"]) <= per["dominant"] == rec["utilisation"]
         assert rec["span_rounds"] > 0
     assert main([*args, "--every", "0", "--quiet"]) == 2
     assert "--every must be an integer >= 1" in capsys.readouterr().err
