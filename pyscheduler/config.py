@@ -210,6 +210,10 @@ SCHEMA: dict[str, tuple[Any, Parser]] = {
     # A reduce copy's progress, for every estimate of when it finishes, is its reduce phase's, (score - 2/3)
     # x 3 (estimate/copies.py reduce_work_progress), not Hadoop's score, 2/3 once the shuffle is done.
     "appmaster.reduce_phase_progress": (False, _bool),
+    # A job phase with neither a recurring-job history nor a finished task takes θ/σ from its queue's
+    # earlier jobs' phase of the same id (DollyMP Sec. 5.2's framework prior, store/history.py framework)
+    # instead of 1 s and 0.
+    "appmaster.framework_prior": (True, _bool),
     # The live form of the core's late_first extension (policies/dollymp.py): clones of tasks judged on their
     # own (a late copy, the phase tail, a job's last stage) go to the core's round with their job's originals,
     # in its priority order, instead of waiting for capacity no original can use (service/round/clones.py).

@@ -16,6 +16,7 @@ reads it for the AM plan's θ/σ (service/rmproxy/amservice.py, service/state/am
     history.runs(key)            -> number of finished runs recorded
     history.merge(key, "map", count, mean, m2)   # fold in moments only (no samples)
     history.all_moments()        -> {(JobKey as stored, phase id): PhaseMoments}
+    history.framework("root.prod", "map")  -> PhaseMoments | None: the prior of a phase nobody measured
 
 Isolation: a job's rows are never read by a job of another queue or user, unless `share_across_queues`
 (the operator's `store.history_share_across_queues`): then a user's job of one name shares one history
@@ -42,6 +43,9 @@ PG_LOCK_HISTORY = 0x444D5033  # "DMP3"
 DEFAULT_MAX_SAMPLES = 2000
 DEFAULT_MAX_ROWS_PER_QUEUE = 10_000
 DEFAULT_MAX_ROWS_PER_USER = 1_000
+# The framework prior pools the moments of at most this many recurring jobs of the queue (the most recently
+# updated), so that reading it stays one bounded query however long the queue's history.
+FRAMEWORK_JOBS = 50
 SHARED_QUEUE = ""  # the queue part of a stored key when histories are shared across queues
 
 
@@ -322,6 +326,32 @@ class StatisticsHistory:
             cur.execute(self.db.sql(sql + " ORDER BY phase_id"), params)
             rows = cur.fetchall()
         return {str(r[0]): _moments(*r[1:]) for r in rows}
+
+    def framework(self, queue: str, phase_id: str, jobs: int = FRAMEWORK_JOBS) -> PhaseMoments | None:
+        """DollyMP Sec. 5.2's third source for a phase with neither a recurring-job history nor a
+        finished task: "all the prior jobs from the same application framework", here the moments of the
+        phase of the same id (an AM helper's framework names its phases: MapReduce's "map" and "reduce")
+        pooled over the `jobs` most recently updated recurring jobs of the queue, every user's (the
+        queue, the tenant, is the bound: another queue's jobs are never read unless histories are shared
+        across queues). None when none holds a duration."""
+        if not isinstance(queue, str) or not queue or not isinstance(phase_id, str) or not phase_id:
+            raise ValueError("queue and phase_id must be non-empty strings")
+        stored = SHARED_QUEUE if self.share_across_queues else queue
+        with self.db.read() as cur:
+            cur.execute(
+                self.db.sql(
+                    "SELECT count, mean, m2, min, max FROM phase_moments WHERE queue = ? AND phase_id = ? "
+                    "ORDER BY updated_at DESC LIMIT ?"
+                ),
+                (stored, phase_id, _bound("jobs", jobs)),
+            )
+            rows = cur.fetchall()
+        pooled: tuple[int, float, float] = (0, 0.0, 0.0)
+        low, high = math.inf, -math.inf
+        for n, mean, m2, lo, hi in rows:
+            pooled = merge_moments(pooled, (int(n), float(mean), float(m2)))
+            low, high = min(low, float(lo)), max(high, float(hi))
+        return _moments(*pooled, low, high) if pooled[0] > 0 else None
 
     def samples(self, key: JobKey, phase_id: str, limit: int | None = None) -> list[float]:
         """The most recent durations of a phase, oldest first (at most `limit`, at most max_samples)."""

@@ -184,9 +184,11 @@ def test_the_am_cannot_name_another_job_or_tenant(svc: DecisionService) -> None:
 
 def test_an_operator_may_share_the_history_across_queues(tmp_path: Path) -> None:
     """store.history_share_across_queues: one history per (user, job name) in every queue; still not
-    across users."""
+    across users. (The framework prior, every user's jobs of the queue, is off here: shared, it would be
+    every queue's, the test below.)"""
     bounds = {"store.history_max_rows_per_queue": 40, "store.history_max_rows_per_user": 4}
-    svc = _service(tmp_path, **{"store.history_share_across_queues": True, **bounds})
+    shared = {"store.history_share_across_queues": True, "appmaster.framework_prior": False}
+    svc = _service(tmp_path, **{**shared, **bounds})
     assert (svc.history.max_rows_per_queue, svc.history.max_rows_per_user) == (40, 4)
     cluster = Cluster(
         svc.port,
@@ -207,3 +209,47 @@ def test_an_operator_may_share_the_history_across_queues(tmp_path: Path) -> None
     finally:
         cluster.close()
         svc.stop()
+
+
+def test_a_new_job_takes_its_queues_framework_prior_and_never_another_queues(tmp_path: Path) -> None:
+    """DollyMP Sec. 5.2's third source: a job with no history of its own and no finished task takes the
+    moments of its queue's earlier jobs' phase of the same id (here prod's "sort" maps of 40 s), named as
+    the framework-wide prior; a job of another queue never reads them, nor adhoc's poisoned 3e7 s; with
+    appmaster.framework_prior off the same job starts at the 1 s prior."""
+    apps = [
+        _app(1, "root.adhoc", "mallory", "wordcount"),
+        _app(2, "root.prod", "alice", "sort"),
+        _app(3, "root.prod", "bob", "grep"),
+        _app(5, "root.other", "bob", "grep"),
+    ]
+    for on in (True, False):
+        (tmp_path / str(on)).mkdir()
+        svc = _service(tmp_path / str(on), **{"appmaster.framework_prior": on})
+        cluster = Cluster(svc.port, apps)
+        try:
+            am = cluster.am
+            am.ReportJobProfile(_profile(1, "wordcount"), timeout=10)
+            am.ReportAttempts(_done(1, 50, ABSURD_S), timeout=10)
+            am.ReportJobProfile(_profile(2, "sort"), timeout=10)
+            am.ReportAttempts(_done(2, 3, 40.0), timeout=10)
+            am.ReportJobProfile(_profile(3, "grep"), timeout=10)
+            am.ReportJobProfile(_profile(5, "grep"), timeout=10)
+            hint, other = svc.appmaster.hints(_id(3))[PRIO], svc.appmaster.hints(_id(5))[PRIO]
+            if on:
+                assert (hint.mean, hint.source, hint.samples) == (pytest.approx(40.0), "framework", 3), hint
+                assert "framework-wide prior (3 run times" in hint.describe()
+            else:
+                assert (hint.mean, hint.source) == (pytest.approx(1.0), "prior"), hint
+            assert (other.mean, other.source) == (pytest.approx(1.0), "prior"), other
+            if other.mean > 1e6 or hint.mean > 1e6:
+                hostile.row(ATTACK).cross_tenant += 1
+            # its own first task outranks the prior (written to its own history at once, which Sec. 5.2 reads
+            # first)
+            am.ReportAttempts(_done(3, 1, 12.0), timeout=10)
+            assert (_theta(svc, 3), svc.appmaster.hints(_id(3))[PRIO].source) == (
+                pytest.approx(12.0),
+                "history",
+            )
+        finally:
+            cluster.close()
+            svc.stop()

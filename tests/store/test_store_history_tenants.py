@@ -123,3 +123,31 @@ def test_migration_drops_the_name_only_history(store_url: str) -> None:
         assert m is not None and h.moments(PROD, "map") == m and h.record_run(PROD) == 1
     with open_store(store_url) as s:  # reopening applies nothing twice and keeps the new rows
         assert s.history.job_keys() == [PROD]
+
+
+def test_the_framework_prior_pools_the_queues_recent_jobs_of_the_phase(store_url: str) -> None:
+    """StatisticsHistory.framework: the phase's moments pooled over the queue's most recently updated
+    recurring jobs (every user's), exactly as if their durations were one sample; never another queue's."""
+    with open_store(store_url) as s:
+        h = s.history
+        assert h.framework("root.prod", "map") is None
+        h.record(ADHOC, "map", [3e7] * 20)
+        h.record(PROD, "map", [30.0, 32.0])
+        h.record(BOB, "map", [5.0, 7.0, 9.0])
+        h.record(BOB, "reduce", [100.0])
+        m = h.framework("root.prod", "map")
+        values = [30.0, 32.0, 5.0, 7.0, 9.0]
+        mean = sum(values) / 5
+        assert m is not None and (m.count, m.min, m.max) == (5, 5.0, 32.0)
+        assert m.mean == pytest.approx(mean)
+        assert m.variance == pytest.approx(sum((v - mean) ** 2 for v in values) / 4)
+        assert h.framework("root.adhoc", "map").mean == pytest.approx(3e7)  # type: ignore[union-attr]
+        assert h.framework("root.other", "map") is None
+        # bounded: the newest job only (BOB's rows were updated last)
+        newest = h.framework("root.prod", "map", jobs=1)
+        assert newest is not None and (newest.count, newest.mean) == (3, pytest.approx(7.0))
+        for bad in (("", "map"), ("root.prod", "")):
+            with pytest.raises(ValueError):
+                h.framework(*bad)
+        with pytest.raises(ValueError, match="jobs"):
+            h.framework("root.prod", "map", jobs=0)

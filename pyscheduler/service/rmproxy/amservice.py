@@ -49,11 +49,13 @@ class AppMasterServicer:
         limits: Limits = DEFAULTS,
         clock: Clock | None = None,
         reduce_phase: bool = False,
+        framework_prior: bool = True,
     ) -> None:
         self.limits = limits
         self.recorder = recorder
-        # `clock`: the plans' time (default wall time); `reduce_phase`: appmaster.reduce_phase_progress
-        self.am = AmRegistry(history, max_apps, clock, reduce_phase)
+        # `clock`: the plans' time (default wall time); `reduce_phase`: appmaster.reduce_phase_progress;
+        # `framework_prior`: appmaster.framework_prior
+        self.am = AmRegistry(history, max_apps, clock, reduce_phase, framework_prior)
         self.planner = AmPlanner(self.am, registry, policy, recorder, budget)
         # The queue, user and name the RM knows an application by, None if it knows none
         # (pyscheduler.service.rmproxy.auth): the recurring-job history is kept only for such applications, by
@@ -109,6 +111,7 @@ class AppMasterServicer:
         if self.am.history is not None and key is not None:  # else: unknown to the RM, or by another name
             for phase_id, ds in finished.items():
                 self.am.history.record(key, phase_id, ds)
+            self.am.forget_priors(key.queue, finished)  # the queue's prior is read again, with these
         log.info(
             "ReportAttempts %s: %d attempt(s), %d clone(s) (%d waiting for a container), %d finished, "
             "%d map read(s)",

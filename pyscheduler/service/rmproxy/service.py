@@ -161,6 +161,7 @@ class DecisionService:
             limits=self.limits,
             clock=clock,
             reduce_phase=cfg["appmaster.reduce_phase_progress"],
+            framework_prior=cfg["appmaster.framework_prior"],
         )
         self.guard = auth.Guard(auth_settings, self.registry)
         self.appmaster.rm_job = self.guard.history_key

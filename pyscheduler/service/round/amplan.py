@@ -34,6 +34,7 @@ from typing import Any
 
 from pyscheduler import metrics
 from pyscheduler.estimate.copies import slow_waiting
+from pyscheduler.estimate.runtimes import FRAMEWORK
 from pyscheduler.objects import MAX_CLONES, ClusterState, DecisionKind, Job
 from pyscheduler.policies import Policy, Snapshot
 from pyscheduler.policies.cloning import REASON_PHASE_TAIL
@@ -194,8 +195,8 @@ class AmPlanner:
         checkpoint()  # RM rounds first (service/roundsfirst.py), here and between the steps below
         with reg.lock:
             st = reg.apps[app_id]
-            stats = reg.stats(st)
-            job = job_of(st.profile, stats)
+            stats = reg.estimates(st)  # the framework prior too: θ/σ as the RM rounds see this job
+            job = job_of(st.profile, {p: (e.mean, e.sd) for p, e in stats.items()})
             reported = list(st.attempts.values())
             first = dict(st.first_progress)
             startup = reg.startups.median()  # under the lock: `record` appends to it
@@ -211,7 +212,8 @@ class AmPlanner:
         cluster, others = context_of(self.sessions, app_id, reg.hints, now)
         checkpoint()
         copies = running(app_id, reported, first, now, startup)
-        no_data_means(job, frozenset(stats), copies, now)
+        measured = frozenset(p for p, e in stats.items() if e.source != FRAMEWORK)
+        no_data_means(job, measured, copies, now)
         snap = Snapshot(now, cluster, [*others, job], copies, startup_s=startup or 0.0)
         checkpoint()
         decisions = self.policy.decide(snap)

@@ -28,6 +28,7 @@ from pyscheduler.estimate.copies import (
     time_left,
     work_progress,
 )
+from pyscheduler.estimate.runtimes import FIRST_TASKS, FRAMEWORK, HISTORY, PRIOR_ESTIMATE, Estimate
 from pyscheduler.service.limits import Limits, Refusal
 from pyscheduler.service.roundsfirst import EVERY, checkpoint
 from pyscheduler.service.state.amcopies import Copy
@@ -108,6 +109,9 @@ def attributed(profile: Any, rm_key: JobKey | None) -> JobKey | None:
     return rm_key if rm_key.queue and rm_key.user else None
 
 
+PRIOR_TTL_S = 10.0  # how long a queue's framework prior is kept before the history is read again
+
+
 class UnknownPhase(ValueError):
     def __init__(self, index: int, phase_id: str) -> None:
         super().__init__(f"attempts[{index}].phase_id: unknown phase {shown(phase_id)}")
@@ -148,8 +152,13 @@ class AmRegistry:
         max_apps: int = 10_000,
         clock: Clock | None = None,
         reduce_phase: bool = False,
+        framework_prior: bool = True,
     ) -> None:
         self.history = history  # pyscheduler.store StatisticsHistory, or None
+        # appmaster.framework_prior: a phase nobody measured takes its queue's earlier jobs' phase of the
+        # same id (`priors`); kept per (queue, phase) for PRIOR_TTL_S of the registry's clock
+        self.framework_prior = framework_prior
+        self._priors: dict[tuple[str, str], tuple[float, Estimate | None]] = {}
         self.clock: Clock = clock if clock is not None else WallClock()  # the AM reports' time (epoch s)
         self.max_apps = max_apps
         self.lock = threading.Lock()
@@ -228,20 +237,53 @@ class AmRegistry:
             )
 
     def stats(self, st: AppState) -> dict[str, tuple[float, float]]:
-        """θ and σ per phase in DollyMP Sec. 5.2's order (as estimate/stats.py): the recurring job's
-        history in its own tenant (`AppState.tenant`) first, then the phase's own finished tasks (caller
-        holds the lock)."""
-        out: dict[str, tuple[float, float]] = {}
+        """θ and σ per phase measured for this job, in DollyMP Sec. 5.2's order (as estimate/stats.py):
+        the recurring job's history in its own tenant (`AppState.tenant`) first, then the phase's own
+        finished tasks (caller holds the lock)."""
+        return {p: (e.mean, e.sd) for p, e in self.estimates(st, prior=False).items()}
+
+    def estimates(self, st: AppState, prior: bool = True) -> dict[str, Estimate]:
+        """`stats` with where each came from and, with `prior`, for a phase that neither gives, the
+        framework prior of its queue (`priors`); a phase with none of the three is left out (1 s and 0,
+        nothing measured). Caller holds the lock."""
+        out: dict[str, Estimate] = {}
         for ph in st.profile.phases:
             m = None
             if self.history is not None and st.tenant is not None:
                 m = self.history.moments(st.tenant, ph.phase_id)
             seen = st.durations.get(ph.phase_id, [])
             if m is not None and math.isfinite(m.mean):
-                out[ph.phase_id] = (m.mean, m.sd)
+                out[ph.phase_id] = Estimate(m.mean, m.sd, HISTORY, m.count)
             elif seen:
-                out[ph.phase_id] = (statistics.fmean(seen), statistics.pstdev(seen) if len(seen) > 1 else 0.0)
+                sd = statistics.pstdev(seen) if len(seen) > 1 else 0.0
+                out[ph.phase_id] = Estimate(statistics.fmean(seen), sd, FIRST_TASKS, len(seen))
+            elif prior:
+                e = self.prior_of(st, ph.phase_id)
+                if e is not None:
+                    out[ph.phase_id] = e
         return out
+
+    def forget_priors(self, queue: str, phase_ids: Collection[str]) -> None:
+        """The queue's kept priors of `phase_ids`, forgotten: durations were just written to its history."""
+        with self.lock:
+            for phase_id in phase_ids:
+                self._priors.pop((queue, phase_id), None)
+
+    def prior_of(self, st: AppState, phase_id: str) -> Estimate | None:
+        """The framework prior of `phase_id` in the job's queue (StatisticsHistory.framework), for a job the
+        RM attributed to a tenant; None without one, or with appmaster.framework_prior off."""
+        if not self.framework_prior or self.history is None or st.tenant is None:
+            return None
+        key, now = (st.tenant.queue, phase_id), self.clock.now()
+        kept = self._priors.get(key)
+        if kept is not None and now - kept[0] < PRIOR_TTL_S:
+            return kept[1]
+        m = self.history.framework(st.tenant.queue, phase_id)
+        e = Estimate(m.mean, m.sd, FRAMEWORK, m.count) if m is not None and math.isfinite(m.mean) else None
+        self._priors[key] = (now, e)
+        while len(self._priors) > self.max_apps:  # bounded as the profiles are
+            self._priors.pop(next(iter(self._priors)))
+        return e
 
     # ---- what the RM rounds read --------------------------------------------------------------
 
@@ -288,7 +330,7 @@ class AmRegistry:
 
     def _hints(self, st: AppState) -> dict[int, PhaseHint]:
         """`hints` of one application (caller holds the lock)."""
-        stats = self.stats(st)
+        stats = self.estimates(st)
         alone: dict[str, int] = {}
         for phase_id in st.waiting_alone.values():
             alone[phase_id] = alone.get(phase_id, 0) + 1
@@ -296,12 +338,16 @@ class AmRegistry:
         return {
             ph.yarn_priority: PhaseHint(
                 ph.phase_id,
-                *stats.get(ph.phase_id, (1.0, 0.0)),
+                e.mean,
+                e.sd,
                 st.waiting.get(ph.phase_id, 0),
                 alone.get(ph.phase_id, 0),
                 first.get(ph.phase_id, 0),
+                source=e.source,
+                samples=e.samples,
             )
             for ph in st.profile.phases
+            for e in (stats.get(ph.phase_id, PRIOR_ESTIMATE),)
         }
 
     def _waiting_first(self, st: AppState) -> dict[str, int]:

@@ -146,10 +146,12 @@ class Recording:
 
 
 # The service configuration the golden plans were recorded with (the cluster benchmark's when they were
-# first recorded): a fixed record of behaviour, whatever the production configuration is now.
+# first recorded, before the framework prior): a fixed record of behaviour, whatever the production
+# configuration is now.
 GOLDEN_SERVICE: dict[str, Any] = {
     "policy.name": "dollymp-ext",
     "policy.options": {"clone_rule": "none", "sigma_factor": 1, "small_job_clones": 7, "tail_tasks": 1},
+    "appmaster.framework_prior": False,
 }
 
 
