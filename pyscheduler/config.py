@@ -212,8 +212,10 @@ SCHEMA: dict[str, tuple[Any, Parser]] = {
     "appmaster.reduce_phase_progress": (False, _bool),
     # A job phase with neither a recurring-job history nor a finished task takes θ/σ from its queue's
     # earlier jobs' phase of the same id (DollyMP Sec. 5.2's framework prior, store/history.py framework)
-    # instead of 1 s and 0.
-    "appmaster.framework_prior": (True, _bool),
+    # instead of 1 s and 0. Off by default: Algorithm 1 orders jobs by critical path, not volume, so a
+    # small job that arrives behind a large one of the same task times waits behind it once its θ is
+    # known, where the 1 s prior put it first (docs/design/production.md).
+    "appmaster.framework_prior": (False, _bool),
     # The live form of the core's late_first extension (policies/dollymp.py): clones of tasks judged on their
     # own (a late copy, the phase tail, a job's last stage) go to the core's round with their job's originals,
     # in its priority order, instead of waiting for capacity no original can use (service/round/clones.py).

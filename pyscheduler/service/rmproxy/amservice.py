@@ -49,7 +49,7 @@ class AppMasterServicer:
         limits: Limits = DEFAULTS,
         clock: Clock | None = None,
         reduce_phase: bool = False,
-        framework_prior: bool = True,
+        framework_prior: bool = False,
     ) -> None:
         self.limits = limits
         self.recorder = recorder

@@ -152,7 +152,7 @@ class AmRegistry:
         max_apps: int = 10_000,
         clock: Clock | None = None,
         reduce_phase: bool = False,
-        framework_prior: bool = True,
+        framework_prior: bool = False,
     ) -> None:
         self.history = history  # pyscheduler.store StatisticsHistory, or None
         # appmaster.framework_prior: a phase nobody measured takes its queue's earlier jobs' phase of the
