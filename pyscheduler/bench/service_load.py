@@ -254,8 +254,8 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tick-ms", type=int, default=100)
     p.add_argument(
         "--policy",
-        default="dollymp",
-        help="the service's policy.name (default dollymp, the decision core)",
+        default="default",
+        help="the service's policy.name (default %(default)s: the production configuration)",
     )
     p.add_argument(
         "--task-seconds",

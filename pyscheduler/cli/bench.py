@@ -35,7 +35,7 @@ def _add_engine(p: argparse.ArgumentParser) -> None:
     p.add_argument("--jobs", type=_positive, default=1000, help="active jobs in the snapshot")
     p.add_argument("--nodes", type=_positive, default=30000, help="nodes in the snapshot")
     p.add_argument("--rounds", type=_positive, default=20, help="decision rounds to time")
-    p.add_argument("--policy", default="dollymp", help="registered policy name")
+    p.add_argument("--policy", default="default", help="registered policy name (default %(default)s)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--max-median-ms", type=float, default=None, help="exit 1 if the median round is slower")

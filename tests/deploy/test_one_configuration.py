@@ -14,6 +14,7 @@ import pytest
 
 from pyscheduler import config, policies
 from pyscheduler.bench import choose, sls
+from pyscheduler.cli import bench as bench_cli
 from pyscheduler.cli import localcluster as localcluster_cli
 from pyscheduler.cli import serve
 from pyscheduler.deploy import bench_cluster, demo
@@ -75,6 +76,10 @@ def test_the_demo_and_the_benchmarks_run_the_production_configuration() -> None:
         assert (args.policy, args.policy_options) == (NAME, "{}"), add
     assert sls.SIM_POLICY["dollymp"] == NAME
     assert _command_defaults(localcluster_cli.register, "local-cluster").policy == NAME
+    for target in ("engine", "service"):
+        p = argparse.ArgumentParser()
+        bench_cli.register(p.add_subparsers(dest="command"))
+        assert p.parse_args(["bench", target]).policy == NAME, target
     mech = _defaults(__import__("pyscheduler.bench.mechanisms", fromlist=["add_args"]).add_args)
     assert NAME in mech.policies.split(",")
 
