@@ -12,7 +12,7 @@ JDK17_OPENS := --add-opens=java.base/java.lang=ALL-UNNAMED --add-opens=java.base
   --add-opens=java.base/sun.nio.ch=ALL-UNNAMED --add-opens=java.base/java.lang.reflect=ALL-UNNAMED \
   --add-exports=java.base/sun.net.dns=ALL-UNNAMED --add-exports=java.base/sun.net.util=ALL-UNNAMED
 
-.PHONY: all venv proto lint pytest java11 java-test java-test-3.4 java-test-3.5 compose-images compose-test check jar test demo bench-rm bench-cluster bench-sls clean
+.PHONY: all venv proto lint pytest java11 java-test java-test-3.4 java-test-3.5 compose-images compose-test check jar test demo bench bench-rm bench-cluster bench-sls clean
 
 all: jar
 
@@ -136,6 +136,11 @@ bench-rm: venv
 # Last line: one JSON object (with --repeats N, the medians and min-max over N side-by-side pairs).
 # Options: make bench-cluster BENCH_CLUSTER_ARGS="--repeats 3 --seed 2 --yield-model value".
 BENCH_CLUSTER_ARGS ?=
+# The benchmark scenarios of pyscheduler/bench/scenarios.toml, one table (BENCH_ARGS="--ci": the short subset;
+# `dollymp bench compare REV` pairs them against another revision).
+bench: venv proto
+	$(PY) -m pyscheduler bench all $(BENCH_ARGS)
+
 bench-cluster: venv jar
 	$(PY) -m pyscheduler.deploy.bench_cluster $(BENCH_CLUSTER_ARGS)
 

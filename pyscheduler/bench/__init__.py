@@ -10,6 +10,8 @@ streams       `dollymp bench streams`: other HTTP queries and the server's memor
 sls           `dollymp bench sls`: a trace slice through Hadoop SLS under Capacity-, FairScheduler and DollyMP
 sls_trace     a trace slice (FB-2010, the Alibaba sample) as SLS input and as the same workload for simulate
 mechanisms    `dollymp bench mechanisms`: `dollymp simulate`'s service round against the policy-only engine
+suite         `dollymp bench all` (make bench) and `dollymp bench compare REV`: the scenarios of
+              scenarios.toml, one table; or side by side with another revision
 choose        `dollymp bench choose`: the declared procedure that picks the production configuration
 tenants       `dollymp bench tenants`: one tenant's RM rounds with and without another tenant's AM flood
 

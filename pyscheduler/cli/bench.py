@@ -168,6 +168,30 @@ def _run_choose(args: argparse.Namespace) -> int:
     return choose.run(args)
 
 
+def _add_all(p: argparse.ArgumentParser) -> None:
+    from pyscheduler.bench import suite
+
+    suite.add_args(p)
+
+
+def _run_all(args: argparse.Namespace) -> int:
+    from pyscheduler.bench import suite
+
+    return suite.run_all(args)
+
+
+def _add_compare(p: argparse.ArgumentParser) -> None:
+    from pyscheduler.bench import suite
+
+    suite.add_compare_args(p)
+
+
+def _run_compare(args: argparse.Namespace) -> int:
+    from pyscheduler.bench import suite
+
+    return suite.run_compare(args)
+
+
 def _add_tenants(p: argparse.ArgumentParser) -> None:
     from pyscheduler.bench import tenants
 
@@ -181,6 +205,8 @@ def _run_tenants(args: argparse.Namespace) -> int:
 
 
 BENCH_TARGETS: dict[str, tuple[str, AddArgs, Run]] = {
+    "all": ("every scenario of pyscheduler/bench/scenarios.toml, one table (make bench)", _add_all, _run_all),
+    "compare": ("the scenarios at another git revision and here, side by side", _add_compare, _run_compare),
     "engine": ("decision rounds of a policy on a random snapshot", _add_engine, _run_engine),
     "service": ("the gRPC service driven by a shim-like load generator", _add_service, _run_service),
     "sls": (
