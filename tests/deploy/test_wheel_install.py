@@ -104,7 +104,8 @@ def test_wheel_installs_into_a_clean_venv_and_serves(tmp_path: Path) -> None:
     port_file = tmp_path / "grpc.port"
     out = tmp_path / "serve.out"
     proc = subprocess.Popen(
-        # The policy is the default one (dollymp); free ports on loopback, a temporary log.
+        # The policy is the default one (the production configuration); free ports on loopback, a
+        # temporary log.
         [
             str(venv / "bin" / "dollymp"),
             "serve",
@@ -133,13 +134,13 @@ def test_wheel_installs_into_a_clean_venv_and_serves(tmp_path: Path) -> None:
                 http_port = int(m.group(1))
             time.sleep(0.1)
         grpc_port = int(port_file.read_text())
-        assert "policy dollymp" in out.read_text()
+        assert "policy default (the production configuration: dollymp-ext(" in out.read_text()
 
         with grpc.insecure_channel(f"127.0.0.1:{grpc_port}") as ch:
             reg = pb_grpc.SchedulerServiceStub(ch).Register(
                 pb.RegisterRequest(rm_id="rm-wheel", tick_ms=100), timeout=30
             )
-            assert reg.policy == "dollymp" and reg.session_id
+            assert reg.policy == "default" and reg.session_id
             batch = pb.StateBatch(
                 session_id=reg.session_id,
                 seq=1,

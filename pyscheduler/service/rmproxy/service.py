@@ -17,6 +17,7 @@ from typing import Any
 from pyscheduler.config import Config, ConfigError
 from pyscheduler.core.clock import Clock
 from pyscheduler.objects.decision import Decision
+from pyscheduler.policies.production import NAME, PRODUCTION
 from pyscheduler.service.limits import Limits
 from pyscheduler.service.rmproxy import auth
 from pyscheduler.service.rmproxy.amgate import AmGate
@@ -276,7 +277,12 @@ class DecisionService:
             self.port,
             "on" if self.cfg["grpc.tls_cert"] else "off",
             "on" if self.guard.settings.required else "off (loopback: RMs told apart by local user)",
-            self.cfg["policy.name"],
+            self.cfg["policy.name"]
+            + (
+                f" (the production configuration: {PRODUCTION.candidate})"
+                if self.cfg["policy.name"] == NAME
+                else ""
+            ),
         )
 
     def stop(self) -> None:
