@@ -139,7 +139,7 @@ public final class QueueTree {
     java.util.Collection<String> groups = null; // looked up once, at the first group mapping
     for (QueueMapping m : c.mappings) {
       if (m.group && groups == null) {
-        groups = UserGroupInformation.createRemoteUser(user).getGroupsSet();
+        groups = UserGroupInformation.createRemoteUser(user).getGroups(); // 3.3 has no getGroupsSet
       }
       String target = m.place(user, groups);
       if (target != null) {
