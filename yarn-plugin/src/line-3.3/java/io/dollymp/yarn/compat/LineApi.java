@@ -1,5 +1,6 @@
 package io.dollymp.yarn.compat;
 
+import java.util.Collections;
 import java.util.List;
 import java.util.Set;
 import org.apache.hadoop.yarn.api.records.ApplicationReport;
@@ -23,6 +24,9 @@ public final class LineApi {
 
   /** The Hadoop line this source set is compiled for, as VersionInfo's major.minor. */
   public static final String LINE = "3.3";
+
+  /** The lines a jar of this source set starts on: 3.4's RM has other signatures for the calls here. */
+  public static final List<String> RUNS_ON = Collections.singletonList("3.3");
 
   /** 3.3's APP_ADDED event does not say; its QueueMetrics would not count it apart either. */
   public static boolean isUnmanagedAM(AppAddedSchedulerEvent event) {

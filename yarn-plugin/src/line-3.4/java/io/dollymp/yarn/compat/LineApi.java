@@ -1,5 +1,7 @@
 package io.dollymp.yarn.compat;
 
+import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
 import java.util.Set;
 import org.apache.hadoop.yarn.api.records.ApplicationReport;
@@ -23,6 +25,12 @@ public final class LineApi {
 
   /** The Hadoop line this source set is compiled for, as VersionInfo's major.minor. */
   public static final String LINE = "3.4";
+
+  /**
+   * The lines a jar of this source set starts on: 3.4 and 3.5 have the same scheduler API for the shim (the
+   * one difference, the renamed SchedulerInvalidResourceRequestException, is resolved by name at run time).
+   */
+  public static final List<String> RUNS_ON = Collections.unmodifiableList(Arrays.asList("3.4", "3.5"));
 
   public static boolean isUnmanagedAM(AppAddedSchedulerEvent event) {
     return event.isUnmanagedAM();

@@ -14,9 +14,10 @@ import org.apache.hadoop.yarn.exceptions.YarnRuntimeException;
 
 /**
  * The ResourceManager's Hadoop against the line this jar was compiled for. The RM's scheduler APIs are
- * {@code @LimitedPrivate("yarn") @Evolving} and differ between lines ({@link LineApi}), so each line has
- * its own jar (the default build for 3.4, {@code -Phadoop-3.3}, {@code -Phadoop-3.5}), and a jar on another
- * line's RM, or on a line none is built for, refuses to start before it configures anything.
+ * {@code @LimitedPrivate("yarn") @Evolving} and differ between lines ({@link LineApi}): the 3.3 line has a
+ * jar of its own ({@code -Phadoop-3.3}); 3.4's source set serves 3.4 and 3.5 (the default build, and
+ * {@code -Phadoop-3.5} compiled against 3.5). On any other line's RM a jar refuses to start, before it
+ * configures anything.
  */
 public final class HadoopVersionCheck {
   private HadoopVersionCheck() {}
@@ -52,36 +53,38 @@ public final class HadoopVersionCheck {
   }
 
   /**
-   * Why a jar compiled against Hadoop {@code built} must not run on the RM's Hadoop {@code found}, or null
-   * when both are of the same line.
+   * Why a jar compiled against Hadoop {@code built}, whose source set runs on the lines {@code runsOn}, must
+   * not start on the RM's Hadoop {@code found}; null when it may.
    */
-  public static String refusal(String found, String built) {
-    String builtLine = line(built);
+  public static String refusal(String found, String built, List<String> runsOn) {
     String foundLine = line(found);
-    if (foundLine != null && foundLine.equals(builtLine)) {
+    if (foundLine != null && runsOn.contains(foundLine)) {
       return null;
-    }
-    StringBuilder supported = new StringBuilder();
-    for (int i = 0; i < SUPPORTED_LINES.size(); i++) {
-      supported.append(i == 0 ? "" : i == SUPPORTED_LINES.size() - 1 ? " and " : ", ")
-          .append(SUPPORTED_LINES.get(i)).append(".x");
     }
     String useInstead = SUPPORTED_LINES.contains(foundLine)
         ? " Use the DollyMP jar built for Hadoop " + foundLine + " (" + buildFor(foundLine) + ")."
         : "";
     return "DollyMP: unsupported Hadoop version " + found + " (VersionInfo of the ResourceManager's Hadoop): "
-        + "this jar is built for Hadoop " + builtLine + ".x (compiled against " + built + "). Supported Hadoop "
-        + "versions: " + supported + ", each with its own jar." + useInstead
+        + "this jar is built for Hadoop " + lines(runsOn) + " (compiled against " + built + "). Supported "
+        + "Hadoop versions: " + lines(SUPPORTED_LINES) + ", the 3.3 line with a jar of its own." + useInstead
         + " The ResourceManager is not started.";
+  }
+
+  private static String lines(List<String> lines) {
+    StringBuilder text = new StringBuilder();
+    for (int i = 0; i < lines.size(); i++) {
+      text.append(i == 0 ? "" : i == lines.size() - 1 ? " and " : ", ").append(lines.get(i)).append(".x");
+    }
+    return text.toString();
   }
 
   private static String buildFor(String line) {
     return "3.4".equals(line) ? "mvn package" : "mvn -Phadoop-" + line + " package";
   }
 
-  /** Refuses ({@link YarnRuntimeException}) unless the RM's Hadoop is of this jar's line. */
+  /** Refuses ({@link YarnRuntimeException}) unless the RM's Hadoop is of a line this jar runs on. */
   public static void requireSupported() {
-    String why = refusal(VersionInfo.getVersion(), builtVersion());
+    String why = refusal(VersionInfo.getVersion(), builtVersion(), LineApi.RUNS_ON);
     if (why != null) {
       throw new YarnRuntimeException(why);
     }

@@ -45,28 +45,36 @@ class HadoopVersionCheckTest {
   }
 
   @Test
-  void aJarRunsOnItsOwnLineOnly() {
-    assertNull(HadoopVersionCheck.refusal("3.3.6", "3.3.6"));
-    assertNull(HadoopVersionCheck.refusal("3.3.4", "3.3.6"));
-    assertNull(HadoopVersionCheck.refusal("3.4.1", "3.4.3"));
-    assertNull(HadoopVersionCheck.refusal("3.5.0", "3.5.0"));
-    String other = HadoopVersionCheck.refusal("3.4.3", "3.3.6");
-    assertTrue(other.contains("unsupported Hadoop version 3.4.3"), other);
-    assertTrue(other.contains("built for Hadoop 3.3.x (compiled against 3.3.6)"), other);
+  void aJarStartsOnTheLinesOfItsSourceSetOnly() {
+    List<String> line33 = List.of("3.3");
+    List<String> line34 = List.of("3.4", "3.5");
+    assertNull(HadoopVersionCheck.refusal("3.3.6", "3.3.6", line33));
+    assertNull(HadoopVersionCheck.refusal("3.3.4", "3.3.6", line33));
+    assertNull(HadoopVersionCheck.refusal("3.4.1", "3.4.3", line34));
+    assertNull(HadoopVersionCheck.refusal("3.5.0", "3.4.3", line34));
+    assertNull(HadoopVersionCheck.refusal("3.4.3", "3.5.0", line34));
+    String other = HadoopVersionCheck.refusal("3.4.3", "3.3.6", line33);
+    assertTrue(other.startsWith("DollyMP: unsupported Hadoop version 3.4.3"), other);
+    assertTrue(other.contains("this jar is built for Hadoop 3.3.x (compiled against 3.3.6)"), other);
     assertTrue(other.contains("Supported Hadoop versions: 3.3.x, 3.4.x and 3.5.x"), other);
     assertTrue(other.contains("Use the DollyMP jar built for Hadoop 3.4 (mvn package)"), other);
-    assertTrue(HadoopVersionCheck.refusal("3.5.0", "3.4.3").contains("(mvn -Phadoop-3.5 package)"));
-    String old = HadoopVersionCheck.refusal("3.2.4", "3.4.3");
+    String back = HadoopVersionCheck.refusal("3.3.6", "3.4.3", line34);
+    assertTrue(back.contains("built for Hadoop 3.4.x and 3.5.x (compiled against 3.4.3)"), back);
+    assertTrue(back.contains("Use the DollyMP jar built for Hadoop 3.3 (mvn -Phadoop-3.3 package)"), back);
+    String old = HadoopVersionCheck.refusal("3.2.4", "3.4.3", line34);
     assertTrue(old.contains("unsupported Hadoop version 3.2.4"), old);
-    assertTrue(old.contains("Supported Hadoop versions: 3.3.x, 3.4.x and 3.5.x, each with its own jar. The"), old);
-    assertTrue(HadoopVersionCheck.refusal("Unknown", "3.4.3").contains("unsupported Hadoop version Unknown"));
+    assertTrue(old.contains("own. The ResourceManager is not started."), old);
+    assertTrue(HadoopVersionCheck.refusal("3.6.0", "3.5.0", line34).contains("version 3.6.0"));
+    assertTrue(HadoopVersionCheck.refusal("Unknown", "3.4.3", line34).contains("version Unknown"));
   }
 
   @Test
   void theJarRecordsTheHadoopItWasCompiledAgainst() {
     assertEquals(VersionInfo.getVersion(), HadoopVersionCheck.builtVersion(),
         "dollymp-build.properties names the build's Hadoop, which is the test class path's");
-    assertNull(HadoopVersionCheck.refusal(VersionInfo.getVersion(), HadoopVersionCheck.builtVersion()));
+    assertNull(HadoopVersionCheck.refusal(VersionInfo.getVersion(), HadoopVersionCheck.builtVersion(),
+        LineApi.RUNS_ON));
+    assertTrue(LineApi.RUNS_ON.contains(LineApi.LINE));
     HadoopVersionCheck.requireSupported();
     assertTrue(HadoopVersionCheck.SUPPORTED_LINES.contains(HadoopVersionCheck.line(VersionInfo.getVersion())));
   }
