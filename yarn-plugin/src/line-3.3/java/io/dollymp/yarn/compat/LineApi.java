@@ -1,8 +1,10 @@
 package io.dollymp.yarn.compat;
 
+import java.util.Collection;
 import java.util.Collections;
 import java.util.List;
 import java.util.Set;
+import org.apache.hadoop.security.UserGroupInformation;
 import org.apache.hadoop.yarn.api.records.ApplicationReport;
 import org.apache.hadoop.yarn.api.records.QueueInfo;
 import org.apache.hadoop.yarn.api.records.QueueState;
@@ -57,5 +59,10 @@ public final class LineApi {
       boolean preemptionDisabled) {
     return QueueInfo.newInstance(name, capacity, maximumCapacity, currentCapacity, children, applications, state,
         accessibleNodeLabels, defaultNodeLabelExpression, statistics, preemptionDisabled);
+  }
+
+  /** The user's groups (3.3 has no getGroupsSet). */
+  public static Collection<String> groups(UserGroupInformation ugi) {
+    return ugi.getGroups();
   }
 }

@@ -1,9 +1,11 @@
 package io.dollymp.yarn.compat;
 
 import java.util.Arrays;
+import java.util.Collection;
 import java.util.Collections;
 import java.util.List;
 import java.util.Set;
+import org.apache.hadoop.security.UserGroupInformation;
 import org.apache.hadoop.yarn.api.records.ApplicationReport;
 import org.apache.hadoop.yarn.api.records.QueueInfo;
 import org.apache.hadoop.yarn.api.records.QueueState;
@@ -61,5 +63,10 @@ public final class LineApi {
     return QueueInfo.newInstance(name, path, capacity, maximumCapacity, currentCapacity, children, applications,
         state, accessibleNodeLabels, defaultNodeLabelExpression, statistics, preemptionDisabled, -1.0f,
         Integer.MAX_VALUE);
+  }
+
+  /** The user's groups (getGroups is deprecated since 3.4 for this). */
+  public static Collection<String> groups(UserGroupInformation ugi) {
+    return ugi.getGroupsSet();
   }
 }
