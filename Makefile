@@ -120,7 +120,7 @@ compose-images: venv
 # then a table of where the time went: per stage its wall time and the tests run, passed, failed and
 # skipped, then the slowest test files, classes and tests, from the stages' JUnit reports
 # (tests/suite/stages.py; also in build/test-reports/timing.txt). Side by side: pytest with the compose
-# images' build (network-bound) and Hadoop 3.3.6's Java tests (about 7.5 minutes alone: they end about when
+# images' build (network-bound) and Hadoop 3.3.6's Java tests (7 to 9 minutes alone here: they end about when
 # pytest does, and their one timed class, ShimPolicyAndRecoveryIT, runs last, after pytest's bulk); then
 # Hadoop 3.4's Java tests with Hadoop 3.5's (their own target dirs and end-to-end working directories;
 # 3.5's one mini-cluster test ends long before 3.4's timed tests, which run alone at the end).
