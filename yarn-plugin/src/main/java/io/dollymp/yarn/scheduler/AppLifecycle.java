@@ -1,5 +1,6 @@
 package io.dollymp.yarn.scheduler;
 
+import io.dollymp.yarn.compat.LineApi;
 import io.dollymp.yarn.scheduler.queue.QueueTree;
 import io.dollymp.yarn.scheduler.queue.ShimQueue;
 import java.util.Map;
@@ -71,8 +72,8 @@ final class AppLifecycle {
       if (!placed.equals(queueName) && rmContext.getRMApps().get(appId) != null) {
         rmContext.getRMApps().get(appId).setQueue(leaf.getQueuePath()); // placed by a queue mapping
       }
-      applications.put(appId, new SchedulerApplication<>(leaf, user, unmanagedAM));
-      leaf.getMetrics().submitApp(user, unmanagedAM);
+      applications.put(appId, LineApi.<ShimAppAttempt>newApplication(leaf, user, unmanagedAM));
+      LineApi.submitApp(leaf.getMetrics(), user, unmanagedAM);
       outbox.dirtyApps.add(appId);
       DollyMPScheduler.LOG.info("DollyMP {} application {} from user {} into queue {}",
           recovering ? "recovered" : "accepted", appId, user, leaf.getQueuePath());
@@ -97,7 +98,7 @@ final class AppLifecycle {
         attempt.transferStateFromPreviousAttempt(app.getCurrentAppAttempt());
       }
       app.setCurrentAppAttempt(attempt);
-      queue.getMetrics().submitAppAttempt(app.getUser(), app.isUnmanagedAM());
+      LineApi.submitAppAttempt(queue.getMetrics(), app.getUser(), LineApi.isUnmanagedAM(app));
       outbox.dirtyApps.add(attemptId.getApplicationId());
       outbox.dirtyAsks.add(attemptId);
       if (!recovering) {

@@ -1,5 +1,7 @@
 package io.dollymp.yarn.scheduler;
 
+import io.dollymp.yarn.compat.HadoopVersionCheck;
+import io.dollymp.yarn.compat.LineApi;
 import io.dollymp.yarn.scheduler.client.ChannelSecurity;
 import io.dollymp.yarn.scheduler.client.DecisionClient;
 import io.dollymp.yarn.scheduler.client.SessionStateMachine;
@@ -80,6 +82,8 @@ public class DollyMPScheduler extends ShimSchedulerBase implements Configurable 
 
   @Override
   public void serviceInit(Configuration configuration) throws Exception {
+    // Before anything is configured: on another line's Hadoop the RM does not start, naming both versions.
+    HadoopVersionCheck.requireSupported();
     this.startConf = new Configuration(configuration);
     Configuration layered = QueueLoader.layered(startConf, null, rmContext == null ? null
         : rmContext.getConfigurationProvider());
@@ -203,7 +207,7 @@ public class DollyMPScheduler extends ShimSchedulerBase implements Configurable 
       case APP_ADDED: {
         AppAddedSchedulerEvent e = (AppAddedSchedulerEvent) event;
         lifecycle.addApplication(e.getApplicationId(), e.getQueue(), e.getUser(), e.getIsAppRecovering(),
-            e.isUnmanagedAM());
+            LineApi.isUnmanagedAM(e));
         break;
       }
       case APP_REMOVED: {

@@ -84,7 +84,8 @@ class ShadedJarIT {
     Path out = Files.createDirectories(Paths.get("target", "java8-load-check"));
     JavaCompiler javac = ToolProvider.getSystemJavaCompiler();
     int rc = javac.run(null, null, null, "--release", "8", "-d", out.toString(),
-        "src/test/java8/io/dollymp/yarn/packaging/ShimLoadCheck.java");
+        Paths.get(System.getProperty("basedir", "."), "src/test/java8/io/dollymp/yarn/packaging/ShimLoadCheck.java")
+            .toString());
     assertEquals(0, rc, "javac --release 8 of the load check");
 
     // Hadoop's jars as the RM has them; gRPC and protobuf only from the shaded jar.

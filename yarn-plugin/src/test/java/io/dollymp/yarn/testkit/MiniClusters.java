@@ -1,10 +1,14 @@
 package io.dollymp.yarn.testkit;
 
+import io.dollymp.yarn.compat.HadoopVersionCheck;
 import io.dollymp.yarn.scheduler.DollyMPScheduler;
 import io.dollymp.yarn.scheduler.ShimConfig;
+import java.lang.management.ManagementFactory;
+import java.util.stream.Collectors;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.mapreduce.v2.MiniMRYarnCluster;
 import org.apache.hadoop.metrics2.lib.DefaultMetricsSystem;
+import org.apache.hadoop.util.VersionInfo;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.QueueMetrics;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.ResourceScheduler;
@@ -20,6 +24,17 @@ public final class MiniClusters {
    */
   public static final String SHORT_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC";
 
+  /**
+   * The flags of a MapReduce container JVM: {@link #SHORT_JVM}, and on Hadoop 3.3 JDK 17's --add-opens (this
+   * JVM's, the build's jdk17.opens). Hadoop 3.4 and later add those to every container themselves
+   * (mapreduce.jvm.add-opens-as-default); 3.3 adds none, and its AM's Guice 4.0 dies on Java 17 without them
+   * (java.lang not opened to cglib), as an operator running 3.3 on Java 17 would find.
+   */
+  public static final String CONTAINER_JVM = "3.3".equals(HadoopVersionCheck.line(VersionInfo.getVersion()))
+      ? SHORT_JVM + " " + ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
+          .filter(a -> a.startsWith("--add-opens=") || a.startsWith("--add-exports=")).collect(Collectors.joining(" "))
+      : SHORT_JVM;
+
   /** Configuration for a small cluster whose RM uses the shim talking to 127.0.0.1:grpcPort. */
   public static Configuration shimConf(int grpcPort) {
     QueueMetrics.clearQueueMetrics();
@@ -33,11 +48,11 @@ public final class MiniClusters {
     conf.setInt("yarn.minicluster.yarn.nodemanager.resource.memory-mb", 3072);
     conf.setInt(YarnConfiguration.RM_NM_HEARTBEAT_INTERVAL_MS, 250);
     conf.setInt("yarn.app.mapreduce.am.resource.mb", 512);
-    conf.set("yarn.app.mapreduce.am.command-opts", "-Xmx384m " + SHORT_JVM);
+    conf.set("yarn.app.mapreduce.am.command-opts", "-Xmx384m " + CONTAINER_JVM);
     conf.setInt("mapreduce.map.memory.mb", 384);
     conf.setInt("mapreduce.reduce.memory.mb", 384);
-    conf.set("mapreduce.map.java.opts", "-Xmx256m " + SHORT_JVM);
-    conf.set("mapreduce.reduce.java.opts", "-Xmx256m " + SHORT_JVM);
+    conf.set("mapreduce.map.java.opts", "-Xmx256m " + CONTAINER_JVM);
+    conf.set("mapreduce.reduce.java.opts", "-Xmx256m " + CONTAINER_JVM);
     conf.setInt("yarn.app.mapreduce.am.scheduler.heartbeat.interval-ms", 250);
     conf.setFloat("yarn.nodemanager.disk-health-checker.max-disk-utilization-per-disk-percentage", 99.5f);
     conf.set("fs.defaultFS", "file:///");

@@ -1,5 +1,6 @@
 package io.dollymp.yarn.scheduler.queue;
 
+import io.dollymp.yarn.compat.LineApi;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -139,7 +140,7 @@ public final class QueueTree {
     java.util.Collection<String> groups = null; // looked up once, at the first group mapping
     for (QueueMapping m : c.mappings) {
       if (m.group && groups == null) {
-        groups = UserGroupInformation.createRemoteUser(user).getGroupsSet();
+        groups = LineApi.groups(UserGroupInformation.createRemoteUser(user));
       }
       String target = m.place(user, groups);
       if (target != null) {

@@ -1,5 +1,6 @@
 package io.dollymp.yarn.scheduler.queue;
 
+import io.dollymp.yarn.compat.LineApi;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -113,9 +114,9 @@ public final class ShimQueue implements Queue {
       }
     }
     QueueSettings s = settings;
-    return QueueInfo.newInstance(s.name(), s.path(), s.capacity() / 100f, s.maximumCapacity() / 100f,
+    return LineApi.queueInfo(s.name(), s.path(), s.capacity() / 100f, s.maximumCapacity() / 100f,
         usedCapacity(), childInfos, new ArrayList<org.apache.hadoop.yarn.api.records.ApplicationReport>(),
-        effectiveState(), Collections.<String>emptySet(), "", statistics(), false, -1.0f, Integer.MAX_VALUE);
+        effectiveState(), Collections.<String>emptySet(), "", statistics(), false);
   }
 
   /** Used resources over the guaranteed capacity, by the dominant resource (CapacityScheduler's "used capacity"). */
