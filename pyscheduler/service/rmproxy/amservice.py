@@ -19,13 +19,13 @@ import grpc
 
 from pyscheduler.core.clock import Clock
 from pyscheduler.echo import detail, shown
-from pyscheduler.objects.decision import DecisionKind
+from pyscheduler.objects.decision import DecisionKind, DecisionRecorder
 from pyscheduler.policies import Policy
 from pyscheduler.service.limits import DEFAULTS, Limits, Refusal
 from pyscheduler.service.rmproxy import ambounds, validate
 from pyscheduler.service.rmproxy.amgate import AmGate, call_cpu_s
 from pyscheduler.service.rmproxy.servicer import Malformed, lenient
-from pyscheduler.service.rmproxy.session import DecisionRecorder, SessionRegistry
+from pyscheduler.service.rmproxy.session import SessionRegistry
 from pyscheduler.service.round.amplan import AmPlanner, PlanBudget
 from pyscheduler.service.roundsfirst import checkpoint
 from pyscheduler.service.state.amregistry import AmRegistry, UnknownPhase
@@ -34,6 +34,7 @@ from pyscheduler.store.history import JobKey
 from pyscheduler.wire import pb
 
 SERVICE_NAME = "dollymp.v1.AppMasterService"
+LARGE_MESSAGE = 64 << 10  # bytes of an AM message whose parsing waits for the RM rounds (`after_rounds`)
 log = logging.getLogger("dollymp.appmaster")
 
 
@@ -54,7 +55,7 @@ class AppMasterServicer:
         self.recorder = recorder
         # `clock`: the plans' time (default wall time); `reduce_phase`: appmaster.reduce_phase_progress
         self.am = AmRegistry(history, max_apps, clock, reduce_phase)
-        self.planner = AmPlanner(self.am, registry, policy, recorder, budget)
+        self.planner = AmPlanner(self.am, registry.plan_view, policy, recorder, budget)
         # The queue, user and name the RM knows an application by, None if it knows none
         # (pyscheduler.service.rmproxy.auth): the recurring-job history is kept only for such applications, by
         # that key.
@@ -230,11 +231,24 @@ class _Quiet:
         raise _Dropped(f"{code.name}: {details}")
 
 
+def after_rounds(deserialize: Callable[[bytes], Any]) -> Callable[[bytes], Any]:
+    """`deserialize`, started once no RM round runs when the message is large (service/roundsfirst.py):
+    the parser runs in C and keeps the interpreter to itself, about 1 ms a MB (a report of 10,000
+    attempts is 1.6 MB), with no checkpoint inside."""
+
+    def parse(data: bytes) -> Any:
+        if len(data) > LARGE_MESSAGE:
+            checkpoint()
+        return deserialize(data)
+
+    return parse
+
+
 def generic_handler(servicer: AppMasterServicer) -> grpc.GenericRpcHandler[Any, Any]:
     def unary(kind: str, fn: Callable[[Any, grpc.ServicerContext], Any], req: Any, resp: Any) -> Any:
         return grpc.unary_unary_rpc_method_handler(
             servicer.gated(kind, fn),
-            request_deserializer=lenient(req),
+            request_deserializer=after_rounds(lenient(req)),
             response_serializer=resp.SerializeToString,
         )
 
