@@ -4,6 +4,7 @@ translates the competing jobs from it, and an AM plan is answered while the sess
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 
 from am_reports import APP, phase_profile
@@ -14,6 +15,7 @@ from pyscheduler.service.rmproxy.service import DecisionService
 from pyscheduler.service.rmproxy.session import Session
 from pyscheduler.service.round.amplan import context_of
 from pyscheduler.service.round.coreround import core_round
+from pyscheduler.service.state.records import AskRec
 from pyscheduler.wire import pb
 
 
@@ -69,3 +71,13 @@ def test_an_am_plan_is_answered_while_the_sessions_lock_is_held(inproc: Decision
             t.start()
             t.join(20)
         assert got and isinstance(got[0], pb.ClonePlan), "the AM plan waited for the session's lock"
+
+
+def test_an_ask_copied_for_a_view_keeps_every_field() -> None:
+    a = AskRec(("appattempt_1", 1, -1), None, 0, (), True, False, 0)  # type: ignore[arg-type]
+    for i, f in enumerate(dataclasses.fields(AskRec)):  # a distinct value in every field, later ones too
+        setattr(a, f.name, ("field", i))
+    b = a.copied()
+    assert b is not a and all(
+        getattr(b, f.name) == ("field", i) for i, f in enumerate(dataclasses.fields(AskRec))
+    )

@@ -28,7 +28,6 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass
 
-from pyscheduler.objects import ClusterState
 from pyscheduler.service.round.clusterview import cluster_of
 from pyscheduler.service.round.round_memory import ClusterCache, RoundMemory
 from pyscheduler.service.state.mirror import Mirror, application_of_attempt
@@ -53,12 +52,12 @@ def publish(mirror: Mirror, memory: RoundMemory, epoch: int, now_s: float) -> Pl
     state = cluster_of(mirror, memory)
     c = memory.cluster
     assert c is not None  # cluster_of keeps one
-    frozen = ClusterState.from_arrays(list(state.node_ids), state.capacity, state.free, state.dims)
+    frozen = state.copy()
     view = Mirror()
     view.apps = dict(mirror.apps)
     view.resource_types = set(mirror.resource_types)
     view.layout = mirror.layout
-    view.asks = {k: copy.copy(a) for k, a in mirror.asks.items() if a.num_containers > a.outstanding}
+    view.asks = {k: a.copied() for k, a in mirror.asks.items() if a.num_containers > a.outstanding}
     apps = {application_of_attempt(k[0]) for k in view.asks}
     view.run_times = {k: copy.copy(v) for k, v in mirror.run_times.items() if k[0] in apps}
     kept = RoundMemory(cluster=ClusterCache(c.layout, c.dims, frozen, c.rows), jobs=dict(memory.jobs))
