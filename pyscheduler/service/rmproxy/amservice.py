@@ -34,7 +34,6 @@ from pyscheduler.store.history import JobKey
 from pyscheduler.wire import pb
 
 SERVICE_NAME = "dollymp.v1.AppMasterService"
-LARGE_MESSAGE = 64 << 10  # bytes of an AM message whose parsing waits for the RM rounds (`after_rounds`)
 log = logging.getLogger("dollymp.appmaster")
 
 
@@ -231,24 +230,11 @@ class _Quiet:
         raise _Dropped(f"{code.name}: {details}")
 
 
-def after_rounds(deserialize: Callable[[bytes], Any]) -> Callable[[bytes], Any]:
-    """`deserialize`, started once no RM round runs when the message is large (service/roundsfirst.py):
-    the parser runs in C and keeps the interpreter to itself, about 1 ms a MB (a report of 10,000
-    attempts is 1.6 MB), with no checkpoint inside."""
-
-    def parse(data: bytes) -> Any:
-        if len(data) > LARGE_MESSAGE:
-            checkpoint()
-        return deserialize(data)
-
-    return parse
-
-
 def generic_handler(servicer: AppMasterServicer) -> grpc.GenericRpcHandler[Any, Any]:
     def unary(kind: str, fn: Callable[[Any, grpc.ServicerContext], Any], req: Any, resp: Any) -> Any:
         return grpc.unary_unary_rpc_method_handler(
             servicer.gated(kind, fn),
-            request_deserializer=after_rounds(lenient(req)),
+            request_deserializer=lenient(req),
             response_serializer=resp.SerializeToString,
         )
 
