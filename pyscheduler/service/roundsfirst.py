@@ -24,13 +24,6 @@ _idle = threading.Event()
 _idle.set()
 
 
-class _Mine(threading.local):
-    rounds = 0  # rounds this thread is running: its own checkpoints never wait for them
-
-
-_MINE = _Mine()
-
-
 @contextmanager
 def round_running() -> Iterator[None]:
     """Mark an RM round as running (rounds of several sessions may overlap)."""
@@ -38,11 +31,9 @@ def round_running() -> Iterator[None]:
     with _lock:
         _running += 1
         _idle.clear()
-    _MINE.rounds += 1
     try:
         yield
     finally:
-        _MINE.rounds -= 1
         with _lock:
             _running -= 1
             if _running == 0:
@@ -50,7 +41,6 @@ def round_running() -> Iterator[None]:
 
 
 def checkpoint() -> None:
-    """Wait while an RM round runs (at most MAX_PAUSE_S); never in the thread running it, so code that an
-    AM call and a round share may pause."""
-    if _running and not _MINE.rounds:
+    """Wait while an RM round runs (at most MAX_PAUSE_S)."""
+    if _running:
         _idle.wait(MAX_PAUSE_S)

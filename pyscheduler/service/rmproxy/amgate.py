@@ -36,8 +36,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pyscheduler.service.roundsfirst import EVERY, checkpoint
-
 MAX_KEYS = 10_000  # applications (and queues) with a bucket at once; the longest idle is forgotten
 # A bucket holds this many seconds' worth of its rate (appmaster.cpu_burst_s): an AM's few calls in a
 # row (a profile, then a report and its plan) run at once; what it spends beyond the rate it waits for.
@@ -201,9 +199,7 @@ class AmGate:
                 return False
             if profile is not None:
                 k.profile = profile
-            for n, a in enumerate(attempts):
-                if n % EVERY == 0:  # RM rounds first (service/roundsfirst.py): rounds never take this lock
-                    checkpoint()
+            for a in attempts:
                 k.attempts[a.attempt_id] = a
             k.deferred += 1
             return True

@@ -35,7 +35,6 @@ import grpc
 
 from pyscheduler.echo import detail, shown
 from pyscheduler.service.rmproxy.session import SessionRegistry
-from pyscheduler.service.roundsfirst import EVERY, checkpoint
 from pyscheduler.service.state.records import application_of_attempt
 from pyscheduler.store.history import JobKey
 
@@ -233,9 +232,7 @@ class Guard(grpc.ServerInterceptor):  # type: ignore[type-arg]
             return out
         for s in self.registry.sessions():
             known = s.mirror.containers
-            for n, cid in enumerate(container_ids):
-                if n % EVERY == 0:
-                    checkpoint()  # RM rounds first (service/roundsfirst.py)
+            for cid in container_ids:
                 rec = known.get(cid)
                 if rec is not None and cid not in out:
                     out[cid] = application_of_attempt(rec.attempt_id)

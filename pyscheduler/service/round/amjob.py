@@ -42,16 +42,12 @@ def replay(job: Job, attempts: Sequence[Any]) -> None:
     bounded by the parents' copies (Dolly 3.2), as in the simulator. Attempts of unknown tasks are
     ignored."""
     by_task: dict[tuple[str, int], list[Any]] = {}
-    for n, a in enumerate(attempts):
-        if n % EVERY == 0:
-            checkpoint()  # RM rounds first (service/roundsfirst.py): 10,000 attempts take ~0.1 s
+    for a in attempts:
         i = task_index(a.task_id)
         if i is not None and (a.state != pb.ATTEMPT_WAITING or waiting_clone(a)):
             by_task.setdefault((a.phase_id, i), []).append(a)
     phases = {ph.phase_id: ph for ph in job.phases}
-    for n, ((phase_id, i), copies) in enumerate(by_task.items()):
-        if n % EVERY == 0:
-            checkpoint()
+    for (phase_id, i), copies in by_task.items():
         ph = phases.get(phase_id)
         if ph is None or i >= ph.num_tasks:
             continue
@@ -88,9 +84,7 @@ def running(
     is stalled, so late (`residual.late_copies`; at 0 progress LATE has no rate). Any other copy without a
     rate yet carries progress nan (judged by the elapsed-time rule from its launch)."""
     out: list[ReportedAttempt] = []
-    for n, a in enumerate(attempts):
-        if n % EVERY == 0:
-            checkpoint()  # RM rounds first (service/roundsfirst.py)
+    for a in attempts:
         i = task_index(a.task_id)
         if i is None:
             continue

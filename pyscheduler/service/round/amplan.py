@@ -184,15 +184,15 @@ class AmPlanner:
         now = self.apps.clock.now()
         reg = self.apps
         checkpoint()  # RM rounds first (service/roundsfirst.py), here and between the steps below
-        with reg.lock:  # what the job's reports say now; the work on them below, off the lock, which
-            st = reg.apps[app_id]  # RM rounds read (AmRegistry.round_view)
+        with reg.lock:
+            st = reg.apps[app_id]
             stats = reg.stats(st)
-            reported = list(st.attempts.values())  # messages kept as received, never rewritten
+            job = job_of(st.profile, stats)
+            reported = list(st.attempts.values())
             first = dict(st.first_progress)
             startup = reg.startups.median()  # under the lock: `record` appends to it
             judged = set(st.per_task)
-        job = job_of(st.profile, stats)  # the profile is replaced by a new AppState, never rewritten
-        replay(job, reported)
+            replay(job, reported)
         plan = pb.ClonePlan(application_id=app_id)
         for ph in st.profile.phases:
             plan.clones_per_phase[ph.phase_id] = 0

@@ -52,10 +52,8 @@ from pyscheduler.wire import pb
 # TaskClones reasons of tasks judged on their own (late, the phase tail): their clones never yield
 JUDGED_ALONE = frozenset({pb.REASON_CLONE_LATE_COPY, pb.REASON_CLONE_PHASE_TAIL})
 # A round waits at most this long for an AM call that holds the registry's lock, then decides on the last
-# round's view (`AmRegistry.round_view`): not at all, since an AM call holds it for up to ~0.2 s (a report
-# of 10,000 attempts, a plan's statistics of 1,000 phases) and each wait was the whole bound, in every
-# round the call overlapped
-VIEW_WAIT_S = 0.0
+# round's view (`AmRegistry.round_view`)
+VIEW_WAIT_S = 0.005
 
 
 @dataclass
@@ -235,7 +233,6 @@ class AmRegistry:
         holds the lock)."""
         out: dict[str, tuple[float, float]] = {}
         for ph in st.profile.phases:
-            checkpoint()  # a history read per phase (1,000 phases: ~50 ms): RM rounds first (roundsfirst.py)
             m = None
             if self.history is not None and st.tenant is not None:
                 m = self.history.moments(st.tenant, ph.phase_id)
@@ -257,10 +254,9 @@ class AmRegistry:
         hints: dict[str, dict[int, PhaseHint]] = {}
         failed: dict[str, Exception] = {}
         # A round never waits for an AM call in progress (an application's report of 10,000 attempts holds
-        # the lock for ~0.1 s): past `view_wait_s` (VIEW_WAIT_S) it decides on the view of the last round
-        # that read one, as it would have had the report come a tick later (issue 57: one tenant's AM,
-        # another's rounds).
-        if not self.lock.acquire(timeout=self.view_wait_s):  # 0: a try, no wait
+        # the lock for ~0.1 s): past `view_wait_s` it decides on the view of the last round that read one,
+        # as it would have had the report come a tick later (issue 57: one tenant's AM, another's rounds).
+        if not self.lock.acquire(timeout=self.view_wait_s):
             last = self._last_view
             self.stale_views += 1
             return AmView(

@@ -10,7 +10,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pyscheduler.estimate.copies import CopyReport, Kind, Report
-from pyscheduler.service.roundsfirst import EVERY, checkpoint
 from pyscheduler.wire import pb
 
 FINAL = (pb.ATTEMPT_SUCCEEDED, pb.ATTEMPT_FAILED, pb.ATTEMPT_KILLED)
@@ -67,13 +66,8 @@ def copy_reports(
     attempt whose report is the same message as last time, with the same first report, keeps its record:
     the AM registry keeps each attempt's last report as received, so most of a job's records do not change
     between two rounds (every finished attempt's), and a round reads every running job's."""
-    if cache is None:  # an AM plan's (service/round/amplan.py): RM rounds first (service/roundsfirst.py)
-        fresh = []
-        for n, a in enumerate(attempts):
-            if n % EVERY == 0:
-                checkpoint()
-            fresh.append(copy_report(a, first.get(a.attempt_id)))
-        return fresh
+    if cache is None:
+        return [copy_report(a, first.get(a.attempt_id)) for a in attempts]
     out = []
     for a in attempts:
         f = first.get(a.attempt_id)

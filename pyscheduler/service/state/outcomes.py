@@ -20,7 +20,6 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pyscheduler.objects.decision import Decision, DecisionKind
-from pyscheduler.service.roundsfirst import EVERY, checkpoint
 from pyscheduler.wire import pb
 
 _ENDED = {pb.ATTEMPT_SUCCEEDED: "won", pb.ATTEMPT_FAILED: "failed", pb.ATTEMPT_KILLED: "killed"}
@@ -59,9 +58,7 @@ def outcome_records(
     wall = time.time() if now is None else now
     won = {a.task_id for a in attempts.values() if a.state == pb.ATTEMPT_SUCCEEDED}
     out: list[Decision] = []
-    for n, (a, prev) in enumerate(reported):
-        if n % EVERY == 0:
-            checkpoint()  # RM rounds first (service/roundsfirst.py); rounds never wait for the AM lock
+    for a, prev in reported:
         if prev is not None and prev.state == a.state:
             continue
         if a.state == pb.ATTEMPT_RUNNING and a.is_clone:
