@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import enum
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 
 class DecisionKind(enum.StrEnum):
@@ -43,3 +44,17 @@ class Decision:
             raise ValueError(f"Decision.time must be finite, got {self.time!r}")
         if not self.reason:
             raise ValueError("Decision.reason must be non-empty: every decision carries its reason")
+
+
+class DecisionRecorder(Protocol):
+    """Where decisions go (the decision log in pyscheduler.store): the service's RM rounds and AM plans
+    alike hand theirs here."""
+
+    def append(self, decisions: Sequence[Decision]) -> Any: ...
+
+
+class NullRecorder:
+    """A recorder that keeps nothing (tests, tools)."""
+
+    def append(self, decisions: Sequence[Decision]) -> Any:
+        return None

@@ -11,9 +11,10 @@ import grpc
 import pytest
 from rpc_harness import app, ask, full_batch, node
 
+from pyscheduler.objects.decision import NullRecorder
 from pyscheduler.service.rmproxy.server import GrpcServer, ServerOptions
 from pyscheduler.service.rmproxy.servicer import SchedulerServicer, SyncOptions
-from pyscheduler.service.rmproxy.session import NullRecorder, SessionRegistry
+from pyscheduler.service.rmproxy.session import SessionRegistry
 from pyscheduler.service.round.plan import RoundResult
 from pyscheduler.service.round.policy import round_for
 from pyscheduler.service.round.round_memory import RoundMemory

@@ -19,13 +19,13 @@ import grpc
 
 from pyscheduler.core.clock import Clock
 from pyscheduler.echo import detail, shown
-from pyscheduler.objects.decision import DecisionKind
+from pyscheduler.objects.decision import DecisionKind, DecisionRecorder
 from pyscheduler.policies import Policy
 from pyscheduler.service.limits import DEFAULTS, Limits, Refusal
 from pyscheduler.service.rmproxy import ambounds, validate
 from pyscheduler.service.rmproxy.amgate import AmGate, call_cpu_s
 from pyscheduler.service.rmproxy.servicer import Malformed, lenient
-from pyscheduler.service.rmproxy.session import DecisionRecorder, SessionRegistry
+from pyscheduler.service.rmproxy.session import SessionRegistry
 from pyscheduler.service.round.amplan import AmPlanner, PlanBudget
 from pyscheduler.service.roundsfirst import checkpoint
 from pyscheduler.service.state.amregistry import AmRegistry, UnknownPhase
@@ -56,7 +56,7 @@ class AppMasterServicer:
         # `clock`: the plans' time (default wall time); `reduce_phase`: appmaster.reduce_phase_progress;
         # `framework_prior`: appmaster.framework_prior
         self.am = AmRegistry(history, max_apps, clock, reduce_phase, framework_prior)
-        self.planner = AmPlanner(self.am, registry, policy, recorder, budget)
+        self.planner = AmPlanner(self.am, registry.plan_view, policy, recorder, budget)
         # The queue, user and name the RM knows an application by, None if it knows none
         # (pyscheduler.service.rmproxy.auth): the recurring-job history is kept only for such applications, by
         # that key.

@@ -222,17 +222,20 @@ class Guard(grpc.ServerInterceptor):  # type: ignore[type-arg]
 
     def _container_owners(self, container_ids: list[str]) -> dict[str, str]:
         """The application each container belongs to: by the RM's record where a session mirrors it,
-        else by its id (containers of neither kind are left out). One lock per session."""
+        else by its id (containers of neither kind are left out). Without the sessions' locks: an AM's
+        report (up to limits.attempts_per_report containers) would hold the RM's Sync thread off its batches
+        and rounds for the whole loop; each lookup is one dict read (atomic), and a container's record, once
+        mirrored, names the same attempt until it goes (records are replaced, never rewritten). While a
+        full resync refills the mirror a record may be missed: the container's id names its application."""
         out: dict[str, str] = {}
         if not container_ids:
             return out
         for s in self.registry.sessions():
-            with s.lock:
-                known = s.mirror.containers
-                for cid in container_ids:
-                    rec = known.get(cid)
-                    if rec is not None and cid not in out:
-                        out[cid] = application_of_attempt(rec.attempt_id)
+            known = s.mirror.containers
+            for cid in container_ids:
+                rec = known.get(cid)
+                if rec is not None and cid not in out:
+                    out[cid] = application_of_attempt(rec.attempt_id)
         for cid in container_ids:
             if cid not in out and (app := application_of_container(cid)) is not None:
                 out[cid] = app
@@ -240,11 +243,16 @@ class Guard(grpc.ServerInterceptor):  # type: ignore[type-arg]
 
     def history_key(self, app_id: str) -> JobKey | None:
         """The queue, user and job name the RM that owns `app_id` knows it by; None for an application
-        no live RM owns (or between its Register and full resync)."""
+        no live RM owns (or between its Register and full resync). Without the session's lock: from its
+        last round's view (service/round/planview.py: a copy no batch writes, so a full resync that
+        clears the live mirror is never seen half-done), else one read of the live mirror (an application
+        upserted since that round; records are replaced on change, never rewritten)."""
         owned = self.registry.owner(app_id)
         if owned is None:
             return None
         s = owned[1]
-        with s.lock:
+        view = s.view
+        rec = view.mirror.apps.get(app_id) if view is not None else None
+        if rec is None:
             rec = s.mirror.apps.get(app_id)
         return JobKey(rec.queue, rec.user, rec.name) if rec is not None else None

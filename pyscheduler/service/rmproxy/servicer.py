@@ -26,13 +26,13 @@ import grpc
 from pyscheduler import __version__, metrics
 from pyscheduler.core.clock import Clock, MonotonicClock
 from pyscheduler.echo import detail
+from pyscheduler.objects.decision import DecisionRecorder
 from pyscheduler.service import roundsfirst
 from pyscheduler.service.limits import DEFAULTS, Limits, Refusal
 from pyscheduler.service.rmproxy import validate
 from pyscheduler.service.rmproxy.callers import caller_of
 from pyscheduler.service.rmproxy.gcpace import GcPacer
 from pyscheduler.service.rmproxy.session import (
-    DecisionRecorder,
     Denied,
     RoundFn,
     RoundRecords,

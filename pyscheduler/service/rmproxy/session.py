@@ -19,13 +19,14 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from pyscheduler import metrics
 from pyscheduler.echo import shown
 from pyscheduler.objects.decision import Decision, DecisionKind
 from pyscheduler.service.limits import DEFAULTS, Limits, Refusal
 from pyscheduler.service.round.plan import PlacementChoice, RoundResult
+from pyscheduler.service.round.planview import PlanView, publish
 from pyscheduler.service.round.round_memory import RoundMemory
 from pyscheduler.service.state.mirror import (
     AskKey,
@@ -36,18 +37,6 @@ from pyscheduler.service.state.mirror import (
 )
 from pyscheduler.service.state.resources import Res
 from pyscheduler.wire import pb
-
-
-class DecisionRecorder(Protocol):
-    """Where decisions go (the decision log in pyscheduler.store)."""
-
-    def append(self, decisions: Sequence[Decision]) -> Any: ...
-
-
-class NullRecorder:
-    def append(self, decisions: Sequence[Decision]) -> Any:
-        return None
-
 
 # A round: the mirror in, placements, deferrals and further decisions out (see
 # pyscheduler.service.round.policy).
@@ -143,6 +132,8 @@ class Session:
     # what its rounds carry from one to the next (service/round/round_memory.py), beside the mirror
     memory: RoundMemory = field(default_factory=RoundMemory)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # the state its last round left, for AM plans (service/round/planview.py): replaced, never written
+    view: PlanView | None = None
     _next_epoch: int = 0
     _placement_ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     _last_deferral: dict[AskKey, int] = field(default_factory=dict)
@@ -253,6 +244,9 @@ class Session:
             )
             placed.append((pid, c))
         self.mirror.add_placements(sent)
+        # AM plans translate from this, without the lock (service/round/planview.py): once the round's
+        # placements hold their room, as a translation under the lock before the next batch would see them
+        self.view = publish(self.mirror, self.memory, epoch, now_s)
         for d in deferred:
             attempt, prio, alloc = d.key
             plan.deferrals.add(
@@ -451,6 +445,15 @@ class SessionRegistry:
                 return None
             s = self._by_rm.get(o.rm_id)
             return (o, s) if s is not None else None
+
+    def plan_view(self, app_id: str) -> PlanView | None:
+        """The latest round's view (service/round/planview.py) of the session of the RM that owns `app_id`,
+        else of a session that mirrors it, else of any; None before any round. Takes no session's lock."""
+        owned = self.owner(app_id)  # the RM the application belongs to, not another session mirroring it
+        if owned is not None:
+            return owned[1].view
+        views = [v for s in self.sessions() if (v := s.view) is not None]
+        return next((v for v in views if v.knows(app_id)), views[0] if views else None)
 
     def get(self, session_id: str) -> Session | None:
         with self._lock:

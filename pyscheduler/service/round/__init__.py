@@ -19,4 +19,5 @@ policy       policy name -> round function (the core's registry, plus "yarn-fcfs
 plan         one round's plan: placements, deferrals, preemptions, decisions to log (RoundResult)
 amjob        an AM's job as the core sees it (Job, replayed attempts, running copies as attempts)
 amplan       the ClonePlan: the core policy decides one job's clones among the jobs it competes with
+planview     what an RM round leaves for the AM plans: the session's state after it, frozen
 """

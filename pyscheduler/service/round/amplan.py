@@ -3,10 +3,11 @@ containers.
 
 The job's profile becomes a core Job (phases, tasks, demand, DAG; θ/σ from the durations reported so far,
 else the recurring-job history, else 1 s / 0) with the attempts reported so far replayed onto it (so a
-reduce phase is runnable, and clonable, once its maps finished); the cluster and the other jobs are those
-of the mirror of the RM that owns the application (else a session that knows it, else any), copied under
-that session's lock; the policy's `clone_grants` / `omegas` for that job are the answer. A policy that grants
-no clones answers 0 clones and ω = 0 with its reason.
+reduce phase is runnable, and clonable, once its maps finished); the cluster and the other jobs are
+translated from the view that the last round of the RM session owning the application left (else of a
+session that knows it, else of any: service/round/planview.py), without that session's lock; the
+policy's `clone_grants` / `omegas` for that job are the answer. A policy that grants no clones answers 0
+clones and ω = 0 with its reason.
 
 Two kinds of clones reach the AM:
 * per phase (`clones_per_phase`): clones of every task of the phase at its start (Algorithm 2's idle
@@ -36,11 +37,12 @@ from pyscheduler import metrics
 from pyscheduler.estimate.copies import slow_waiting
 from pyscheduler.estimate.runtimes import FRAMEWORK
 from pyscheduler.objects import MAX_CLONES, ClusterState, DecisionKind, Job
+from pyscheduler.objects.decision import DecisionRecorder
 from pyscheduler.policies import Policy, Snapshot
 from pyscheduler.policies.cloning import REASON_PHASE_TAIL
 from pyscheduler.policies.dollymp import PER_TASK_REASONS
-from pyscheduler.service.rmproxy.session import DecisionRecorder, SessionRegistry
 from pyscheduler.service.round.amjob import job_of, no_data_means, replay, running
+from pyscheduler.service.round.planview import PlanView
 from pyscheduler.service.round.translate import to_snapshot
 from pyscheduler.service.roundsfirst import checkpoint
 from pyscheduler.service.state.amregistry import JUDGED_ALONE, AmRegistry
@@ -122,36 +124,25 @@ def task_clones(app_id: str, decisions: Any, attempts: Sequence[Any]) -> dict[st
     return out
 
 
-def context_of(
-    registry: SessionRegistry, app_id: str, hints: Any, now: float
-) -> tuple[ClusterState, list[Job]]:
-    """The cluster and every other application's pending work, from the mirror of the RM that owns the
-    application (SessionRegistry.claim; else a session that knows it, else any): the plan for one job is
-    decided among the jobs it competes with, so clones are granted only where the core would place them.
-    The cluster's arrays are copied under the session's lock: the translation keeps them across rounds
-    and the Sync thread rewrites them in place (its jobs are replaced when they change, never rewritten)."""
-    owned = registry.owner(app_id)  # the RM the application belongs to, not another session mirroring it
-    sessions = registry.sessions()
-    chosen = (
-        owned[1]
-        if owned is not None
-        else next((s for s in sessions if app_id in s.mirror.apps), sessions[0] if sessions else None)
-    )
-    if chosen is None:
+def context_of(view: PlanView | None, app_id: str, hints: Any, now: float) -> tuple[ClusterState, list[Job]]:
+    """The cluster and every other application's pending work, translated from `view`: the state the
+    last round of the RM session that owns the application left (service/round/planview.py), with the AM
+    reports of now (`hints`); the plan for one job is decided among the jobs it competes with, so clones
+    are granted only where the core would place them. No lock: the view is never written, and the
+    translation writes only its own copy of the rounds' memory."""
+    if view is None:
         return ClusterState(), []
-    with chosen.lock:
-        snap, _, _ = to_snapshot(chosen.mirror, chosen.memory.for_plan(), now, hints)
-        c = snap.cluster
-        keep = len(c.dims) if len(c.dims) <= 2 else 2  # the profile speaks vcores and memory only
-        cluster = ClusterState.from_arrays(
-            list(c.node_ids), c.capacity[:, :keep], c.free[:, :keep], c.dims[:keep]
-        )
-        others = [
-            j
-            for j in snap.jobs
-            if j.job_id != app_id
-            and (keep == len(c.dims) or all(len(ph.demand.values) <= 2 for ph in j.phases))
-        ]
+    snap, _, _ = to_snapshot(view.mirror, view.memory.for_plan(), now, hints)
+    c = snap.cluster
+    keep = len(c.dims) if len(c.dims) <= 2 else 2  # the profile speaks vcores and memory only
+    cluster = ClusterState.from_arrays(
+        list(c.node_ids), c.capacity[:, :keep], c.free[:, :keep], c.dims[:keep]
+    )
+    others = [
+        j
+        for j in snap.jobs
+        if j.job_id != app_id and (keep == len(c.dims) or all(len(ph.demand.values) <= 2 for ph in j.phases))
+    ]
     return cluster, others
 
 
@@ -161,13 +152,14 @@ class AmPlanner:
     def __init__(
         self,
         apps: AmRegistry,
-        sessions: SessionRegistry,
+        views: Callable[[str], PlanView | None],
         policy: Policy | None,
         recorder: DecisionRecorder,
         budget: PlanBudget | None = None,
     ) -> None:
         self.apps = apps
-        self.sessions = sessions
+        # an application's session's latest view (SessionRegistry.plan_view, service/rmproxy/session.py)
+        self.views = views
         self.policy = policy
         self.recorder = recorder
         self.budget = budget if budget is not None else PlanBudget(DEFAULT_PLANS_PER_S)
@@ -209,7 +201,7 @@ class AmPlanner:
             plan.detail = "the policy grants no clones"
             return plan
         checkpoint()
-        cluster, others = context_of(self.sessions, app_id, reg.hints, now)
+        cluster, others = context_of(self.views(app_id), app_id, reg.hints, now)
         checkpoint()
         copies = running(app_id, reported, first, now, startup)
         measured = frozenset(p for p, e in stats.items() if e.source != FRAMEWORK)

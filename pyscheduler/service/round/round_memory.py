@@ -6,7 +6,8 @@ each application's core Job while its asks do not change, which jobs' priorities
 applications left out of rounds and how long containers have waited. The session owns it beside its
 mirror (`Session.memory`, a new one with each registration) and hands it to each round with the mirror;
 the mirror holds only what the RM reported and what was sent to it (its placements and preemptions in
-flight). An AM plan's translation works on a copy (`for_plan`), so it never writes a round's memory.
+flight). An AM plan's translation works on a copy (`for_plan`) of the memory a round's view froze
+(service/round/planview.py), so it never writes a round's memory.
 """
 
 from __future__ import annotations
