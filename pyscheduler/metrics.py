@@ -75,6 +75,12 @@ FALLBACK_SECONDS = Counter(
     "Seconds the shim scheduled with its built-in fallback policy instead of the service.",
     registry=REGISTRY,
 )
+CLONE_SECONDS_WHILE_ORIGINALS_WAIT = Counter(
+    "dollymp_clone_container_seconds_while_originals_wait",
+    "Container-seconds that running clones held while an original of some application waited for room "
+    "(a deferral waiting for resources), between one round and the next.",
+    registry=REGISTRY,
+)
 DECISIONS_LOGGED = Counter(
     "dollymp_decisions_logged",
     "Decisions committed to the decision log, by kind.",

@@ -44,7 +44,7 @@ from pyscheduler.deploy.benchmix import (
     mix,
     service_env,
 )
-from pyscheduler.deploy.benchreads import clone_overhead, kills_by_reason
+from pyscheduler.deploy.benchreads import clone_overhead, clone_s_while_waiting, kills_by_reason
 from pyscheduler.deploy.cputally import CpuTally, cpu_line
 from pyscheduler.deploy.display import Display
 from pyscheduler.deploy.localcluster import LocalCluster
@@ -62,6 +62,8 @@ class Run:
     lost_s: float = 0.0  # container-seconds of attempts whose work was not used
     clones: int = 0
     kills: dict[str, int] = field(default_factory=dict)  # the service's preemptions, per reason
+    # container-seconds clones held while an original of any job waited for room (the service's metric)
+    clone_wait_s: float | None = None
     load: list[float] = field(default_factory=list)  # the 1-minute load average, sampled while jobs ran
     cpu: CpuTally = field(default_factory=CpuTally)  # the cluster's CPU-seconds while jobs ran, by kind
 
@@ -176,6 +178,8 @@ def run_scheduler(
         run.cpu.sample(cluster.pids())
         run.results = {name: h.wait(timeout_s=10) for name, h in handles.items()}
         run.kills = kills_by_reason(cluster.service_db)
+        if scheduler == "dollymp":
+            run.clone_wait_s = clone_s_while_waiting(cluster.service_api_url)
     for name, r in run.results.items():
         show.say(f"  {name}: {r.final_status} in {r.rm_elapsed_s} s ({r.app_id})")
     if records.exists():
@@ -219,6 +223,10 @@ def report(runs: dict[str, Run], jobs_run: Sequence[MixJob] = MIX) -> tuple[str,
     out["clone_extra_container_s_frac"] = round(dmp.clone_s / dmp.attempt_s, 3) if dmp.attempt_s else 0.0
     out["lost_container_s_frac"] = round(dmp.lost_s / dmp.attempt_s, 3) if dmp.attempt_s else 0.0
     out["clones"] = dmp.clones
+    out["clone_s_while_originals_waited"] = None if dmp.clone_wait_s is None else round(dmp.clone_wait_s, 1)
+    out["clone_s_while_originals_waited_frac"] = (
+        round(dmp.clone_wait_s / dmp.attempt_s, 4) if dmp.clone_wait_s is not None and dmp.attempt_s else None
+    )
     out["clones_yielded"] = dmp.kills.get("clone_yields", 0)
     out["clones_beaten"] = dmp.kills.get("clone_beaten", 0)
     out["originals_beaten"] = dmp.kills.get("original_beaten", 0)
@@ -231,6 +239,10 @@ def report(runs: dict[str, Run], jobs_run: Sequence[MixJob] = MIX) -> tuple[str,
         f"({out['clone_extra_container_s_frac']}), copies not used {dmp.lost_s:.1f} container-s "
         f"({out['lost_container_s_frac']}); preempted by the service: {out['clones_yielded']} "
         f"for waiting originals, {out['clones_beaten']} beaten; originals beaten: {out['originals_beaten']}"
+    )
+    lines.append(
+        f"clones held {out['clone_s_while_originals_waited']} container-s while an original of some job "
+        f"waited for room ({out['clone_s_while_originals_waited_frac']} of all attempts' container-s)"
     )
     lines.append(
         f"vcore-seconds the RM granted (every container, AMs, clones and killed copies included): "

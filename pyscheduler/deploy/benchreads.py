@@ -3,7 +3,9 @@ and the decision service's log (its preemptions of running copies)."""
 
 from __future__ import annotations
 
+import re
 import sqlite3
+import urllib.request
 from pathlib import Path
 
 from pyscheduler.deploy import amrecords
@@ -29,3 +31,24 @@ def kills_by_reason(db: Path) -> dict[str, int]:
         return {str(reason): int(n) for reason, n in rows}
     finally:
         con.close()
+
+
+CLONE_WAIT_METRIC = "dollymp_clone_container_seconds_while_originals_wait_total"
+
+
+def metric_value(text: str, name: str) -> float | None:
+    """The value of an unlabelled sample `name` in Prometheus' text format (None when absent)."""
+    m = re.search(rf"^{re.escape(name)} ([0-9.eE+-]+)$", text, re.M)
+    return float(m.group(1)) if m else None
+
+
+def clone_s_while_waiting(service_api_url: str | None) -> float | None:
+    """The container-seconds clones held while an original waited for room, from the service's /metrics
+    (metrics.CLONE_SECONDS_WHILE_ORIGINALS_WAIT); None without the service's API."""
+    if service_api_url is None:
+        return None
+    try:
+        with urllib.request.urlopen(f"{service_api_url}/metrics", timeout=5.0) as resp:
+            return metric_value(resp.read().decode("utf-8"), CLONE_WAIT_METRIC)
+    except OSError:
+        return None

@@ -14,6 +14,7 @@ FIGURES = (
     "capacity_vcore_s",
     "dollymp_vcore_s",
     "vcore_s_ratio",
+    "clone_s_while_originals_waited_frac",
     "clone_extra_container_s_frac",
     "lost_container_s_frac",
     "clones",

@@ -208,3 +208,22 @@ def test_seeds_are_a_range_or_a_list_and_bounded() -> None:
     p = argparse.ArgumentParser()
     bc.add_arguments(p)
     assert p.parse_args(["--seeds", "1..3"]).seeds == [1, 2, 3] and p.parse_args([]).seeds is None
+
+
+def test_clone_seconds_while_originals_waited_come_from_the_services_metrics() -> None:
+    text = (
+        "# HELP dollymp_clone_container_seconds_while_originals_wait_total ...\n"
+        "dollymp_clone_container_seconds_while_originals_wait_total 42.5\n"
+        "dollymp_clone_container_seconds_while_originals_wait_created 1.7e9\n"
+    )
+    assert benchreads.metric_value(text, benchreads.CLONE_WAIT_METRIC) == 42.5
+    assert benchreads.metric_value("other 1\n", benchreads.CLONE_WAIT_METRIC) is None
+    assert benchreads.clone_s_while_waiting(None) is None
+    cap, dmp = bc.Run("capacity"), bc.Run("dollymp", attempt_s=1000.0, clone_wait_s=42.5)
+    for j in bc.MIX:
+        cap.results[j.name] = _result(j.name, 100.0)
+        dmp.results[j.name] = _result(j.name, 50.0)
+    table, out = bc.report({"capacity": cap, "dollymp": dmp})
+    assert out["clone_s_while_originals_waited"] == 42.5
+    assert out["clone_s_while_originals_waited_frac"] == 0.0425
+    assert "clones held 42.5 container-s while an original of some job waited" in table

@@ -142,6 +142,10 @@ class Session:
     peer: str = ""  # the gRPC connection that registered it: only its Sync streams may use it
     caller: str = ""  # who registered it (service/rmproxy/callers.py): registrations are bounded per caller
     last_active: float = field(default_factory=time.monotonic)  # Register or the last applied batch
+    # (round time, running clones) of the last round that left an original waiting for room, else None:
+    # the clones' container-seconds until the next round are charged to
+    # metrics.CLONE_SECONDS_WHILE_ORIGINALS_WAIT (what clones cost while originals wait)
+    _clones_while_waiting: tuple[float, int] | None = None
 
     def __post_init__(self) -> None:
         self._next_epoch = self.first_epoch
@@ -202,12 +206,23 @@ class Session:
         self.last_seq = batch.seq
         self.state = SessionState.ACTIVE
 
+    def _charge_clones(self, now_s: float, result: RoundResult) -> None:
+        """The container-seconds the running clones held since the last round, when that round left an
+        original waiting for room; then this round's state, for the next."""
+        last = self._clones_while_waiting
+        if last is not None and now_s > last[0] and last[1]:
+            metrics.CLONE_SECONDS_WHILE_ORIGINALS_WAIT.inc((now_s - last[0]) * last[1])
+        waits = any(d.reason == pb.REASON_WAITING_FOR_RESOURCES for d in result.deferrals)
+        clones = sum(1 for c in result.copies or () if c.is_clone)
+        self._clones_while_waiting = (now_s, clones) if waits else None
+
     def decide(self, round_fn: RoundFn, now_s: float, ttl_s: float) -> tuple[Any, RoundRecords]:
         """One decision round on the current mirror: the Plan to send and the decisions to record
         (`RoundRecords.build()`: the placement records are built once the plan is out)."""
         self.mirror.expire(now_s, ttl_s)
         result = round_fn(self.mirror, self.memory)
         choices, deferred = result.placements, result.deferrals
+        self._charge_clones(now_s, result)
         epoch = self.take_epoch()
         plan = pb.Plan(
             session_id=self.session_id, epoch=epoch, in_reply_to_seq=self.last_seq, status=pb.BATCH_ACCEPTED
