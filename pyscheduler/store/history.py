@@ -31,6 +31,7 @@ ValueError naming the element.
 from __future__ import annotations
 
 import math
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -137,6 +138,13 @@ class StatisticsHistory:
         self.max_rows_per_queue = _bound("max_rows_per_queue", max_rows_per_queue)
         self.max_rows_per_user = _bound("max_rows_per_user", max_rows_per_user)
         self.share_across_queues = bool(share_across_queues)
+        # this object's writes so far, bumped as each one ends: readers keep what they read while it stays
+        self.writes = 0
+        self._writes_lock = threading.Lock()
+
+    def _wrote(self) -> None:
+        with self._writes_lock:
+            self.writes += 1
 
     def stored(self, key: JobKey) -> tuple[str, str, str]:
         """The (queue, user, job name) a key's rows are stored under: its own queue, or SHARED_QUEUE
@@ -225,6 +233,7 @@ class StatisticsHistory:
                 self._trim(cur, "phase_moments", "updated_at", row)
             if values:
                 self._keep_recent(cur, row, values)
+        self._wrote()
         return _moments(n, mean, m2, low, high)
 
     def _keep_recent(self, cur: Cursor, row: tuple[str, str, str, str], values: Sequence[float]) -> None:
@@ -300,7 +309,9 @@ class StatisticsHistory:
             if new:
                 self._trim(cur, "job_runs", "last_run_at", job)
             cur.execute(db.sql(f"SELECT runs FROM job_runs WHERE {_KEY}"), job)
-            return int(cur.fetchone()[0])
+            runs = int(cur.fetchone()[0])
+        self._wrote()
+        return runs
 
     def runs(self, key: JobKey) -> int:
         with self.db.read() as cur:
