@@ -176,10 +176,10 @@ def time_left(
     at_zero: dict[str, list[float]] = {}  # task -> work done at progress 0, s, per such copy
     for c in copies:
         t = c.task_id
-        phase_of[t] = c.phase_id
         if c.kind is Kind.SUCCEEDED and c.duration_s > 0:
             totals.setdefault(c.phase_id, []).append((t, c.duration_s))
         elif c.kind is Kind.RUNNING:
+            phase_of[t] = c.phase_id  # (the tasks a fresh copy's time is read for)
             ends, least = finish_at_rate(c), finish_at_least(c)
             if ends is not None:
                 totals.setdefault(c.phase_id, []).append((t, ends - c.launch_s))

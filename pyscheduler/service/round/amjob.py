@@ -85,6 +85,8 @@ def running(
     rate yet carries progress nan (judged by the elapsed-time rule from its launch)."""
     out: list[ReportedAttempt] = []
     for a in attempts:
+        if a.state != pb.ATTEMPT_RUNNING and a.state != pb.ATTEMPT_WAITING:
+            continue  # neither running nor a clone waiting (speed: most reports are of ended attempts)
         i = task_index(a.task_id)
         if i is None:
             continue

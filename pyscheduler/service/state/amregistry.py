@@ -19,6 +19,7 @@ from typing import Any
 from pyscheduler.core.clock import Clock, WallClock
 from pyscheduler.echo import shown
 from pyscheduler.estimate.copies import (
+    Kind,
     Report,
     StartupEstimate,
     finish_at_rate,
@@ -34,7 +35,6 @@ from pyscheduler.service.state.amcopies import Copy
 from pyscheduler.service.state.amreports import (
     FINAL,
     ReportCache,
-    copy_report,
     copy_reports,
     downstream,
     last_stages,
@@ -369,17 +369,15 @@ class AmRegistry:
         for app_id, st in chosen:  # of `apps` only (a session's: not other tenants')
             if not st.profile.clones_preemptible:  # the project's AM: a preempted clone is not replaced
                 continue
-            left, fresh = time_left(
-                copy_reports(list(st.attempts.values()), st.first_progress, st.report_cache),
-                self.clock.now(),
-                startup,
-            )
+            attempts = list(st.attempts.values())
+            reports = copy_reports(attempts, st.first_progress, st.report_cache)
+            left, fresh = time_left(reports, self.clock.now(), startup)
             slow, covered = judge_left(left, fresh)
             own = _own_moments(st)  # not `stats`: no history read on the round's hot path
-            for a in st.attempts.values():
-                if a.state != pb.ATTEMPT_RUNNING or not a.container_id:
+            for a, r in zip(attempts, reports, strict=True):
+                if r.kind is not Kind.RUNNING:  # (in a container)
                     continue
-                ends = finish_at_rate(copy_report(a, st.first_progress.get(a.attempt_id)))
+                ends = finish_at_rate(r)
                 out.append(
                     Copy(
                         app_id,
