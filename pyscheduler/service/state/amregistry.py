@@ -82,7 +82,8 @@ class AppState:
     version: int = 0
     first_memo: tuple[tuple[int, float, float | None], dict[str, int]] | None = None
     report_cache: ReportCache = field(default_factory=dict)  # amjob.copy_reports' records, kept
-    own_memo: tuple[int, dict[str, tuple[float, float]]] | None = None  # `_own_moments` as of `version`
+    durations_version: int = 0  # bumped by every change of `durations`: the key of `own_memo`
+    own_memo: tuple[int, dict[str, tuple[float, float]]] | None = None  # `_own_moments`
 
     def __post_init__(self) -> None:
         self.last_stages = last_stages(self.profile)
@@ -137,6 +138,7 @@ def make_room(st: Any, incoming: Any, limits: Limits) -> int:
     for ds in st.durations.values():  # the phase statistics keep the latest durations only
         if len(ds) > limits.attempts_per_app:
             del ds[: len(ds) - limits.attempts_per_app]
+            st.durations_version += 1
     return over
 
 
@@ -161,8 +163,6 @@ class AmRegistry:
         self.view_wait_s = VIEW_WAIT_S  # `round_view`: how long a round waits for an AM call in progress
         self._last_view = AmView()
         self.stale_views = 0  # rounds that decided on the last view (an AM call held the lock)
-        # the history's moments read at one instant of `clock` and its count of writes (`_history_moments`)
-        self._history_read: tuple[tuple[float, int], dict[tuple[JobKey, str], Any]] = ((math.nan, -1), {})
 
     def put_profile(self, profile: Any, rm_key: JobKey | None = None) -> None:
         """A job profile, reported first or again (the durations seen so far are kept). `rm_key`: the RM's
@@ -223,6 +223,7 @@ class AmRegistry:
                     st.waiting_alone.pop(a.attempt_id, None)
                 if a.state == pb.ATTEMPT_SUCCEEDED and (prev is None or prev.state != pb.ATTEMPT_SUCCEEDED):
                     st.durations.setdefault(a.phase_id, []).append(a.duration_s)
+                    st.durations_version += 1
                     finished.setdefault(a.phase_id, []).append(a.duration_s)
             return (
                 finished,
@@ -238,25 +239,12 @@ class AmRegistry:
         for ph in st.profile.phases:
             m = None
             if self.history is not None and st.tenant is not None:
-                m = self._history_moments(self.history, st.tenant, ph.phase_id)
+                m = self.history.moments(st.tenant, ph.phase_id)
             if m is not None and math.isfinite(m.mean):
                 out[ph.phase_id] = (m.mean, m.sd)
             elif ph.phase_id in (own := _own_moments(st)):
                 out[ph.phase_id] = own[ph.phase_id]
         return out
-
-    def _history_moments(self, history: Any, key: JobKey, phase_id: str) -> Any:
-        """`history.moments(key, phase_id)` (`history`: this registry's), read once per instant of the
-        clock while the history takes no write (caller holds the lock): every AM plan translates every
-        application's asks, and every translation reads their phases' history."""
-        at = (self.clock.now(), history.writes)
-        if self._history_read[0] != at:
-            self._history_read = (at, {})
-        read = self._history_read[1]
-        k = (key, phase_id)
-        if k not in read:
-            read[k] = history.moments(key, phase_id)
-        return read[k]
 
     # ---- what the RM rounds read --------------------------------------------------------------
 
@@ -403,12 +391,12 @@ class AmRegistry:
 def _own_moments(st: AppState) -> dict[str, tuple[float, float]]:
     """Mean and SD of each phase's finished run times this job reported (what the value model reads of a
     running copy's phase, service/round/yield_value.py; without any, the phase's fresh-copy estimate);
-    kept while the application's reports stay as they were (`AppState.version`; caller holds the lock)."""
-    if st.own_memo is None or st.own_memo[0] != st.version:
+    kept while they stay as they were (`AppState.durations_version`; caller holds the lock)."""
+    if st.own_memo is None or st.own_memo[0] != st.durations_version:
         own = {
             phase_id: (statistics.fmean(ds), statistics.pstdev(ds) if len(ds) > 1 else 0.0)
             for phase_id, ds in st.durations.items()
             if ds
         }
-        st.own_memo = (st.version, own)
+        st.own_memo = (st.durations_version, own)
     return st.own_memo[1]
