@@ -167,19 +167,19 @@ def time_left(
 ) -> tuple[dict[str, list[Left]], dict[str, float]]:
     """Per task: its running copies' time left, each at the later of its rate since its work began and its
     earliest finish; and what a fresh copy of its phase takes (the median run time, launch to finish, of
-    the phase's other tasks' copies, finished ones and running ones at their rates; only for tasks whose
-    phase has such copies). A copy with no progress yet, once the usual start-up (`startup_s`) is known,
-    is `stalled` (time left infinite, not rated) or unknown."""
+    the phase's other tasks' copies, finished ones and running ones at their rates; only for tasks with a
+    running copy whose phase has such copies). A copy with no progress yet, once the usual start-up
+    (`startup_s`) is known, is `stalled` (time left infinite, not rated) or unknown."""
     phase_of: dict[str, str] = {}
     left: dict[str, list[Left]] = {}
     totals: dict[str, list[tuple[str, float]]] = {}
     at_zero: dict[str, list[float]] = {}  # task -> work done at progress 0, s, per such copy
     for c in copies:
         t = c.task_id
-        phase_of[t] = c.phase_id
         if c.kind is Kind.SUCCEEDED and c.duration_s > 0:
             totals.setdefault(c.phase_id, []).append((t, c.duration_s))
         elif c.kind is Kind.RUNNING:
+            phase_of[t] = c.phase_id  # (the tasks a fresh copy's time is read for)
             ends, least = finish_at_rate(c), finish_at_least(c)
             if ends is not None:
                 totals.setdefault(c.phase_id, []).append((t, ends - c.launch_s))
@@ -191,7 +191,10 @@ def time_left(
             left.setdefault(t, []).append(Left(max(known) - at if known else None, ends is not None))
     fresh: dict[str, float] = {}
     medians = {phase_id: LeaveOut(pairs) for phase_id, pairs in totals.items()}
-    for t, phase_id in phase_of.items():
+    for t in (*left, *at_zero):  # a fresh copy's time is read against running copies only
+        if t in fresh:
+            continue
+        phase_id = phase_of[t]
         m = medians[phase_id].median_without(t) if phase_id in medians else None
         if m is not None:
             fresh[t] = m

@@ -99,6 +99,22 @@ class ClusterState:
         state.index = {nid: i for i, nid in enumerate(node_ids)}
         return state
 
+    def with_free(self, free: FloatArray) -> ClusterState:
+        """A new state of the same nodes, capacities and active rows with `free` (validated and clipped as
+        `from_arrays` does): the node index copied, not rebuilt, and the distinct and total capacities
+        carried over, computed once here (speed: the AM plans copy the cluster for every report)."""
+        fr = np.array(free, dtype=np.float64, ndmin=2)
+        m = self.size
+        if fr.shape != (m, len(self.dims)):
+            raise ValueError(f"ClusterState: free {fr.shape} must be ({m}, {len(self.dims)})")
+        _check_rows("free", fr, self.node_ids)
+        self.distinct_capacities()
+        self.total_capacity()
+        state = self.copy()
+        state._free[:m] = np.minimum(fr, self.capacity)
+        state._distinct, state._total = self._distinct, self._total
+        return state
+
     @property
     def size(self) -> int:
         """Rows in use (including inactive ones)."""

@@ -32,6 +32,7 @@ ValueError naming the element.
 from __future__ import annotations
 
 import math
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -46,6 +47,7 @@ DEFAULT_MAX_ROWS_PER_USER = 1_000
 # The framework prior pools the moments of at most this many recurring jobs of the queue (the most recently
 # updated), so that reading it stays one bounded query however long the queue's history.
 FRAMEWORK_JOBS = 50
+MAX_READS_KEPT = 65_536  # phases whose moments `cache_reads` keeps (all forgotten past that)
 SHARED_QUEUE = ""  # the queue part of a stored key when histories are shared across queues
 
 
@@ -135,12 +137,27 @@ class StatisticsHistory:
         max_rows_per_queue: int = DEFAULT_MAX_ROWS_PER_QUEUE,
         max_rows_per_user: int = DEFAULT_MAX_ROWS_PER_USER,
         share_across_queues: bool = False,
+        cache_reads: bool = False,
     ) -> None:
         self.db = db
         self.max_samples = _bound("max_samples", max_samples)
         self.max_rows_per_queue = _bound("max_rows_per_queue", max_rows_per_queue)
         self.max_rows_per_user = _bound("max_rows_per_user", max_rows_per_user)
         self.share_across_queues = bool(share_across_queues)
+        # `cache_reads`: the owner is the only writer of the store's history (the decision service), so
+        # `moments` keeps what it read of a phase until this object writes that phase, or trims the rows
+        self._read: dict[tuple[str, str, str, str], PhaseMoments | None] | None = {} if cache_reads else None
+        self._writes = 0  # writes so far: a read that overlapped one is not kept
+        self._read_lock = threading.Lock()
+
+    def _wrote(self, row: tuple[str, str, str, str] | None, trimmed: bool) -> None:
+        with self._read_lock:
+            self._writes += 1
+            if self._read is not None:
+                if trimmed:
+                    self._read.clear()
+                elif row is not None:
+                    self._read.pop(row, None)
 
     def stored(self, key: JobKey) -> tuple[str, str, str]:
         """The (queue, user, job name) a key's rows are stored under: its own queue, or SHARED_QUEUE
@@ -225,10 +242,10 @@ class StatisticsHistory:
                 ),
                 (*row, n, mean, m2, low, high, time.time()),
             )
-            if old is None:
-                self._trim(cur, "phase_moments", "updated_at", row)
+            trimmed = old is None and self._trim(cur, "phase_moments", "updated_at", row)
             if values:
                 self._keep_recent(cur, row, values)
+        self._wrote(row, trimmed)
         return _moments(n, mean, m2, low, high)
 
     def _keep_recent(self, cur: Cursor, row: tuple[str, str, str, str], values: Sequence[float]) -> None:
@@ -253,12 +270,13 @@ class StatisticsHistory:
                 (*row, int(oldest_kept[0])),
             )
 
-    def _trim(self, cur: Cursor, table: str, stamp: str, new: tuple[str, ...]) -> None:
+    def _trim(self, cur: Cursor, table: str, stamp: str, new: tuple[str, ...]) -> bool:
         """After `new` (queue, user, job name[, phase id]) was added to `table`: forget the least recently
         updated rows (by `stamp`) of the same user in the same queue beyond max_rows_per_user, then of the
         same queue beyond max_rows_per_queue; never `new` itself, never another queue's rows. The
-        phase rows' samples go with them."""
+        phase rows' samples go with them. Whether any row went."""
         db = self.db
+        trimmed = False
         names = ("user_name", "job_name", "phase_id")[: len(new) - 1]
         not_new = " AND NOT (" + " AND ".join(f"{c} = ?" for c in names) + ")"
         for scope, limit in (
@@ -283,6 +301,8 @@ class StatisticsHistory:
             cur.executemany(db.sql(f"DELETE FROM {table} WHERE {match}"), gone)
             if table == "phase_moments":
                 cur.executemany(db.sql(f"DELETE FROM phase_samples WHERE {match}"), gone)
+            trimmed = trimmed or bool(gone)
+        return trimmed
 
     def record_run(self, key: JobKey, now: float | None = None) -> int:
         """Count one finished run of a recurring job; return its number of runs so far."""
@@ -313,7 +333,20 @@ class StatisticsHistory:
         return int(row[0]) if row else 0
 
     def moments(self, key: JobKey, phase_id: str) -> PhaseMoments | None:
-        return self.phases(key, phase_id).get(phase_id)
+        if self._read is None:
+            return self.phases(key, phase_id).get(phase_id)
+        row = (*self.stored(key), phase_id)
+        with self._read_lock:
+            if row in self._read:
+                return self._read[row]
+            at = self._writes
+        m = self.phases(key, phase_id).get(phase_id)
+        with self._read_lock:
+            if self._writes == at:  # no write since the read began
+                if len(self._read) >= MAX_READS_KEPT:
+                    self._read.clear()
+                self._read[row] = m
+        return m
 
     def phases(self, key: JobKey, only: str | None = None) -> dict[str, PhaseMoments]:
         """Moments of every phase recorded for `key` (or just phase `only`)."""

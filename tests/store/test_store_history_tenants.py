@@ -77,6 +77,22 @@ def test_each_tenant_is_bounded_and_evicts_its_own_oldest_rows(store_url: str) -
         assert [h.runs(JobKey("root.adhoc", "mallory", f"r{i}")) for i in range(4)] == [0, 0, 1, 1]
 
 
+def test_kept_reads_follow_the_histories_own_writes_and_trims(store_url: str) -> None:
+    with open_store(store_url) as s:
+        h = StatisticsHistory(s.db, max_rows_per_queue=2, max_rows_per_user=2, cache_reads=True)
+        assert h.moments(PROD, "map") is None
+        h.record(PROD, "map", [30.0])
+        m = h.moments(PROD, "map")
+        assert m is not None and m.count == 1
+        h.record(PROD, "map", [32.0])  # the phase written: read again
+        m = h.moments(PROD, "map")
+        assert m is not None and (m.count, m.mean) == (2, 31.0)
+        h.record(PROD, "reduce", [5.0])
+        assert h.moments(PROD, "reduce") is not None and h.moments(PROD, "map") is not None
+        h.record(PROD, "sort", [1.0])  # a third row of the queue: its least recently updated goes
+        assert h.moments(PROD, "map") is None and h.moments(PROD, "sort") is not None
+
+
 def test_bounds_are_checked() -> None:
     for bad in ({"max_rows_per_queue": 0}, {"max_rows_per_user": -1}, {"max_samples": True}):
         with pytest.raises(ValueError, match=next(iter(bad))):

@@ -146,6 +146,7 @@ class DecisionService:
             max_rows_per_queue=cfg["store.history_max_rows_per_queue"],
             max_rows_per_user=cfg["store.history_max_rows_per_user"],
             share_across_queues=cfg["store.history_share_across_queues"],
+            cache_reads=True,  # the service is its store's one writer of the history
         )
         recorder = _WriterRecorder(self.writer)
         self.limits = Limits.from_config(cfg)

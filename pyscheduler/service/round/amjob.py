@@ -41,22 +41,32 @@ def replay(job: Job, attempts: Sequence[Any]) -> None:
     success finishing its task. A phase whose parents all finished becomes runnable, and its clones are
     bounded by the parents' copies (Dolly 3.2), as in the simulator. Attempts of unknown tasks are
     ignored."""
-    by_task: dict[tuple[str, int], list[Any]] = {}
+    by_task: dict[tuple[str, int], list[int]] = {}  # task -> [copies, failed or killed, succeeded]
     for a in attempts:
+        state = a.state
+        if state == pb.ATTEMPT_WAITING and not a.is_clone:
+            continue  # an original waiting for its container (a waiting clone counts: `waiting_clone`)
         i = task_index(a.task_id)
-        if i is not None and (a.state != pb.ATTEMPT_WAITING or waiting_clone(a)):
-            by_task.setdefault((a.phase_id, i), []).append(a)
+        if i is None:
+            continue
+        counts = by_task.get((a.phase_id, i))
+        if counts is None:
+            counts = by_task[(a.phase_id, i)] = [0, 0, 0]
+        counts[0] += 1
+        if state in (pb.ATTEMPT_FAILED, pb.ATTEMPT_KILLED):
+            counts[1] += 1
+        elif state == pb.ATTEMPT_SUCCEEDED:
+            counts[2] = 1
     phases = {ph.phase_id: ph for ph in job.phases}
-    for (phase_id, i), copies in by_task.items():
+    for (phase_id, i), (copies, ended, won) in by_task.items():
         ph = phases.get(phase_id)
         if ph is None or i >= ph.num_tasks:
             continue
-        for _ in copies:
+        for _ in range(copies):
             ph.start_copy(i)
-        for a in copies:
-            if a.state in (pb.ATTEMPT_FAILED, pb.ATTEMPT_KILLED):
-                ph.end_copy(i, False)
-        if any(a.state == pb.ATTEMPT_SUCCEEDED for a in copies):
+        for _ in range(ended):
+            ph.end_copy(i, False)
+        if won:
             ph.end_copy(i, True)
 
 
@@ -85,6 +95,8 @@ def running(
     rate yet carries progress nan (judged by the elapsed-time rule from its launch)."""
     out: list[ReportedAttempt] = []
     for a in attempts:
+        if a.state != pb.ATTEMPT_RUNNING and a.state != pb.ATTEMPT_WAITING:
+            continue  # neither running nor a clone waiting (speed: most reports are of ended attempts)
         i = task_index(a.task_id)
         if i is None:
             continue

@@ -33,6 +33,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from pyscheduler import metrics
 from pyscheduler.estimate.copies import slow_waiting
 from pyscheduler.estimate.runtimes import FRAMEWORK
@@ -124,7 +126,33 @@ def task_clones(app_id: str, decisions: Any, attempts: Sequence[Any]) -> dict[st
     return out
 
 
-def context_of(view: PlanView | None, app_id: str, hints: Any, now: float) -> tuple[ClusterState, list[Job]]:
+class ProfileNodes:
+    """The nodes of the AM plans' cluster (vcores and memory of every node of the chosen mirror), kept while
+    the nodes and their capacities stay as they were: each plan copies it with the mirror's free room
+    (`ClusterState.with_free`) instead of building and checking the whole cluster again. The kept state is
+    never handed to a policy."""
+
+    def __init__(self) -> None:
+        self._kept: ClusterState | None = None
+
+    def of(self, c: ClusterState, keep: int) -> ClusterState:
+        """`c`'s first `keep` dimensions as a new ClusterState, every row active (`from_arrays`)."""
+        cap, free, dims = c.capacity[:, :keep], c.free[:, :keep], c.dims[:keep]
+        kept = self._kept
+        if (
+            kept is None
+            or kept.dims != dims
+            or kept.node_ids != c.node_ids
+            or not np.array_equal(kept.capacity, cap)
+        ):
+            kept = ClusterState.from_arrays(list(c.node_ids), cap, cap, dims)
+            self._kept = kept
+        return kept.with_free(free)
+
+
+def context_of(
+    view: PlanView | None, app_id: str, hints: Any, now: float, nodes: ProfileNodes | None = None
+) -> tuple[ClusterState, list[Job]]:
     """The cluster and every other application's pending work, translated from `view`: the state the
     last round of the RM session that owns the application left (service/round/planview.py), with the AM
     reports of now (`hints`); the plan for one job is decided among the jobs it competes with, so clones
@@ -135,9 +163,7 @@ def context_of(view: PlanView | None, app_id: str, hints: Any, now: float) -> tu
     snap, _, _ = to_snapshot(view.mirror, view.memory.for_plan(), now, hints)
     c = snap.cluster
     keep = len(c.dims) if len(c.dims) <= 2 else 2  # the profile speaks vcores and memory only
-    cluster = ClusterState.from_arrays(
-        list(c.node_ids), c.capacity[:, :keep], c.free[:, :keep], c.dims[:keep]
-    )
+    cluster = (nodes or ProfileNodes()).of(c, keep)
     others = [
         j
         for j in snap.jobs
@@ -163,6 +189,7 @@ class AmPlanner:
         self.policy = policy
         self.recorder = recorder
         self.budget = budget if budget is not None else PlanBudget(DEFAULT_PLANS_PER_S)
+        self.nodes = ProfileNodes()
 
     def plan(self, app_id: str) -> Any:
         with self.apps.lock:
@@ -193,6 +220,7 @@ class AmPlanner:
             first = dict(st.first_progress)
             startup = reg.startups.median()  # under the lock: `record` appends to it
             judged = set(st.per_task)
+            reports = copy_reports(reported, first, st.report_cache)  # the cache is the lock's
             replay(job, reported)
         plan = pb.ClonePlan(application_id=app_id)
         for ph in st.profile.phases:
@@ -201,7 +229,7 @@ class AmPlanner:
             plan.detail = "the policy grants no clones"
             return plan
         checkpoint()
-        cluster, others = context_of(self.views(app_id), app_id, reg.hints, now)
+        cluster, others = context_of(self.views(app_id), app_id, reg.hints, now, self.nodes)
         checkpoint()
         copies = running(app_id, reported, first, now, startup)
         measured = frozenset(p for p, e in stats.items() if e.source != FRAMEWORK)
@@ -219,9 +247,7 @@ class AmPlanner:
                 plan.clones_per_phase[g.phase_id] = max(0, min(MAX_CLONES, g.clones))
         named = task_clones(app_id, decisions, reported)
         rules = dict.fromkeys(named, RULE_CORE)
-        for task_id, n in slow_waiting(
-            copy_reports(reported, first), now, {*named, *judged}, startup
-        ).items():
+        for task_id, n in slow_waiting(reports, now, {*named, *judged}, startup).items():
             named[task_id] = (n, pb.REASON_CLONE_LATE_COPY)
             rules[task_id] = RULE_SLOW_WAITING
         for task_id, (n, why) in sorted(named.items()):
@@ -255,11 +281,11 @@ class AmPlanner:
                 [(t.task_id, t.clones) for t in plan.task_clones],
             )
         )
-        where = {a.task_id: (a.phase_id, task_index(a.task_id)) for a in reported}
+        where = {a.task_id: a.phase_id for a in reported if a.task_id in named} if named else {}
         listed = [
-            Named(t, where[t][0], i, n, why, rules[t])
+            Named(t, where[t], i, n, why, rules[t])
             for t, (n, why) in sorted(named.items())
-            if t in where and (i := where[t][1]) is not None
+            if t in where and (i := task_index(t)) is not None
         ]
         with reg.lock:
             changed = st.last_plan != memo

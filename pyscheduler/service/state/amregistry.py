@@ -19,6 +19,7 @@ from typing import Any
 from pyscheduler.core.clock import Clock, WallClock
 from pyscheduler.echo import shown
 from pyscheduler.estimate.copies import (
+    Kind,
     Report,
     StartupEstimate,
     finish_at_rate,
@@ -35,7 +36,6 @@ from pyscheduler.service.state.amcopies import Copy
 from pyscheduler.service.state.amreports import (
     FINAL,
     ReportCache,
-    copy_report,
     copy_reports,
     downstream,
     last_stages,
@@ -83,6 +83,8 @@ class AppState:
     version: int = 0
     first_memo: tuple[tuple[int, float, float | None], dict[str, int]] | None = None
     report_cache: ReportCache = field(default_factory=dict)  # amjob.copy_reports' records, kept
+    durations_version: int = 0  # bumped by every change of `durations`: the key of `own_memo`
+    own_memo: tuple[int, dict[str, tuple[float, float]]] | None = None  # `_own_moments`
 
     def __post_init__(self) -> None:
         self.last_stages = last_stages(self.profile)
@@ -140,6 +142,7 @@ def make_room(st: Any, incoming: Any, limits: Limits) -> int:
     for ds in st.durations.values():  # the phase statistics keep the latest durations only
         if len(ds) > limits.attempts_per_app:
             del ds[: len(ds) - limits.attempts_per_app]
+            st.durations_version += 1
     return over
 
 
@@ -229,6 +232,7 @@ class AmRegistry:
                     st.waiting_alone.pop(a.attempt_id, None)
                 if a.state == pb.ATTEMPT_SUCCEEDED and (prev is None or prev.state != pb.ATTEMPT_SUCCEEDED):
                     st.durations.setdefault(a.phase_id, []).append(a.duration_s)
+                    st.durations_version += 1
                     finished.setdefault(a.phase_id, []).append(a.duration_s)
             return (
                 finished,
@@ -251,12 +255,11 @@ class AmRegistry:
             m = None
             if self.history is not None and st.tenant is not None:
                 m = self.history.moments(st.tenant, ph.phase_id)
-            seen = st.durations.get(ph.phase_id, [])
             if m is not None and math.isfinite(m.mean):
                 out[ph.phase_id] = Estimate(m.mean, m.sd, HISTORY, m.count)
-            elif seen:
-                sd = statistics.pstdev(seen) if len(seen) > 1 else 0.0
-                out[ph.phase_id] = Estimate(statistics.fmean(seen), sd, FIRST_TASKS, len(seen))
+            elif ph.phase_id in (own := _own_moments(st)):
+                mean, sd = own[ph.phase_id]
+                out[ph.phase_id] = Estimate(mean, sd, FIRST_TASKS, len(st.durations[ph.phase_id]))
             elif prior:
                 e = self.prior_of(st, ph.phase_id)
                 if e is not None:
@@ -400,17 +403,15 @@ class AmRegistry:
         for app_id, st in chosen:  # of `apps` only (a session's: not other tenants')
             if not st.profile.clones_preemptible:  # the project's AM: a preempted clone is not replaced
                 continue
-            left, fresh = time_left(
-                copy_reports(list(st.attempts.values()), st.first_progress, st.report_cache),
-                self.clock.now(),
-                startup,
-            )
+            attempts = list(st.attempts.values())
+            reports = copy_reports(attempts, st.first_progress, st.report_cache)
+            left, fresh = time_left(reports, self.clock.now(), startup)
             slow, covered = judge_left(left, fresh)
             own = _own_moments(st)  # not `stats`: no history read on the round's hot path
-            for a in st.attempts.values():
-                if a.state != pb.ATTEMPT_RUNNING or not a.container_id:
+            for a, r in zip(attempts, reports, strict=True):
+                if r.kind is not Kind.RUNNING:  # (in a container)
                     continue
-                ends = finish_at_rate(copy_report(a, st.first_progress.get(a.attempt_id)))
+                ends = finish_at_rate(r)
                 out.append(
                     Copy(
                         app_id,
@@ -435,9 +436,13 @@ class AmRegistry:
 
 def _own_moments(st: AppState) -> dict[str, tuple[float, float]]:
     """Mean and SD of each phase's finished run times this job reported (what the value model reads of a
-    running copy's phase, service/round/yield_value.py; without any, the phase's fresh-copy estimate)."""
-    return {
-        phase_id: (statistics.fmean(ds), statistics.pstdev(ds) if len(ds) > 1 else 0.0)
-        for phase_id, ds in st.durations.items()
-        if ds
-    }
+    running copy's phase, service/round/yield_value.py; without any, the phase's fresh-copy estimate);
+    kept while they stay as they were (`AppState.durations_version`; caller holds the lock)."""
+    if st.own_memo is None or st.own_memo[0] != st.durations_version:
+        own = {
+            phase_id: (statistics.fmean(ds), statistics.pstdev(ds) if len(ds) > 1 else 0.0)
+            for phase_id, ds in st.durations.items()
+            if ds
+        }
+        st.own_memo = (st.durations_version, own)
+    return st.own_memo[1]

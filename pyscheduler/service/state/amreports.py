@@ -7,6 +7,7 @@ round/amplan.py)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
 from pyscheduler.estimate.copies import CopyReport, Kind, Report
@@ -21,6 +22,7 @@ def waiting_clone(a: Any) -> bool:
     return bool(a.is_clone) and a.state == pb.ATTEMPT_WAITING
 
 
+@lru_cache(maxsize=1 << 16)  # every round reads every reported attempt's task id again
 def task_index(task_id: str) -> int | None:
     """Hadoop's task ids end in the task's index (task_<cluster>_<app>_m_000003 -> 3)."""
     tail = task_id.rsplit("_", 1)[-1]

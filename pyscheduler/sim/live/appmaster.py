@@ -82,6 +82,9 @@ class AppMaster:
     of_task: dict[tuple[int, int], list[Attempt]] = field(default_factory=dict)
     of_phase: dict[int, list[Attempt]] = field(default_factory=dict)
     by_container: dict[str, Attempt] = field(default_factory=dict)
+    # the attempts not yet reported in a final state, in the order they were made (as `attempts`): an
+    # ended attempt, once reported, never changes again, so `report` and `finish_due` pass it by (speed)
+    unsettled: dict[str, Attempt] = field(default_factory=dict)
 
     @property
     def spec(self) -> JobSpec:
@@ -123,11 +126,13 @@ class AppMaster:
         passed another tenth or grew since a report `PROGRESS_REPORT_S` old (CloneBook.changes)."""
         out = pb.AttemptReports(application_id=self.app_id)
         upstream = self._upstream()
-        for a in self.attempts.values():
+        for a in list(self.unsettled.values()):
+            if a.state not in LIVE:  # reported now or before (below), or never to be: settled
+                del self.unsettled[a.attempt_id]
             if not a.container_id and not (a.is_clone and a.state in LIVE):
                 continue  # an original waiting for its container: its ask is all the service needs
             running = a.state == pb.ATTEMPT_RUNNING
-            progress = self._progress(a, now, upstream)
+            progress = self._progress(a, now, upstream) if running else 0.0
             key = (a.state, a.container_id, int(10 * progress) if running else 0)
             last = self.sent_progress.get(a.attempt_id)
             due = running and last is not None and progress > last[0] and now - last[1] >= PROGRESS_REPORT_S
@@ -207,6 +212,7 @@ class AppMaster:
         self.copies[(phase, task)] = nth + 1
         task_id, attempt_id = self._ids(phase, task, nth)
         a = self.attempts[attempt_id] = Attempt(attempt_id, task_id, phase, task, nth, is_clone, why)
+        self.unsettled[attempt_id] = a
         self.of_task.setdefault((phase, task), []).append(a)
         self.of_phase.setdefault(phase, []).append(a)
         if is_clone:
@@ -279,10 +285,11 @@ class AppMaster:
         phase's count still gives more."""
         floor: dict[int, int] = {}
         for p, t in tasks:
-            task_id = self._ids(p, t, 0)[0]
+            if (p, t) in self.done:
+                continue
             sent = self.sent.get((p, t), 0)
             at_launch = min(MAX_CLONES, self.per_phase.get(self.spec.phases[p].phase_id, 0))
-            if (p, t) not in self.done and task_id not in self.granted and at_launch > sent:
+            if at_launch > sent and self._ids(p, t, 0)[0] not in self.granted:
                 floor[p] = min(floor.get(p, sent), sent)
         return floor
 
@@ -309,7 +316,7 @@ class AppMaster:
         """Copies whose work ended by `now` succeed (the first of a task wins; the AM kills the others):
         the containers released, as (container id, exit kind, time)."""
         out: list[tuple[str, int, float]] = []
-        due = [a for a in self.attempts.values() if a.state == pb.ATTEMPT_RUNNING and a.end_s <= now]
+        due = [a for a in self.unsettled.values() if a.state == pb.ATTEMPT_RUNNING and a.end_s <= now]
         for a in sorted(due, key=lambda a: (a.end_s, a.attempt_id)):
             if a.state != pb.ATTEMPT_RUNNING:  # killed as a loser earlier in this loop
                 continue
