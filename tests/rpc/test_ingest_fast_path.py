@@ -123,7 +123,9 @@ def test_the_pacer_hands_free_heap_back_to_the_system() -> None:
         time.sleep(0.25)
         pacer.between_rounds()
         after = _rss_mb()
-        assert pacer.trims == 1 and pacer.summary()["malloc_trims"] == 1
+        # at least the trim after this collection; the keeper thread may have trimmed too while the machine
+        # was slow to run this test (CI at 9ed4c05: 4, with Maven beside it)
+        assert pacer.trims >= 1 and pacer.summary()["malloc_trims"] == pacer.trims
         assert before - freed < 16 < freed - after, (before, freed, after)
         assert all(k[1000] == 1 for k in keep)
     finally:
