@@ -15,15 +15,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
 import tomllib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
+
+from pyscheduler.sim.live.compare import Spread
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = Path(__file__).resolve().parent / "scenarios.toml"
@@ -109,18 +110,7 @@ def run_once(s: Scenario, tree: Path, traces: Path) -> float:
     return figure_of(doc, s.figure)
 
 
-@dataclass(frozen=True)
-class Figures:
-    median: float
-    low: float
-    high: float
-
-    @staticmethod
-    def of(xs: Sequence[float]) -> Figures:
-        return Figures(statistics.median(xs), min(xs), max(xs))
-
-    def text(self, fmt: str = ".3g") -> str:
-        return f"{self.median:{fmt}} [{self.low:{fmt}}, {self.high:{fmt}}]"
+Figures = Spread  # median, low, high of one figure over runs
 
 
 Runner = Callable[[Scenario, Path], float]
@@ -192,8 +182,8 @@ def run_all(args: argparse.Namespace) -> int:
         f = got[s.name]
         ok = f.median <= s.max
         failed += not ok
-        print(f"{s.name:<58}{s.figure:<34}{f.text():>30}{s.max:>10g}  {'yes' if ok else 'NO'}")
-    out = {s.name: {"figure": s.figure, "bar": s.max, **vars(got[s.name])} for s in scenarios}
+        print(f"{s.name:<58}{s.figure:<34}{f.text('.3g'):>30}{s.max:>10g}  {'yes' if ok else 'NO'}")
+    out = {s.name: {"figure": s.figure, "bar": s.max, **asdict(got[s.name])} for s in scenarios}
     line = json.dumps({"repeats": args.repeats, "scenarios": out}, sort_keys=True)
     if args.json_out:
         args.json_out.write_text(line + "\n")
@@ -222,8 +212,8 @@ def run_compare(args: argparse.Namespace) -> int:
     out: dict[str, Any] = {}
     for s in scenarios:
         a, b, r = got[s.name]
-        print(f"{s.name:<58}{a.text():>26}{b.text():>26}{r.text('.3f'):>26}")
-        out[s.name] = {"figure": s.figure, "rev": vars(a), "tree": vars(b), "ratio": vars(r)}
+        print(f"{s.name:<58}{a.text('.3g'):>26}{b.text('.3g'):>26}{r.text('.3f'):>26}")
+        out[s.name] = {"figure": s.figure, "rev": asdict(a), "tree": asdict(b), "ratio": asdict(r)}
     line = json.dumps({"rev": args.rev, "repeats": args.repeats, "scenarios": out}, sort_keys=True)
     if args.json_out:
         args.json_out.write_text(line + "\n")
