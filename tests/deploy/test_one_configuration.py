@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from pyscheduler import config, policies
-from pyscheduler.bench import choose, sls
+from pyscheduler.bench import choose, mechanisms, sls
 from pyscheduler.cli import bench as bench_cli
 from pyscheduler.cli import localcluster as localcluster_cli
 from pyscheduler.cli import serve
@@ -80,7 +80,7 @@ def test_the_demo_and_the_benchmarks_run_the_production_configuration() -> None:
         p = argparse.ArgumentParser()
         bench_cli.register(p.add_subparsers(dest="command"))
         assert p.parse_args(["bench", target]).policy == NAME, target
-    mech = _defaults(__import__("pyscheduler.bench.mechanisms", fromlist=["add_args"]).add_args)
+    mech = _defaults(mechanisms.add_args)
     assert NAME in mech.policies.split(",")
 
 
