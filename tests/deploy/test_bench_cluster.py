@@ -6,6 +6,7 @@ import argparse
 import re
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -67,12 +68,17 @@ def _result(name: str, s: float) -> JobResult:
     return JobResult(name, "application_1_1", 0, "SUCCEEDED", s, s, Path("log"))
 
 
-def test_report_last_line_fields() -> None:
-    cap, dmp = bc.Run("capacity"), bc.Run("dollymp", clone_s=10.0, attempt_s=100.0, lost_s=25.0, clones=2)
+def _mix_report(**dollymp: Any) -> tuple[str, dict[str, object]]:
+    """The report of the mix with every Capacity job at 100 s and every DollyMP job at 50 s."""
+    cap, dmp = bc.Run("capacity"), bc.Run("dollymp", **dollymp)
     for j in bc.MIX:
         cap.results[j.name] = _result(j.name, 100.0)
         dmp.results[j.name] = _result(j.name, 50.0)
-    _, out = bc.report({"capacity": cap, "dollymp": dmp})
+    return bc.report({"capacity": cap, "dollymp": dmp})
+
+
+def test_report_last_line_fields() -> None:
+    _, out = _mix_report(clone_s=10.0, attempt_s=100.0, lost_s=25.0, clones=2)
     assert out["ratio"] == 0.5
     assert out["clone_extra_container_s_frac"] == 0.1
     assert out["lost_container_s_frac"] == 0.25
@@ -219,11 +225,7 @@ def test_clone_seconds_while_originals_waited_come_from_the_services_metrics() -
     assert benchreads.metric_value(text, benchreads.CLONE_WAIT_METRIC) == 42.5
     assert benchreads.metric_value("other 1\n", benchreads.CLONE_WAIT_METRIC) is None
     assert benchreads.clone_s_while_waiting(None) is None
-    cap, dmp = bc.Run("capacity"), bc.Run("dollymp", attempt_s=1000.0, clone_wait_s=42.5)
-    for j in bc.MIX:
-        cap.results[j.name] = _result(j.name, 100.0)
-        dmp.results[j.name] = _result(j.name, 50.0)
-    table, out = bc.report({"capacity": cap, "dollymp": dmp})
+    table, out = _mix_report(attempt_s=1000.0, clone_wait_s=42.5)
     assert out["clone_s_while_originals_waited"] == 42.5
     assert out["clone_s_while_originals_waited_frac"] == 0.0425
     assert "clones held 42.5 container-s while an original of some job waited" in table
