@@ -209,8 +209,17 @@ FORMER: dict[str, Any] = {"clone_rule": "none", "sigma_factor": 1.0}
 
 def in_process_service(tmp_path: Path, **overrides: Any) -> DecisionService:
     """The assembled DecisionService in this process, on a real loopback socket (an ephemeral port, no
-    HTTP API unless `overrides` say otherwise), with a SQLite log."""
-    base = {"store.url": str(tmp_path / "d.db"), "grpc.port": 0, "http.port": -1}
+    HTTP API unless `overrides` say otherwise), with a SQLite log. The AM calls' CPU budgets
+    (service/rmproxy/amgate.py) are ample unless `overrides` set them: they are the subject of
+    test_hostile_fairness.py and test_hostile_bounds.py, and elsewhere a call's CPU on a loaded xdist worker
+    (637 ms for the first three calls of one AM once in CI, ~50 ms alone) must not defer a test's plan."""
+    base = {
+        "store.url": str(tmp_path / "d.db"),
+        "grpc.port": 0,
+        "http.port": -1,
+        "appmaster.app_cpu_ms_per_s": 100_000.0,
+        "appmaster.queue_cpu_ms_per_s": 100_000.0,
+    }
     cfg = config.load(None, env={}, overrides={**base, **overrides})
     svc = DecisionService(cfg)
     svc.start()

@@ -17,6 +17,7 @@ import hostile
 import pytest
 from rpc_harness import Stream, full_batch, in_process_service, node, phase_profile, register
 
+from pyscheduler import config
 from pyscheduler.bench import tenants
 from pyscheduler.service.rmproxy import amgate
 from pyscheduler.wire import pb, pb_grpc
@@ -171,7 +172,8 @@ def test_a_flood_within_bounds_leaves_another_tenants_rounds_alone(tmp_path: Pat
     fast as answered) from another process for 8 s, at the default budgets: most of its calls are
     deferred with the reason, and the good tenant's rounds keep placing at a bounded latency."""
     attack = "AM flood within bounds (fairness)"
-    svc = in_process_service(tmp_path)
+    budgets = ("appmaster.app_cpu_ms_per_s", "appmaster.queue_cpu_ms_per_s", "appmaster.cpu_burst_s")
+    svc = in_process_service(tmp_path, **{k: config.SCHEMA[k][0] for k in budgets})
     good = hostile.GoodTenant(svc.port)
     r = hostile.row(attack)
     ctx = multiprocessing.get_context("spawn")
