@@ -30,10 +30,12 @@ line.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import subprocess
 import time
 from collections.abc import Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -136,6 +138,57 @@ def run_cell(cell: Cell) -> dict[str, Any]:
     return out
 
 
+def code_version() -> str | None:
+    """The git tree of pyscheduler/ when the checkout has no uncommitted change under it, else None."""
+    try:
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--", "pyscheduler"], cwd=ROOT, capture_output=True, text=True
+        )
+        tree = subprocess.run(
+            ["git", "rev-parse", "HEAD:pyscheduler"], cwd=ROOT, capture_output=True, text=True
+        )
+    except OSError:
+        return None
+    if dirty.returncode or tree.returncode or dirty.stdout.strip():
+        return None
+    return tree.stdout.strip() or None
+
+
+def cell_key(cell: Cell, version: str) -> str:
+    """The cache file name of `cell`'s result on the code at `version`."""
+    text = json.dumps([asdict(cell), version], sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+def run_cells(cells: Sequence[Cell], workers: int, cache: Path | None) -> list[dict[str, Any]]:
+    """Every cell's result in order: from `cache` where the same cell ran on the same code, the others run
+    (`workers` at once) and, with a cache, each kept there as it finishes."""
+    version = code_version() if cache is not None else None
+    if cache is not None and version is None:
+        print("--cache: pyscheduler/ has uncommitted changes (or no git): nothing cached")
+    results: dict[int, dict[str, Any]] = {}
+    todo: list[int] = []
+    for i, cell in enumerate(cells):
+        hit = cache / f"{cell_key(cell, version)}.json" if cache is not None and version else None
+        if hit is not None and hit.is_file():
+            results[i] = json.loads(hit.read_text())
+        else:
+            todo.append(i)
+    if len(todo) < len(cells):
+        print(f"{len(cells) - len(todo)} cells from the cache, {len(todo)} to run")
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        futures = {pool.submit(run_cell, cells[i]): i for i in todo}
+        for fut in as_completed(futures):
+            i = futures[fut]
+            results[i] = fut.result()
+            c = cells[i]
+            print(f"  ran {c.scenario} seed {c.seed} in {results[i]['wall_s']:.0f} s", flush=True)
+            if cache is not None and version:
+                cache.mkdir(parents=True, exist_ok=True)
+                (cache / f"{cell_key(c, version)}.json").write_text(json.dumps(results[i]))
+    return [results[i] for i in range(len(cells))]
+
+
 def at_utilisation(
     jobs: Sequence[JobSpec], cluster: ClusterSpec, target: float, config: SimConfig
 ) -> tuple[list[JobSpec], ClusterSpec]:
@@ -222,6 +275,13 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", dest="json_out", default=None, help="also write the JSON here")
     p.add_argument("--plot", default=None, help="draw the front (PNG) here")
     p.add_argument(
+        "--cache",
+        default=None,
+        help="a folder: each finished cell's result is kept there, keyed by the cell and the code "
+        "(pyscheduler/'s git tree, or no caching outside a checkout without changes), and read back by a "
+        "later run of the same cell on the same code",
+    )
+    p.add_argument(
         "--from-json", default=None, help="run nothing: draw --plot from this earlier run's JSON line"
     )
 
@@ -287,8 +347,7 @@ def run(args: argparse.Namespace) -> int:
         f"{args.seeds} seeds), {len(cells[0].policies)} policies each, through the service's round"
     )
     t0 = time.perf_counter()
-    with ProcessPoolExecutor(max_workers=args.workers) as pool:
-        results = list(pool.map(run_cell, cells))
+    results = run_cells(cells, args.workers, Path(args.cache) if args.cache else None)
     by_scenario: dict[str, list[dict[str, Any]]] = {}
     heldout: set[str] = set()
     for cell, res in zip(cells, results, strict=True):

@@ -102,3 +102,29 @@ def test_the_front_is_drawn_from_a_runs_json(tmp_path: Path) -> None:
     saved.write_text(json.dumps(out))
     assert main(["bench", "choose", "--from-json", str(saved), "--plot", str(png)]) == 0
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def _fake_cell(cell: choose.Cell) -> dict[str, object]:
+    return {"wall_s": 0.0, "seed": cell.seed, "jobs": cell.jobs}
+
+
+def _no_cell(cell: choose.Cell) -> dict[str, object]:
+    raise AssertionError(f"seed {cell.seed} ran again")
+
+
+def test_a_cached_cell_is_read_back_on_the_same_code_and_run_again_on_other_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cells = [choose.Cell(choose.WORKLOADS[0], "empirical", 0.8, seed, 5, ("tetris",)) for seed in (1, 2)]
+    monkeypatch.setattr(choose, "code_version", lambda: "tree-1")
+    monkeypatch.setattr(choose, "run_cell", _fake_cell)
+    first = choose.run_cells(cells, 1, tmp_path)
+    assert [r["seed"] for r in first] == [1, 2] and len(list(tmp_path.iterdir())) == 2
+    monkeypatch.setattr(choose, "run_cell", _no_cell)
+    assert choose.run_cells(cells, 1, tmp_path) == first  # nothing ran
+    monkeypatch.setattr(choose, "code_version", lambda: "tree-2")
+    with pytest.raises(AssertionError, match="ran again"):
+        choose.run_cells(cells, 1, tmp_path)
+    monkeypatch.setattr(choose, "code_version", lambda: None)  # uncommitted changes: no cache
+    with pytest.raises(AssertionError, match="ran again"):
+        choose.run_cells(cells, 1, tmp_path)
