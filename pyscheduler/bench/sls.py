@@ -303,7 +303,12 @@ def add_args(p: Any) -> None:
     p.add_argument(
         "--trace", default=str(ROOT.parent / "shared/traces/swim_facebook/FB-2010_samples_24_times_1hr_0.tsv")
     )
-    p.add_argument("--format", dest="fmt", default="swim", help="the trace's format: swim, alibaba or native")
+    p.add_argument(
+        "--format",
+        dest="fmt",
+        default="swim",
+        help="the trace's format: swim, alibaba, native or yarn-history (bench record-history)",
+    )
     p.add_argument("--jobs", type=int, default=500, help="jobs in the slice")
     p.add_argument("--start", type=int, default=0, help="the slice starts at this job (by arrival)")
     p.add_argument("--nodes", type=int, default=1000, help="simulated NodeManagers")

@@ -204,6 +204,18 @@ def _run_tenants(args: argparse.Namespace) -> int:
     return tenants.run(args)
 
 
+def _add_record_history(p: argparse.ArgumentParser) -> None:
+    from pyscheduler.deploy import yarnhistory
+
+    yarnhistory.add_args(p)
+
+
+def _run_record_history(args: argparse.Namespace) -> int:
+    from pyscheduler.deploy import yarnhistory
+
+    return yarnhistory.run(args)
+
+
 BENCH_TARGETS: dict[str, tuple[str, AddArgs, Run]] = {
     "all": ("every scenario of pyscheduler/bench/scenarios.toml, one table (make bench)", _add_all, _run_all),
     "compare": ("the scenarios at another git revision and here, side by side", _add_compare, _run_compare),
@@ -213,6 +225,11 @@ BENCH_TARGETS: dict[str, tuple[str, AddArgs, Run]] = {
         "one trace through Hadoop SLS under CapacityScheduler, FairScheduler and DollyMP",
         _add_sls,
         _run_sls,
+    ),
+    "record-history": (
+        "save a running cluster's JobHistory and RM answers as a trace for bench sls (--format yarn-history)",
+        _add_record_history,
+        _run_record_history,
     ),
     "streams": ("other HTTP queries and memory under many live SSE subscribers", _add_streams, _run_streams),
     "mechanisms": (

@@ -6,6 +6,7 @@ processes     child processes in their own process groups; nothing outlives the 
 localcluster  LocalCluster: RM + N NodeManagers (+ history server, + decision service)
 jobs          submitting Hadoop's wordcount and SleepJob, results from the RM REST API
 rest          a stdlib JSON-over-HTTP client
+yarnhistory   a running cluster's JobHistory and RM answers saved as a trace (`dollymp bench record-history`)
 shimsecret    the compose service's entrypoint: makes the shim's shared secret at first start
 display       progress lines of the demo and the benchmark
 demo          the newcomer's demo (`make demo`); demomix its job mix and summary

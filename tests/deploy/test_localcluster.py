@@ -12,10 +12,13 @@ from pathlib import Path
 
 import pytest
 
+from pyscheduler.bench import sls_trace
+from pyscheduler.cli import main
 from pyscheduler.deploy import jobs
 from pyscheduler.deploy.localcluster import LocalCluster
 from pyscheduler.deploy.processes import pid_alive, processes_under
 from pyscheduler.deploy.rest import get_json
+from pyscheduler.sim.loaders import load_workload
 
 from . import staticcheck as sc
 
@@ -27,6 +30,30 @@ def _health(port: int, path: str, expect: str) -> int:
     bash = shutil.which("bash")
     assert bash is not None
     return subprocess.run([bash, str(HEALTHCHECK), str(port), path, expect], check=False).returncode
+
+
+def _record_and_replay(cluster: LocalCluster, tmp_path: Path) -> None:
+    """The two jobs' history, recorded from the real history server and RM (`bench record-history`), read
+    back (format yarn-history): each job with its maps and its reduce, its tasks' times those of their
+    successful attempts, named by queue, user and job name; and converted to an SLS slice."""
+    saved = tmp_path / "history.jsonl"
+    assert cluster.history_url is not None
+    argv = ["bench", "record-history", "--history", cluster.history_url, "--rm", cluster.rm_web_url]
+    assert main([*argv, "--out", str(saved)]) == 0
+    loaded, _ = load_workload(saved, "yarn-history")
+    by_name = {j.name.rsplit("/", 1)[-1]: j for j in loaded}
+    queues = {a["queue"] for a in get_json(f"{cluster.rm_web_url}/ws/v1/cluster/apps")["apps"]["app"]}
+    # the job names MapReduce gave them (mapreduce.job.name: the examples' own)
+    assert set(by_name) == {"word count", "Sleep job"}, [j.name for j in loaded]
+    for job, maps in ((by_name["word count"], 2), (by_name["Sleep job"], 2)):
+        assert job.name.split("/")[0] in queues, (job.name, queues)  # the queue the RM ran it in
+        tasks = {p.id: p.tasks for p in job.phases}
+        assert tasks == {"map": maps, "reduce": 1}, (job.id, tasks)
+    sleep_maps = next(p for p in by_name["Sleep job"].phases if p.id == "map")
+    assert sleep_maps.durations is not None and min(sleep_maps.durations) >= 0.5, sleep_maps
+    shutil.copy(saved, cluster.log_dir / saved.name)  # kept beside the daemons' logs
+    out = sls_trace.convert(saved, "yarn-history", tmp_path / "sls", jobs=2)
+    assert len((out / "trace.json").read_text().splitlines()) == 2
 
 
 def test_compose_topology_as_local_processes(tmp_path: Path) -> None:
@@ -78,6 +105,7 @@ def test_compose_topology_as_local_processes(tmp_path: Path) -> None:
             time.sleep(1)
             history = get_json(f"{cluster.history_url}/ws/v1/history/mapreduce/jobs")
         assert len(history["jobs"]["job"]) == 2, history
+        _record_and_replay(cluster, tmp_path)
         daemons = {d.pid for d in cluster.daemons}
     assert len(daemons) == 6  # service, RM, 3 NMs, history server
     assert daemons <= seen

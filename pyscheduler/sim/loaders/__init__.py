@@ -16,10 +16,11 @@ from pathlib import Path
 from pyscheduler.sim.loaders.alibaba import iter_alibaba
 from pyscheduler.sim.loaders.google import iter_google
 from pyscheduler.sim.loaders.swim import SwimDerivation, iter_swim
+from pyscheduler.sim.loaders.yarnhistory import iter_yarn_history
 from pyscheduler.sim.synthetic import synthetic_workload
 from pyscheduler.sim.workload import JobSpec, LoadReport, iter_native
 
-FORMATS = ("native", "swim", "alibaba", "google", "synthetic")
+FORMATS = ("native", "swim", "alibaba", "google", "yarn-history", "synthetic")
 
 
 def load_workload(
@@ -52,6 +53,8 @@ def load_workload(
         it = iter_alibaba(path, report)
     elif fmt == "google":
         it = iter_google(path, report)
+    elif fmt == "yarn-history":
+        it = iter_yarn_history(path, report)
     else:
         raise ValueError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
     jobs = sorted(it, key=lambda j: j.arrival)
