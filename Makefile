@@ -147,7 +147,7 @@ bench-rm: venv
 # The cluster benchmark: RM + 4 NodeManagers as separate processes (file://), the same straggler job
 # mix under CapacityScheduler + stock speculation and under DollyMP (shim, service, AM helper).
 # Last line: one JSON object (with --repeats N, the medians and min-max over N side-by-side pairs).
-# Options: make bench-cluster BENCH_CLUSTER_ARGS="--repeats 3 --seed 2 --yield-model value".
+# Options: make bench-cluster BENCH_CLUSTER_ARGS="--repeats 3 --seed 2 --mix loaded".
 BENCH_CLUSTER_ARGS ?=
 # The benchmark scenarios of pyscheduler/bench/scenarios.toml, one table (BENCH_ARGS="--ci": the short subset;
 # `dollymp bench compare REV` pairs them against another revision).

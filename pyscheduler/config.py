@@ -220,13 +220,6 @@ SCHEMA: dict[str, tuple[Any, Parser]] = {
     # own (a late copy, the phase tail, a job's last stage) go to the core's round with their job's originals,
     # in its priority order, instead of waiting for capacity no original can use (service/round/clones.py).
     "appmaster.late_first": (False, _bool),
-    # Which clones yield to waiting originals: "rules" (service/round/yielding.py) or "value"
-    # (service/round/yield_value.py, the value model of pyscheduler/value with the yield.* parameters;
-    # originals only).
-    "appmaster.yield_model": ("rules", _str(("rules", "value"))),
-    "yield.margin_s": (5.0, _float(0.0)),
-    "yield.min_wait_s": (3.0, _float(0.0)),
-    "yield.startup_s": (5.0, _float(0.0)),
     "policy.name": ("default", _str()),
     "policy.options": ({}, _options),
     "http.host": ("127.0.0.1", _host),
@@ -265,6 +258,20 @@ SCHEMA: dict[str, tuple[Any, Parser]] = {
 }
 SECTIONS = tuple(sorted({k.split(".")[0] for k in SCHEMA}))
 
+# Keys an earlier version took, with why they are gone: naming one (file, environment or command line) is
+# an error that says so, not an unknown key's.
+_NO_VALUE_MODEL = (
+    "removed: clones yield to waiting originals by service/round/yielding.py's rules, the one yield model "
+    "(the value model tied them on the simulator's median over seeds and was deleted); drop this key"
+)
+REMOVED: dict[str, str] = {
+    "appmaster.yield_model": _NO_VALUE_MODEL,
+    "yield.margin_s": _NO_VALUE_MODEL,
+    "yield.min_wait_s": _NO_VALUE_MODEL,
+    "yield.startup_s": _NO_VALUE_MODEL,
+}
+_REMOVED_SECTIONS = tuple(sorted({k.split(".")[0] for k in REMOVED} - set(SECTIONS)))
+
 
 @dataclass(frozen=True)
 class Config:
@@ -289,12 +296,16 @@ def is_loopback(host: str) -> bool:
 def _flatten(doc: Mapping[str, Any], source: str) -> dict[str, Any]:
     flat: dict[str, Any] = {}
     for section, table in doc.items():
-        if section not in SECTIONS:
+        if section not in SECTIONS and section not in _REMOVED_SECTIONS:
             raise ConfigError(section, source, f"unknown section; known: {', '.join(SECTIONS)}")
         if not isinstance(table, dict):
             raise ConfigError(section, source, "must be a table")
         for name, value in table.items():
             key = f"{section}.{name}"
+            if key in REMOVED:
+                raise ConfigError(key, source, REMOVED[key])
+            if section not in SECTIONS:
+                raise ConfigError(section, source, f"unknown section; known: {', '.join(SECTIONS)}")
             if key not in SCHEMA:
                 known = ", ".join(k for k in SCHEMA if k.startswith(section + "."))
                 raise ConfigError(key, source, f"unknown key; known in [{section}]: {known}")
@@ -308,10 +319,14 @@ def _env_keys(env: Mapping[str, str]) -> dict[str, tuple[str, str]]:
         if not var.startswith(ENV_PREFIX):
             continue
         rest = var[len(ENV_PREFIX) :].lower()
-        section = next((s for s in SECTIONS if rest.startswith(s + "_")), None)
+        section = next((s for s in (*SECTIONS, *_REMOVED_SECTIONS) if rest.startswith(s + "_")), None)
         if section is None:
             continue  # not ours (e.g. DOLLYMP_HOME)
         key = f"{section}.{rest[len(section) + 1 :]}"
+        if key in REMOVED:
+            raise ConfigError(key, f"env {var}", REMOVED[key])
+        if section not in SECTIONS:
+            continue  # not ours: a removed section's prefix, naming none of its keys
         if key not in SCHEMA:
             raise ConfigError(key, f"env {var}", "unknown key")
         found[key] = (value, f"env {var}")
@@ -342,6 +357,8 @@ def load(
     for k, (env_text, env_source) in _env_keys(os.environ if env is None else env).items():
         raw[k] = (env_text, env_source, True)
     for k, v in (overrides or {}).items():
+        if k in REMOVED:
+            raise ConfigError(k, "command line", REMOVED[k])
         if k not in SCHEMA:
             raise ConfigError(k, "command line", "unknown key")
         if v is not None:

@@ -20,7 +20,7 @@ mirror's translation (strict-locality and blacklisted asks to the FCFS placer, t
 clone asks left out), fault isolation per application (isolate.py), the re-check of each placement against
 the mirror's free room and locality, the AM containers spread (amspread.py), clone asks placed only in
 idle capacity after the originals (clones.py), beaten clones released and running clones yielding to
-waiting containers (yielding.py, yield_value.py), the queue shares and their reclaim (queueshare.py,
+waiting containers (yielding.py), the queue shares and their reclaim (queueshare.py,
 queuereclaim.py, over core/queues.py, core/queue_limits.py and core/preempt.py); the policy's own clone
 placements are not sent to the RM, and a job's clones come from the AM plan instead (amplan.py: one
 `decide` per job among the jobs it competes with, carried out by the AM helper). The service also changes

@@ -367,12 +367,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "(deploy/repeats.py); the last line is then the summary",
     )
     p.add_argument(
-        "--yield-model",
-        choices=("rules", "value"),
-        default=None,
-        help="the service's appmaster.yield_model (default: the service's own, rules)",
-    )
-    p.add_argument(
         "--service",
         default=None,
         help="further service configuration keys as a JSON object, e.g. "
@@ -399,8 +393,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         artifacts.hadoop_lib(show.say)
         jar = artifacts.plugin_jar(show.say)
         show.say(f"plugin jar {jar.path} ({jar.origin})")
-        if args.yield_model is not None:  # the service reads DOLLYMP_<SECTION>_<NAME> (pyscheduler.config)
-            os.environ["DOLLYMP_APPMASTER_YIELD_MODEL"] = args.yield_model
         os.environ.update(service_env(args.service))
         archive = ArchiveCache(
             args.cds, args.work_dir, STRAGGLER_JOB, lambda sched, base: new_cluster(sched, args, base, show)
@@ -419,7 +411,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             text, out = report(runs, mix(args.mix, args.gap_s))
             out["mix"] = args.mix
             out["seed"] = args.seed
-            out["yield_model"] = args.yield_model or "rules"
             out["service"] = json.loads(args.service) if args.service else {}
             print(text, flush=True)
             print(json.dumps(out, sort_keys=True), flush=True)

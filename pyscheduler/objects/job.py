@@ -16,13 +16,15 @@ import numpy as np
 import numpy.typing as npt
 
 from pyscheduler.objects.resources import Resources
+from pyscheduler.wire import pb
 
 Int8Array = npt.NDArray[np.int8]
 
 # At most this many clones of a task, three copies in all (DollyMP Sec. 4, Corollary 4.1): the cap of the
 # service's clone plans (service/round/amplan.py), of the simulated AM helper (sim/live/appmaster.py) and
-# of the real one (yarn-plugin AmConfig.HARD_MAX_CLONES).
-MAX_CLONES = 2
+# of the real one (yarn-plugin AmConfig.HARD_MAX_CLONES). Defined once, in the wire contract
+# (proto/dollymp/v1/scheduler.proto, CloneCap.MAX_CLONES_PER_TASK); Python's one name for it is this.
+MAX_CLONES: int = pb.MAX_CLONES_PER_TASK
 
 
 class TaskState(enum.IntEnum):

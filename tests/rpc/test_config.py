@@ -73,6 +73,12 @@ def test_defaults_bind_loopback_and_layering(tmp_path: Path) -> None:
         ("[grpc]\nport = 1\n[grpc]\n", {}, "--config", "not valid TOML"),
         ("[appmaster]\nclone_yield = 1\n", {}, "appmaster.clone_yield", "true or false"),
         ("", {"DOLLYMP_APPMASTER_CLONE_YIELD": "maybe"}, "appmaster.clone_yield", "true or false"),
+        # keys of the deleted value yield model: refused, saying why (not as unknown)
+        ('[appmaster]\nyield_model = "rules"\n', {}, "appmaster.yield_model", "removed: clones yield"),
+        ("[yield]\nmargin_s = 5.0\n", {}, "yield.margin_s", "yielding.py's rules, the one yield model"),
+        ("[yield]\nmargin = 5.0\n", {}, "yield", "unknown section"),
+        ("", {"DOLLYMP_APPMASTER_YIELD_MODEL": "value"}, "appmaster.yield_model", "removed"),
+        ("", {"DOLLYMP_YIELD_MIN_WAIT_S": "3"}, "yield.min_wait_s", "removed"),
         (
             "[store]\nhistory_share_across_queues = 1\n",
             {},
@@ -108,6 +114,13 @@ def test_invalid_configuration_names_the_key(
         config.load(f, env=env)
     assert err.value.key == key
     assert str(err.value).startswith(f"config {key} (") and words in str(err.value)
+
+
+def test_a_removed_key_is_refused_on_the_command_line_too() -> None:
+    with pytest.raises(config.ConfigError, match=r"config yield\.startup_s \(command line\): removed"):
+        config.load(None, env={}, overrides={"yield.startup_s": 5.0})
+    assert "appmaster.yield_model" not in config.SCHEMA and set(config.REMOVED).isdisjoint(config.SCHEMA)
+    assert config.load(None, env={"DOLLYMP_YIELD_OTHER": "x"}).values  # no key of the gone section: not ours
 
 
 def test_http_admin_token(tmp_path: Path) -> None:

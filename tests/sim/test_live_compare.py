@@ -1,4 +1,4 @@
-"""The yield models compared on the live mechanism (pyscheduler/sim/live/compare.py and its CLI)."""
+"""The live mechanism measured over seeds (pyscheduler/sim/live/compare.py and its CLI)."""
 
 from __future__ import annotations
 
@@ -10,53 +10,21 @@ import pytest
 
 from pyscheduler.sim.live import LiveOptions, run, small_mapreduce
 from pyscheduler.sim.live.__main__ import main
-from pyscheduler.sim.live.compare import (
-    WARM_SEED_OFFSET,
-    ModelResult,
-    Spread,
-    bench_service,
-    compare,
-    paired,
-    run_warm,
-)
+from pyscheduler.sim.live.compare import WARM_SEED_OFFSET, Spread, bench_service, over_seeds, run_warm
 from pyscheduler.sim.live.workload import loaded
 
 
-def test_the_yield_models_decide_differently_on_the_same_draws() -> None:
-    wl = small_mapreduce(1)
-    rules = run(wl, LiveOptions(yield_model="rules", service=bench_service()))
-    value = run(wl, LiveOptions(yield_model="value", service=bench_service()))
-    assert rules.key() != value.key()
-    yields = {m: [k for k in r.kills if k[4] == "service"] for m, r in (("rules", rules), ("value", value))}
-    assert yields["rules"] != yields["value"]
-    for rec in (rules, value):  # both finish every job with clones
-        assert len(rec.flowtimes) == len(wl.jobs) and rec.clones
-        assert 0.0 < rec.clone_share < 1.0
-
-
-def test_compare_summarises_each_model_over_the_seeds() -> None:
-    seen: list[tuple[str, int, float]] = []
-    results = compare(
-        small_mapreduce,
-        [1, 2],
-        ["rules"],
-        {"policy.name": "dollymp"},
-        lambda m, s, r: seen.append((m, s, r.mean_flowtime)),
+def test_over_seeds_summarises_the_runs() -> None:
+    seen: list[tuple[int, float]] = []
+    r = over_seeds(
+        small_mapreduce, [1, 2], {"policy.name": "dollymp"}, lambda s, r: seen.append((s, r.mean_flowtime))
     )
-    assert [(m, s) for m, s, _ in seen] == [("rules", 1), ("rules", 2)]
-    (r,) = results
-    means = sorted(f for _, _, f in seen)
+    assert [s for s, _ in seen] == [1, 2]
+    means = sorted(f for _, f in seen)
     assert (r.flowtime.low, r.flowtime.high) == (means[0], means[1])
     assert r.flowtime.median == pytest.approx(sum(means) / 2)
     assert r.workload == "small-mapreduce" and r.seeds == (1, 2)
-
-
-def test_paired_differences_seed_by_seed() -> None:
-    a = ModelResult("w", "rules", (1, 2, 3), Spread.of([1.0]), Spread.of([0.0]), 0, 0, (10.0, 20.0, 30.0))
-    b = ModelResult("w", "value", (1, 2, 3), Spread.of([1.0]), Spread.of([0.0]), 0, 0, (12.0, 19.0, 30.0))
-    assert paired(a, b) == Spread(0.0, -1.0, 2.0)
-    with pytest.raises(ValueError):
-        paired(a, ModelResult("w", "value", (1, 2), Spread.of([1.0]), Spread.of([0.0]), 0, 0, (1.0, 2.0)))
+    assert r.flowtimes == tuple(f for _, f in seen)
 
 
 def test_spread() -> None:
@@ -65,29 +33,12 @@ def test_spread() -> None:
     assert s.text(".1f") == "2.0 [1.0, 3.0]"
 
 
-def test_cli_prints_a_line_per_model(capsys: pytest.CaptureFixture[str]) -> None:
-    assert (
-        main(
-            [
-                "--seeds",
-                "1",
-                "--workload",
-                "small-mapreduce",
-                "--yield-model",
-                "rules,value",
-                "--policy",
-                "dollymp",
-            ]
-        )
-        == 0
-    )
-    out = capsys.readouterr().out
-    for model in ("rules", "value"):
-        line = next(x for x in out.splitlines() if x.strip().startswith(model))
-        assert re.search(r"mean flowtime \d+\.\d \[\d+\.\d, \d+\.\d\] s", line)
-    assert re.search(
-        r"value - rules: mean flowtime [+-]\d+\.\d \[[+-]\d+\.\d, [+-]\d+\.\d\] s, seed by seed", out
-    )
+def test_cli_prints_a_line_per_workload(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--seeds", "1", "--workload", "small-mapreduce", "--policy", "dollymp"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[1].startswith("small-mapreduce (")
+    assert re.search(r"^  mean flowtime \d+\.\d \[\d+\.\d, \d+\.\d\] s   clone share ", out[2])
+    assert len(out) == 3
 
 
 def test_cli_refuses_an_unknown_workload() -> None:
@@ -96,7 +47,7 @@ def test_cli_refuses_an_unknown_workload() -> None:
 
 
 def test_cli_lays_policy_options_over_the_benchmarks(capsys: pytest.CaptureFixture[str]) -> None:
-    args = ["--seeds", "1", "--workload", "small-mapreduce", "--yield-model", "rules"]
+    args = ["--seeds", "1", "--workload", "small-mapreduce"]
     assert main([*args, "--policy-options", '{"max_clones": 1}']) == 0
     first = capsys.readouterr().out.splitlines()[0]
     assert "'policy.name': 'default'" in first and "'max_clones': 1" in first, first
@@ -122,7 +73,7 @@ def test_cli_lays_policy_options_over_the_benchmarks(capsys: pytest.CaptureFixtu
 
 
 def test_cli_passes_service_keys_and_splits_container_seconds(capsys: pytest.CaptureFixture[str]) -> None:
-    args = ["--seeds", "1", "--workload", "small-mapreduce", "--yield-model", "rules", "-v"]
+    args = ["--seeds", "1", "--workload", "small-mapreduce", "-v"]
     assert main([*args, "--service", '{"appmaster.beaten_margin_s": 2}']) == 0
     out = capsys.readouterr().out
     assert "'appmaster.beaten_margin_s': 2" in out.splitlines()[0]
@@ -185,11 +136,11 @@ def test_a_warm_run_places_on_the_recurring_job_history_not_the_cold_prior(tmp_p
 
 
 def test_the_cli_runs_warm_and_says_so(capsys: pytest.CaptureFixture[str]) -> None:
-    args = ["--seeds", "1", "--yield-model", "rules", "--workload", "small-mapreduce", "--warm-history"]
+    args = ["--seeds", "1", "--workload", "small-mapreduce", "--warm-history"]
     assert main(args) == 0
     out = capsys.readouterr().out
     assert "after a warm-up run of the same jobs (recurring-job history)" in out
-    assert re.search(r"small-mapreduce .*\n  rules  mean flowtime \d", out)
+    assert re.search(r"small-mapreduce .*\n  mean flowtime \d", out)
 
 
 def test_late_first_reaches_the_services_rounds() -> None:

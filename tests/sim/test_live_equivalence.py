@@ -12,8 +12,8 @@ from pyscheduler.sim.live.compare import bench_service
 SEED = 4
 
 
-def _run(seed: int = SEED, transport: str = "direct", yield_model: str = "rules") -> LiveRecord:
-    options = LiveOptions(yield_model=yield_model, transport=transport, service=bench_service())
+def _run(seed: int = SEED, transport: str = "direct") -> LiveRecord:
+    options = LiveOptions(transport=transport, service=bench_service())
     return run(small_mapreduce(seed), options)
 
 

@@ -29,10 +29,8 @@ from pyscheduler.service.rmproxy.servicer import SchedulerServicer, SyncOptions
 from pyscheduler.service.rmproxy.session import SessionRegistry
 from pyscheduler.service.round import policy as round_policy
 from pyscheduler.service.round.amplan import PlanBudget
-from pyscheduler.service.round.yield_value import Chooser, chooser_by_value
 from pyscheduler.service.round.yielding import BeatenRule
 from pyscheduler.service.state.runhistory import RecordFinished, RunHistories
-from pyscheduler.value import ValueOptions
 
 SWITCH_INTERVAL_S = 0.0005  # sys.setswitchinterval of a service that owns its process
 
@@ -116,7 +114,6 @@ class DecisionService:
         from pyscheduler.store.runhistory import FRAMEWORKS
 
         self.cfg = cfg
-        yield_by = _yield_by(cfg)
         try:
             core_policy = round_policy.resolve(cfg["policy.name"], cfg["policy.options"])
         except ValueError as exc:
@@ -186,7 +183,6 @@ class DecisionService:
                     cfg["appmaster.beaten_min_progress"],
                     cfg["appmaster.release_beaten_originals"],
                 ),
-                yield_by=yield_by,
                 late_first=cfg["appmaster.late_first"],
                 limits=self.limits,
                 history=histories,
@@ -314,16 +310,3 @@ class DecisionService:
                     "mirror": s.mirror.dump(),
                 }
         return out
-
-
-def _yield_by(cfg: Config) -> Chooser | None:
-    """The value model's chooser when `appmaster.yield_model` is "value" (None: service/round/yielding.py's
-    rules)."""
-    if cfg["appmaster.yield_model"] != "value":
-        return None
-    try:
-        opts = ValueOptions(cfg["yield.margin_s"], cfg["yield.min_wait_s"], cfg["yield.startup_s"])
-    except ValueError as exc:
-        key = str(exc).split(" ", 1)[0]
-        raise ConfigError(key, cfg.sources[key], str(exc)) from None
-    return chooser_by_value(opts)

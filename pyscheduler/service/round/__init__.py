@@ -14,7 +14,6 @@ placer       service-side FCFS placement with locality ("yarn-fcfs"); the fit/lo
 clones       clone asks placed in idle capacity after the originals
 waiting      containers still waiting for room after a round, which running clones may yield to
 yielding     running clones preempted for waiting containers, beaten clones released
-yield_value  the same by value (appmaster.yield_model = "value", pyscheduler/value)
 policy       policy name -> round function (the core's registry, plus "yarn-fcfs")
 plan         one round's plan: placements, deferrals, preemptions, decisions to log (RoundResult)
 amjob        an AM's job as the core sees it (Job, replayed attempts, running copies as attempts)

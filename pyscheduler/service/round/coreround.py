@@ -36,7 +36,6 @@ from pyscheduler.service.round.plan import DeferralChoice, KillChoice, Placement
 from pyscheduler.service.round.round_memory import RoundMemory
 from pyscheduler.service.round.translate import snapshot_and_clones, theta_source
 from pyscheduler.service.round.waiting import steady, waiting_alone, waiting_first, waiting_originals
-from pyscheduler.service.round.yield_value import Chooser
 from pyscheduler.service.state.amcopies import CopySource
 from pyscheduler.service.state.amview import AmSource, from_sources
 from pyscheduler.service.state.mirror import AskKey, AskRec, Mirror, application_of_attempt
@@ -178,7 +177,6 @@ def core_round(
     limits: Limits = DEFAULTS,
     scoped: bool = False,
     beaten_rule: yielding.BeatenRule = yielding.BEATEN_RULE,
-    yield_by: Chooser | None = None,
     history: RunHistorySource | None = None,
     am: AmSource | None = None,
     late_first: bool = False,
@@ -187,8 +185,8 @@ def core_round(
     start (`am`, service/state/amview.py; without it, the `hints` and `copies` readers, each once). With
     copies (the AM helper's running attempts), running clones yield their containers to originals still
     waiting after the round, and with `release_beaten` clones at launch that their task's lead clearly beats
-    (by `beaten_rule`) are released at once, every round (service/round/yielding.py). `yield_by` chooses which
-    clones yield (default service/round/yielding.py's rules; the value model: service/round/yield_value.py).
+    (by `beaten_rule`) are released at once, every round (service/round/yielding.py, whose rules choose
+    which clones yield).
     `history`: the recurring-job history of applications without an AM helper, θ/σ of their asks before their
     own containers end (service/state/runhistory.py). `late_first` (appmaster.late_first): clones judged alone
     are placed by the core with their job's originals (service/round/translate.py); still waiting, they count
@@ -251,9 +249,7 @@ def core_round(
             counts.update({("first", k): min(n, most) for k, n in first.items()})
             waiting = steady(mirror, memory, counts, now_ms)
             if waiting:
-                result.kills = (yield_by or yielding.choose)(
-                    mirror, waiting, running, now_ms, result.placements
-                )
+                result.kills = yielding.choose(mirror, waiting, running, now_ms, result.placements)
                 metrics.CLONES_YIELDED.inc(len(result.kills))
         result.kills[:0] = released
         return result

@@ -17,7 +17,6 @@ from pyscheduler.service.round.placer import fcfs_order, place
 from pyscheduler.service.round.plan import RoundResult
 from pyscheduler.service.round.queueshare import with_queue_shares
 from pyscheduler.service.round.round_memory import RoundMemory
-from pyscheduler.service.round.yield_value import Chooser
 from pyscheduler.service.round.yielding import BEATEN_RULE, BeatenRule
 from pyscheduler.service.state.amcopies import CopySource
 from pyscheduler.service.state.amview import AmSource
@@ -70,7 +69,6 @@ def round_with(
     release_beaten: bool = True,
     limits: Limits = DEFAULTS,
     beaten_rule: BeatenRule = BEATEN_RULE,
-    yield_by: Chooser | None = None,
     history: RunHistorySource | None = None,
     clock: Callable[[], float] | None = None,
     am: AmSource | None = None,
@@ -90,7 +88,6 @@ def round_with(
         beaten_rule=beaten_rule,
         limits=limits,
         scoped=copies is not None or am is not None,
-        yield_by=yield_by,
         history=history,
         clock=clock,
         am=am,

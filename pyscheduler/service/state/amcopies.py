@@ -1,5 +1,5 @@
 """The running copies of tasks as the AM helpers reported them (`Copy`), which the round's clone yielding,
-released beaten clones, the queues' reclaim and the value model decide among."""
+released beaten clones and the queues' reclaim decide among."""
 
 from __future__ import annotations
 
@@ -29,11 +29,6 @@ class Copy:
     # its task is covered (estimate.copies.judge): a copy timed at its rate has at most a fresh copy's run
     # time of its phase left, so a clone of it is worth the least (its clones yield first among their kind)
     covered: bool = False
-    # the phase's run time as the value model reads it (pyscheduler/value): mean and SD, s (0: unknown),
-    # and the usual start-up before a copy works, s
-    mean_s: float = 0.0
-    sd_s: float = 0.0
-    startup_s: float = 0.0
 
 
 # the running copies (of the applications passed, when core_round is told `scoped`)

@@ -407,7 +407,6 @@ class AmRegistry:
             reports = copy_reports(attempts, st.first_progress, st.report_cache)
             left, fresh = time_left(reports, self.clock.now(), startup)
             slow, covered = judge_left(left, fresh)
-            own = _own_moments(st)  # not `stats`: no history read on the round's hot path
             for a, r in zip(attempts, reports, strict=True):
                 if r.kind is not Kind.RUNNING:  # (in a container)
                     continue
@@ -426,18 +425,14 @@ class AmRegistry:
                         finish_est_ms=None if ends is None else ends * 1000.0,
                         straggling=a.task_id in slow,
                         covered=a.task_id in covered,
-                        mean_s=own.get(a.phase_id, (fresh.get(a.task_id, 0.0), 0.0))[0],
-                        sd_s=own.get(a.phase_id, (0.0, 0.0))[1],
-                        startup_s=startup or 0.0,
                     )
                 )
         return out
 
 
 def _own_moments(st: AppState) -> dict[str, tuple[float, float]]:
-    """Mean and SD of each phase's finished run times this job reported (what the value model reads of a
-    running copy's phase, service/round/yield_value.py; without any, the phase's fresh-copy estimate);
-    kept while they stay as they were (`AppState.durations_version`; caller holds the lock)."""
+    """Mean and SD of each phase's finished run times this job reported (its estimate from its first tasks,
+    FIRST_TASKS); kept while they stay as they were (`AppState.durations_version`; caller holds the lock)."""
     if st.own_memo is None or st.own_memo[0] != st.durations_version:
         own = {
             phase_id: (statistics.fmean(ds), statistics.pstdev(ds) if len(ds) > 1 else 0.0)

@@ -1,7 +1,7 @@
-"""`python -m pyscheduler.sim.live`: the live mechanism's yield models compared over seeds (compare.py).
+"""`python -m pyscheduler.sim.live`: the live mechanism measured over seeds (compare.py).
 
-python -m pyscheduler.sim.live --seeds 5 --yield-model rules,value --workload loaded,light
-python -m pyscheduler.sim.live --yield-model rules --workload light --policy-options '{"max_clones": 1}'
+python -m pyscheduler.sim.live --seeds 5 --workload loaded,light
+python -m pyscheduler.sim.live --workload light --policy-options '{"max_clones": 1}'
 python -m pyscheduler.sim.live --workload light --service '{"appmaster.beaten_margin_s": 2}'
 python -m pyscheduler.sim.live --workload loaded --policy capacity --am-speculation --host-cores 2
 python -m pyscheduler.sim.live --workload light --host-cores 2 --progress hadoop
@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from pyscheduler import config
-from pyscheduler.sim.live.compare import bench_service, compare, paired
+from pyscheduler.sim.live.compare import bench_service, over_seeds
 from pyscheduler.sim.live.progress import MODELS, ProgressModel
 from pyscheduler.sim.live.records import LiveRecord
 from pyscheduler.sim.live.workload import WORKLOADS, Workload
@@ -61,7 +61,6 @@ _STARTUP_FLAGS = {
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m pyscheduler.sim.live", description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=5, help="seeds 1..N (default %(default)s)")
-    ap.add_argument("--yield-model", default="rules,value", help="comma-separated (default %(default)s)")
     ap.add_argument(
         "--workload",
         default="loaded,light,swim-fb2010",
@@ -105,7 +104,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     ap.add_argument("-v", "--verbose", action="store_true", help="one line per run")
     args = ap.parse_args(argv)
-    models = [m for m in args.yield_model.split(",") if m]
     names = [w for w in args.workload.split(",") if w]
     unknown = [w for w in names if w not in WORKLOADS]
     changes: dict[str, Any] = {f: getattr(args, f) for f in _STARTUP_FLAGS if getattr(args, f) is not None}
@@ -116,8 +114,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:
         field = str(exc).split(":")[0].removeprefix("Workload.")
         ap.error(f"--{field.replace('_', '-')}: {str(exc).split(': ', 1)[1]}")
-    if unknown or args.seeds < 1 or not models:
-        ap.error(f"unknown workload(s) {unknown}" if unknown else "need at least one seed and one model")
+    if unknown or args.seeds < 1:
+        ap.error(f"unknown workload(s) {unknown}" if unknown else "need at least one seed")
     service = bench_service() if args.policy is None else {"policy.name": args.policy}
     if args.policy_options is not None:
         extra = _json_object(ap, "--policy-options", args.policy_options)
@@ -130,10 +128,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         _check(ap, "--service", service)
     seeds = list(range(1, args.seeds + 1))
 
-    def said(model: str, seed: int, rec: LiveRecord) -> None:
+    def said(seed: int, rec: LiveRecord) -> None:
         if args.verbose:
             print(
-                f"  {model} seed {seed}: mean flowtime {rec.mean_flowtime:.1f} s, clone share "
+                f"  seed {seed}: mean flowtime {rec.mean_flowtime:.1f} s, clone share "
                 f"{rec.clone_share:.3f}, lost share {rec.lost_share:.3f}, clones {len(rec.clones)}, "
                 f"kills {len(rec.kills)}; container-s: "
                 + ", ".join(f"{k} {v:.3f}" for k, v in rec.held_share().items()),
@@ -149,18 +147,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         workload = WORKLOADS[name]
         if changes:
             workload = functools.partial(_with, workload, changes)
-        results = compare(workload, seeds, models, service, said, args.am_speculation, args.warm_history)
+        r = over_seeds(workload, seeds, service, said, args.am_speculation, args.warm_history)
         print(f"{name} ({time.monotonic() - t0:.0f} s of wall time)")
-        for r in results:
-            print(
-                f"  {r.yield_model:6s} mean flowtime {r.flowtime.text('.1f')} s   clone share "
-                f"{r.clone_share.text('.3f')}   lost share {r.lost_share.text('.3f')}   service preemptions "
-                f"{r.preempted}, clones {r.clones}",
-                flush=True,
-            )
-        for r in results[1:]:  # against the first model, seed by seed
-            diff = paired(results[0], r).text("+.1f")
-            print(f"  {r.yield_model} - {results[0].yield_model}: mean flowtime {diff} s, seed by seed")
+        print(
+            f"  mean flowtime {r.flowtime.text('.1f')} s   clone share {r.clone_share.text('.3f')}   "
+            f"lost share {r.lost_share.text('.3f')}   service preemptions {r.preempted}, clones {r.clones}",
+            flush=True,
+        )
     return 0
 
 

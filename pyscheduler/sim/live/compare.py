@@ -1,8 +1,7 @@
-"""Yield models compared on the live mechanism: each workload run over several seeds under each
-`appmaster.yield_model`, summarised per model as the median and range over the seeds of the mean flowtime
-and of the clones' share of container-seconds (and of the share held by copies that lost their task's
-race). Seeds change only the run time draws (common random
-numbers: each model sees the same draws for the same copies).
+"""The live mechanism measured over seeds, so that configurations can be compared: a workload run over
+several seeds, summarised as the median and range over the seeds of the mean flowtime and of the clones'
+share of container-seconds (and of the share held by copies that lost their task's race). Seeds change only
+the run time draws (common random numbers: every configuration sees the same draws for the same copies).
 
 With `warm`, each measured run follows a run of the same jobs at seed + WARM_SEED_OFFSET on the same decision
 log, so the recurring-job history (DollyMP Sec. 5.2's first source of θ and σ) holds their run times, as it
@@ -58,9 +57,8 @@ class Spread:
 
 
 @dataclass(frozen=True, slots=True)
-class ModelResult:
+class SeedsResult:
     workload: str
-    yield_model: str
     seeds: tuple[int, ...]
     flowtime: Spread  # mean flowtime per seed, s
     clone_share: Spread  # clones' container-seconds share per seed
@@ -70,42 +68,29 @@ class ModelResult:
     lost_share: Spread = Spread(0.0, 0.0, 0.0)  # container-seconds share of copies that lost, per seed
 
 
-def paired(base: ModelResult, other: ModelResult) -> Spread:
-    """`other`'s mean flowtime minus `base`'s, seed by seed (the same draws: common random numbers)."""
-    if base.seeds != other.seeds:
-        raise ValueError("paired results need the same seeds")
-    return Spread.of([o - b for b, o in zip(base.flowtimes, other.flowtimes, strict=True)])
-
-
-def compare(
+def over_seeds(
     workload: Callable[[int], Workload],
     seeds: Sequence[int],
-    models: Sequence[str],
     service: dict[str, object],
-    on_run: Callable[[str, int, LiveRecord], None] | None = None,
+    on_run: Callable[[int, LiveRecord], None] | None = None,
     am_speculation: bool = False,
     warm: bool = False,
-) -> list[ModelResult]:
-    out = []
-    for model in models:
-        records = []
-        for seed in seeds:
-            opts = LiveOptions(yield_model=model, service=dict(service), am_speculation=am_speculation)
-            rec = run_warm(workload, seed, opts) if warm else run(workload(seed), opts)
-            records.append(rec)
-            if on_run is not None:
-                on_run(model, seed, rec)
-        out.append(
-            ModelResult(
-                workload(seeds[0]).name,
-                model,
-                tuple(seeds),
-                Spread.of([r.mean_flowtime for r in records]),
-                Spread.of([r.clone_share for r in records]),
-                sum(1 for r in records for k in r.kills if k[4] == "service"),
-                sum(len(r.clones) for r in records),
-                tuple(r.mean_flowtime for r in records),
-                Spread.of([r.lost_share for r in records]),
-            )
-        )
-    return out
+) -> SeedsResult:
+    """`workload` at each of `seeds` through the service configured by `service`, summarised."""
+    records = []
+    for seed in seeds:
+        opts = LiveOptions(service=dict(service), am_speculation=am_speculation)
+        rec = run_warm(workload, seed, opts) if warm else run(workload(seed), opts)
+        records.append(rec)
+        if on_run is not None:
+            on_run(seed, rec)
+    return SeedsResult(
+        workload(seeds[0]).name,
+        tuple(seeds),
+        Spread.of([r.mean_flowtime for r in records]),
+        Spread.of([r.clone_share for r in records]),
+        sum(1 for r in records for k in r.kills if k[4] == "service"),
+        sum(len(r.clones) for r in records),
+        tuple(r.mean_flowtime for r in records),
+        Spread.of([r.lost_share for r in records]),
+    )

@@ -34,7 +34,6 @@ from pyscheduler.sim.live.workload import TRACES, Workload, mixed_sizes, small_m
 from pyscheduler.wire import pb
 
 MAX_BYTES = 1_000_000  # a golden file larger than this keeps only digests past its first rounds
-YIELD_MODEL = "rules"
 
 
 _HERE = Path(__file__).resolve()
@@ -161,13 +160,12 @@ def record(name: str, service_changes: Mapping[str, Any] | None = None) -> Recor
     build, seed = GOLDEN[name]
     service = {**GOLDEN_SERVICE, **(service_changes or {})}
     log = PlanLog()
-    opts = LiveOptions(yield_model=YIELD_MODEL, transport="grpc", service=dict(service))
+    opts = LiveOptions(transport="grpc", service=dict(service))
     rec = run(build(seed), opts, tap=log)
     header = {
         "workload": name,
         "seed": seed,
         "transport": "grpc",
-        "yield_model": YIELD_MODEL,
         "service": service,
         "rounds": len(log.rounds),
     }
@@ -206,7 +204,7 @@ def mismatch(expected_lines: Sequence[str], rec: Recording, runs_alike: bool = T
     expected = [json.loads(x) for x in expected_lines]
     head, body, tail = expected[0], expected[1:-1], expected[-1]
     got = rec.header
-    for k in ("workload", "seed", "transport", "yield_model", "service"):
+    for k in ("workload", "seed", "transport", "service"):
         if runs_alike and head.get(k) != got.get(k):
             return f"the run differs from the recorded one: {k} {got.get(k)!r}, recorded {head.get(k)!r}"
     for i, want in enumerate(body):

@@ -33,7 +33,6 @@ from pyscheduler.wire import pb
 
 @dataclass(frozen=True)
 class LiveOptions:
-    yield_model: str = "rules"  # appmaster.yield_model: service/round/yielding.py's rules or the value model
     transport: str = "direct"  # "direct" or "grpc" (transport.py)
     tick_s: float = 1.0  # node heartbeats and StateBatches
     am_interval_s: float = 1.0  # the AM helper's report interval (dollymp.am.plan-poll-ms)
@@ -82,7 +81,7 @@ def run(
         with tempfile.TemporaryDirectory(prefix="dollymp-live-") as tmp:
             return run(wl, opts, Path(tmp), tap)
     clock = ManualClock(EPOCH_S)
-    svc = service_of(store_dir, clock, {**opts.service, "appmaster.yield_model": opts.yield_model})
+    svc = service_of(store_dir, clock, dict(opts.service))
     record = LiveRecord()
     cluster = Cluster(wl, record)
     _hear_kills(svc, cluster.kill_why)

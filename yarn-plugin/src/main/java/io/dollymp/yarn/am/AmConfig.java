@@ -1,5 +1,6 @@
 package io.dollymp.yarn.am;
 
+import io.dollymp.proto.v1.CloneCap;
 import org.apache.hadoop.conf.Configuration;
 
 /** Job-configuration keys of the ApplicationMaster helper (all optional). */
@@ -38,9 +39,17 @@ public final class AmConfig {
   public static final long DEFAULT_RETRY_MS = 2000;
   /** Directory (any Hadoop file system) where the AM writes its per-attempt record at the end. */
   public static final String RECORD_DIR = PREFIX + "record.dir";
-  /** Hard cap of clones per task (the service's answer is clamped to [0, this] and to 2). */
+  /**
+   * Cap of clones per task, of this job (the service's answer is clamped to [0, this] and to {@link
+   * #HARD_MAX_CLONES}).
+   */
   public static final String MAX_CLONES = PREFIX + "max-clones";
-  public static final int HARD_MAX_CLONES = 2; // at most three copies of a task (DollyMP, design.md)
+  /**
+   * At most this many clones of a task, three copies in all (DollyMP Sec. 4, Corollary 4.1): the wire
+   * contract's one definition (proto/dollymp/v1/scheduler.proto, CloneCap.MAX_CLONES_PER_TASK), which the
+   * service's clone plans read too.
+   */
+  public static final int HARD_MAX_CLONES = CloneCap.MAX_CLONES_PER_TASK_VALUE;
   /** Delay assignment on (the DollyMP AM and shuffle plugin honour ω from the service). */
   public static final String DELAY_ASSIGNMENT = PREFIX + "delay-assignment.enabled";
   /** Upper bound on ω the AM will honour, seconds. */

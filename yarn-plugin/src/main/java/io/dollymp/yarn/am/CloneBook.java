@@ -22,7 +22,8 @@ import java.util.Set;
  * <p>A task gets the clones its plan gives it: the phase's count when it starts, and more later when
  * the plan names the task (a late copy: per-task clones). Clones are launched only while the task's
  * state is RUNNING (the one state in which Hadoop's TaskImpl accepts an extra attempt), only before
- * any attempt succeeded, at most {@code maxClones} (≤ 2) in all and never beyond three live copies.
+ * any attempt succeeded, at most {@code maxClones} (at most {@link AmConfig#HARD_MAX_CLONES}) in all
+ * and never beyond 1 + {@code maxClones} live copies.
  *
  * <p>Reports: an attempt in a container on each state change and, while it runs, each time its
  * progress passes another tenth or has grown since a report at least {@code progressReportMs} old (so

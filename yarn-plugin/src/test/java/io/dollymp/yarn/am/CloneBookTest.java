@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.dollymp.proto.v1.AttemptReport;
 import io.dollymp.proto.v1.AttemptState;
+import io.dollymp.proto.v1.CloneCap;
 import io.dollymp.proto.v1.ClonePlan;
 import io.dollymp.proto.v1.TaskClones;
 import java.util.ArrayList;
@@ -209,6 +210,24 @@ class CloneBookTest {
     assertTrue(b.changes(List.of(t("task_1_m_0", "RUNNING", running("a0", "c0", 0.06f))), 16_999).isEmpty(),
         "the interval counts from the latest report");
     assertEquals(1, b.changes(List.of(t("task_1_m_0", "RUNNING", running("a0", "c0", 0.06f))), 17_000).size());
+  }
+
+  @Test
+  void theCloneCapIsTheWireContractsOne() {
+    // defined once, in proto/dollymp/v1/scheduler.proto; the service's MAX_CLONES (pyscheduler/objects/job.py)
+    // reads the same constant (tests/core/test_clone_cap.py)
+    assertEquals(CloneCap.MAX_CLONES_PER_TASK_VALUE, AmConfig.HARD_MAX_CLONES);
+    assertEquals(2, AmConfig.HARD_MAX_CLONES, "DollyMP: at most three copies of a task");
+    int over = AmConfig.HARD_MAX_CLONES + 3;
+    CloneBook b = new CloneBook(over);
+    b.setPlan(plan(over, 0).toBuilder().addTaskClones(TaskClones.newBuilder().setTaskId("task_1_r_0")
+        .setClones(over)).build());
+    assertEquals(AmConfig.HARD_MAX_CLONES, b.clonesFor("task_1_m_0", "map"));
+    assertEquals(AmConfig.HARD_MAX_CLONES, b.clonesFor("task_1_r_0", "reduce"));
+    Configuration conf = new Configuration(false);
+    assertEquals(AmConfig.HARD_MAX_CLONES, AmConfig.maxClones(conf), "the job's default");
+    conf.setInt(AmConfig.MAX_CLONES, over);
+    assertEquals(AmConfig.HARD_MAX_CLONES, AmConfig.maxClones(conf));
   }
 
   @Test
