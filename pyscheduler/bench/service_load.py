@@ -11,6 +11,11 @@ By default the resync hands over a busy cluster (`--start warm`, see pyscheduler
 cold` starts from an empty one, whose first generation of applications ends all at once about 30 s in:
 a commit wave of ~10^4 containers per tick inside the measuring window, whose few batches then set p99.
 
+`--find-max` finds the service's ceiling instead of measuring one rate: it offers --rate (default two
+updates per node per second), then 1.5x that, and so on, each step against a fresh service with its own
+warm-up, until a step's round p99 passes `--p99-ms` (100) or its rounds fall behind (under 95% of the
+offered node updates answered), and reports the last rate held (`held_rate`) with every step's figures.
+
 Figures (measured over the run after the initial resync):
   node_updates_per_s  node upserts answered by a plan, per second
   round_p50_ms/p99_ms time from handing an encoded batch to gRPC to receiving the plan that covers it
@@ -289,14 +294,122 @@ def add_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument(
+        "--find-max",
+        action="store_true",
+        help=f"raise the offered rate ({FIND_MAX_FACTOR:g}x a step, from --rate, each step a fresh service) "
+        "until round p99 passes --p99-ms or rounds fall behind; report the last rate held",
+    )
+    p.add_argument("--p99-ms", type=float, default=100.0, help="--find-max's bar on round p99 (default 100)")
+    p.add_argument("--max-steps", type=int, default=8, help="--find-max's most steps (default 8)")
+
+
+FIND_MAX_FACTOR = 1.5  # --find-max: each step offers this many times the last step's rate
+HELD_SHARE = 0.95  # a rate is held when at least this share of the offered node updates is answered
+
+
+def held(result: dict[str, Any], rate: float, p99_ms: float) -> str | None:
+    """Why a step did not hold its offered rate (None: it held): its round p99 passed `p99_ms`, or the
+    rounds fell behind (fewer than HELD_SHARE of the offered node updates answered)."""
+    p99 = result.get("round_p99_ms")
+    if p99 is None:
+        return "no plan answered"
+    if p99 > p99_ms:
+        return f"round p99 {p99} ms > {p99_ms:g} ms"
+    answered = result["node_updates_per_s"]
+    if answered < HELD_SHARE * rate:
+        return f"fell behind: {answered:.0f} of {rate:.0f} node updates/s answered"
+    return None
+
+
+def find_max(args: argparse.Namespace, rate: float) -> int:
+    """--find-max: steps of FIND_MAX_FACTOR x the last rate, each against a fresh service, until one does
+    not hold (`held`) or --max-steps ran; reports the last rate held."""
+    steps: list[dict[str, Any]] = []
+    last_held: dict[str, Any] | None = None
+    failure: str | None = None
+    for k in range(args.max_steps):
+        offered = rate * FIND_MAX_FACTOR**k
+        code, result = measure(args, offered)
+        if code:
+            return code
+        why = held(result, offered, args.p99_ms)
+        steps.append({**result, "held": why is None, "why": why})
+        print(
+            f"find-max step {k + 1}: offered {offered:.0f} node updates/s: answered "
+            f"{result['node_updates_per_s']}, round p99 {result['round_p99_ms']} ms (server "
+            f"{result.get('service_round_p99_ms')} ms), load average {result['load_avg'][1]}: "
+            + ("held" if why is None else f"not held ({why})"),
+            flush=True,
+        )
+        if why is not None:
+            failure = why
+            break
+        last_held = result
+    out = {
+        "nodes": args.nodes,
+        "apps": args.apps,
+        "policy": args.policy,
+        "p99_bar_ms": args.p99_ms,
+        "held_rate": last_held["target_rate"] if last_held else None,
+        "held_round_p99_ms": last_held["round_p99_ms"] if last_held else None,
+        "first_failure": failure,
+        "steps": steps,
+    }
+    if last_held is None:
+        print(f"find-max: not even {rate:.0f} node updates/s held ({failure})")
+    elif failure is None:
+        print(
+            f"find-max: held every step up to {out['held_rate']:.0f} node updates/s "
+            f"(round p99 {out['held_round_p99_ms']} ms); raise --max-steps to go on"
+        )
+    else:
+        print(
+            f"find-max: held {out['held_rate']:.0f} node updates/s (round p99 {out['held_round_p99_ms']} ms "
+            f"at {args.nodes} nodes, {args.apps} applications); the next step, "
+            f"{out['held_rate'] * FIND_MAX_FACTOR:.0f}, did not: {failure}"
+        )
+    print(json.dumps({"find_max": out}))
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:
-    for name in ("nodes", "apps", "seconds", "tick_ms"):
+    for name in ("nodes", "apps", "seconds", "tick_ms", "max_steps", "p99_ms"):
         if getattr(args, name) <= 0:
             print(f"dollymp bench service: --{name.replace('_', '-')} must be > 0", file=sys.stderr)
             return 2
     rate = args.rate if args.rate is not None else 2.0 * args.nodes
+    if args.find_max:
+        return find_max(args, rate)
+    code, result = measure(args, rate)
+    if code:
+        return code
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print(f"service: {args.nodes} nodes, {args.apps} apps, policy {args.policy}, {result['seconds']} s")
+        print(
+            f"node updates/s {result['node_updates_per_s']} (offered {rate:.0f}); round p50 "
+            f"{result['round_p50_ms']} ms, p99 {result['round_p99_ms']} ms; placements/s "
+            f"{result['placements_per_s']}; service peak RSS {result['peak_rss_mb']} MB "
+            f"(RSS {result['rss_start_mb']} -> {result['rss_end_mb']} MB while the cluster ran "
+            f"{result['containers_start']} -> {result['containers_end']} containers)"
+        )
+        print(
+            f"service side: {result.get('service_rounds')} rounds, round p50/p99 "
+            f"{result.get('service_round_p50_ms')}/{result.get('service_round_p99_ms')} ms wall, "
+            f"{result.get('service_round_cpu_p50_ms')}/{result.get('service_round_cpu_p99_ms')} ms CPU; "
+            f"service {result['service_cpu_per_s']} CPU-s/s (waited {result['service_cpu_wait_per_s']} s/s "
+            f"for a CPU), load generator {result['loadgen_cpu_per_s']} CPU-s/s; collector "
+            f"{result.get('service_gc_collections')} runs between rounds, pause p50/max "
+            f"{result.get('service_gc_pause_p50_ms')}/{result.get('service_gc_pause_max_ms')} ms; "
+            f"load average {result['load_avg'][0]} -> {result['load_avg'][1]}"
+        )
+    return 0
+
+
+def measure(args: argparse.Namespace, rate: float) -> tuple[int, dict[str, Any]]:
+    """One run at `rate` node updates per second against a fresh `dollymp serve`: (exit code, figures)."""
     gc.set_threshold(20_000, 50, 50)
     with tempfile.TemporaryDirectory(prefix="dollymp-bench-") as tmp:
         proc, port_file = start_serve(Path(tmp), "bench", "--policy", args.policy)
@@ -304,7 +417,7 @@ def run(args: argparse.Namespace) -> int:
             address = wait_address(proc, port_file)
             if address is None:
                 print("dollymp bench service: the service did not start", file=sys.stderr)
-                return 1
+                return 1, {}
             model = ShimModel(
                 args.nodes,
                 args.apps,
@@ -320,7 +433,7 @@ def run(args: argparse.Namespace) -> int:
                 )
             except (RuntimeError, grpc.RpcError) as exc:
                 print(f"dollymp bench service: {exc}", file=sys.stderr)
-                return 1
+                return 1, {}
         finally:
             proc.terminate()
             out, _ = proc.communicate(timeout=60)
@@ -355,25 +468,4 @@ def run(args: argparse.Namespace) -> int:
     ):
         if key in stats:
             result[f"service_{key}"] = stats[key]
-    if args.json:
-        print(json.dumps(result))
-    else:
-        print(f"service: {args.nodes} nodes, {args.apps} apps, policy {args.policy}, {result['seconds']} s")
-        print(
-            f"node updates/s {result['node_updates_per_s']} (offered {rate:.0f}); round p50 "
-            f"{result['round_p50_ms']} ms, p99 {result['round_p99_ms']} ms; placements/s "
-            f"{result['placements_per_s']}; service peak RSS {result['peak_rss_mb']} MB "
-            f"(RSS {result['rss_start_mb']} -> {result['rss_end_mb']} MB while the cluster ran "
-            f"{result['containers_start']} -> {result['containers_end']} containers)"
-        )
-        print(
-            f"service side: {result.get('service_rounds')} rounds, round p50/p99 "
-            f"{result.get('service_round_p50_ms')}/{result.get('service_round_p99_ms')} ms wall, "
-            f"{result.get('service_round_cpu_p50_ms')}/{result.get('service_round_cpu_p99_ms')} ms CPU; "
-            f"service {result['service_cpu_per_s']} CPU-s/s (waited {result['service_cpu_wait_per_s']} s/s "
-            f"for a CPU), load generator {result['loadgen_cpu_per_s']} CPU-s/s; collector "
-            f"{result.get('service_gc_collections')} runs between rounds, pause p50/max "
-            f"{result.get('service_gc_pause_p50_ms')}/{result.get('service_gc_pause_max_ms')} ms; "
-            f"load average {result['load_avg'][0]} -> {result['load_avg'][1]}"
-        )
-    return 0
+    return 0, result

@@ -43,3 +43,30 @@ def test_bench_service_rejects_bad_sizes() -> None:
         timeout=60,
     )
     assert out.returncode == 2 and "--nodes must be > 0" in out.stderr
+
+
+def _find_max(*extra: str) -> dict[str, object]:
+    args = "bench service --nodes 40 --apps 4 --seconds 1.5 --warmup 0.5 --tasks 2 4 --task-seconds 0.2 0.5"
+    out = subprocess.run(
+        [sys.executable, "-m", "pyscheduler", *args.split(), "--find-max", *extra],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert out.returncode == 0, out.stderr
+    found: dict[str, object] = json.loads(out.stdout.strip().splitlines()[-1])["find_max"]
+    return found
+
+
+def test_find_max_raises_the_rate_until_a_step_does_not_hold() -> None:
+    """Each step offers 1.5x the last (from --rate, here 80 node updates/s at 40 nodes); with a bar of
+    10 s on round p99 a 40-node service holds both steps; with a bar no round can meet, none is held
+    and the failure names the bar."""
+    held = _find_max("--rate", "80", "--max-steps", "2", "--p99-ms", "10000")
+    steps = held["steps"]
+    assert isinstance(steps, list) and [s["target_rate"] for s in steps] == [80.0, 120.0]
+    assert all(s["held"] for s in steps) and held["held_rate"] == 120.0 and held["first_failure"] is None
+    none = _find_max("--rate", "80", "--max-steps", "3", "--p99-ms", "0.001")
+    assert none["held_rate"] is None and len(none["steps"]) == 1  # stops at the first step not held
+    assert "round p99" in str(none["first_failure"]) and "0.001 ms" in str(none["first_failure"])
