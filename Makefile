@@ -12,7 +12,7 @@ JDK17_OPENS := --add-opens=java.base/java.lang=ALL-UNNAMED --add-opens=java.base
   --add-opens=java.base/sun.nio.ch=ALL-UNNAMED --add-opens=java.base/java.lang.reflect=ALL-UNNAMED \
   --add-exports=java.base/sun.net.dns=ALL-UNNAMED --add-exports=java.base/sun.net.util=ALL-UNNAMED
 
-.PHONY: all venv proto lint pytest java11 java-test java-test-3.3 java-test-3.4 java-test-3.5 compose-images compose-test check jar test demo bench bench-rm bench-cluster bench-sls clean
+.PHONY: all venv proto lint pytest java11 java-test java-test-3.3 java-test-3.4 java-test-3.5 compose-images compose-test check jar test demo bench bench-ci bench-rm bench-cluster bench-sls clean
 
 all: jar
 
@@ -116,7 +116,7 @@ compose-images: venv
 	  if [ -n "$$started" ]; then mkdir -p $(REPORTS); echo "$$started" > $(ENGINE_STARTED); fi; \
 	  DOLLYMP_HTTP_TOKEN=unused-by-the-build docker compose -f docker/docker-compose.yml --profile postgres build
 
-# Every stage, in five steps (a+b: side by side), stopping after the first step with a failing stage;
+# Every stage, in six steps (a+b: side by side), stopping after the first step with a failing stage;
 # then a table of where the time went: per stage its wall time and the tests run, passed, failed and
 # skipped, then the slowest test files, classes and tests, from the stages' JUnit reports
 # (tests/suite/stages.py; also in build/test-reports/timing.txt). Side by side: pytest with the compose
@@ -125,7 +125,7 @@ compose-images: venv
 # alone at the end); then Hadoop 3.3.6's Java tests alone (7 to 9 minutes here): beside pytest their timed
 # class, ShimPolicyAndRecoveryIT, saw 2 s of fallback while the service was up (make test at 9ed4c05).
 test: venv proto java11
-	$(PY) tests/suite/stages.py --make '$(MAKE)' lint pytest+compose-images java-3.4+java-3.5 java-3.3 compose
+	$(PY) tests/suite/stages.py --make '$(MAKE)' lint bench-ci pytest+compose-images java-3.4+java-3.5 java-3.3 compose
 
 # The main job: a local YARN cluster of separate processes (RM with the shim, NodeManagers, history
 # server, decision service) runs a short mix of real jobs with stragglers under DollyMP and under
@@ -153,6 +153,11 @@ BENCH_CLUSTER_ARGS ?=
 # `dollymp bench compare REV` pairs them against another revision).
 bench: venv proto
 	$(PY) -m pyscheduler bench all $(BENCH_ARGS)
+
+# make test's guard against a 2x slowdown: the short subset of the scenarios (bench all --ci), alone on the
+# machine right after lint, failing when a median passes its bar (bars ~2-3x this machine's medians).
+bench-ci: venv proto
+	$(PY) -m pyscheduler bench all --ci
 
 bench-cluster: venv jar
 	$(PY) -m pyscheduler.deploy.bench_cluster $(BENCH_CLUSTER_ARGS)

@@ -9,7 +9,7 @@ mini cluster it starts) and the slowest single tests. It is printed at the end, 
 (the run stops after the first step with a failing stage, as make would), and written to
 build/test-reports/timing.txt and timing.json.
 
-    python tests/suite/stages.py lint pytest+compose-images java-3.4+java-3.5 java-3.3 compose
+    python tests/suite/stages.py lint bench-ci pytest+compose-images java-3.4+java-3.5 java-3.3 compose
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ STAGES: dict[str, Stage] = {
     s.name: s
     for s in (
         Stage("lint", "lint"),
+        Stage("bench-ci", "bench-ci"),
         Stage("pytest", "pytest", (f"{REPORTS}/pytest.xml",)),
         Stage(
             "java-3.4",
