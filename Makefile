@@ -129,10 +129,12 @@ test: venv proto java11
 
 # The main job: a local YARN cluster of separate processes (RM with the shim, NodeManagers, history
 # server, decision service) runs a short mix of real jobs with stragglers under DollyMP and under
-# CapacityScheduler and prints a side-by-side summary. DEMO_ARGS="--hold" keeps the cluster up.
+# CapacityScheduler and prints a side-by-side summary, then the same comparison at a cluster's scale under
+# Hadoop's Scheduler Load Simulator (500 simulated NodeManagers, a few minutes; DEMO_ARGS="--sls-jobs 0"
+# skips it). DEMO_ARGS="--hold" keeps the cluster up.
 DEMO_ARGS ?=
 demo: venv
-	$(PY) -m pyscheduler.deploy.demo $(DEMO_ARGS)
+	$(PY) -m pyscheduler demo $(DEMO_ARGS)
 
 # The RM benchmark: the same mock-node workload through CapacityScheduler and through the shim with
 # the service, side by side in one run. Options: make bench-rm BENCH_RM_ARGS="--nodes 100 --apps 40".

@@ -8,6 +8,7 @@ store         the decision log's size per million decisions and append throughpu
 ui            `dollymp bench ui`: the operator page in headless Chromium under a stream of decisions
 streams       `dollymp bench streams`: other HTTP queries and the server's memory under many SSE subscribers
 sls           `dollymp bench sls`: a trace slice through Hadoop SLS under Capacity-, FairScheduler and DollyMP
+demo_sls      the demo's last part (`dollymp demo`): a short SLS comparison at a cluster's scale
 sls_trace     a trace slice (FB-2010, the Alibaba sample) as SLS input and as the same workload for simulate
 mechanisms    `dollymp bench mechanisms`: `dollymp simulate`'s service round against the policy-only engine
 suite         `dollymp bench all` (make bench) and `dollymp bench compare REV`: the scenarios of

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,28 @@ def register(subparsers: Any) -> None:
         "demo", help="the newcomer's demo: real jobs under CapacityScheduler and DollyMP"
     )
     demo.add_arguments(d)
-    d.set_defaults(func=demo.run)
+    from pyscheduler.bench import demo_sls
+
+    demo_sls.add_arguments(d)
+    d.set_defaults(func=run_demo)
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    """The real jobs (pyscheduler/deploy/demo.py), then the Scheduler Load Simulator part
+    (pyscheduler/bench/demo_sls.py) unless --sls-jobs 0."""
+    from pyscheduler.bench import demo_sls
+    from pyscheduler.deploy import demo
+
+    if args.sls_jobs < 0 or args.sls_nodes < 1:
+        print("dollymp demo: --sls-jobs must be >= 0 and --sls-nodes >= 1", file=sys.stderr)
+        return 2
+    code = demo.run(args)
+    if code or args.sls_jobs == 0:
+        return code
+    print(f"\nScheduler Load Simulator part: {args.sls_jobs} jobs on {args.sls_nodes} NodeManagers, 3 runs")
+    code, text = demo_sls.run_section(args.sls_jobs, args.sls_nodes, args.work_dir / "sls")
+    print("\n".join(text))
+    return code
 
 
 def run_local_cluster(args: argparse.Namespace) -> int:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sys
 import time
@@ -166,6 +167,7 @@ def run_scheduler(
                 what = "measured" if i == rounds else "the service learns the recurring jobs' run times"
                 show.say(f"  round {i} of {rounds} ({what})")
             run.results = run_mix(cluster, base / f"data-{i}", show, extra)
+            run.load_avg = os.getloadavg()[0]
         for name, r in run.results.items():
             run.placements[name] = _placements(cluster, r.app_id)
             run.containers[name] = _containers_ran(cluster, r.app_id)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -45,6 +46,16 @@ class Run:
     records: Path | None = None  # the AM helper's record directory
     api: str | None = None  # the decision service's HTTP API (its operator page is at <api>/ui/)
     wall_s: float = 0.0
+    load_avg: float | None = None  # the machine's 1-minute load average as the mix ended
+
+
+def contended(runs: Sequence[Run], cores: int | None = None) -> float | None:
+    """The highest load average of `runs` when it passed the machine's cores (None: not contended):
+    then CPU, not the scheduler, decided the real jobs' times (a task JVM's start-up alone is ~1.5
+    CPU-seconds), and the summary prints no ratio."""
+    n = cores if cores is not None else (os.cpu_count() or 1)
+    loads = [r.load_avg for r in runs if r.load_avg is not None]
+    return max(loads) if loads and max(loads) > n else None
 
 
 def page_url(api: str, application_id: str | None = None) -> str:
@@ -69,10 +80,12 @@ def fmt_s(seconds: float | None) -> str:
     return f"{seconds:6.1f} s" if seconds is not None else "     n/a"
 
 
-def summary(runs: Sequence[Run]) -> str:
+def summary(runs: Sequence[Run], cores: int | None = None) -> str:
     """Side-by-side flowtime table (the RM's elapsed time per application) with medians and ratios."""
     head = f"{'job':<16}" + "".join(f"{SCHEDULER_NAMES[r.scheduler]:>20}" for r in runs)
-    if len(runs) == 2:
+    busy = contended(runs, cores)
+    ratios = len(runs) == 2 and busy is None
+    if ratios:
         head += f"{'ratio':>9}"
     lines = [head, "-" * len(head)]
     for j in MIX:
@@ -80,7 +93,7 @@ def summary(runs: Sequence[Run]) -> str:
         vals = [r.results.get(j.name) for r in runs]
         for v in vals:
             row += f"{(fmt_s(v.rm_elapsed_s) + ('' if v.ok else ' FAILED')) if v else 'n/a':>20}"
-        if len(runs) == 2 and all(v and v.rm_elapsed_s for v in vals):
+        if ratios and all(v and v.rm_elapsed_s for v in vals):
             a, b = (v.rm_elapsed_s for v in vals if v)
             row += f"{(b or 0) / (a or 1):9.2f}"
         lines.append(row)
@@ -91,7 +104,7 @@ def summary(runs: Sequence[Run]) -> str:
             xs = [x.rm_elapsed_s for x in r.results.values() if x.rm_elapsed_s is not None]
             agg.append(fn(xs) if xs else None)
             row += f"{fmt_s(agg[-1]):>20}"
-        if len(runs) == 2 and all(agg):
+        if ratios and all(agg):
             row += f"{(agg[1] or 0) / (agg[0] or 1):9.2f}"
         lines.append(row)
     for r in runs:
@@ -103,6 +116,13 @@ def summary(runs: Sequence[Run]) -> str:
             )
             lines.extend(mission_lines(r))
             lines.extend(page_lines(r))
+    if busy is not None:
+        lines.append(
+            f"No ratio: this machine's CPU decided these times (load average {busy:.1f} on "
+            f"{cores or os.cpu_count() or 1} cores as a mix ended; each task JVM's start-up alone costs "
+            "about 1.5 CPU-seconds), not the scheduler. The times show the mechanics; the Scheduler Load "
+            "Simulator part measures the scheduling."
+        )
     lines.append(
         "One run per scheduler, same jobs and cluster shape, one after the other on this machine: "
         "background load differs between the runs, so treat small differences as noise."

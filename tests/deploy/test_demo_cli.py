@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from pyscheduler.bench import demo_sls
+from pyscheduler.cli import main
 from pyscheduler.deploy import amrecords, demo
 from pyscheduler.deploy.jobs import JobResult
 from pyscheduler.deploy.localcluster import LocalCluster
@@ -35,6 +37,51 @@ def test_summary_is_side_by_side_with_ratios_and_medians() -> None:
     median = next(line for line in lines if line.startswith("median"))
     assert median.split()[-1] == "0.75"  # median(30, 30, 20) / median(40, 40, 40)
     assert "5 placements decided by the decision service" in text
+
+
+def test_a_contended_machine_gets_no_ratio_but_says_why() -> None:
+    """Where the machine's load average passed its cores as a mix ended, CPU decided the real jobs' times:
+    the summary prints them without a ratio and says so (issue 56: no ratio printed as a result)."""
+    cap = demo.Run("capacity", {j.name: _result(j.name, 40.0) for j in demo.MIX}, load_avg=1.5)
+    dmp = demo.Run("dollymp", {j.name: _result(j.name, 30.0) for j in demo.MIX}, load_avg=5.0)
+    text = demo.summary([cap, dmp], cores=2)
+    lines = text.splitlines()
+    assert "ratio" not in lines[0]
+    assert next(line for line in lines if line.startswith("wordcount")).split()[-2:] == ["30.0", "s"]
+    assert "No ratio: this machine's CPU decided these times (load average 5.0 on 2 cores" in text
+    assert "ratio" in demo.summary([cap, dmp], cores=8).splitlines()[0]  # 5.0 on 8 cores: not contended
+
+
+def test_the_demos_sls_part_prints_each_scheduler_and_the_prediction() -> None:
+    r = {
+        "jobs": 80,
+        "nodes": 500,
+        "jobs_finished": {"capacity": 80, "fair": 80, "dollymp": 80},
+        "capacity_avg_s": 40.0,
+        "fair_avg_s": 50.0,
+        "dollymp_avg_s": 30.0,
+        "small_jobs_avg_s": {"capacity": 10.0, "fair": 12.0, "dollymp": 8.0},
+        "extra_copies": {"capacity": {"launched": 3, "won": 1, "killed": 2}, "dollymp": {"launched": 9}},
+        "ratio_capacity": 0.75,
+        "ratio_fair": 0.6,
+        "predicted_ratio_capacity": 0.7,
+        "predicted_ratio_fair": 0.65,
+        "round_p50_ms": 2.0,
+        "round_p99_ms": 9.0,
+        "stale_frac": 0.001,
+        "heartbeat_p99_added_ms": 0.02,
+    }
+    text = "\n".join(demo_sls.lines(r))
+    assert "80 jobs of the FB-2010 day on 500 simulated NodeManagers" in text
+    dmp = next(line for line in text.splitlines() if line.startswith("DollyMP "))
+    assert dmp.split()[1:4] == ["30.0s", "8.0s", "9"] and dmp.endswith("80/80")
+    assert "DollyMP / CapacityScheduler 0.75 (simulate predicted 0.70)" in text
+    assert "round p50/p99 2.0/9.0 ms, 0.10% of proposals stale" in text
+
+
+def test_the_demo_refuses_bad_sls_sizes(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo", "--sls-jobs", "-1"]) == 2
+    assert "--sls-jobs must be >= 0" in capsys.readouterr().err
 
 
 def test_demo_rejects_an_unknown_scheduler(capsys: pytest.CaptureFixture[str]) -> None:
