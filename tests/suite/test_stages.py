@@ -106,6 +106,6 @@ def test_an_unknown_stage_is_refused_naming_the_stages(capsys: pytest.CaptureFix
     with pytest.raises(SystemExit):
         stages.main(["lint", "pytest+jav"])
     assert (
-        "unknown stage jav: the stages are lint, bench-ci, pytest, java-3.4, java-3.3, java-3.5, compose-images, "
-        "compose" in capsys.readouterr().err
+        "unknown stage jav: the stages are lint, bench-ci, pytest, java-3.4, java-3.3, java-3.5, "
+        "java-3.5-its, compose-images, compose" in capsys.readouterr().err
     )

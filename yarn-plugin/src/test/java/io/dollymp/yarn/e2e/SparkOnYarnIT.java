@@ -12,16 +12,20 @@ import io.dollymp.yarn.testkit.SparkEventLog;
 import io.dollymp.yarn.testkit.SparkSubmitter;
 import io.dollymp.yarn.testkit.SparkSubmitter.DeployMode;
 import io.dollymp.yarn.testkit.SparkSubmitter.Run;
+import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import org.apache.hadoop.mapreduce.v2.MiniMRYarnCluster;
 import org.apache.hadoop.yarn.api.records.ApplicationReport;
@@ -40,6 +44,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * Issue 30, part 5: Spark on YARN (3.5) through a real RM with the shim (4 NodeManagers, one mini cluster
@@ -51,7 +56,10 @@ import org.junit.jupiter.params.provider.CsvSource;
  * stdout in client mode, the AM container's in cluster mode); Spark's event log and the NodeManagers'
  * containers show its executors, which with dynamic allocation must be released when idle and allocated
  * anew; and its executors must stay off the nodes named in {@code spark.yarn.exclude.nodes} (the AM's
- * blacklist), as under CapacityScheduler.
+ * blacklist), as under CapacityScheduler. A PySpark application (src/test/resources/pyspark/sum_words.py)
+ * gives the same answers in both deploy modes on the same Spark jars, its Python from PyPI's pyspark of
+ * Spark's version ({@code dollymp.pyspark}: the directory {@code make pyspark} installs it to), its tasks run
+ * by Python workers in executor containers the decision service placed.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class SparkOnYarnIT {
@@ -73,6 +81,10 @@ class SparkOnYarnIT {
   private static DollyMPScheduler shim;
   private static YarnClient yarn;
   private static SparkSubmitter spark;
+  /** PyPI's pyspark and py4j, installed with pip --target (make pyspark). */
+  private static final Path PYSPARK_PACKAGES = Paths.get(System.getProperty("dollymp.pyspark", "missing"))
+      .toAbsolutePath();
+  private static final String SUM_JOB = "io.dollymp.it.spark.SumJob";
 
   @BeforeAll
   static void start() throws Exception {
@@ -152,6 +164,51 @@ class SparkOnYarnIT {
         nodes(job.executors), job.run.ms());
   }
 
+  @ParameterizedTest(name = "PySpark, deploy mode {0}")
+  @EnumSource(DeployMode.class)
+  @Order(3)
+  void pysparkJobSucceedsWithCorrectResults(DeployMode mode) throws Exception {
+    SparkSubmitter.PySpark py = pyspark();
+    Path app = WORK.resolve("sum_words.py");
+    try (InputStream in = SparkOnYarnIT.class.getResourceAsStream("/pyspark/sum_words.py")) {
+      assertTrue(in != null, "no pyspark/sum_words.py among the test resources");
+      Files.copy(in, app, StandardCopyOption.REPLACE_EXISTING);
+    }
+    String name = "dollymp-pyspark-" + mode.flag();
+    Finished job = submit(mode, staticConf(List.of()), List.of(),
+        (conf, args) -> spark.submitPython(name, mode, app, py, conf, args, 300));
+    assertAllExecutors(job.executors);
+    assertTrue(job.driverOutput.contains("PYSPARK=" + spark.version()), "not pyspark " + spark.version()
+        + ":\n" + job.driverOutput);
+    // The sum's tasks ran in Python workers, in the executors' containers (placed by the service: submit).
+    Matcher m = Pattern.compile("PYTHON_CONTAINERS=(\\S+)").matcher(job.driverOutput);
+    assertTrue(m.find(), "no PYTHON_CONTAINERS line:\n" + job.driverOutput);
+    Set<ContainerId> executors = job.executors.stream().map(ContainerLogs.Entry::container)
+        .collect(Collectors.toSet());
+    Set<ContainerId> python = new TreeSet<>();
+    for (String c : m.group(1).split(",")) {
+      python.add(ContainerId.fromString(c));
+    }
+    assertTrue(executors.containsAll(python), "Python workers in " + python + ", executors " + executors);
+    SparkEventLog events = SparkEventLog.of(spark.eventLogDir(), job.run.appId(), 30_000);
+    assertEquals(EXECUTORS, events.count(SparkEventLog.EXECUTOR_ADDED), "executors the driver saw: " + events);
+    System.out.printf("PySpark %s (%s mode): %d executors on %s, Python workers in %s, in %d ms%n",
+        job.run.appId(), mode.flag(), job.executors.size(), nodes(job.executors), python, job.run.ms());
+  }
+
+  /** Python for PySpark: this build's interpreter (dollymp.python) and pyspark of the Spark jars' version. */
+  private static SparkSubmitter.PySpark pyspark() throws Exception {
+    Path version = PYSPARK_PACKAGES.resolve("pyspark").resolve("version.py");
+    assertTrue(Files.isRegularFile(version) && Files.isDirectory(PYSPARK_PACKAGES.resolve("py4j")),
+        "no pyspark and py4j in " + PYSPARK_PACKAGES + " (make pyspark installs PyPI's; pass -Ddollymp.pyspark=<dir>)");
+    String text = Files.readString(version);
+    Matcher v = Pattern.compile("__version__[^=]*=\\s*[\"']([^\"']+)[\"']").matcher(text);
+    assertTrue(v.find() && v.group(1).equals(spark.version()), "pyspark in " + PYSPARK_PACKAGES
+        + " is not Spark's " + spark.version() + ":\n" + text);
+    Path python = Paths.get(System.getProperty("dollymp.python", "python3"));
+    return new SparkSubmitter.PySpark(python, PYSPARK_PACKAGES);
+  }
+
   /** The static case's containers besides the AM: exactly EXECUTORS, each a Spark executor. */
   private static void assertAllExecutors(List<ContainerLogs.Entry> containers) throws Exception {
     assertEquals(EXECUTORS, containers.size(), "executor containers: " + containers);
@@ -170,12 +227,16 @@ class SparkOnYarnIT {
 
   /** A fixed number of executors, all up before the first task (spark.scheduler.minRegisteredResourcesRatio). */
   private static Finished submitStatic(String name, DeployMode mode, List<String> extraConf) throws Exception {
+    return submit(name, mode, staticConf(extraConf), List.of());
+  }
+
+  private static List<String> staticConf(List<String> extraConf) {
     List<String> conf = new ArrayList<>(List.of(
         "spark.executor.instances=" + EXECUTORS,
         "spark.scheduler.minRegisteredResourcesRatio=1.0",
         "spark.scheduler.maxRegisteredResourcesWaitingTime=90s"));
     conf.addAll(extraConf);
-    return submit(name, mode, conf, List.of());
+    return conf;
   }
 
   /**
@@ -192,12 +253,23 @@ class SparkOnYarnIT {
         "spark.dynamicAllocation.schedulerBacklogTimeout=1s"), List.of("60000"));
   }
 
-  /**
-   * Runs SumJob and checks it succeeded in Spark and in YARN with the right answers, read where its driver
-   * ran: spark-submit's stdout (client mode) or the AM container's (cluster mode); every executor's
-   * container was placed by the decision service.
-   */
   private static Finished submit(String name, DeployMode mode, List<String> conf, List<String> extraArgs)
+      throws Exception {
+    return submit(mode, conf, extraArgs, (c, a) -> spark.submit(name, mode, SUM_JOB, c, a, 300));
+  }
+
+  /** One spark-submit of SumJob or its Python twin, given its Spark configuration and arguments. */
+  @FunctionalInterface
+  private interface Submission {
+    Run run(List<String> sparkConf, List<String> args) throws Exception;
+  }
+
+  /**
+   * Runs SumJob (or sum_words.py) and checks it succeeded in Spark and in YARN with the right answers,
+   * read where its driver ran: spark-submit's stdout (client mode) or the AM container's (cluster mode);
+   * every executor's container was placed by the decision service.
+   */
+  private static Finished submit(DeployMode mode, List<String> conf, List<String> extraArgs, Submission submission)
       throws Exception {
     List<String> sparkConf = new ArrayList<>(List.of(
         "spark.yarn.am.memory=512m", // client mode's AM
@@ -207,7 +279,7 @@ class SparkOnYarnIT {
     sparkConf.addAll(conf);
     List<String> args = new ArrayList<>(List.of(Long.toString(N), "12"));
     args.addAll(extraArgs);
-    Run run = spark.submit(name, mode, "io.dollymp.it.spark.SumJob", sparkConf, args, 300);
+    Run run = submission.run(sparkConf, args);
     assertTrue(run.appId() != null, "no application submitted:\n" + run.describe());
     assertEquals(0, run.exit(), run.describe());
     ApplicationReport report = rig.awaitFinished(run.appId(), 30_000);

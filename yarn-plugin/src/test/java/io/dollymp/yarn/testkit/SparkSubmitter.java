@@ -10,6 +10,8 @@ import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -51,6 +53,16 @@ public final class SparkSubmitter {
     }
   }
 
+  /** The Spark build's version, as its spark-core jar names it (spark-core_2.12-3.5.6.jar: 3.5.6). */
+  public String version() throws IOException {
+    try (Stream<Path> s = Files.list(spark.resolve("jars"))) {
+      String jar = s.map(p -> p.getFileName().toString())
+          .filter(n -> n.startsWith("spark-core_") && n.endsWith(".jar")).findFirst()
+          .orElseThrow(() -> new IOException("no spark-core jar in " + spark.resolve("jars")));
+      return jar.substring(jar.lastIndexOf('-') + 1, jar.length() - ".jar".length());
+    }
+  }
+
   /** The directory runs write their Spark event logs to ({@code spark.eventLog.dir}). */
   public Path eventLogDir() throws IOException {
     return Files.createDirectories(work.resolve("spark-events"));
@@ -62,6 +74,39 @@ public final class SparkSubmitter {
    */
   public Run submit(String name, DeployMode mode, String mainClass, List<String> sparkConf, List<String> appArgs,
       long timeoutS) throws IOException, ReflectiveOperationException, InterruptedException {
+    return run(name, mode, List.of("--class", mainClass), sparkConf, spark.resolve("spark-app.jar"), appArgs,
+        env -> { }, timeoutS);
+  }
+
+  /**
+   * Python's side of a PySpark application: the interpreter of its driver and of its executors' Python
+   * workers, and a directory holding the {@code pyspark} and {@code py4j} packages (PyPI's pyspark of this
+   * Spark's version, installed with {@code pip --target}). One host: every node has both in place.
+   */
+  public record PySpark(Path python, Path packages) {}
+
+  /**
+   * Submits the Python application {@code app} as {@link #submit} does a Java one, on the same Spark jars.
+   * The driver's Python finds pyspark on PYTHONPATH (spark-submit in client mode, which starts it); the AM's
+   * and the executors' through PYSPARK_ARCHIVES_PATH, Spark's own way to name pyspark's files, here as a
+   * {@code local:} path that every container puts on its PYTHONPATH as it is (nothing uploaded); all run
+   * {@code py.python()} (spark.pyspark.python).
+   */
+  public Run submitPython(String name, DeployMode mode, Path app, PySpark py, List<String> sparkConf,
+      List<String> appArgs, long timeoutS) throws IOException, ReflectiveOperationException, InterruptedException {
+    List<String> conf = new ArrayList<>(List.of(
+        "spark.pyspark.python=" + py.python(),
+        "spark.pyspark.driver.python=" + py.python()));
+    conf.addAll(sparkConf);
+    return run(name, mode, List.of(), conf, app, appArgs, env -> {
+      env.put("PYTHONPATH", py.packages().toString());
+      env.put("PYSPARK_ARCHIVES_PATH", "local:" + py.packages());
+    }, timeoutS);
+  }
+
+  private Run run(String name, DeployMode mode, List<String> appFlags, List<String> sparkConf, Path app,
+      List<String> appArgs, Consumer<Map<String, String>> appEnv, long timeoutS)
+      throws IOException, ReflectiveOperationException, InterruptedException {
     Path jars = spark.resolve("jars");
     List<String> cmd = new ArrayList<>();
     cmd.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
@@ -69,7 +114,8 @@ public final class SparkSubmitter {
     // As bin/spark-submit builds it: the configuration directory, then Spark's jars.
     String classpath = hadoopConf + File.pathSeparator + jars + File.separator + "*";
     cmd.addAll(List.of("-Xmx512m", "-cp", classpath, "org.apache.spark.deploy.SparkSubmit",
-        "--master", "yarn", "--deploy-mode", mode.flag(), "--name", name, "--class", mainClass));
+        "--master", "yarn", "--deploy-mode", mode.flag(), "--name", name));
+    cmd.addAll(appFlags);
     List<String> conf = new ArrayList<>(List.of(
         // Spark's jars are already on every node (one host): no upload, used in place.
         "spark.yarn.jars=local:" + jars + File.separator + "*",
@@ -90,7 +136,7 @@ public final class SparkSubmitter {
       cmd.add("--conf");
       cmd.add(c);
     }
-    cmd.add(spark.resolve("spark-app.jar").toString());
+    cmd.add(app.toString());
     cmd.addAll(appArgs);
     Path sparkConfDir = Files.createDirectories(work.resolve("spark-conf"));
     ClientProcess.Result r = ClientProcess.run(cmd, work, name, env -> {
@@ -99,6 +145,7 @@ public final class SparkSubmitter {
       env.put("SPARK_CONF_DIR", sparkConfDir.toString());
       env.put("SPARK_LOCAL_IP", "127.0.0.1");
       env.remove("SPARK_HOME");
+      appEnv.accept(env);
     }, timeoutS);
     Matcher m = SUBMITTED.matcher(r.stderr());
     ApplicationId appId = m.find() ? ApplicationId.fromString(m.group(1)) : null;
