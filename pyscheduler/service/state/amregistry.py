@@ -205,10 +205,14 @@ class AmRegistry:
             st.tenant = attributed(st.profile, rm_key)
             known = {ph.phase_id for ph in st.profile.phases}
             for i, a in enumerate(request.attempts):
+                if i % EVERY == 0:
+                    checkpoint()
                 if a.phase_id not in known:
                     raise UnknownPhase(i, a.phase_id)
             make_room(st, request.attempts, limits)
+            checkpoint()
             reads = read_records(request.application_id, request.attempts, st.map_reads)
+            checkpoint()
             for n, a in enumerate(request.attempts):
                 if n % EVERY == 0:  # rounds do not wait for this lock (round_view): pausing here is safe
                     checkpoint()
@@ -234,6 +238,7 @@ class AmRegistry:
                     st.durations.setdefault(a.phase_id, []).append(a.duration_s)
                     st.durations_version += 1
                     finished.setdefault(a.phase_id, []).append(a.duration_s)
+            checkpoint()
             return (
                 finished,
                 st.tenant,
