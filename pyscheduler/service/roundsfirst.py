@@ -30,6 +30,7 @@ EVERY = 256  # loops over attempts check once per this many
 
 _lock = threading.Lock()
 _running = 0
+_paused = 0  # threads waiting at a checkpoint now
 _idle = threading.Event()
 _idle.set()
 
@@ -61,5 +62,17 @@ def round_running() -> Iterator[None]:
 
 def checkpoint() -> None:
     """Wait while an RM round runs in another thread (at most MAX_PAUSE_S)."""
+    global _paused
     if _running and not _here.depth:
-        _idle.wait(MAX_PAUSE_S)
+        with _lock:
+            _paused += 1
+        try:
+            _idle.wait(MAX_PAUSE_S)
+        finally:
+            with _lock:
+                _paused -= 1
+
+
+def am_paused() -> bool:
+    """Whether some thread waits at a checkpoint now (for the round to end, holding what it holds)."""
+    return _paused > 0
