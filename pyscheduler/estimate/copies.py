@@ -246,6 +246,8 @@ def slow_waiting(
             live[c.task_id] = live.get(c.task_id, 0) + 1
         if c.kind is Kind.WAITING_CLONE:
             waiting[c.task_id] = waiting.get(c.task_id, 0) + 1
+    if not waiting:  # nothing to name (and `time_left` walks every copy)
+        return {}
     left, fresh = time_left(copies, now_s, startup_s)
     out: dict[str, int] = {}
     for t in sorted(waiting):

@@ -17,10 +17,23 @@ times (an earlier run's weight shrinks, its mean and variance kept, when a later
 bound), so a recurring job that changes is followed. `moments` answers from memory (loaded when opened,
 updated by `fold`): the decision round reads it for every application without a database query. Bad
 arguments raise ValueError naming the argument.
+
+Memory is the history's view; the database follows it. `fold_many` folds into memory (the same merge and
+eviction as the database's) and, without a `writer`, writes the same folds in the caller, in one
+transaction, before memory changes (a failed write changes nothing). With a `RunHistoryWriter`
+(`dollymp serve`), the caller only queues them: the RM round that records finished applications never
+waits for the store (its writer lock, held meanwhile by AM calls' history writes and the decision log,
+and its commit's fsync), and the next round and AM plan read the folds from memory at once. A queued fold
+is committed within a few milliseconds (`RunHistoryWriter.flush` waits for it; the service's stop
+flushes); kill -9 before then loses it, as it would a fold whose round had not yet run. A store holding
+more keys than `max_keys` (written with a larger bound) is trimmed when opened, so that memory holds every
+key the database does and both evict the same keys.
 """
 
 from __future__ import annotations
 
+import collections
+import logging
 import math
 import threading
 import time
@@ -36,6 +49,8 @@ DEFAULT_MAX_KEYS = 10_000
 DEFAULT_MAX_SAMPLES = 2_000
 RunKey = tuple[str, str, int]  # (application name, queue, YARN priority)
 RunTimes = tuple[str, str, int, int, float, float]  # RunKey, then count, mean and M2 of the run times
+RETRY_S = 0.5  # a failed background write is tried again after this long
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +106,7 @@ def _check(column: str, app_name: str, queue: str, priority: int, count: int, me
 
 
 class AppRunHistory:
-    """Run-time moments of applications without an AM helper, kept in the database and in memory."""
+    """Run-time moments of applications without an AM helper, kept in memory and in the database."""
 
     def __init__(
         self,
@@ -99,6 +114,7 @@ class AppRunHistory:
         max_keys: int = DEFAULT_MAX_KEYS,
         max_samples: int = DEFAULT_MAX_SAMPLES,
         table: RunTable = APPS,
+        writer: RunHistoryWriter | None = None,
     ) -> None:
         for name, v in (("max_keys", max_keys), ("max_samples", max_samples)):
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
@@ -107,26 +123,35 @@ class AppRunHistory:
         self.max_keys = max_keys
         self.max_samples = max_samples
         self.t = table
+        self.writer = writer
         self._lock = threading.Lock()
-        self._cache = self._load()
+        self._stamp = 0.0  # the last fold's updated_at: stamps only grow, so both orders agree
+        self._cache: dict[RunKey, AppRunMoments] = {}
+        # per queue, its keys by updated_at (oldest first), as the database orders them for `_evict`
+        self._queues: dict[str, collections.OrderedDict[RunKey, float]] = {}
+        self._load()
 
-    def _load(self) -> dict[RunKey, AppRunMoments]:
-        """The newest `max_keys` keys (a store written with a larger bound keeps the rest on disk until
-        the next fold trims them)."""
+    def _load(self) -> None:
+        """Every key (a store written with a larger bound is trimmed to `max_keys` first)."""
         t = self.t
         with self.db.read() as cur:
+            cur.execute(f"SELECT COUNT(*) FROM {t.table}")
+            extra = int(cur.fetchone()[0]) - self.max_keys
+        if extra > 0:
+            with self.db.write() as wcur:
+                self.db.lock(wcur, t.pg_lock)
+                self._evict(wcur, extra)
+        with self.db.read() as cur:
             cur.execute(
-                self.db.sql(
-                    f"SELECT {t.name_column}, queue, priority, runs, count, mean, m2 FROM {t.table} "
-                    "ORDER BY updated_at DESC LIMIT ?"
-                ),
-                (self.max_keys,),
+                f"SELECT {t.name_column}, queue, priority, runs, count, mean, m2, updated_at FROM {t.table} "
+                f"ORDER BY updated_at, {t.name_column}, priority"
             )
             rows = cur.fetchall()
-        return {
-            (str(r[0]), str(r[1]), int(r[2])): AppRunMoments(int(r[3]), int(r[4]), float(r[5]), float(r[6]))
-            for r in rows
-        }
+        for r in rows:
+            key = (str(r[0]), str(r[1]), int(r[2]))
+            self._cache[key] = AppRunMoments(int(r[3]), int(r[4]), float(r[5]), float(r[6]))
+            self._queues.setdefault(key[1], collections.OrderedDict())[key] = float(r[7])
+            self._stamp = max(self._stamp, float(r[7]))
 
     def moments(self, app_name: str, queue: str, priority: int) -> AppRunMoments | None:
         """The key's moments from memory; None when no run of it was recorded. No lock: a dict lookup is
@@ -145,30 +170,71 @@ class AppRunHistory:
         return self.fold_many([(app_name, queue, priority, count, mean, m2)])[0]
 
     def fold_many(self, runs: Sequence[RunTimes]) -> list[AppRunMoments]:
-        """`fold` each (app name, queue, priority, count, mean, M2), in order, in one transaction (one
-        commit for all the applications a batch removed); return each key's moments after its fold. Every
-        item is checked before anything is written. Beyond `max_keys`, keys are forgotten (`_evict`)."""
+        """`fold` each (app name, queue, priority, count, mean, M2), in order (one commit for all the
+        applications a batch removed); return each key's moments after its fold. Every item is checked
+        before anything is written. Beyond `max_keys`, keys are forgotten (`_evict`). Without a writer the
+        commit is made here, before memory changes; with one it is queued (module docstring)."""
         for r in runs:
             _check(self.t.name_column, *r)
         if not runs:
             return []
-        db, out = self.db, list[AppRunMoments]()
-        keys: list[RunKey] = [(r[0], r[1], r[2]) for r in runs]
-        with db.write() as cur:  # folds are serialised by the writer; reads wait only for the dict update
-            db.lock(cur, self.t.pg_lock)
-            for key, (*_, count, mean, m2) in zip(keys, runs, strict=True):
-                out.append(
-                    self._fold_one(cur, key, _weighed(count, float(mean), float(m2), self.max_samples))
-                )
-            cur.execute(f"SELECT COUNT(*) FROM {self.t.table}")
-            gone = self._evict(cur, int(cur.fetchone()[0]) - self.max_keys)
-            with self._lock:
-                self._cache.update(zip(keys, out, strict=True))
-                for k in gone:
-                    self._cache.pop(k, None)
+        with self._lock:  # folds in memory in the order their writes are made or queued
+            stamps = self._stamps(len(runs))
+            if self.writer is None:
+                with self.db.write() as cur:
+                    self.write(cur, runs, stamps)
+            else:
+                self.writer.submit(self, runs, stamps)
+            return self._fold_memory(runs, stamps)
+
+    def _stamps(self, n: int) -> list[float]:
+        """`n` updated_at times, each later than the one before (caller holds the lock)."""
+        out = []
+        for _ in range(n):
+            self._stamp = max(time.time(), self._stamp + 1e-6)
+            out.append(self._stamp)
         return out
 
-    def _fold_one(self, cur: Cursor, key: RunKey, new: tuple[int, float, float]) -> AppRunMoments:
+    def _fold_memory(self, runs: Sequence[RunTimes], stamps: Sequence[float]) -> list[AppRunMoments]:
+        """The folds in memory, as `write` makes them in the database (caller holds the lock)."""
+        out: list[AppRunMoments] = []
+        cache = self._cache  # each key's value replaced whole: `moments` reads without the lock
+        for (name, queue, priority, count, mean, m2), stamp in zip(runs, stamps, strict=True):
+            key = (name, queue, priority)
+            new = _weighed(count, float(mean), float(m2), self.max_samples)
+            old = cache.get(key)
+            moments = AppRunMoments(1, *new)
+            if old is not None:
+                kept = _weighed(old.count, old.mean, old.m2, self.max_samples - new[0])
+                moments = AppRunMoments(old.runs + 1, *merge_moments(kept, new))
+            cache[key] = moments
+            keys = self._queues.setdefault(queue, collections.OrderedDict())
+            keys.pop(key, None)
+            keys[key] = stamp
+            out.append(moments)
+        extra = len(cache) - self.max_keys
+        while extra > 0:  # `_evict`'s choice: the queue with the most keys (then the oldest), its oldest
+            ranked = sorted(self._queues.items(), key=lambda q: (-len(q[1]), next(iter(q[1].values())), q[0]))
+            most, then = len(ranked[0][1]), len(ranked[1][1]) if len(ranked) > 1 else 0
+            keys = ranked[0][1]
+            for _ in range(min(extra, max(1, most - then))):
+                gone, _stamp = keys.popitem(last=False)
+                cache.pop(gone, None)
+                extra -= 1
+            if not keys:
+                del self._queues[ranked[0][0]]
+        return out
+
+    def write(self, cur: Cursor, runs: Sequence[RunTimes], stamps: Sequence[float]) -> None:
+        """The folds of `runs` (`stamps`: their updated_at) in the database, in the caller's transaction."""
+        self.db.lock(cur, self.t.pg_lock)
+        for (name, queue, priority, count, mean, m2), stamp in zip(runs, stamps, strict=True):
+            new = _weighed(count, float(mean), float(m2), self.max_samples)
+            self._fold_one(cur, (name, queue, priority), new, stamp)
+        cur.execute(f"SELECT COUNT(*) FROM {self.t.table}")
+        self._evict(cur, int(cur.fetchone()[0]) - self.max_keys)
+
+    def _fold_one(self, cur: Cursor, key: RunKey, new: tuple[int, float, float], stamp: float) -> None:
         """Merge `new` (count, mean, M2, already weighed) into the key's row; the earlier runs weigh at
         most max_samples - count."""
         db, t = self.db, self.t
@@ -194,9 +260,8 @@ class AppRunHistory:
                 "runs = excluded.runs, count = excluded.count, mean = excluded.mean, m2 = excluded.m2, "
                 "updated_at = excluded.updated_at"
             ),
-            (*key, runs, n, mu, m2, time.time()),
+            (*key, runs, n, mu, m2, stamp),
         )
-        return AppRunMoments(runs, n, mu, m2)
 
     def _evict(self, cur: Cursor, extra: int) -> list[RunKey]:
         """Forget `extra` keys, each the least recently updated of the queue holding the most keys (of
@@ -225,3 +290,89 @@ class AppRunHistory:
             gone.extend(batch)
             extra -= len(batch)
         return gone
+
+
+class RunHistoryWriter:
+    """Commits the folds of AppRunHistory instances in a thread of its own (module docstring).
+
+    `submit` queues (never waits for the store); the thread commits whatever is queued in one transaction,
+    in the order it was queued, and on a failure (disk full, database gone) logs it and tries the same
+    folds again after `retry_s`. `flush(timeout)` returns once everything queued before it is committed
+    (False if the timeout passed first); `close` flushes, then stops the thread."""
+
+    def __init__(self, retry_s: float = RETRY_S) -> None:
+        self.retry_s = retry_s
+        self.last_error: BaseException | None = None
+        self.commits = 0
+        self._pending: collections.deque[tuple[AppRunHistory, Sequence[RunTimes], Sequence[float]]] = (
+            collections.deque()
+        )
+        self._cond = threading.Condition()
+        self._queued = 0
+        self._committed = 0
+        self._stopping = False
+        self._thread = threading.Thread(target=self._run, name="run-history-writer", daemon=True)
+        self._thread.start()
+
+    @property
+    def depth(self) -> int:
+        """Folds (batches of `fold_many`) queued and not committed yet."""
+        with self._cond:
+            return self._queued - self._committed
+
+    def submit(self, history: AppRunHistory, runs: Sequence[RunTimes], stamps: Sequence[float]) -> None:
+        with self._cond:
+            if self._stopping:
+                raise RuntimeError("the run-history writer is closed")
+            self._pending.append((history, list(runs), list(stamps)))
+            self._queued += 1
+            self._cond.notify_all()
+
+    def flush(self, timeout: float | None = None) -> bool:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._cond:
+            target = self._queued
+            while self._committed < target:
+                left = None if deadline is None else deadline - time.monotonic()
+                if (left is not None and left <= 0) or not self._thread.is_alive():
+                    return False
+                self._cond.wait(left if left is not None else 1.0)
+            return True
+
+    def close(self, timeout: float | None = None) -> bool:
+        """Flush (within `timeout`), then stop the thread; False when folds were left uncommitted."""
+        done = self.flush(timeout)
+        with self._cond:
+            self._stopping = True
+            self._cond.notify_all()
+        self._thread.join(timeout)
+        return done
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._pending and not self._stopping:
+                    self._cond.wait()
+                if not self._pending:
+                    return
+                batch = list(self._pending)
+            try:
+                db = batch[0][0].db
+                with db.write() as cur:  # one database behind every history of the service
+                    for history, runs, stamps in batch:
+                        history.write(cur, runs, stamps)
+            except Exception as exc:
+                self.last_error = exc
+                log.error("run history: %d fold(s) not committed, trying again: %s", len(batch), exc)
+                with self._cond:
+                    if self._stopping:
+                        return
+                    self._cond.wait(self.retry_s)
+                continue
+            with self._cond:
+                for _ in batch:
+                    self._pending.popleft()
+                self._committed += len(batch)
+                self.commits += 1
+                self.last_error = None
+                self._cond.notify_all()

@@ -10,7 +10,7 @@ import pytest
 
 from pyscheduler import config
 from pyscheduler.store import AppRunHistory, open_store
-from pyscheduler.store.runhistory import FRAMEWORKS, AppRunMoments
+from pyscheduler.store.runhistory import FRAMEWORKS, AppRunMoments, RunHistoryWriter
 
 
 def _m2(xs: list[float]) -> float:
@@ -147,3 +147,29 @@ def test_the_framework_prior_is_a_table_of_its_own_bounded_the_same_way(store_ur
     with open_store(store_url) as s:
         again = AppRunHistory(s.db, table=FRAMEWORKS).moments("SPARK", "root.a", 1)
         assert again == AppRunMoments(1, 2, 40.0, 8.0)
+
+
+def test_with_a_writer_folds_are_read_from_memory_at_once_and_committed_in_the_background(
+    store_url: str,
+) -> None:
+    """`dollymp serve`'s mode (RunHistoryWriter): a fold is in memory when `fold` returns, and in the
+    database once the writer has flushed, with the same keys evicted: a reopened history reads what memory
+    held."""
+    keys = [("nightly", "root.b", 1)] + [(f"flood{i}", "root.a", 1) for i in range(10)]
+    with open_store(store_url) as s:
+        writer = RunHistoryWriter()
+        h = AppRunHistory(s.db, max_keys=4, writer=writer)
+        h.fold("nightly", "root.b", 1, 5, 30.0, 0.0)
+        for i in range(10):
+            h.fold(f"flood{i}", "root.a", 1, 1, 1.0, 0.0)
+        got = h.fold("nightly", "root.b", 1, 1, 60.0, 0.0)
+        assert (got.runs, got.count, got.mean) == (2, 6, pytest.approx(35.0))
+        assert h.moments("nightly", "root.b", 1) == got
+        assert [i for i in range(10) if h.moments(f"flood{i}", "root.a", 1) is not None] == [7, 8, 9]
+        assert writer.flush(30) and writer.depth == 0
+        again = AppRunHistory(s.db, max_keys=4)
+        assert {k: again.moments(*k) for k in keys} == {k: h.moments(*k) for k in keys}
+        assert len(again) == len(h) == 4
+        assert writer.close(30)
+        with pytest.raises(RuntimeError, match="closed"):
+            h.fold("late", "root.c", 1, 1, 1.0, 0.0)

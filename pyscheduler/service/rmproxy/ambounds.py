@@ -97,6 +97,8 @@ def check_reports(r: Any) -> None:
     """The field checks of an AttemptReports (after `reports`' bounds)."""
     validate.nonempty(r.application_id, "application_id")
     for i, a in enumerate(r.attempts):
+        if i % EVERY == 0:
+            checkpoint()  # RM rounds first (service/roundsfirst.py)
         at = f"attempts[{i}]"
         validate.nonempty(a.task_id, f"{at}.task_id")
         validate.nonempty(a.attempt_id, f"{at}.attempt_id")

@@ -36,6 +36,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from pyscheduler.service.roundsfirst import EVERY, checkpoint
+
 MAX_KEYS = 10_000  # applications (and queues) with a bucket at once; the longest idle is forgotten
 # A bucket holds this many seconds' worth of its rate (appmaster.cpu_burst_s): an AM's few calls in a
 # row (a profile, then a report and its plan) run at once; what it spends beyond the rate it waits for.
@@ -194,12 +196,19 @@ class AmGate:
                 k = self.kept[app_id] = Kept()
                 while len(self.kept) > MAX_KEYS:
                     self.kept.popitem(last=False)
-            new = {a.attempt_id for a in attempts if a.attempt_id not in k.attempts}
+            new = set()
+            for n, a in enumerate(attempts):
+                if n % EVERY == EVERY - 1:
+                    checkpoint()  # RM rounds first (service/roundsfirst.py): rounds never take this lock
+                if a.attempt_id not in k.attempts:
+                    new.add(a.attempt_id)
             if limit and len(k.attempts) + len(new) > limit:
                 return False
             if profile is not None:
                 k.profile = profile
-            for a in attempts:
+            for n, a in enumerate(attempts):
+                if n % EVERY == EVERY - 1:
+                    checkpoint()
                 k.attempts[a.attempt_id] = a
             k.deferred += 1
             return True

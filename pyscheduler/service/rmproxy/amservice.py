@@ -106,12 +106,17 @@ class AppMasterServicer:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, detail(str(exc)))
         except Refusal as exc:
             context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, detail(str(exc)))
+        checkpoint()  # RM rounds first (service/roundsfirst.py), here and between the steps below
         if outcomes:
             self.recorder.append(outcomes)
+            checkpoint()
         if self.am.history is not None and key is not None:  # else: unknown to the RM, or by another name
             for phase_id, ds in finished.items():
                 self.am.history.record(key, phase_id, ds)
+                checkpoint()
             self.am.forget_priors(key.queue, finished)  # the queue's prior is read again, with these
+        if not log.isEnabledFor(logging.INFO):  # the counts below walk every attempt of the report
+            return
         log.info(
             "ReportAttempts %s: %d attempt(s), %d clone(s) (%d waiting for a container), %d finished, "
             "%d map read(s)",

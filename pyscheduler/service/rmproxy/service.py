@@ -111,7 +111,7 @@ class DecisionService:
             StatisticsHistory,
             open_store,
         )
-        from pyscheduler.store.runhistory import FRAMEWORKS
+        from pyscheduler.store.runhistory import FRAMEWORKS, RunHistoryWriter
 
         self.cfg = cfg
         try:
@@ -132,10 +132,14 @@ class DecisionService:
         retention = Retention(max_age_s=age, max_bytes=size) if (age or size) else None
         self.writer = BackgroundWriter(self.store, retention=retention, max_queue=20_000)
         # applications without an AM helper: run times by name (and by type: the framework-wide prior),
-        # queue and YARN priority, in the same store
+        # queue and YARN priority, in the same store; a round folds finished applications into memory and
+        # their commit is this writer's (store/runhistory.py), so a round never waits for the store
         bounds = (cfg["store.run_history_max_keys"], cfg["store.run_history_max_samples"])
-        self.run_history = AppRunHistory(self.store.db, *bounds)
-        self.framework_history = AppRunHistory(self.store.db, *bounds, table=FRAMEWORKS)
+        self.run_writer = RunHistoryWriter()
+        self.run_history = AppRunHistory(self.store.db, *bounds, writer=self.run_writer)
+        self.framework_history = AppRunHistory(
+            self.store.db, *bounds, table=FRAMEWORKS, writer=self.run_writer
+        )
         histories = RunHistories(self.run_history, self.framework_history)
         # AM-helper jobs: task durations per phase by the RM's queue, user and job name (store/history.py)
         self.history = StatisticsHistory(
@@ -213,6 +217,7 @@ class DecisionService:
         try:
             self.grpc = GrpcServer(self.servicer, options, self.appmaster, interceptors=[self.guard])
         except (OSError, RuntimeError) as exc:
+            self.run_writer.close()
             self.writer.close()
             self.store.close()
             raise ConfigError("grpc.port", cfg.sources["grpc.port"], f"cannot bind: {exc}") from None
@@ -290,6 +295,8 @@ class DecisionService:
         self.grpc.stop(self.cfg["grpc.grace_s"])
         if self.http is not None:
             self.http.stop()
+        if not self.run_writer.close(timeout=max(0.5, deadline - time.monotonic())):
+            log.error("run history: %d fold(s) not committed at shutdown", self.run_writer.depth)
         try:
             self.writer.close(timeout=max(0.5, deadline - time.monotonic()))
             self.store.close()

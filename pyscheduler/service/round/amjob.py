@@ -42,7 +42,9 @@ def replay(job: Job, attempts: Sequence[Any]) -> None:
     bounded by the parents' copies (Dolly 3.2), as in the simulator. Attempts of unknown tasks are
     ignored."""
     by_task: dict[tuple[str, int], list[int]] = {}  # task -> [copies, failed or killed, succeeded]
-    for a in attempts:
+    for n, a in enumerate(attempts):
+        if n % EVERY == EVERY - 1:
+            checkpoint()  # RM rounds first (service/roundsfirst.py), here and below
         state = a.state
         if state == pb.ATTEMPT_WAITING and not a.is_clone:
             continue  # an original waiting for its container (a waiting clone counts: `waiting_clone`)
@@ -58,7 +60,9 @@ def replay(job: Job, attempts: Sequence[Any]) -> None:
         elif state == pb.ATTEMPT_SUCCEEDED:
             counts[2] = 1
     phases = {ph.phase_id: ph for ph in job.phases}
-    for (phase_id, i), (copies, ended, won) in by_task.items():
+    for n, ((phase_id, i), (copies, ended, won)) in enumerate(by_task.items()):
+        if n % EVERY == EVERY - 1:
+            checkpoint()
         ph = phases.get(phase_id)
         if ph is None or i >= ph.num_tasks:
             continue
@@ -94,7 +98,9 @@ def running(
     is stalled, so late (`residual.late_copies`; at 0 progress LATE has no rate). Any other copy without a
     rate yet carries progress nan (judged by the elapsed-time rule from its launch)."""
     out: list[ReportedAttempt] = []
-    for a in attempts:
+    for n, a in enumerate(attempts):
+        if n % EVERY == EVERY - 1:
+            checkpoint()  # RM rounds first (service/roundsfirst.py)
         if a.state != pb.ATTEMPT_RUNNING and a.state != pb.ATTEMPT_WAITING:
             continue  # neither running nor a clone waiting (speed: most reports are of ended attempts)
         i = task_index(a.task_id)

@@ -221,7 +221,7 @@ class AmPlanner:
             startup = reg.startups.median()  # under the lock: `record` appends to it
             judged = set(st.per_task)
             reports = copy_reports(reported, first, st.report_cache)  # the cache is the lock's
-            replay(job, reported)
+        replay(job, reported)  # the job is this call's; the reports kept are not changed once kept
         plan = pb.ClonePlan(application_id=app_id)
         for ph in st.profile.phases:
             plan.clones_per_phase[ph.phase_id] = 0
@@ -247,9 +247,11 @@ class AmPlanner:
                 plan.clones_per_phase[g.phase_id] = max(0, min(MAX_CLONES, g.clones))
         named = task_clones(app_id, decisions, reported)
         rules = dict.fromkeys(named, RULE_CORE)
+        checkpoint()
         for task_id, n in slow_waiting(reports, now, {*named, *judged}, startup).items():
             named[task_id] = (n, pb.REASON_CLONE_LATE_COPY)
             rules[task_id] = RULE_SLOW_WAITING
+        checkpoint()
         for task_id, (n, why) in sorted(named.items()):
             plan.task_clones.add(task_id=task_id, clones=n, reason=why, detail="clone placed by the core")
         if named:
@@ -281,6 +283,7 @@ class AmPlanner:
                 [(t.task_id, t.clones) for t in plan.task_clones],
             )
         )
+        checkpoint()
         where = {a.task_id: a.phase_id for a in reported if a.task_id in named} if named else {}
         listed = [
             Named(t, where[t], i, n, why, rules[t])

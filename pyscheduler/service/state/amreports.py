@@ -11,6 +11,7 @@ from functools import lru_cache
 from typing import Any
 
 from pyscheduler.estimate.copies import CopyReport, Kind, Report
+from pyscheduler.service.roundsfirst import EVERY, checkpoint
 from pyscheduler.wire import pb
 
 FINAL = (pb.ATTEMPT_SUCCEEDED, pb.ATTEMPT_FAILED, pb.ATTEMPT_KILLED)
@@ -71,7 +72,9 @@ def copy_reports(
     if cache is None:
         return [copy_report(a, first.get(a.attempt_id)) for a in attempts]
     out = []
-    for a in attempts:
+    for n, a in enumerate(attempts):
+        if n % EVERY == EVERY - 1:
+            checkpoint()  # an AM call's: RM rounds first (service/roundsfirst.py); a round's goes on
         f = first.get(a.attempt_id)
         hit = cache.get(a.attempt_id)
         if hit is not None and hit[0] is a and hit[1] == f:

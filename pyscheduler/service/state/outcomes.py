@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pyscheduler.objects.decision import Decision, DecisionKind
+from pyscheduler.service.roundsfirst import EVERY, checkpoint
 from pyscheduler.wire import pb
 
 _ENDED = {pb.ATTEMPT_SUCCEEDED: "won", pb.ATTEMPT_FAILED: "failed", pb.ATTEMPT_KILLED: "killed"}
@@ -57,8 +58,11 @@ def outcome_records(
     None); `attempts` every attempt of the application known after the report (to tell a lost race)."""
     wall = time.time() if now is None else now
     won = {a.task_id for a in attempts.values() if a.state == pb.ATTEMPT_SUCCEEDED}
+    checkpoint()  # RM rounds first (service/roundsfirst.py), here and in the loop
     out: list[Decision] = []
-    for a, prev in reported:
+    for n, (a, prev) in enumerate(reported):
+        if n % EVERY == EVERY - 1:
+            checkpoint()
         if prev is not None and prev.state == a.state:
             continue
         if a.state == pb.ATTEMPT_RUNNING and a.is_clone:
