@@ -9,7 +9,8 @@ mini cluster it starts) and the slowest single tests. It is printed at the end, 
 (the run stops after the first step with a failing stage, as make would), and written to
 build/test-reports/timing.txt and timing.json.
 
-    python tests/suite/stages.py lint bench-ci pytest+compose-images java-3.4+java-3.5 java-3.3 java-3.5-its compose
+    python tests/suite/stages.py lint bench-ci pytest+compose-images java-3.4+java-3.5 java-3.3 \
+        java-3.5-its compose
 """
 
 from __future__ import annotations
