@@ -142,13 +142,12 @@ def _job(record: dict[str, Any], report: LoadReport, lineno: int) -> tuple[float
         if not durs:
             continue
         mean = sum(durs) / len(durs)
-        low = pid
         phases.append(
             PhaseSpec(
                 id=pid,
                 tasks=len(durs),
-                cpu=_size(conf, f"mapreduce.{low}.cpu.vcores", DEFAULT_VCORES),
-                mem_mb=_size(conf, f"mapreduce.{low}.memory.mb", DEFAULT_MEMORY_MB),
+                cpu=_size(conf, f"mapreduce.{pid}.cpu.vcores", DEFAULT_VCORES),
+                mem_mb=_size(conf, f"mapreduce.{pid}.memory.mb", DEFAULT_MEMORY_MB),
                 mean=mean,
                 sd=math.sqrt(sum((x - mean) ** 2 for x in durs) / len(durs)),
                 parents=parents,
