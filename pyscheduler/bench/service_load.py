@@ -62,6 +62,7 @@ import grpc
 
 from pyscheduler.bench.shim_model import ShimModel
 from pyscheduler.service.rmproxy.stats import percentile
+from pyscheduler.sim.live.cluster import COMMITS, SHIM_COMMIT
 from pyscheduler.wire import pb, pb_grpc
 
 
@@ -280,10 +281,10 @@ def add_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--commit",
-        choices=("heartbeat", "plan"),
-        default="heartbeat",
-        help="when the pretend shim commits a placement: on its node's next heartbeat, as the shim does "
-        "(default), or the whole plan at once when it arrives (burstier)",
+        choices=COMMITS,
+        default=SHIM_COMMIT,
+        help="when the pretend shim commits a placement, as yarn.scheduler.dollymp.commit: the whole plan at "
+        "once when it arrives, or on its node's next heartbeat (default %(default)s, the shim's)",
     )
     p.add_argument(
         "--start",

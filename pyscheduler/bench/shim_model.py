@@ -2,10 +2,9 @@
 
 It holds nodes, applications with one pending ask each, and running containers; `tick_wire` encodes
 the StateBatch a shim would send for one tick (`tick`: the same, parsed). `on_plan` takes a plan's
-placements and, as the shim does (design.md, decision flow step 4), each is committed on the next
-heartbeat of its node: only if it still fits the node and the ask is still pending, else it is
-reported dropped. (`commit="plan"` commits a whole plan at once when it arrives instead: a burstier
-load than a real shim sends.)
+placements and commits each as the shim's yarn.scheduler.dollymp.commit says: with "plan" (the shim's
+default) the whole plan at once as it arrives, with "heartbeat" on the next heartbeat of its node; either
+way only if it still fits the node and the ask is still pending, else it is reported dropped.
 
 Start (`start`):
 - "warm": the full resync hands over a busy cluster, as when the service registers with a
@@ -32,6 +31,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from pyscheduler.sim.live.cluster import SHIM_COMMIT
 from pyscheduler.wire import pb
 
 NODE_MEM, NODE_CORES = 16384, 8  # 8 containers per node: a busy cluster, asks wait
@@ -65,7 +65,7 @@ class ShimModel:
     seed: int = 0
     task_s: tuple[float, float] = (5.0, 30.0)  # container run time, uniform
     tasks: tuple[int, int] = (20, 200)  # containers per application, uniform
-    commit: str = "heartbeat"  # "heartbeat": on the node's next heartbeat (as the shim); "plan": at once
+    commit: str = SHIM_COMMIT  # "plan": at once, as the shim by default; "heartbeat": on the node's next one
     rng: random.Random = field(init=False)
     alloc: list[list[int]] = field(init=False)  # per node [mem, cores]
     active: dict[int, _App] = field(default_factory=dict)

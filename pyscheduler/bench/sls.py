@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import statistics
@@ -68,6 +69,8 @@ class SlsSettings:
     # `dollymp simulate`'s mechanism for the prediction: the policy-only engine by default, since the
     # service's round (`service`) takes hours on a 1,000-node slice here (sim/live/fromtrace.py)
     predict_mechanism: str = "core"
+    # the shim's yarn-site keys for the DollyMP run, without their yarn.scheduler.dollymp. prefix
+    shim_conf: tuple[tuple[str, str], ...] = ()
 
 
 def classpath(work: Path, build: bool = True) -> str:
@@ -164,6 +167,8 @@ def run_one(s: SlsSettings, inp: Path, out: Path, scheduler: str, seed: int, cp:
         args = [x for k, v in options.items() for x in (f"--{k}", str(v))]
         if service is not None:
             args += ["--service", f"127.0.0.1:{service.port()}"]
+            if s.shim_conf:
+                args += ["--shim-conf", ";".join(f"{k}={v}" for k, v in s.shim_conf)]
         cmd = ["java", *JDK17_OPENS, f"-Xmx{s.java_heap}", "-cp", cp, "io.dollymp.yarn.bench.SlsBench", *args]
         with open(out / "sls.log", "w") as log:
             rc = subprocess.run(cmd, cwd=PLUGIN, stdout=log, stderr=subprocess.STDOUT, check=False).returncode
@@ -335,12 +340,38 @@ def add_args(p: Any) -> None:
         default=None,
         help="instead of running: medians and spread of earlier runs' seed*/summary.json files",
     )
+    p.add_argument(
+        "--shim-conf",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a shim key for the DollyMP run without its yarn.scheduler.dollymp. prefix (commit=heartbeat)",
+    )
     p.add_argument("--nm-heartbeat-ms", type=int, default=1000)
     p.add_argument("--am-heartbeat-ms", type=int, default=1000)
     p.add_argument("--timeout-s", type=int, default=1800, help="per scheduler run")
     p.add_argument(
         "--work", default=str(PLUGIN / "target" / "bench-sls"), help="directory for inputs and logs"
     )
+
+
+SHIM_KEY = re.compile(r"[a-z][a-z0-9.-]{0,63}")
+
+
+def parse_shim_conf(items: list[str]) -> tuple[tuple[str, str], ...]:
+    """`--shim-conf KEY=VALUE` items, checked: a key of the shim's form, a value of at most 256 characters
+    without ';' or control characters (the Java side splits on ';')."""
+    out = []
+    for item in items:
+        key, eq, value = item.partition("=")
+        if not eq or not SHIM_KEY.fullmatch(key):
+            raise SystemExit(
+                f"--shim-conf {item!r}: expected KEY=VALUE, KEY of [a-z0-9.-], at most 64 characters"
+            )
+        if len(value) > 256 or ";" in value or any(ord(c) < 0x20 for c in value):
+            raise SystemExit(f"--shim-conf {key}: the value must be at most 256 characters without ';'")
+        out.append((key, value))
+    return tuple(out)
 
 
 def run(args: Any) -> int:
@@ -358,6 +389,7 @@ def run(args: Any) -> int:
         am_heartbeat_ms=args.am_heartbeat_ms,
         timeout_s=args.timeout_s,
         predict_mechanism=args.predict_mechanism,
+        shim_conf=parse_shim_conf(args.shim_conf),
     )
     if args.combine is not None:
         summaries = [json.loads(Path(f).read_text()) for f in args.combine]

@@ -31,7 +31,7 @@ def test_bench_service_prints_its_figures() -> None:
     assert all(0 <= n <= 40 * 8 for n in (result["containers_start"], result["containers_end"]))
     assert result["service_cpu_wait_per_s"] >= 0 and len(result["load_avg"]) == 2
     assert result["service_rounds"] > 0 and result["service_gc_collections"] >= 1
-    assert result["commit"] == "heartbeat"
+    assert result["commit"] == "plan"  # the shim's default (yarn.scheduler.dollymp.commit)
 
 
 def test_bench_service_rejects_bad_sizes() -> None:

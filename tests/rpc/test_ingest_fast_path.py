@@ -134,8 +134,8 @@ def test_the_pacer_hands_free_heap_back_to_the_system() -> None:
         GcPacer(trim_every_s=-1.0)
 
 
-def test_the_pretend_shim_commits_a_placement_on_its_nodes_next_heartbeat() -> None:
-    model = ShimModel(nodes=4, apps=1, seed=1, tasks=(3, 3))
+def test_a_heartbeat_commit_shim_commits_a_placement_on_its_nodes_next_heartbeat() -> None:
+    model = ShimModel(nodes=4, apps=1, seed=1, tasks=(3, 3), commit="heartbeat")
     first = model.full_resync("s")
     assert len(first.nodes_upserted) == 4 and first.asks[0].num_containers == 3
     plan = pb.Plan(session_id="s", epoch=1, in_reply_to_seq=1)
@@ -153,8 +153,9 @@ def test_the_pretend_shim_commits_a_placement_on_its_nodes_next_heartbeat() -> N
         ShimModel(nodes=1, apps=1, commit="never")
 
 
-def test_a_plan_commit_shim_commits_at_once() -> None:
-    model = ShimModel(nodes=2, apps=1, seed=1, tasks=(2, 2), commit="plan")
+def test_the_pretend_shim_commits_at_once_by_default_as_the_shim_does() -> None:
+    model = ShimModel(nodes=2, apps=1, seed=1, tasks=(2, 2))
+    assert model.commit == "plan"
     model.full_resync("s")
     plan = pb.Plan(session_id="s", epoch=1, in_reply_to_seq=1)
     plan.placements.add(

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from pyscheduler.bench.sls import combine, summarise
+from pyscheduler.bench.sls import combine, parse_shim_conf, summarise
 
 KEYS = (
     "nodes",
@@ -72,3 +72,11 @@ def test_seeds_give_medians_and_spread() -> None:
     assert out["capacity_avg_s"] == 40.0 and out["spread"]["capacity_avg_s"] == [20.0, 80.0]
     assert out["ratio_capacity"] == 0.5 and out["spread"]["ratio_capacity"] == [0.5, 0.5]
     assert out["jobs_finished"] == {"capacity": 2, "fair": 2, "dollymp": 2}
+
+
+def test_shim_conf_items_are_checked_and_kept_in_order() -> None:
+    assert parse_shim_conf(["commit=heartbeat", "tick-ms=50"]) == (("commit", "heartbeat"), ("tick-ms", "50"))
+    assert parse_shim_conf([]) == ()
+    for bad in ("commit", "=plan", "Commit=plan", "x" * 65 + "=1", "commit=a;b", "commit=" + "v" * 257):
+        with pytest.raises(SystemExit, match="--shim-conf"):
+            parse_shim_conf([bad])

@@ -5,6 +5,7 @@ python -m pyscheduler.sim.live --workload light --policy-options '{"max_clones":
 python -m pyscheduler.sim.live --workload light --service '{"appmaster.beaten_margin_s": 2}'
 python -m pyscheduler.sim.live --workload loaded --policy capacity --am-speculation --host-cores 2
 python -m pyscheduler.sim.live --workload light --host-cores 2 --progress hadoop
+python -m pyscheduler.sim.live --seeds 5 --commit plan,heartbeat
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from pyscheduler import config
-from pyscheduler.sim.live.compare import bench_service, over_seeds
+from pyscheduler.sim.live.cluster import COMMITS, SHIM_COMMIT
+from pyscheduler.sim.live.compare import Spread, bench_service, over_seeds
 from pyscheduler.sim.live.progress import MODELS, ProgressModel
 from pyscheduler.sim.live.records import LiveRecord
 from pyscheduler.sim.live.workload import WORKLOADS, Workload
@@ -102,6 +104,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="each measured run follows a run of the same jobs at another seed on the same decision log, "
         "so the recurring-job history holds their run times (default: the service starts cold)",
     )
+    ap.add_argument(
+        "--commit",
+        default=SHIM_COMMIT,
+        help="when the simulated shim carries out a plan, comma-separated to compare them seed by seed: plan "
+        "(as it arrives) or heartbeat (at the next tick's heartbeat); yarn.scheduler.dollymp.commit "
+        "(default %(default)s, the shim's)",
+    )
     ap.add_argument("-v", "--verbose", action="store_true", help="one line per run")
     args = ap.parse_args(argv)
     names = [w for w in args.workload.split(",") if w]
@@ -114,6 +123,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:
         field = str(exc).split(":")[0].removeprefix("Workload.")
         ap.error(f"--{field.replace('_', '-')}: {str(exc).split(': ', 1)[1]}")
+    commits = [c for c in args.commit.split(",") if c]
+    if not commits or any(c not in COMMITS for c in commits):
+        ap.error(f"--commit: expected plan, heartbeat or both, got {args.commit!r}")
     if unknown or args.seeds < 1:
         ap.error(f"unknown workload(s) {unknown}" if unknown else "need at least one seed")
     service = bench_service() if args.policy is None else {"policy.name": args.policy}
@@ -147,13 +159,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         workload = WORKLOADS[name]
         if changes:
             workload = functools.partial(_with, workload, changes)
-        r = over_seeds(workload, seeds, service, said, args.am_speculation, args.warm_history)
-        print(f"{name} ({time.monotonic() - t0:.0f} s of wall time)")
-        print(
-            f"  mean flowtime {r.flowtime.text('.1f')} s   clone share {r.clone_share.text('.3f')}   "
-            f"lost share {r.lost_share.text('.3f')}   service preemptions {r.preempted}, clones {r.clones}",
-            flush=True,
-        )
+        results = {}
+        for commit in commits:
+            r = over_seeds(workload, seeds, service, said, args.am_speculation, args.warm_history, commit)
+            results[commit] = r
+            label = f"{name}, commit {commit}" if len(commits) > 1 else name
+            print(f"{label} ({time.monotonic() - t0:.0f} s of wall time)")
+            print(
+                f"  mean flowtime {r.flowtime.text('.1f')} s   clone share {r.clone_share.text('.3f')}   "
+                f"lost share {r.lost_share.text('.3f')}   service preemptions {r.preempted}, "
+                f"clones {r.clones}",
+                flush=True,
+            )
+        if len(commits) == 2:  # the second minus the first, seed by seed
+            a, b = (results[c].flowtimes for c in commits)
+            diff = Spread.of([y - x for x, y in zip(a, b, strict=True)])
+            print(f"  {commits[1]} minus {commits[0]}, seed by seed: {diff.text('+.1f')} s", flush=True)
     return 0
 
 

@@ -1,7 +1,9 @@
 """The ResourceManager and shim as the simulator plays them: nodes heartbeating every tick, the StateBatch
 of each tick, and the plan carried out as the shim does: a placement is committed on its node's next
 heartbeat only if it still fits and its ask is still pending (else reported dropped), and the plan's
-kills end their containers (the AM sees its attempts killed).
+kills end their containers (the AM sees its attempts killed). With `commit` "plan" (the shim's
+yarn.scheduler.dollymp.commit, SHIM_COMMIT its default) the kills and placements are carried out as the
+plan arrives, the same checks applied, rather than at the next tick's heartbeat and kills.
 
 With `Workload.am_mem_mb` > 0 each application first asks for its AM container (priority 0, as the RM
 asks for it); the AM starts `Workload.am_startup_s` after that container does and holds it until its
@@ -24,6 +26,10 @@ from pyscheduler.wire import pb
 # How a copy's container ended, for the record's container-seconds by copy and end (records.py held_s)
 _ENDS = {pb.CONTAINER_EXIT_SUCCESS: "won", pb.CONTAINER_EXIT_PREEMPTED: "preempted"}
 AM_PRIORITY = 0  # the AM container's ask (the RM's, before the attempt registers)
+# The shim's default of yarn.scheduler.dollymp.commit (ShimConfig.DEFAULT_COMMIT; test_live_commit.py
+# checks they agree): "plan" commits a plan as it arrives, "heartbeat" on the node's next heartbeat
+SHIM_COMMIT = "plan"
+COMMITS = ("plan", "heartbeat")
 
 
 @dataclass(slots=True)
@@ -46,6 +52,7 @@ def attempt_of(n: int) -> str:
 class Cluster:
     wl: Workload
     record: LiveRecord
+    commit: str = SHIM_COMMIT  # when a plan is carried out: "plan" (as it arrives) or "heartbeat" (next tick)
     alloc: list[list[int]] = field(init=False)  # per node [memory, vcores] taken
     containers: dict[str, Container] = field(default_factory=dict)
     ams: dict[str, AppMaster] = field(default_factory=dict)  # by attempt id (the asks' key)
@@ -64,6 +71,8 @@ class Cluster:
     cpu_from: dict[str, float] = field(default_factory=dict)  # container -> when its fixed wait ends, s
 
     def __post_init__(self) -> None:
+        if self.commit not in COMMITS:
+            raise ValueError(f"commit: expected one of {', '.join(COMMITS)}, got {self.commit!r}")
         self.alloc = [[0, 0] for _ in range(self.wl.node_count)]
         mem = sum(self.wl.capacity(i)[0] for i in range(self.wl.node_count))
         cores = sum(self.wl.capacity(i)[1] for i in range(self.wl.node_count))
@@ -365,6 +374,9 @@ class Cluster:
             )
         self.proposals = list(plan.placements)
         self.kills = list(plan.kill_container_ids)
+        if self.commit == "plan":  # the shim's plan-arrival pass: its kills, then every node's placements
+            self.preempt(now)
+            self.heartbeat(now)
 
 
 __all__ = ["Cluster", "Container", "app_id", "attempt_of"]

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from pyscheduler.sim.live.cluster import SHIM_COMMIT
 from pyscheduler.sim.live.records import LiveRecord
 from pyscheduler.sim.live.run import LiveOptions, run
 from pyscheduler.sim.live.workload import Workload
@@ -75,11 +76,13 @@ def over_seeds(
     on_run: Callable[[int, LiveRecord], None] | None = None,
     am_speculation: bool = False,
     warm: bool = False,
+    commit: str = SHIM_COMMIT,
 ) -> SeedsResult:
-    """`workload` at each of `seeds` through the service configured by `service`, summarised."""
+    """`workload` at each of `seeds` through the service configured by `service`, summarised; `commit`:
+    when the simulated shim carries out a plan (cluster.py)."""
     records = []
     for seed in seeds:
-        opts = LiveOptions(service=dict(service), am_speculation=am_speculation)
+        opts = LiveOptions(service=dict(service), am_speculation=am_speculation, commit=commit)
         rec = run_warm(workload, seed, opts) if warm else run(workload(seed), opts)
         records.append(rec)
         if on_run is not None:

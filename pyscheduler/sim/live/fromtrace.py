@@ -3,10 +3,10 @@
 The trace engine's workload (sim/loaders: jobs of phases, each task's base time drawn by sim/runner.py
 `draw_bases`), cluster (sim/workload.py `ClusterSpec`) and straggler model become a live-mechanism
 `Workload` (workload.py), which run.py plays against the real `DecisionService` in simulated time: the
-simulated RM and NodeManagers (cluster.py) heartbeat every tick and commit the plan's placements at the
-next heartbeat, the simulated AM helpers (appmaster.py) report their attempts every tick and launch the
-clones their ClonePlans give, the first copy of a task to finish wins and the others are killed. What
-the service decides is what `dollymp serve` decides for the same state.
+simulated RM and NodeManagers (cluster.py) heartbeat every tick and the shim commits a plan's
+placements as it arrives (its default commit=plan), the simulated AM helpers (appmaster.py) report their
+attempts every tick and launch the clones their ClonePlans give, the first copy of a task to finish wins
+and the others are killed. What the service decides is what `dollymp serve` decides for the same state.
 
 Mapped as the shim maps YARN: a task's cpu to vcores in tenths of a core (`VCORE_UNITS`: YARN's vcores
 are integers, the traces' cpu fractional), its memory to whole MB; a phase's containers ask at the
@@ -17,8 +17,9 @@ each reduce clone to a map output of its own, so no copy contends for one). Cont
 (the engine has no start-up) and each AM is unmanaged (no container of its own).
 
 Where it differs from `--mechanism core` (tests/sim/test_trace_mechanisms.py shows it; `dollymp bench
-mechanisms` measures it over seeds): a plan's placements start at the nodes' next heartbeat, so a task
-starts a tick or two later; a downstream phase is asked for at the first tick after its parents end; and
+mechanisms` measures it over seeds): a task's ask reaches the service at the AM's next tick and a round
+places it at the tick after, so a task starts a tick or two later; a downstream phase is asked for at the
+first tick after its parents end; and
 a job's clones come from its AM plan: the AM helper clones the tasks of a phase that are already running
 whenever the plan grants that phase clones (it grants none before the phase has statistics), where the
 engine's policy places a task's clones with it at its launch or not at all.

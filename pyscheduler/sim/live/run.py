@@ -6,7 +6,8 @@ copies whose work ended complete (the first of a task wins, the AM kills the oth
 parents finished launch; a job that finished has its AM report its last attempts (as the AM helper's
 last tick does when it stops), the plan unused; jobs due arrive (an AM acts from its `ready_s`: at once,
 or once its own container started and its start-up passed, cluster.py); every node heartbeats (the last plan's
-placements committed or dropped); the tick's StateBatch goes to the service and its Plan comes back;
+placements committed or dropped); the tick's StateBatch goes to the service and its Plan comes back (under
+`commit` "plan", the shim's default, carried out at once: its kills, then its placements);
 new jobs' AMs report their profiles, and every `am_interval_s` the running jobs' AMs report their
 attempts, each acting on the ClonePlan it gets back (its attempts' changes, or with none the plan alone).
 """
@@ -24,7 +25,7 @@ from pyscheduler.objects.decision import DecisionKind
 from pyscheduler.service.rmproxy.service import DecisionService
 from pyscheduler.service.rmproxy.session import RoundRecords
 from pyscheduler.sim.live.appmaster import AppMaster
-from pyscheduler.sim.live.cluster import Cluster
+from pyscheduler.sim.live.cluster import SHIM_COMMIT, Cluster
 from pyscheduler.sim.live.records import EPOCH_S, LiveRecord
 from pyscheduler.sim.live.transport import Tap, Tapped, Transport, connect, service_of
 from pyscheduler.sim.live.workload import Workload
@@ -45,6 +46,9 @@ class LiveOptions:
     # of heartbeating through them: those rounds have nothing to decide
     skip_idle: bool = False
     count_waits: bool = False  # count the rounds that leave an original waiting for room (records.py)
+    # when the simulated shim carries out a plan: as it arrives ("plan", the shim's default) or at the next
+    # tick's heartbeat ("heartbeat"): the shim's yarn.scheduler.dollymp.commit (cluster.py)
+    commit: str = SHIM_COMMIT
 
 
 class Unfinished(RuntimeError):
@@ -83,7 +87,7 @@ def run(
     clock = ManualClock(EPOCH_S)
     svc = service_of(store_dir, clock, dict(opts.service))
     record = LiveRecord()
-    cluster = Cluster(wl, record)
+    cluster = Cluster(wl, record, commit=opts.commit)
     _hear_kills(svc, cluster.kill_why)
     transport: Transport = connect(opts.transport, svc)
     if tap is not None:

@@ -41,8 +41,12 @@ final class BatchBuilder implements ClusterView {
   private final Map<ApplicationAttemptId, Set<SchedulerRequestKey>> sentKeys = new HashMap<>();
   private final AmTokenDigests tokens = new AmTokenDigests();
 
+  /** Called once a plan with placements or kills is in the plan book (commits it at once under "plan"). */
+  private final Runnable planArrived;
+
   BatchBuilder(DollyMPScheduler scheduler, Outbox outbox, PlanBook planBook, AppDiagnostics diagnostics,
-      ContainerLedger ledger) {
+      ContainerLedger ledger, Runnable planArrived) {
+    this.planArrived = planArrived;
     this.scheduler = scheduler;
     this.outbox = outbox;
     this.planBook = planBook;
@@ -121,6 +125,9 @@ final class BatchBuilder implements ClusterView {
   public void acceptPlan(Plan plan) {
     outbox.outcomes.addAll(planBook.add(plan, System.currentTimeMillis()));
     diagnostics.onPlan(plan);
+    if (plan.getPlacementsCount() > 0 || plan.getKillContainerIdsCount() > 0) {
+      planArrived.run();
+    }
   }
 
   @Override

@@ -71,6 +71,7 @@ public class DollyMPScheduler extends ShimSchedulerBase implements Configurable 
   private AppLifecycle lifecycle;
   private boolean usePortForNodeName;
   private BatchBuilder view;
+  private PlanArrivalCommits arrivalCommits;
 
   public DollyMPScheduler() {
     super(DollyMPScheduler.class.getName());
@@ -103,7 +104,8 @@ public class DollyMPScheduler extends ShimSchedulerBase implements Configurable 
     this.diagnostics = new AppDiagnostics(shimConfig.uiAddress(),
         (attemptId, text) -> AppLifecycle.writeDiagnostics(rmContext, attemptId, text));
     this.lifecycle = new AppLifecycle(this, queues, outbox, diagnostics);
-    BatchBuilder view = new BatchBuilder(this, outbox, planBook, diagnostics, ledger);
+    this.arrivalCommits = new PlanArrivalCommits(this::commitWaiting);
+    BatchBuilder view = new BatchBuilder(this, outbox, planBook, diagnostics, ledger, this::planArrived);
     this.placement = new HeartbeatPlacement(this, session, ledger, outbox, planBook);
     this.view = view;
     this.client = newClient(shimConfig);
@@ -139,6 +141,9 @@ public class DollyMPScheduler extends ShimSchedulerBase implements Configurable 
   public void serviceStop() throws Exception {
     if (client != null) {
       client.stop();
+    }
+    if (arrivalCommits != null) {
+      arrivalCommits.stop();
     }
     if (shimMetrics != null) {
       shimMetrics.unregister();
@@ -300,6 +305,24 @@ public class DollyMPScheduler extends ShimSchedulerBase implements Configurable 
     queueFacade.updateHeadroomAndMetrics();
   }
 
+  /** A plan reached the plan book (the client's gRPC thread): under "plan" its proposals are committed now. */
+  private void planArrived() {
+    if (shimConfig().commit() == ShimConfig.Commit.PLAN) {
+      arrivalCommits.planArrived();
+    }
+  }
+
+  /** {@link PlanArrivalCommits}' pass: every waiting proposal, under the lock a heartbeat takes. */
+  private synchronized void commitWaiting() {
+    try {
+      if (placement.commitWaiting(System.currentTimeMillis()) > 0) {
+        queueFacade.updateHeadroomAndMetrics();
+      }
+    } catch (RuntimeException e) {
+      LOG.error("DollyMP: committing waiting proposals failed; the heartbeats commit them", e);
+    }
+  }
+
   /**
    * A live container reported by a NodeManager re-registering with this ResourceManager (work-preserving
    * restart or failover), called back by the queue while AbstractYarnScheduler recovers it onto its node and
@@ -377,6 +400,15 @@ public class DollyMPScheduler extends ShimSchedulerBase implements Configurable 
 
   FiCaSchedulerNode shimNode(org.apache.hadoop.yarn.api.records.NodeId id) {
     return nodeTracker.getNode(id);
+  }
+
+  /** The node a plan names by its id ("host:port"); null when the RM does not know it or the id is malformed. */
+  FiCaSchedulerNode nodeNamed(String nodeId) {
+    try {
+      return nodeTracker.getNode(org.apache.hadoop.yarn.api.records.NodeId.fromString(nodeId));
+    } catch (IllegalArgumentException e) {
+      return null;
+    }
   }
 
   SchedulerApplication<ShimAppAttempt> application(ApplicationId appId) {

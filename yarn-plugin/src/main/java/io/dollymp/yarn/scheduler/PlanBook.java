@@ -14,7 +14,8 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Proposals from the service's plans, waiting for their node's next heartbeat. Plans are
+ * Proposals from the service's plans, waiting to be committed (at once by {@link PlanArrivalCommits}, or on
+ * their node's next heartbeat). Plans are
  * additive; each proposal ends in exactly one outcome (committed or dropped with a reason), which
  * goes back to the service in the next batch. A lost session voids all proposals (generation).
  */
@@ -132,6 +133,22 @@ final class PlanBook {
   List<Proposal> take(String nodeId) {
     Queue<Proposal> queue = byNode.get(nodeId);
     return queue == null ? Collections.<Proposal>emptyList() : Outbox.drain(queue);
+  }
+
+  /** The nodes that have proposals waiting (a snapshot; the caller takes each node's with {@link #take}). */
+  List<String> nodesWithProposals() {
+    List<String> out = new ArrayList<>();
+    for (Map.Entry<String, Queue<Proposal>> e : byNode.entrySet()) {
+      if (!e.getValue().isEmpty()) {
+        out.add(e.getKey());
+      }
+    }
+    return out;
+  }
+
+  /** Whether a kill request is waiting. */
+  boolean hasKills() {
+    return !kills.isEmpty();
   }
 
   /** Takes every kill request received so far (the caller, on the event thread, carries out or refuses each). */

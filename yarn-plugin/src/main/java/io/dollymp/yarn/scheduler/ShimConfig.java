@@ -21,6 +21,14 @@ public final class ShimConfig {
   /** Proposals older than this are dropped (stale) and, with no fresher plan, fallback takes over. */
   public static final String PLAN_MAX_AGE_MS = PREFIX + "plan.max-age-ms";
   public static final long DEFAULT_PLAN_MAX_AGE_MS = 3000;
+  /**
+   * When the shim commits the service's proposals: "plan" (default) as soon as a plan arrives, on a thread of
+   * its own under the scheduler's lock, as CapacityScheduler's asynchronous scheduling allocates without
+   * waiting for a heartbeat; "heartbeat" on the proposed node's next heartbeat only. Under "plan" a heartbeat
+   * still commits what is left for its node.
+   */
+  public static final String COMMIT = PREFIX + "commit";
+  public static final String DEFAULT_COMMIT = "plan";
   /** Deadline of unary calls (Register) to the service. */
   public static final String RPC_TIMEOUT_MS = PREFIX + "rpc.timeout-ms";
   public static final long DEFAULT_RPC_TIMEOUT_MS = 2000;
@@ -59,6 +67,9 @@ public final class ShimConfig {
 
   public enum FallbackPolicy { FIFO, NONE }
 
+  /** When proposals are committed ({@link #COMMIT}). */
+  public enum Commit { PLAN, HEARTBEAT }
+
   private final String serviceHost;
   private final int servicePort;
   private final long tickMs;
@@ -66,6 +77,7 @@ public final class ShimConfig {
   private final long rpcTimeoutMs;
   private final long reconnectBackoffMs;
   private final FallbackPolicy fallbackPolicy;
+  private final Commit commit;
   private final long fallbackAfterMs;
   private final String rmId;
   private final double amShareMax;
@@ -110,6 +122,14 @@ public final class ShimConfig {
       errors.add(FALLBACK_POLICY + "=" + conf.get(FALLBACK_POLICY) + ": expected one of fifo, none");
     }
     this.fallbackPolicy = parsed;
+    String rawCommit = conf.getTrimmed(COMMIT, DEFAULT_COMMIT);
+    Commit commitParsed = Commit.PLAN;
+    try {
+      commitParsed = Commit.valueOf(rawCommit.toUpperCase(Locale.ROOT));
+    } catch (IllegalArgumentException e) {
+      errors.add(COMMIT + "=" + rawCommit + ": expected one of plan, heartbeat");
+    }
+    this.commit = commitParsed;
     double share = DEFAULT_AM_SHARE_MAX;
     String rawShare = conf.getTrimmed(AM_SHARE_MAX);
     if (rawShare != null && !rawShare.isEmpty()) {
@@ -217,6 +237,7 @@ public final class ShimConfig {
   public long reconnectBackoffMs() { return reconnectBackoffMs; }
   public FallbackPolicy fallbackPolicy() { return fallbackPolicy; }
   public long fallbackAfterMs() { return fallbackAfterMs; }
+  public Commit commit() { return commit; }
   public String rmId() { return rmId; }
   public double amShareMax() { return amShareMax; }
   /** The service's HTTP address without a trailing slash; "" when not configured. */

@@ -99,6 +99,16 @@ public final class SlsBench {
         conf.set(YarnConfiguration.RM_SCHEDULER, SLSDollyMPScheduler.class.getName());
         conf.set(ShimConfig.SERVICE_ADDRESS, a.get("service"));
         conf.set(ShimConfig.FALLBACK_POLICY, "none");
+        // --shim-conf key=value;key=value: the shim's own keys (yarn.scheduler.dollymp.<key>) for this run.
+        for (String kv : a.getOrDefault("shim-conf", "").split(";")) {
+          if (!kv.isEmpty()) {
+            int eq = kv.indexOf('=');
+            if (eq <= 0) {
+              throw new IllegalArgumentException("--shim-conf: expected key=value, got " + kv);
+            }
+            conf.set(ShimConfig.PREFIX + kv.substring(0, eq), kv.substring(eq + 1));
+          }
+        }
         break;
       default:
         throw new IllegalArgumentException("scheduler: capacity, fair or dollymp, got " + scheduler);

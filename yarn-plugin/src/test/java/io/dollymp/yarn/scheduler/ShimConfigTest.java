@@ -23,6 +23,8 @@ class ShimConfigTest {
     assertEquals(50051, c.servicePort());
     assertEquals(100, c.tickMs());
     assertEquals(ShimConfig.FallbackPolicy.FIFO, c.fallbackPolicy());
+    assertEquals(ShimConfig.Commit.PLAN, c.commit());
+    assertEquals(ShimConfig.Commit.HEARTBEAT, ShimConfig.from(conf(ShimConfig.COMMIT, " Heartbeat ")).commit());
   }
 
   @Test
@@ -34,6 +36,7 @@ class ShimConfigTest {
         {ShimConfig.TICK_MS, "0"},
         {ShimConfig.PLAN_MAX_AGE_MS, "-5"},
         {ShimConfig.FALLBACK_POLICY, "capacity"},
+        {ShimConfig.COMMIT, "asap"},
         {ShimConfig.AUTH_SECRET_FILE, "/no/such/secret"},
         {ShimConfig.TLS_CA_FILE, "/no/such/ca.pem"},
     };
