@@ -19,10 +19,9 @@ each reduce clone to a map output of its own, so no copy contends for one). Cont
 Where it differs from `--mechanism core` (tests/sim/test_trace_mechanisms.py shows it; `dollymp bench
 mechanisms` measures it over seeds): a task's ask reaches the service at the AM's next tick and a round
 places it at the tick after, so a task starts a tick or two later; a downstream phase is asked for at the
-first tick after its parents end; and
-a job's clones come from its AM plan: the AM helper clones the tasks of a phase that are already running
-whenever the plan grants that phase clones (it grants none before the phase has statistics), where the
-engine's policy places a task's clones with it at its launch or not at all.
+first tick after its parents end; and a job's clones come from its AM plan: the AM helper clones the tasks
+of a phase that are already running whenever the plan grants that phase clones (it grants none before the
+phase has statistics), where the engine's policy places a task's clones with it at its launch or not at all.
 
 The measures are the engine's (sim/metrics.py `RunMetrics`): flowtimes by job, dominant-share-seconds of
 the copies that won and lost, clones launched, and the time-weighted utilisation over the arrival span,
