@@ -142,6 +142,10 @@ def yarn_site(
         "yarn.scheduler.minimum-allocation-mb": 256,
         "yarn.scheduler.maximum-allocation-mb": nm_memory_mb,
         "yarn.scheduler.include-port-in-node-name": True,
+        # The RM's node-attribute store defaults to file:///tmp/hadoop-yarn-${user}/node-attribute, one
+        # folder for every RM of the user on the machine; two starting at once race on its mirror file
+        # (FileNotFoundException on nodeattribute.mirror.writing, and the RM exits). Each cluster its own.
+        "yarn.node-attribute.fs-store.root-dir": (base / "node-attribute").as_uri(),
     }
     nm: Props = {
         "yarn.nodemanager.hostname": LOOPBACK,

@@ -247,6 +247,28 @@ def test_local_cluster_sets_only_keys_the_shim_reads(tmp_path: Path) -> None:
     assert ours and ours <= set(shim)
 
 
+def test_each_local_cluster_keeps_its_own_node_attribute_store(tmp_path: Path) -> None:
+    """Two RMs of one user starting at once raced on the default store (file:///tmp/hadoop-yarn-${user}/
+    node-attribute, its mirror file renamed by both) and one exited: each cluster's RM has its own, under
+    the cluster's folder."""
+    ports = dict.fromkeys(("rm", "scheduler", "tracker", "admin", "web"), 1)
+    stores = []
+    for name in ("a", "b"):
+        props = hadoopconf.yarn_site(
+            base=tmp_path / name,
+            conf_dir=tmp_path,
+            classpath=[],
+            scheduler_class=artifacts.SCHEDULER_CLASSES["capacity"],
+            rm_ports=ports,
+            nm_memory_mb=1024,
+            nm_vcores=1,
+            heartbeat_ms=250,
+            dollymp={},
+        )
+        stores.append(str(props["yarn.node-attribute.fs-store.root-dir"]))
+    assert stores == [(tmp_path / n / "node-attribute").as_uri() for n in ("a", "b")]
+
+
 def test_scheduler_class_is_the_shim_and_rollback_config_exists() -> None:
     yarn = sc.site_properties(DOCKER / "hadoop/yarn-site.xml")
     assert yarn["yarn.resourcemanager.scheduler.class"][0] == artifacts.SCHEDULER_CLASSES["dollymp"]

@@ -139,6 +139,7 @@ public final class RmBench {
     QueueMetrics.clearQueueMetrics();
     DefaultMetricsSystem.shutdown();
     Configuration conf = new YarnConfiguration();
+    io.dollymp.yarn.testkit.MiniClusters.ownNodeAttributeStore(conf, Paths.get("target", "bench-rm", "node-attribute"));
     conf.setInt(YarnConfiguration.RM_SCHEDULER_MINIMUM_ALLOCATION_MB, 512);
     conf.set(YarnConfiguration.RM_SCHEDULER_MAXIMUM_ALLOCATION_MB, "16384");
     conf.setBoolean(YarnConfiguration.RECOVERY_ENABLED, false);

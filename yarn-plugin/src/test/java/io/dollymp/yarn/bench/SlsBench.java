@@ -2,6 +2,7 @@ package io.dollymp.yarn.bench;
 
 import io.dollymp.yarn.scheduler.ShimConfig;
 import io.dollymp.yarn.sls.SlsJobRecords;
+import io.dollymp.yarn.testkit.MiniClusters;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.net.ServerSocket;
@@ -136,6 +137,7 @@ public final class SlsBench {
     for (String host : hosts(Paths.get(nodes))) {
       NetUtils.addStaticResolution(host, "127.0.0.1"); // container tokens resolve the simulated hosts
     }
+    MiniClusters.ownNodeAttributeStore(conf, out.resolve("node-attribute"));
     QueueMetrics.clearQueueMetrics();
     DefaultMetricsSystem.shutdown();
     SlsJobRecords.clear();

@@ -9,6 +9,7 @@ import io.dollymp.yarn.scheduler.DollyMPScheduler;
 import io.dollymp.yarn.scheduler.ShimConfig;
 import io.dollymp.yarn.scheduler.client.SessionState;
 import io.dollymp.yarn.testkit.DecisionServiceProcess;
+import io.dollymp.yarn.testkit.MiniClusters;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import org.apache.hadoop.conf.Configuration;
@@ -81,6 +82,7 @@ class CommitOnPlanIT {
       conf.set(ShimConfig.SERVICE_ADDRESS, "127.0.0.1:" + port);
       conf.set(ShimConfig.FALLBACK_POLICY, "none");
       conf.set(ShimConfig.COMMIT, commit);
+      MiniClusters.ownNodeAttributeStore(conf, work.resolve("node-attribute"));
       rm = new MockRM(conf);
       rm.start();
       nm = rm.registerNode("127.0.0.1:24001", 8192, 8);

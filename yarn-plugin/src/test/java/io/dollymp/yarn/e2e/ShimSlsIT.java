@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.dollymp.yarn.scheduler.ShimConfig;
 import io.dollymp.yarn.testkit.DecisionServiceProcess;
+import io.dollymp.yarn.testkit.MiniClusters;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -71,6 +72,7 @@ class ShimSlsIT {
         org.apache.hadoop.net.NetUtils.addStaticResolution("node" + i, "127.0.0.1");
       }
       Path out = WORK.resolve("out");
+      MiniClusters.ownNodeAttributeStore(conf, WORK.resolve("node-attribute"));
       SLSRunner sls = new SLSRunner(conf);
       sls.run(new String[] {"-tracetype", "SYNTH", "-tracelocation", trace.toString(), "-output", out.toString()});
       try {

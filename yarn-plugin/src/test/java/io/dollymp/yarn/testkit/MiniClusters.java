@@ -63,7 +63,21 @@ public final class MiniClusters {
     return conf;
   }
 
+  /**
+   * The RM's node-attribute store in a folder of its own, unless one is set. Its default,
+   * file:///tmp/hadoop-yarn-${user}/node-attribute, is one folder for every RM of the user on the machine, and
+   * two RMs starting at once race on its mirror file (FileNotFoundException on nodeattribute.mirror.writing
+   * and the RM exits), as RMs side by side in make test do.
+   */
+  public static Configuration ownNodeAttributeStore(Configuration conf, java.nio.file.Path dir) {
+    if (conf.get(YarnConfiguration.FS_NODE_ATTRIBUTE_STORE_ROOT_DIR) == null) {
+      conf.set(YarnConfiguration.FS_NODE_ATTRIBUTE_STORE_ROOT_DIR, dir.toAbsolutePath().toUri().toString());
+    }
+    return conf;
+  }
+
   public static MiniMRYarnCluster start(String name, int nodeManagers, Configuration conf) {
+    ownNodeAttributeStore(conf, java.nio.file.Paths.get("target", name + "-node-attribute"));
     MiniMRYarnCluster cluster = new MiniMRYarnCluster(name, nodeManagers);
     cluster.init(conf);
     cluster.start();

@@ -86,6 +86,7 @@ public final class RecoveryClusters {
   }
 
   public static MiniYARNCluster start(String name, int resourceManagers, int nodeManagers, Configuration conf) {
+    MiniClusters.ownNodeAttributeStore(conf, java.nio.file.Paths.get("target", name + "-node-attribute"));
     MiniYARNCluster cluster = new MiniYARNCluster(name, resourceManagers, nodeManagers, 1, 1);
     cluster.init(conf);
     cluster.start();
