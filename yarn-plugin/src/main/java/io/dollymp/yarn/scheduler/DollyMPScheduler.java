@@ -314,12 +314,9 @@ public class DollyMPScheduler extends ShimSchedulerBase implements Configurable 
 
   /** {@link PlanArrivalCommits}' pass: every waiting proposal, under the lock a heartbeat takes. */
   private synchronized void commitWaiting() {
-    try {
-      if (placement.commitWaiting(System.currentTimeMillis()) > 0) {
-        queueFacade.updateHeadroomAndMetrics();
-      }
-    } catch (RuntimeException e) {
-      LOG.error("DollyMP: committing waiting proposals failed; the heartbeats commit them", e);
+    // A failure is PlanArrivalCommits' to log: it costs that pass, and the heartbeats commit what is left.
+    if (placement.commitWaiting(System.currentTimeMillis()) > 0) {
+      queueFacade.updateHeadroomAndMetrics();
     }
   }
 
