@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pyscheduler.sim import reproduce_pool
+
 if TYPE_CHECKING:
+    from pyscheduler.sim.reproduce_runs import Scenario
     from pyscheduler.sim.runner import Comparison
 
 REPO = Path(__file__).resolve().parents[2]
@@ -25,7 +27,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--traces", default=str(REPO.parent / "shared" / "traces"))
     p.add_argument("--out", default=None, help=f"default {FULL[0]} ({QUICK[0]} with --quick)")
     p.add_argument("--figures", default=None, help=f"PNG folder, default {FULL[1]} ({QUICK[1]} with --quick)")
-    p.add_argument("--jobs", type=int, default=1, help="run scenarios in this many processes")
+    at_once = p.add_mutually_exclusive_group()
+    at_once.add_argument("--jobs", type=int, default=1, help="run scenarios in this many processes")
+    at_once.add_argument(
+        "--ray",
+        metavar="ADDRESS",
+        default=None,
+        help="run them as tasks on the Ray cluster at ADDRESS instead: its head's HOST:PORT (as `ray start "
+        "--head` prints it), `auto` (the cluster `ray start` started on this machine, or $RAY_ADDRESS's) or "
+        "`local` (a new one on this machine's cores, for this report alone). Every node needs this dollymp "
+        "with Ray (the `ray` extra), and the traces and the --cache folder at the same paths: on several "
+        "machines a shared filesystem (a run is kept there by the node that ran it, --reuse reads it there)",
+    )
     p.add_argument(
         "--cache",
         default=str(REPO / "var" / "reproduction" / "cache"),
@@ -48,17 +61,27 @@ def _command(args: argparse.Namespace, keys: list[str]) -> str:
     text = "dollymp report" + (" --quick" if args.quick else "") + (f" --only {args.only}" if keys else "")
     text += " --reuse" if args.reuse else ""
     text += " --kept-only" if args.kept_only else ""
+    text += f" --ray {args.ray}" if args.ray else ""
     return text + (f" --jobs {args.jobs}" if args.jobs > 1 else "")
 
 
 def _run_one(
-    key: str, label: str, traces: Path, quick: bool, cache: Path, reuse: bool
-) -> dict[str, Comparison]:
+    key: str, label: str, traces: Path, quick: bool, cache: Path, reuse: bool, kept_only: bool
+) -> tuple[dict[str, Comparison], list[str]]:
+    """One run, in a process of --jobs or a Ray task: its results and its log lines (the caller prints
+    them, so a Ray worker's lines come out whole, in the run's order). The run keeps itself in `cache` where
+    it ran, as a serial report does, rather than the caller keeping what it returns: with --reuse the node
+    that runs it reads the folder anyway (a kept run, or one kept with fewer policies, decides what runs),
+    and a finished run stays kept if the caller dies. On a Ray cluster of several machines `cache` is
+    therefore a folder every node shares."""
     from pyscheduler.sim.reproduce import SCENARIOS, run_scenario
 
     sc = next(s for s in SCENARIOS if s.key == key)
-    run_scenario(sc, traces, quick, lambda m: print(m, flush=True), only=label, cache=cache, reuse=reuse)
-    return sc.results
+    said: list[str] = []
+    run_scenario(sc, traces, quick, said.append, only=label, cache=cache, reuse=reuse, kept_only=kept_only)
+    # taken out: a worker process runs several runs of a scenario, and returns each one alone
+    found = sc.results.pop(label, None)
+    return ({} if found is None else {label: found}), said
 
 
 def run(args: argparse.Namespace) -> int:
@@ -80,29 +103,12 @@ def run(args: argparse.Namespace) -> int:
     chosen = [s for s in SCENARIOS if not keys or s.key in keys]
     args.out, args.figures = outputs(args)
     t0 = time.perf_counter()
-    if args.jobs > 1:
-        # one process per run (a scenario may have several); a scenario is reported once all its runs are in
-        with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-            futures = {
-                pool.submit(_run_one, sc.key, run.label, traces, args.quick, Path(args.cache), args.reuse): sc
-                for sc in chosen
-                for run in sc.runs
-            }
-            for fut in as_completed(futures):
-                sc = futures[fut]
-                sc.results.update(fut.result())
-                if len(sc.results) < len(sc.runs):
-                    continue
-                print(f"scenario {sc.key} done", flush=True)
-                done = [x for x in chosen if len(x.results) == len(x.runs)]  # partial reports survive
-                write_report(
-                    done,
-                    Path(args.out),
-                    Path(args.figures),
-                    args.quick,
-                    _command(args, keys),
-                    time.perf_counter() - t0,
-                )
+    if args.jobs > 1 or args.ray:
+        try:
+            _run_at_once(chosen, traces, args, _command(args, keys), t0)
+        except reproduce_pool.Unreachable as e:
+            print(f"dollymp report: error: --ray {args.ray}: {e}", file=sys.stderr)
+            return 2
     else:
         for sc in chosen:
             print(f"scenario {sc.key}: {sc.title}", flush=True)
@@ -113,3 +119,30 @@ def run(args: argparse.Namespace) -> int:
     )
     print(f"wrote {args.out}")
     return 0
+
+
+def _run_at_once(
+    chosen: list[Scenario], traces: Path, args: argparse.Namespace, command: str, t0: float
+) -> None:
+    """Each run in a process of --jobs or a task on the --ray cluster; a scenario is reported once all its
+    runs are in, and the report is rewritten then with the scenarios done so far (partial reports survive)."""
+    from pyscheduler.sim.reproduce import write_report
+
+    # absolute: a Ray worker runs in a folder of its own
+    cache, traces = Path(args.cache).absolute(), traces.absolute()
+    runs = [(sc, run.label) for sc in chosen for run in sc.runs]
+    calls = [(sc.key, label, traces, args.quick, cache, args.reuse, args.kept_only) for sc, label in runs]
+    left = {sc.key: len(sc.runs) for sc in chosen}
+    for i, (results, said) in reproduce_pool.completed(_run_one, calls, args.jobs, args.ray):
+        sc = runs[i][0]
+        for line in said:
+            print(line, flush=True)
+        sc.results.update(results)
+        left[sc.key] -= 1
+        if left[sc.key]:
+            continue
+        print(f"scenario {sc.key} done", flush=True)
+        # in the runs' order, as a serial report has them, not the order they finished in
+        sc.results = {r.label: sc.results[r.label] for r in sc.runs if r.label in sc.results}
+        done = [x for x in chosen if not left[x.key]]
+        write_report(done, Path(args.out), Path(args.figures), args.quick, command, time.perf_counter() - t0)

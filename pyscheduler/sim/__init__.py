@@ -21,7 +21,7 @@ owntime         each job's own time (alone, no clone) and a run's flowtime split
 report          CDF plots and a Markdown summary of one `dollymp simulate` run
 reproduce       the reproduction report's scenarios (reproduce_runs: a run, a scenario); reproduce_checks
                 its two-sided checks; reproduce_doc its Markdown (docs/reproduction.md); reproduce_cache its
-                kept runs
+                kept runs; reproduce_pool its runs at once, in processes or on a Ray cluster
 ablation        DollyMP's extensions: the paper's DollyMP2, each extension alone, all together, over seeds
 ordering        why DollyMP trails Tetris at high load: job order by class, volume and time, tested
 floors          issue 25's bar for the best configuration beside what the draws allow (own time, two clones)
