@@ -92,7 +92,7 @@ class AuthIT {
   @AfterAll
   static void stopCluster() {
     if (cluster != null) {
-      cluster.stop();
+      MiniClusters.stop(cluster);
     }
     if (service != null) {
       service.close();

@@ -75,7 +75,7 @@ class CloningIT {
   @AfterAll
   static void stopCluster() throws Exception {
     if (cluster != null) {
-      cluster.stop();
+      MiniClusters.stop(cluster);
     }
     if (service != null) {
       service.close();

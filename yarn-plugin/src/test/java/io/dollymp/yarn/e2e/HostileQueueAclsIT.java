@@ -79,7 +79,7 @@ class HostileQueueAclsIT {
   @AfterAll
   static void stop() throws Exception {
     if (cluster != null) {
-      cluster.stop();
+      MiniClusters.stop(cluster);
     }
     if (service != null) {
       service.close();

@@ -91,7 +91,7 @@ class NothingDroppedIT {
       }
     }
     if (cluster != null) {
-      cluster.stop();
+      MiniClusters.stop(cluster);
     }
     if (service != null) {
       service.close();

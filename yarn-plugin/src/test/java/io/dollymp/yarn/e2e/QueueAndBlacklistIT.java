@@ -97,7 +97,7 @@ class QueueAndBlacklistIT {
       am.close();
     }
     if (cluster != null) {
-      cluster.stop();
+      MiniClusters.stop(cluster);
     }
     if (service != null) {
       service.close();

@@ -221,7 +221,7 @@ class QueueSharesIT {
         assertEquals(slots / 4, live(shim, b.appId), "b's user at 0.5 x 50% of the cluster");
       }
     } finally {
-      cluster.stop();
+      MiniClusters.stop(cluster);
     }
   }
 
@@ -266,7 +266,7 @@ class QueueSharesIT {
     @Override
     public void close() {
       try {
-        cluster.stop();
+        MiniClusters.stop(cluster);
       } finally {
         service.close();
       }

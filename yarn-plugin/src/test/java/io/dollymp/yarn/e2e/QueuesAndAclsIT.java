@@ -82,7 +82,7 @@ class QueuesAndAclsIT {
   @AfterAll
   static void stop() throws Exception {
     if (cluster != null) {
-      cluster.stop();
+      MiniClusters.stop(cluster);
     }
     if (service != null) {
       service.close();

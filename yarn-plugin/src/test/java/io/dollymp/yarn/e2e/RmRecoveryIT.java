@@ -11,6 +11,7 @@ import io.dollymp.yarn.scheduler.DollyMPScheduler;
 import io.dollymp.yarn.scheduler.client.SessionState;
 import io.dollymp.yarn.testkit.DecisionServiceProcess;
 import io.dollymp.yarn.testkit.ExampleJobs;
+import io.dollymp.yarn.testkit.MiniClusters;
 import io.dollymp.yarn.testkit.RecoveryClusters;
 import io.dollymp.yarn.testkit.ServiceQueries;
 import java.net.ServerSocket;
@@ -79,7 +80,7 @@ class RmRecoveryIT {
       yarn.stop();
     }
     if (cluster != null) {
-      cluster.stop();
+      MiniClusters.stop(cluster);
     }
   }
 

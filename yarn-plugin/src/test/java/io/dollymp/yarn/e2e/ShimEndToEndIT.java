@@ -60,7 +60,7 @@ class ShimEndToEndIT {
   @AfterAll
   static void stopCluster() throws Exception {
     if (cluster != null) {
-      cluster.stop();
+      MiniClusters.stop(cluster);
     }
     if (service != null) {
       service.close();

@@ -105,7 +105,7 @@ class ShimPolicyAndRecoveryIT {
       watcher.interrupt();
     }
     if (cluster != null) {
-      cluster.stop();
+      MiniClusters.stop(cluster);
     }
     if (service != null) {
       service.close();

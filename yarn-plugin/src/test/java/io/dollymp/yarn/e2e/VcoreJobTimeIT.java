@@ -101,7 +101,7 @@ class VcoreJobTimeIT {
       capacityTypes = typesToldToAnAm(cs);
       capacityMs = runSleepJob(cs, "vcores-under-capacity", capacityRuns);
     } finally {
-      cs.stop();
+      MiniClusters.stop(cs);
     }
 
     long shimMs;
@@ -117,7 +117,7 @@ class VcoreJobTimeIT {
         shimMs = runSleepJob(shimCluster, "vcores-under-shim", shimRuns);
         assertEquals(0, shim.fallbackMs(), "the service decided everything");
       } finally {
-        shimCluster.stop();
+        MiniClusters.stop(shimCluster);
       }
     }
     System.out.printf("[vcore-job] %d maps x %d ms + %d reduces x %d ms, 2-vcore containers: CapacityScheduler "

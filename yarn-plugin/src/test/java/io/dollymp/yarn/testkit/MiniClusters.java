@@ -4,12 +4,16 @@ import io.dollymp.yarn.compat.HadoopVersionCheck;
 import io.dollymp.yarn.scheduler.DollyMPScheduler;
 import io.dollymp.yarn.scheduler.ShimConfig;
 import java.lang.management.ManagementFactory;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.stream.Collectors;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.mapreduce.v2.MiniMRYarnCluster;
 import org.apache.hadoop.metrics2.lib.DefaultMetricsSystem;
 import org.apache.hadoop.util.VersionInfo;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
+import org.apache.hadoop.yarn.server.MiniYARNCluster;
+import org.apache.hadoop.yarn.server.nodemanager.NodeManager;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.QueueMetrics;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.ResourceScheduler;
 
@@ -74,6 +78,39 @@ public final class MiniClusters {
       conf.set(YarnConfiguration.FS_NODE_ATTRIBUTE_STORE_ROOT_DIR, dir.toAbsolutePath().toUri().toString());
     }
     return conf;
+  }
+
+  /**
+   * Stops {@code cluster}, its NodeManagers side by side first. A NodeManager's stop waits for its applications'
+   * clean-up (up to the kill wait, about 6 s, while an application is still there) and then for its log handler's
+   * scheduled deletions (10 s); MiniYARNCluster stops them one after another, so a class's clean-up took about
+   * 16 s a NodeManager (jstack of ShimEndToEndIT's @AfterAll: ContainerManagerImpl.cleanUpApplicationsOnNMShutDown,
+   * then NonAggregatingLogHandler.serviceStop). Stopping a service twice is a no-op, so the cluster's own stop
+   * then finds them stopped.
+   */
+  public static void stop(MiniYARNCluster cluster) {
+    List<Thread> stops = new ArrayList<>();
+    for (int i = 0; ; i++) {
+      NodeManager nm;
+      try {
+        nm = cluster.getNodeManager(i);
+      } catch (ArrayIndexOutOfBoundsException e) {
+        break; // MiniYARNCluster has no count of its NodeManagers but this
+      }
+      if (nm != null) {
+        Thread t = new Thread(nm::stop, cluster.getName() + " NodeManager " + i + " stop");
+        t.start();
+        stops.add(t);
+      }
+    }
+    try {
+      for (Thread t : stops) {
+        t.join(120_000);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt(); // the cluster's own stop below still stops what is left
+    }
+    cluster.stop();
   }
 
   public static MiniMRYarnCluster start(String name, int nodeManagers, Configuration conf) {

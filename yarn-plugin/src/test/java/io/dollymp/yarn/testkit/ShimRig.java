@@ -87,7 +87,7 @@ public final class ShimRig implements AutoCloseable {
   public void close() {
     try {
       yarn.stop();
-      cluster.stop();
+      MiniClusters.stop(cluster);
     } finally {
       service.close();
     }
