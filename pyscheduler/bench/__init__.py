@@ -15,6 +15,8 @@ suite         `dollymp bench all` (make bench) and `dollymp bench compare REV`: 
               scenarios.toml, one table; or side by side with another revision
 choose        `dollymp bench choose`: the declared procedure that picks the production configuration
 tenants       `dollymp bench tenants`: one tenant's RM rounds with and without another tenant's AM flood
+am            `dollymp bench am`: a large job's AM plan requests, as the real AM helper makes them, beside the
+              cluster's RM rounds, and those rounds with and without it
 
 The cluster benchmark stays in pyscheduler/deploy (bench_cluster with benchmix, benchcds, benchreads): the
 demo and the straggler draws there, and the live simulator, use its job, mixes and policy, and

@@ -54,7 +54,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -98,9 +98,13 @@ def drive(
     tick_s: float,
     pid: int,
     warmup_s: float = 0.0,
+    on_resync: Callable[[], None] | None = None,
+    on_measure: Callable[[], None] | None = None,
 ) -> dict[str, Any]:
     """Run the shim loop against a service at `address`; returns the figures measured after `warmup_s`
-    (the first plan places a whole empty cluster at once; its commit burst is not the steady state)."""
+    (the first plan places a whole empty cluster at once; its commit burst is not the steady state).
+    `on_resync` is called once the full resync's plan came (the service mirrors the cluster), `on_measure`
+    when the measured window starts (another load beside this one, `dollymp bench am`'s AM, keeps to them)."""
     channel = grpc.insecure_channel(
         address,
         options=[("grpc.max_send_message_length", 256 << 20), ("grpc.max_receive_message_length", 256 << 20)],
@@ -156,6 +160,8 @@ def drive(
         if failed or time.monotonic() > deadline:
             raise RuntimeError(f"no plan for the full resync: {failed or 'timeout'}")
         time.sleep(0.01)
+    if on_resync is not None:
+        on_resync()
     seq, carry = 1, 0.0
     next_tick = time.monotonic()
     start = next_tick + warmup_s
@@ -173,6 +179,8 @@ def drive(
             start = now
             measuring.set()
             os.kill(pid, signal.SIGUSR1)  # the service's own statistics window starts now too
+            if on_measure is not None:
+                on_measure()
         carry += rate * tick_s
         beats = int(carry)
         carry -= beats
@@ -233,6 +241,36 @@ def start_serve(tmp: Path, name: str, *flags: str) -> tuple[subprocess.Popen[str
         *("--db", str(tmp / f"{name}.db"), "--http-port", "-1", "--log-level", "WARNING", *flags),
     ]
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True), port_file
+
+
+def paired_phases(
+    tool: str, repeats: int, names: tuple[str, str], phase: Callable[[str, Path, int], dict[str, Any]]
+) -> dict[str, list[dict[str, Any]]] | None:
+    """`repeats` runs of two phases of `dollymp bench <tool>`, each `phase(name, a temporary folder, its
+    index)` against a fresh service, in alternating order (so that the machine's drift falls on both
+    alike): each name's figures in run order, each phase's also printed to stderr as it ends. None, said
+    on stderr, when a phase failed (RuntimeError, OSError)."""
+    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
+    with tempfile.TemporaryDirectory(prefix=f"dollymp-bench-{tool}-") as tmp:
+        for r in range(repeats):
+            for k, name in enumerate(names if r % 2 == 0 else names[::-1]):
+                try:
+                    fig = phase(name, Path(tmp), 2 * r + k)
+                except (RuntimeError, OSError) as exc:
+                    print(f"dollymp bench {tool}: {exc}", file=sys.stderr)
+                    return None
+                runs[name].append(fig)
+                print(f"repeat {r + 1} {name}: {json.dumps(fig)}", file=sys.stderr, flush=True)
+    return runs
+
+
+def stop_serve(proc: subprocess.Popen[str]) -> dict[str, Any]:
+    """Stop a `start_serve` process (SIGTERM): the round statistics it prints as it stops (SYNC_STATS, its
+    window from the last SIGUSR1), {} when it printed none."""
+    proc.terminate()
+    out, _ = proc.communicate(timeout=60)
+    line = next((x for x in out.splitlines() if x.startswith("SYNC_STATS=")), None)
+    return {} if line is None else dict(json.loads(line[len("SYNC_STATS=") :]))
 
 
 def wait_address(proc: subprocess.Popen[str], port_file: Path, timeout_s: float = 60.0) -> str | None:
@@ -436,11 +474,7 @@ def measure(args: argparse.Namespace, rate: float) -> tuple[int, dict[str, Any]]
                 print(f"dollymp bench service: {exc}", file=sys.stderr)
                 return 1, {}
         finally:
-            proc.terminate()
-            out, _ = proc.communicate(timeout=60)
-    stats: dict[str, Any] = next(
-        (json.loads(x[len("SYNC_STATS=") :]) for x in out.splitlines() if x.startswith("SYNC_STATS=")), {}
-    )
+            stats = stop_serve(proc)
     result = {
         "nodes": args.nodes,
         "apps": args.apps,

@@ -26,18 +26,18 @@ flood calls fresh. At the defaults (`--repeats 5`, load 3 to 6): quiet 7.23 ms [
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import multiprocessing
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from pyscheduler.bench.service_load import drive, start_serve, wait_address
+from pyscheduler.bench.service_load import drive, paired_phases, start_serve, stop_serve, wait_address
 from pyscheduler.bench.shim_model import ShimModel
 from pyscheduler.wire import pb
 
@@ -146,8 +146,9 @@ def _flood(address: str, args: dict[str, Any], seconds: float, out: Connection) 
     out.close()
 
 
-def _phase(args: argparse.Namespace, flood: bool, tmp: Path, index: int) -> dict[str, Any]:
-    """One phase on a fresh `dollymp serve`: its figures."""
+def _phase(args: argparse.Namespace, name: str, tmp: Path, index: int) -> dict[str, Any]:
+    """Phase `name` (quiet, flood) on a fresh `dollymp serve`: its figures."""
+    flood = name == "flood"
     proc, port_file = start_serve(tmp, f"phase{index}")
     flooder: Any = None
     try:
@@ -172,15 +173,11 @@ def _phase(args: argparse.Namespace, flood: bool, tmp: Path, index: int) -> dict
         if receive is not None and receive.poll(120):
             calls = receive.recv()
     finally:
-        proc.terminate()
-        out, _ = proc.communicate(timeout=60)
+        stats = stop_serve(proc)
         if flooder is not None:
             flooder.join(10)
             if flooder.is_alive():
                 flooder.terminate()
-    stats: dict[str, Any] = next(
-        (json.loads(x[len("SYNC_STATS=") :]) for x in out.splitlines() if x.startswith("SYNC_STATS=")), {}
-    )
     return {
         "round_p50_ms": stats.get("round_p50_ms"),
         "round_p99_ms": stats.get("round_p99_ms"),
@@ -214,18 +211,9 @@ def run(args: argparse.Namespace) -> int:
     if min(args.nodes, args.apps, args.repeats) <= 0 or args.seconds <= 0:
         print("dollymp bench tenants: --nodes, --apps, --repeats and --seconds must be > 0", file=sys.stderr)
         return 2
-    runs: dict[str, list[dict[str, Any]]] = {"quiet": [], "flood": []}
-    with tempfile.TemporaryDirectory(prefix="dollymp-bench-tenants-") as tmp:
-        for r in range(args.repeats):
-            order = ("quiet", "flood") if r % 2 == 0 else ("flood", "quiet")
-            for k, name in enumerate(order):
-                try:
-                    fig = _phase(args, name == "flood", Path(tmp), 2 * r + k)
-                except (RuntimeError, OSError) as exc:
-                    print(f"dollymp bench tenants: {exc}", file=sys.stderr)
-                    return 1
-                runs[name].append(fig)
-                print(f"repeat {r + 1} {name}: {json.dumps(fig)}", file=sys.stderr, flush=True)
+    runs = paired_phases("tenants", args.repeats, ("quiet", "flood"), functools.partial(_phase, args))
+    if runs is None:
+        return 1
     summary: dict[str, Any] = {"nodes": args.nodes, "apps": args.apps, "repeats": args.repeats}
     for name, figs in runs.items():
         for key in ("round_p50_ms", "round_p99_ms", "round_cpu_p99_ms", "batch_p99_ms"):

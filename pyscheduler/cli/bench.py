@@ -204,6 +204,18 @@ def _run_tenants(args: argparse.Namespace) -> int:
     return tenants.run(args)
 
 
+def _add_am(p: argparse.ArgumentParser) -> None:
+    from pyscheduler.bench import am
+
+    am.add_args(p)
+
+
+def _run_am(args: argparse.Namespace) -> int:
+    from pyscheduler.bench import am
+
+    return am.run(args)
+
+
 def _add_record_history(p: argparse.ArgumentParser) -> None:
     from pyscheduler.deploy import yarnhistory
 
@@ -246,6 +258,11 @@ BENCH_TARGETS: dict[str, tuple[str, AddArgs, Run]] = {
         "one tenant's RM rounds with and without another tenant's AM flood",
         _add_tenants,
         _run_tenants,
+    ),
+    "am": (
+        "one large job's AM plan requests beside a cluster's RM rounds, with and without the AM",
+        _add_am,
+        _run_am,
     ),
     "ui": ("the operator page in headless Chromium under a stream of decisions", _add_ui, _run_ui),
 }

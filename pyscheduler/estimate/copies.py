@@ -18,7 +18,7 @@ import enum
 import math
 import statistics
 from collections import deque
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol, TypeVar
 
@@ -162,42 +162,80 @@ def stalled(work_s: float, fresh_s: float | None) -> bool:
     return fresh_s is not None and work_s > max(STALL_MIN_S, STALL_FRAC * fresh_s)
 
 
-def time_left(
-    copies: Sequence[CopyReport], now_s: float, startup_s: float | None = None
-) -> tuple[dict[str, list[Left]], dict[str, float]]:
-    """Per task: its running copies' time left, each at the later of its rate since its work began and its
-    earliest finish; and what a fresh copy of its phase takes (the median run time, launch to finish, of
-    the phase's other tasks' copies, finished ones and running ones at their rates; only for tasks with a
-    running copy whose phase has such copies). A copy with no progress yet, once the usual start-up
-    (`startup_s`) is known, is `stalled` (time left infinite, not rated) or unknown."""
-    phase_of: dict[str, str] = {}
-    left: dict[str, list[Left]] = {}
-    totals: dict[str, list[tuple[str, float]]] = {}
-    at_zero: dict[str, list[float]] = {}  # task -> work done at progress 0, s, per such copy
+@dataclass(frozen=True, slots=True)
+class CopyTimes:
+    """What `time_left` reads of a job's copies that does not change with the time: per running copy, in
+    the copies' order, (task id, its report's time, progress, launch, the later of its finish at its rate
+    and its earliest finish (None: neither known), whether its rate is known); and per task with a running
+    copy, what a fresh copy of its phase takes (where its phase has other copies to tell). A job's reports
+    change only when its AM reports, so readers at many moments (every RM round) keep one per report
+    (service/state/amregistry.py)."""
+
+    running: tuple[tuple[str, float, float, float, float | None, bool], ...]
+    fresh: Mapping[str, float]
+
+
+def copy_times(copies: Sequence[CopyReport]) -> CopyTimes:
+    """`CopyTimes` of `copies`: a fresh copy's time is the median run time, launch to finish, of the phase's
+    other tasks' copies, finished ones and running ones at their rates."""
+    finished: dict[str, list[tuple[str, float]]] = {}
+    running: list[CopyReport] = []
     for c in copies:
-        t = c.task_id
         if c.kind is Kind.SUCCEEDED and c.duration_s > 0:
-            totals.setdefault(c.phase_id, []).append((t, c.duration_s))
+            finished.setdefault(c.phase_id, []).append((c.task_id, c.duration_s))
         elif c.kind is Kind.RUNNING:
-            phase_of[t] = c.phase_id  # (the tasks a fresh copy's time is read for)
-            ends, least = finish_at_rate(c), finish_at_least(c)
-            if ends is not None:
-                totals.setdefault(c.phase_id, []).append((t, ends - c.launch_s))
-            known = [e for e in (ends, least) if e is not None]
-            at = max(now_s, c.time_s)
-            if not known and c.progress <= 0 and startup_s is not None:
-                at_zero.setdefault(t, []).append(at - c.launch_s - startup_s)
-                continue
-            left.setdefault(t, []).append(Left(max(known) - at if known else None, ends is not None))
+            running.append(c)
+    return copy_times_of(running, {phase_id: LeaveOut(pairs) for phase_id, pairs in finished.items()})
+
+
+def copy_times_of(running: Sequence[CopyReport], finished: Mapping[str, LeaveOut]) -> CopyTimes:
+    """`copy_times` of the running copies `running` (in their order) and, per phase, the run times of its
+    copies that succeeded (`finished`, which a caller may keep as copies succeed: never changed here)."""
+    phase_of: dict[str, str] = {}
+    times: list[tuple[str, float, float, float, float | None, bool]] = []
+    rated: dict[str, list[tuple[str, float]]] = {}
+    for c in running:
+        t = c.task_id
+        phase_of[t] = c.phase_id  # (the tasks a fresh copy's time is read for)
+        ends, least = finish_at_rate(c), finish_at_least(c)
+        if ends is not None:
+            rated.setdefault(c.phase_id, []).append((t, ends - c.launch_s))
+        known = [e for e in (ends, least) if e is not None]
+        finish = max(known) if known else None
+        times.append((t, c.time_s, c.progress, c.launch_s, finish, ends is not None))
+    medians: dict[str, LeaveOut] = {}
+    for phase_id in set(phase_of.values()):
+        base, pairs = finished.get(phase_id), rated.get(phase_id, [])
+        if base is not None and base.values:
+            medians[phase_id] = base.joined(pairs)
+        elif pairs:
+            medians[phase_id] = LeaveOut(pairs)
     fresh: dict[str, float] = {}
-    medians = {phase_id: LeaveOut(pairs) for phase_id, pairs in totals.items()}
-    for t in (*left, *at_zero):  # a fresh copy's time is read against running copies only
-        if t in fresh:
-            continue
-        phase_id = phase_of[t]
+    for t, phase_id in phase_of.items():  # a fresh copy's time is read against running copies only
         m = medians[phase_id].median_without(t) if phase_id in medians else None
         if m is not None:
             fresh[t] = m
+    return CopyTimes(tuple(times), fresh)
+
+
+def time_left(
+    copies: Sequence[CopyReport] | CopyTimes, now_s: float, startup_s: float | None = None
+) -> tuple[dict[str, list[Left]], dict[str, float]]:
+    """Per task: its running copies' time left, each at the later of its rate since its work began and its
+    earliest finish; and what a fresh copy of its phase takes (`copy_times`; only for tasks with a running
+    copy whose phase has such copies). A copy with no progress yet, once the usual start-up (`startup_s`)
+    is known, is `stalled` (time left infinite, not rated) or unknown. `copies` may be their `CopyTimes`
+    already."""
+    times = copies if isinstance(copies, CopyTimes) else copy_times(copies)
+    left: dict[str, list[Left]] = {}
+    at_zero: dict[str, list[float]] = {}  # task -> work done at progress 0, s, per such copy
+    for t, time_s, progress, launch_s, finish, rated in times.running:
+        at = max(now_s, time_s)
+        if finish is None and progress <= 0 and startup_s is not None:
+            at_zero.setdefault(t, []).append(at - launch_s - startup_s)
+            continue
+        left.setdefault(t, []).append(Left(finish - at if finish is not None else None, rated))
+    fresh = dict(times.fresh)
     for t, works in at_zero.items():
         left.setdefault(t, []).extend(
             Left(math.inf if stalled(w, fresh.get(t)) else None, False) for w in works
@@ -206,7 +244,7 @@ def time_left(
 
 
 def judge(
-    copies: Sequence[CopyReport], now_s: float, startup_s: float | None = None
+    copies: Sequence[CopyReport] | CopyTimes, now_s: float, startup_s: float | None = None
 ) -> tuple[set[str], set[str]]:
     """(tasks straggling, tasks covered), from `time_left` (`judge_left`)."""
     return judge_left(*time_left(copies, now_s, startup_s))
@@ -232,13 +270,18 @@ def judge_left(left: dict[str, list[Left]], fresh: dict[str, float]) -> tuple[se
 
 
 def slow_waiting(
-    copies: Sequence[CopyReport], now_s: float, skip: Collection[str], startup_s: float | None = None
+    copies: Sequence[CopyReport],
+    now_s: float,
+    skip: Collection[str],
+    startup_s: float | None = None,
+    times: CopyTimes | None = None,
 ) -> dict[str, int]:
     """Tasks whose clones still wait for a container while every running copy of the task has more time
     left than a fresh copy of its phase takes (`time_left`): task id -> its live clones (not failed or
     killed). Tasks in `skip` are left out. The core judges a task late only below its copy cap, and a
     waiting clone counts as a copy, so a task whose clones wait was never late however far its original
-    straggled; named as a late copy, its waiting clones go before clones at launch."""
+    straggled; named as a late copy, its waiting clones go before clones at launch. `times`: the copies'
+    `CopyTimes`, when the caller keeps them."""
     waiting: dict[str, int] = {}
     live: dict[str, int] = {}
     for c in copies:
@@ -248,7 +291,7 @@ def slow_waiting(
             waiting[c.task_id] = waiting.get(c.task_id, 0) + 1
     if not waiting:  # nothing to name (and `time_left` walks every copy)
         return {}
-    left, fresh = time_left(copies, now_s, startup_s)
+    left, fresh = time_left(copies if times is None else times, now_s, startup_s)
     out: dict[str, int] = {}
     for t in sorted(waiting):
         mine = left.get(t, [])

@@ -4,7 +4,9 @@ The copy estimates (estimate/copies.py) judge each task against the median run t
 of its phase. Built per task from the whole list, that is quadratic in the phase's size: 20,000 reported
 attempts of one phase took minutes per report. `LeaveOut` sorts a phase's values once and answers each
 task's median from the sorted list by skipping the task's own few values (`statistics.median` semantics:
-the middle value, or the mean of the two middle values).
+the middle value, or the mean of the two middle values). Its answers depend on the values alone, not on
+the order they came in, so one kept as values come and go (`add`, `remove`: a job's finished run times, kept
+as its AM reports them) answers as one built from them afresh.
 """
 
 from __future__ import annotations
@@ -21,6 +23,29 @@ class LeaveOut:
             self.own.setdefault(key, []).append(v)
             values.append(v)
         self.values = sorted(values)
+
+    def add(self, key: str, v: float) -> None:
+        self.own.setdefault(key, []).append(v)
+        bisect.insort(self.values, v)
+
+    def remove(self, key: str, v: float) -> None:
+        """Take back one value `add` gave `key` (ValueError when it has no such value)."""
+        mine = self.own[key]
+        mine.remove(v)
+        if not mine:
+            del self.own[key]
+        del self.values[bisect.bisect_left(self.values, v)]
+
+    def joined(self, pairs: Iterable[tuple[str, float]]) -> LeaveOut:
+        """A LeaveOut of these values and `pairs` (this one is not changed)."""
+        out = LeaveOut(())
+        out.own = dict(self.own)
+        added: list[float] = []
+        for key, v in pairs:
+            out.own[key] = [*out.own.get(key, ()), v]
+            added.append(v)
+        out.values = sorted(self.values + added) if added else list(self.values)
+        return out
 
     def median_without(self, key: str) -> float | None:
         """The median of every value but `key`'s; None when no other value is left."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -148,6 +148,14 @@ class Deferral(NamedTuple):
     detail: str = ""
 
 
+class _OfJob(Protocol):
+    @property
+    def job_id(self) -> str: ...
+
+
+_D = TypeVar("_D", bound=_OfJob)  # a decision of one job (Decisions.to_records)
+
+
 @dataclass(slots=True)
 class _PlacementChunk:
     job_pos: IntArray  # position in Snapshot.jobs
@@ -194,16 +202,19 @@ class Decisions:
     def num_placements(self) -> int:
         return sum(len(c.task_index) for c in self.chunks)
 
-    def iter_placements(self) -> Iterator[Placement]:
+    def iter_placements(self, job_id: str | None = None, clones_only: bool = False) -> Iterator[Placement]:
+        """The placements in their order; with `job_id`, that job's only, with `clones_only` clones only (the
+        others are not materialised: an AM plan decides among the whole cluster's jobs and reads its own
+        job's clones, service/round/amplan.py)."""
+        pos = None if job_id is None else [p for p, j in enumerate(self.jobs) if j.job_id == job_id]
         for c in self.chunks:
-            for jp, k, t, n, cl in zip(
-                c.job_pos.tolist(),
-                c.phase_k.tolist(),
-                c.task_index.tolist(),
-                c.node_row.tolist(),
-                c.is_clone.tolist(),
-                strict=True,
-            ):
+            cols: list[npt.NDArray[Any]] = [c.job_pos, c.phase_k, c.task_index, c.node_row, c.is_clone]
+            if pos is not None or clones_only:
+                keep = np.isin(c.job_pos, pos) if pos is not None else np.ones(len(c.job_pos), dtype=bool)
+                if clones_only:
+                    keep &= c.is_clone
+                cols = [col[keep] for col in cols]
+            for jp, k, t, n, cl in zip(*(col.tolist() for col in cols), strict=True):
                 job = self.jobs[jp]
                 yield Placement(job.job_id, job.phases[k].phase_id, t, self.node_ids[n], bool(cl), c.reason)
 
@@ -211,10 +222,16 @@ class Decisions:
     def placements(self) -> list[Placement]:
         return list(self.iter_placements())
 
-    def to_records(self) -> list[Decision]:
-        """Every decision as a pyscheduler.objects.Decision for the decision log."""
+    def to_records(self, job_id: str | None = None, clones_only: bool = False) -> list[Decision]:
+        """Every decision as a pyscheduler.objects.Decision for the decision log; with `job_id`, that job's
+        only, with `clones_only` no placement of an original (the same records in the same order as those
+        of the whole list that these keep)."""
         t = self.time
         app = {j.job_id: j.application_id for j in self.jobs}
+
+        def mine(items: Sequence[_D]) -> Sequence[_D]:
+            return items if job_id is None else [d for d in items if d.job_id == job_id]
+
         out: list[Decision] = [
             Decision(
                 t,
@@ -224,9 +241,9 @@ class Decisions:
                 p.job_id,
                 inputs={"priority": p.priority, "rank": p.rank},
             )
-            for p in self.priorities
+            for p in mine(self.priorities)
         ]
-        for pl in self.iter_placements():
+        for pl in self.iter_placements(job_id, clones_only):
             out.append(
                 Decision(
                     t,
@@ -239,7 +256,7 @@ class Decisions:
                     inputs={"is_clone": pl.is_clone},
                 )
             )
-        for g in self.clone_grants:
+        for g in mine(self.clone_grants):
             out.append(
                 Decision(
                     t,
@@ -250,7 +267,7 @@ class Decisions:
                     inputs={"phase_id": g.phase_id, "clones": g.clones},
                 )
             )
-        for o in self.omegas:
+        for o in mine(self.omegas):
             out.append(
                 Decision(
                     t,
@@ -261,7 +278,7 @@ class Decisions:
                     inputs={"omega": o.omega},
                 )
             )
-        for k in self.kills:
+        for k in mine(self.kills):
             out.append(
                 Decision(
                     t,
@@ -274,7 +291,7 @@ class Decisions:
                     inputs={"attempt_id": k.attempt_id},
                 )
             )
-        for d in self.deferrals:
+        for d in mine(self.deferrals):
             out.append(
                 Decision(
                     t,

@@ -6,9 +6,8 @@ The Sync handler marks each round it runs (`round_running`: from the batches it 
 sent); AM work calls `checkpoint()` between its steps and inside its long loops, and there waits, without
 spinning, until no round runs (at most MAX_PAUSE_S, so that AM work always progresses). A checkpoint
 costs one read when no round runs, and never waits in the thread running a round (code that AM calls and
-rounds share, such as the copies' reports of service/state/amreports.py, checkpoints for both). The AM
-calls' budgets (service/rmproxy/amgate.py) bound how much AM work there is; this keeps what there is out
-of the rounds' way.
+rounds share checkpoints for both). The AM calls' budgets (service/rmproxy/amgate.py) bound how much AM
+work there is; this keeps what there is out of the rounds' way.
 
 A round that starts between two checkpoints shares the interpreter with the AM call until the call
 reaches the next one (CPython hands over every 5 ms), so what matters is the longest stretch of AM work

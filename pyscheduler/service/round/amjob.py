@@ -1,7 +1,7 @@
 """An AM-helper job as the core sees it: the profile as a core Job, the reported attempts replayed onto
-it, the running copies as snapshot attempts, and the reports as the copy estimator's records
-(estimate/copies.py, through service/state/amreports.py). Pure translation of what the AM reported; no
-state, no gRPC."""
+it (copy by copy, or from their counts per task), the running copies as snapshot attempts, and the
+reports as the copy estimator's records (estimate/copies.py, through service/state/amreports.py). Pure
+translation of what the AM reported; no state, no gRPC."""
 
 from __future__ import annotations
 
@@ -11,11 +11,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from pyscheduler.estimate.copies import Report, work_start
-from pyscheduler.objects import Attempt, Job, Phase, Resources
+from pyscheduler.objects import Attempt, Job, Phase, Resources, TaskState
 from pyscheduler.service.roundsfirst import EVERY, checkpoint
 from pyscheduler.service.state.amreports import task_index, waiting_clone
 from pyscheduler.wire import pb
+
+_PENDING, _RUNNING, _FINISHED = int(TaskState.PENDING), int(TaskState.RUNNING), int(TaskState.FINISHED)
+_INT8_MAX = 127  # Phase.copies and Phase.peak are int8
+IntArray = npt.NDArray[np.int64]
 
 
 def job_of(p: Any, stats: Mapping[str, tuple[float, float]]) -> Job:
@@ -72,6 +79,38 @@ def replay(job: Job, attempts: Sequence[Any]) -> None:
             ph.end_copy(i, False)
         if won:
             ph.end_copy(i, True)
+
+
+def replay_counted(job: Job, counts: Mapping[str, IntArray], attempts: Sequence[Any]) -> None:
+    """`replay` from the copies counted per task as the AM reported them: per phase id, one row per task
+    (its index, copies, copies failed or killed, copies succeeded: `KeptReports.task_rows`,
+    service/state/amkept.py). The same phase state, set per phase at once instead of one copy at a time, so
+    that a plan's cost follows the job's tasks, not its attempts one by one. `job` is fresh from `job_of`
+    (no copy started yet). When a task has more copies than a phase's int8 counters hold, the job is
+    replayed from `attempts` copy by copy, as `replay` would (and fails as it would)."""
+    rows: list[tuple[Phase, IntArray]] = []
+    for ph in job.phases:
+        got = counts.get(ph.phase_id)
+        if got is None or not len(got):
+            continue
+        got = got[got[:, 0] < ph.num_tasks]  # (tasks the profile does not have: ignored)
+        if (got[:, 1] > _INT8_MAX).any():
+            replay(job, attempts)
+            return
+        rows.append((ph, got))
+    checkpoint()  # RM rounds first (service/roundsfirst.py)
+    for ph, got in rows:
+        i, c, e, w = got[:, 0], got[:, 1], got[:, 2], (got[:, 3] > 0).astype(np.int64)
+        live = c - e  # copies not failed or killed: one of them won, when the task did
+        won = w > 0
+        state = np.where(won, _FINISHED, np.where(live > 0, _RUNNING, _PENDING))
+        ph.state[i] = state
+        ph.copies[i] = live - w  # the winner ended; the others are the race's losers
+        ph.peak[i] = c  # every copy started before any ended
+        ph.num_pending = ph.num_tasks - len(i) + int(np.count_nonzero(state == _PENDING))
+        ph.num_finished = int(np.count_nonzero(won))
+        ph.num_losers = int((live - w)[won].sum())
+        ph.version = int((c + e + w).sum())  # one step per copy started and per copy ended
 
 
 @dataclass(frozen=True, slots=True)

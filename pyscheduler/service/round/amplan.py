@@ -43,12 +43,12 @@ from pyscheduler.objects.decision import DecisionRecorder
 from pyscheduler.policies import Policy, Snapshot
 from pyscheduler.policies.cloning import REASON_PHASE_TAIL
 from pyscheduler.policies.dollymp import PER_TASK_REASONS
-from pyscheduler.service.round.amjob import job_of, no_data_means, replay, running
+from pyscheduler.service.round.amjob import job_of, no_data_means, replay_counted, running
 from pyscheduler.service.round.planview import PlanView
 from pyscheduler.service.round.translate import to_snapshot
 from pyscheduler.service.roundsfirst import checkpoint
 from pyscheduler.service.state.amregistry import JUDGED_ALONE, AmRegistry
-from pyscheduler.service.state.amreports import copy_reports, task_index
+from pyscheduler.service.state.amreports import task_index
 from pyscheduler.service.state.named_tasks import RULE_CORE, RULE_SLOW_WAITING, Named
 from pyscheduler.wire import pb
 
@@ -93,9 +93,7 @@ def task_clones(app_id: str, decisions: Any, attempts: Sequence[Any]) -> dict[st
     why = {g.phase_id: g.reason for g in decisions.clone_grants if g.job_id == app_id}
     placed: dict[tuple[str, int], int] = {}
     reason: dict[tuple[str, int], int] = {}
-    for pl in decisions.iter_placements():
-        if pl.job_id != app_id or not pl.is_clone:
-            continue
+    for pl in decisions.iter_placements(app_id, clones_only=True):
         key = (pl.phase_id, pl.task_index)
         grant = why.get(pl.phase_id)
         if grant == REASON_PHASE_TAIL:
@@ -217,11 +215,18 @@ class AmPlanner:
             stats = reg.estimates(st)  # the framework prior too: θ/σ as the RM rounds see this job
             job = job_of(st.profile, {p: (e.mean, e.sd) for p, e in stats.items()})
             reported = list(st.attempts.values())
-            first = dict(st.first_progress)
+            live = st.kept.live_attempts(st.attempts)  # running or waiting: the only copies `running` reads
+            first = {a.attempt_id: f for a in live if (f := st.first_progress.get(a.attempt_id)) is not None}
             startup = reg.startups.median()  # under the lock: `record` appends to it
             judged = set(st.per_task)
-            reports = copy_reports(reported, first, st.report_cache)  # the cache is the lock's
-        replay(job, reported)  # the job is this call's; the reports kept are not changed once kept
+            reports = list(st.kept.reports.values())  # kept as the AM reports (service/state/amkept.py)
+            counts = st.kept.task_rows()
+            # the copies' times, which `slow_waiting` reads and the next RM round would (a job whose clones
+            # yield): kept per report, paid for here by the AM rather than by the round
+            times = (
+                reg.copy_times(st)[0] if st.profile.clones_preemptible or any(st.waiting.values()) else None
+            )
+        replay_counted(job, counts, reported)  # the job is this call's; the reports kept are not changed
         plan = pb.ClonePlan(application_id=app_id)
         for ph in st.profile.phases:
             plan.clones_per_phase[ph.phase_id] = 0
@@ -231,7 +236,7 @@ class AmPlanner:
         checkpoint()
         cluster, others = context_of(self.views(app_id), app_id, reg.hints, now, self.nodes)
         checkpoint()
-        copies = running(app_id, reported, first, now, startup)
+        copies = running(app_id, live, first, now, startup)
         measured = frozenset(p for p, e in stats.items() if e.source != FRAMEWORK)
         no_data_means(job, measured, copies, now)
         snap = Snapshot(now, cluster, [*others, job], copies, startup_s=startup or 0.0)
@@ -248,7 +253,7 @@ class AmPlanner:
         named = task_clones(app_id, decisions, reported)
         rules = dict.fromkeys(named, RULE_CORE)
         checkpoint()
-        for task_id, n in slow_waiting(reports, now, {*named, *judged}, startup).items():
+        for task_id, n in slow_waiting(reports, now, {*named, *judged}, startup, times).items():
             named[task_id] = (n, pb.REASON_CLONE_LATE_COPY)
             rules[task_id] = RULE_SLOW_WAITING
         checkpoint()
@@ -266,9 +271,8 @@ class AmPlanner:
                 plan.delay_assignment_wait_s = o.omega
         records = [
             r
-            for r in decisions.to_records()
-            if r.job_id == app_id
-            and (
+            for r in decisions.to_records(app_id, clones_only=True)
+            if (
                 r.kind in (DecisionKind.CLONE_GRANT, DecisionKind.OMEGA)
                 or (r.kind == DecisionKind.PLACEMENT and r.inputs.get("is_clone"))
             )

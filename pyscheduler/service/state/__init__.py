@@ -11,6 +11,8 @@ phasehints  what the AM helper reported per phase (θ/σ, waiting clones), by YA
 amregistry  per-application AM state (profiles, attempts), the hints and running copies RM rounds read
 amcopies    the running copies of tasks as the AM helper reported them (Copy)
 amreports   what attempt reports say: waiting clones, final states, task indices, the copy estimator's records
+amkept      what an application's reports imply as a whole (records, copies per task, live attempts, run
+            times), kept in step as its AM reports, so that plans and rounds read what changed
 amview      one RM round's AM reports (hints, running copies), read once under the registry's lock
 named_tasks decision-log records of the tasks a clone plan names on their own (a late copy, the phase tail)
 outcomes    task copies' outcomes as the AM helper reports them, logged as `attempt` decisions

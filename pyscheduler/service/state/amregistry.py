@@ -20,9 +20,11 @@ from typing import Any
 from pyscheduler.core.clock import Clock, WallClock
 from pyscheduler.echo import shown
 from pyscheduler.estimate.copies import (
+    CopyTimes,
     Kind,
     Report,
     StartupEstimate,
+    copy_times_of,
     finish_at_rate,
     judge,
     judge_left,
@@ -34,10 +36,9 @@ from pyscheduler.estimate.runtimes import FIRST_TASKS, FRAMEWORK, HISTORY, PRIOR
 from pyscheduler.service.limits import Limits, Refusal
 from pyscheduler.service.roundsfirst import EVERY, am_paused, checkpoint
 from pyscheduler.service.state.amcopies import Copy
+from pyscheduler.service.state.amkept import KeptReports
 from pyscheduler.service.state.amreports import (
     FINAL,
-    ReportCache,
-    copy_reports,
     downstream,
     last_stages,
     upstream,
@@ -84,7 +85,12 @@ class AppState:
     # `first_memo`, `AmRegistry._waiting_first` as of (version, clock, start-up median)
     version: int = 0
     first_memo: tuple[tuple[int, float, float | None], dict[str, int]] | None = None
-    report_cache: ReportCache = field(default_factory=dict)  # amjob.copy_reports' records, kept
+    # what the attempts imply, kept as they are stored and dropped (`AmRegistry.record`, `make_room`):
+    # service/state/amkept.py
+    kept: KeptReports = field(default_factory=KeptReports)
+    # the key `kept.version` and, of it, the copies' `CopyTimes` and the running copies in containers (the
+    # attempt, its finish at its rate), which every RM round reads (`AmRegistry.copy_times`)
+    times_memo: tuple[int, CopyTimes, list[tuple[Any, float | None]]] | None = None
     durations_version: int = 0  # bumped by every change of `durations`: the key of `own_memo`
     own_memo: tuple[int, dict[str, tuple[float, float]]] | None = None  # `_own_moments`
 
@@ -137,7 +143,7 @@ def make_room(st: Any, incoming: Any, limits: Limits) -> int:
             f"of them live, limit {limits.attempts_per_app} (limits.attempts_per_app)",
         )
     for k in done[:over]:
-        del st.attempts[k]
+        st.kept.drop(st.attempts.pop(k))
         st.first_progress.pop(k, None)
         st.waiting_alone.pop(k, None)
         st.map_reads.pop(k, None)
@@ -230,6 +236,7 @@ class AmRegistry:
                     st.first_progress[a.attempt_id] = (a.time_ms / 1000.0, a.progress)
                     if a.launch_time_ms:
                         self.startups.add((a.time_ms - a.launch_time_ms) / 1000.0)
+                st.kept.put(a, prev, st.first_progress.get(a.attempt_id))
                 was = prev is not None and waiting_clone(prev)
                 st.waiting[a.phase_id] = st.waiting.get(a.phase_id, 0) + waiting_clone(a) - was
                 if st.waits_alone(a):
@@ -244,7 +251,7 @@ class AmRegistry:
             return (
                 finished,
                 st.tenant,
-                outcome_records(request.application_id, changes, st.attempts) + reads,
+                outcome_records(request.application_id, changes, st.attempts, won=st.kept.succeeded) + reads,
             )
 
     def stats(self, st: AppState) -> dict[str, tuple[float, float]]:
@@ -389,14 +396,12 @@ class AmRegistry:
 
     def _judge_first(self, st: AppState, startup: float | None) -> dict[str, int]:
         """`_waiting_first` judged afresh."""
-        attempts = list(st.attempts.values())
+        attempts = st.kept.live_attempts(st.attempts)  # (waiting clones and running copies are live)
         waiting = [a for a in attempts if waiting_clone(a) and a.attempt_id not in st.waiting_alone]
         if not waiting:
             return {}
         cloned = {a.task_id for a in attempts if a.is_clone and a.state == pb.ATTEMPT_RUNNING}
-        _, covered = judge(
-            copy_reports(attempts, st.first_progress, st.report_cache), self.clock.now(), startup
-        )
+        _, covered = judge(self.copy_times(st)[0], self.clock.now(), startup)
         out: dict[str, int] = {}
         seen: set[str] = set()
         for a in sorted(waiting, key=lambda a: a.attempt_id):
@@ -423,14 +428,9 @@ class AmRegistry:
         for app_id, st in chosen:  # of `apps` only (a session's: not other tenants')
             if not st.profile.clones_preemptible:  # the project's AM: a preempted clone is not replaced
                 continue
-            attempts = list(st.attempts.values())
-            reports = copy_reports(attempts, st.first_progress, st.report_cache)
-            left, fresh = time_left(reports, self.clock.now(), startup)
-            slow, covered = judge_left(left, fresh)
-            for a, r in zip(attempts, reports, strict=True):
-                if r.kind is not Kind.RUNNING:  # (in a container)
-                    continue
-                ends = finish_at_rate(r)
+            times, running = self.copy_times(st)
+            slow, covered = judge_left(*time_left(times, self.clock.now(), startup))
+            for a, ends in running:  # (in a container)
                 out.append(
                     Copy(
                         app_id,
@@ -448,6 +448,21 @@ class AmRegistry:
                     )
                 )
         return out
+
+    def copy_times(self, st: AppState) -> tuple[CopyTimes, list[tuple[Any, float | None]]]:
+        """The application's `CopyTimes` and its running copies (in a container: the attempt and its finish at
+        its rate), kept while its reports stay as they were (`KeptReports.version`): every RM round reads
+        them, and a job's reports change only when its AM reports (caller holds the lock)."""
+        memo = st.times_memo
+        if memo is None or memo[0] != st.kept.version:
+            running = [
+                (a, r)
+                for a in st.kept.live_attempts(st.attempts)
+                if (r := st.kept.reports[a.attempt_id]).kind is Kind.RUNNING
+            ]
+            times = copy_times_of([r for _, r in running], st.kept.finished)
+            memo = st.times_memo = (st.kept.version, times, [(a, finish_at_rate(r)) for a, r in running])
+        return memo[1], memo[2]
 
 
 def _own_moments(st: AppState) -> dict[str, tuple[float, float]]:

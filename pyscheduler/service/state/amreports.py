@@ -1,8 +1,7 @@
 """What an AM helper's attempt reports say, read without the core: which attempts are waiting clones or
-final, a task's index from its id, each report as the copy estimator's record (estimate/copies.py, kept
-per attempt while its report is unchanged), and the stages of a job's profile (its upstream, downstream
-and last phases). The AM registry keeps the reports (amregistry.py); the round reads them (round/amjob.py,
-round/amplan.py)."""
+final, a task's index from its id, each report as the copy estimator's record (estimate/copies.py), and
+the stages of a job's profile (its upstream, downstream and last phases). The AM registry keeps the reports
+(amregistry.py, what they imply in amkept.py); the round reads them (round/amjob.py, round/amplan.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +10,6 @@ from functools import lru_cache
 from typing import Any
 
 from pyscheduler.estimate.copies import CopyReport, Kind, Report
-from pyscheduler.service.roundsfirst import EVERY, checkpoint
 from pyscheduler.wire import pb
 
 FINAL = (pb.ATTEMPT_SUCCEEDED, pb.ATTEMPT_FAILED, pb.ATTEMPT_KILLED)
@@ -58,36 +56,10 @@ def copy_report(a: Any, first: Report | None) -> CopyReport:
     )
 
 
-# attempt id -> (the report message, its first report with progress, their CopyReport)
-ReportCache = dict[str, tuple[Any, "Report | None", CopyReport]]
-
-
-def copy_reports(
-    attempts: Sequence[Any], first: Mapping[str, Report], cache: ReportCache | None = None
-) -> list[CopyReport]:
-    """The estimator's records of `attempts`. With `cache` (an application's, kept between calls), an
-    attempt whose report is the same message as last time, with the same first report, keeps its record:
-    the AM registry keeps each attempt's last report as received, so most of a job's records do not change
-    between two rounds (every finished attempt's), and a round reads every running job's."""
-    if cache is None:
-        return [copy_report(a, first.get(a.attempt_id)) for a in attempts]
-    out = []
-    for n, a in enumerate(attempts):
-        if n % EVERY == EVERY - 1:
-            checkpoint()  # an AM call's: RM rounds first (service/roundsfirst.py); a round's goes on
-        f = first.get(a.attempt_id)
-        hit = cache.get(a.attempt_id)
-        if hit is not None and hit[0] is a and hit[1] == f:
-            out.append(hit[2])
-            continue
-        r = copy_report(a, f)
-        cache[a.attempt_id] = (a, f, r)
-        out.append(r)
-    if len(cache) > 2 * len(attempts) + 64:  # attempts the registry let go of
-        live = {a.attempt_id for a in attempts}
-        for k in [k for k in cache if k not in live]:
-            del cache[k]
-    return out
+def copy_reports(attempts: Sequence[Any], first: Mapping[str, Report]) -> list[CopyReport]:
+    """The estimator's records of `attempts` (the AM registry keeps an application's as its AM reports:
+    `KeptReports.reports`, service/state/amkept.py)."""
+    return [copy_report(a, first.get(a.attempt_id)) for a in attempts]
 
 
 def upstream(profile: Any) -> frozenset[str]:

@@ -16,7 +16,7 @@ the copy end (within its report interval).
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 from pyscheduler.objects.decision import Decision, DecisionKind
@@ -53,11 +53,14 @@ def outcome_records(
     reported: Iterable[tuple[Any, Any | None]],
     attempts: Mapping[str, Any],
     now: float | None = None,
+    won: Collection[str] | None = None,
 ) -> list[Decision]:
     """The `attempt` decisions of one report: `reported` holds (attempt now, attempt as last reported or
-    None); `attempts` every attempt of the application known after the report (to tell a lost race)."""
+    None); `attempts` every attempt of the application known after the report (to tell a lost race);
+    `won`, when the caller keeps it, the task ids among them with an attempt that succeeded."""
     wall = time.time() if now is None else now
-    won = {a.task_id for a in attempts.values() if a.state == pb.ATTEMPT_SUCCEEDED}
+    if won is None:
+        won = {a.task_id for a in attempts.values() if a.state == pb.ATTEMPT_SUCCEEDED}
     checkpoint()  # RM rounds first (service/roundsfirst.py), here and in the loop
     out: list[Decision] = []
     for n, (a, prev) in enumerate(reported):
