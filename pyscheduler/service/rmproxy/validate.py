@@ -62,7 +62,9 @@ def resource(r: Any, path: str, parent: Any, field_name: str, required: bool = T
         raise InvalidMessage(f"{path}.memory_mb", f"must be >= 0, got {r.memory_mb}")
     if r.vcores < 0:
         raise InvalidMessage(f"{path}.vcores", f"must be >= 0, got {r.vcores}")
-    for name, amount in r.others.items():
+    # a protobuf map's order is not kept on the wire: by name, so that the first error named is the same on
+    # both sides of a socket (tests/rpc/test_fuzz.py compares the service's answer with this, in process)
+    for name, amount in sorted(r.others.items()):
         if not name:
             raise InvalidMessage(f"{path}.others", "resource type names must be non-empty")
         if amount < 0:
