@@ -229,20 +229,26 @@ def test_site_files_set_only_keys_the_shim_reads_and_document_all_of_them() -> N
             assert f"Default: {default}." in description, f"{key}: description lacks 'Default: {default}.'"
 
 
+def _local_yarn_site(base: Path, scheduler: str, dollymp: dict[str, str | int]) -> dict[str, Any]:
+    """A local cluster's yarn-site.xml properties (pyscheduler.deploy.hadoopconf) on placeholder ports."""
+    return dict(
+        hadoopconf.yarn_site(
+            base=base,
+            conf_dir=base,
+            classpath=[],
+            scheduler_class=artifacts.SCHEDULER_CLASSES[scheduler],
+            rm_ports=dict.fromkeys(("rm", "scheduler", "tracker", "admin", "web"), 1),
+            nm_memory_mb=1024,
+            nm_vcores=1,
+            heartbeat_ms=250,
+            dollymp=dollymp,
+        )
+    )
+
+
 def test_local_cluster_sets_only_keys_the_shim_reads(tmp_path: Path) -> None:
     shim = sc.shim_keys()
-    ports = dict.fromkeys(("rm", "scheduler", "tracker", "admin", "web"), 1)
-    props = hadoopconf.yarn_site(
-        base=tmp_path,
-        conf_dir=tmp_path,
-        classpath=[],
-        scheduler_class=artifacts.SCHEDULER_CLASSES["dollymp"],
-        rm_ports=ports,
-        nm_memory_mb=1024,
-        nm_vcores=1,
-        heartbeat_ms=250,
-        dollymp={"yarn.scheduler.dollymp.service.address": "127.0.0.1:1"},
-    )
+    props = _local_yarn_site(tmp_path, "dollymp", {"yarn.scheduler.dollymp.service.address": "127.0.0.1:1"})
     ours = {k for k in props if k.startswith("yarn.scheduler.dollymp.")}
     assert ours and ours <= set(shim)
 
@@ -251,21 +257,10 @@ def test_each_local_cluster_keeps_its_own_node_attribute_store(tmp_path: Path) -
     """Two RMs of one user starting at once raced on the default store (file:///tmp/hadoop-yarn-${user}/
     node-attribute, its mirror file renamed by both) and one exited: each cluster's RM has its own, under
     the cluster's folder."""
-    ports = dict.fromkeys(("rm", "scheduler", "tracker", "admin", "web"), 1)
-    stores = []
-    for name in ("a", "b"):
-        props = hadoopconf.yarn_site(
-            base=tmp_path / name,
-            conf_dir=tmp_path,
-            classpath=[],
-            scheduler_class=artifacts.SCHEDULER_CLASSES["capacity"],
-            rm_ports=ports,
-            nm_memory_mb=1024,
-            nm_vcores=1,
-            heartbeat_ms=250,
-            dollymp={},
-        )
-        stores.append(str(props["yarn.node-attribute.fs-store.root-dir"]))
+    stores = [
+        str(_local_yarn_site(tmp_path / name, "capacity", {})["yarn.node-attribute.fs-store.root-dir"])
+        for name in ("a", "b")
+    ]
     assert stores == [(tmp_path / n / "node-attribute").as_uri() for n in ("a", "b")]
 
 
